@@ -1,0 +1,1 @@
+"""The ``fastbioner`` command: one small module per group of subcommands."""

@@ -1,0 +1,74 @@
+"""A terminal progress bar driven by the job protocol, and Ctrl-C as a clean cancel."""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import sys
+from typing import Iterator
+
+from tqdm import tqdm
+
+from ..jobs import CancelToken, ProgressEvent
+
+
+class ProgressBar:
+    """``on_event`` for a job: one tqdm bar per stage, losses and metrics as postfix."""
+
+    def __init__(self, quiet: bool = False):
+        self.quiet = quiet
+        self._bar: tqdm | None = None
+        self._stage: str | None = None
+
+    def __call__(self, event: ProgressEvent) -> None:
+        if self.quiet:
+            return
+        if event.stage != self._stage or self._bar is None:
+            self.close()
+            self._stage = event.stage
+            self._bar = tqdm(total=event.total or None, desc=event.stage, unit="step",
+                             file=sys.stderr, dynamic_ncols=True, leave=True)
+        bar = self._bar
+        if event.total and bar.total != event.total:
+            bar.total = event.total
+        bar.n = event.step
+        post = {k: f"{v:.4g}" for k, v in event.losses.items()}
+        for k, v in event.metrics.items():
+            if isinstance(v, (int, float)):
+                post[k] = f"{v:.4g}"
+        if post:
+            bar.set_postfix(post, refresh=False)
+        bar.refresh()
+        if event.finished:
+            self.close()
+            if event.message and event.message != "done":
+                print(event.message, file=sys.stderr)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+
+
+@contextlib.contextmanager
+def ctrl_c_cancels(token: CancelToken) -> Iterator[CancelToken]:
+    """While inside, the first Ctrl-C sets ``token`` (the job stops at its next
+    check and cleans up); a second one interrupts at once."""
+    previous = signal.getsignal(signal.SIGINT)
+
+    def handler(signum, frame):  # noqa: ANN001
+        if token.cancelled:
+            signal.signal(signal.SIGINT, previous)
+            raise KeyboardInterrupt
+        print("\nCancelling (press Ctrl-C again to abort)...", file=sys.stderr)
+        token.cancel()
+
+    try:
+        signal.signal(signal.SIGINT, handler)
+    except ValueError:  # not the main thread: leave signals alone
+        yield token
+        return
+    try:
+        yield token
+    finally:
+        signal.signal(signal.SIGINT, previous)
