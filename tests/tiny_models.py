@@ -38,7 +38,8 @@ def make_tiny_tokenizer(folder: str | Path):
     folder.mkdir(parents=True, exist_ok=True)
     vocab = folder / "vocab.txt"
     vocab.write_text("\n".join(_vocab()) + "\n", encoding="utf-8")
-    tok = BertTokenizerFast(vocab_file=str(vocab), do_lower_case=True, model_max_length=64)
+    # transformers 5 takes the vocabulary as `vocab` (a path or a dict).
+    tok = BertTokenizerFast(vocab=str(vocab), do_lower_case=True, model_max_length=64)
     tok.save_pretrained(folder)
     return tok
 

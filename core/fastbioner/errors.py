@@ -28,3 +28,17 @@ class InputError(FastBioNERError):
 
 class ModelError(FastBioNERError):
     """A model folder or registry entry that cannot be used (missing, corrupt, too new)."""
+
+
+class InputWarning(UserWarning):
+    """Input that was read after a repair (invalid tag sequence, span off token
+    boundaries ...): issued through :mod:`warnings`, its text names file and line."""
+
+    def __init__(self, message: str, path: str | Path | None = None, line: int | None = None):
+        self.path = str(path) if path is not None else None
+        self.line = line
+        self.message = message
+        where = ""
+        if self.path is not None:
+            where = f"{self.path}:{line}: " if line is not None else f"{self.path}: "
+        super().__init__(f"{where}{message}")

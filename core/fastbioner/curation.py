@@ -1,0 +1,134 @@
+"""The rules of curation, as pure functions over span lists: what adding, relabelling,
+deleting, accepting and rejecting a span does, how a selection snaps to tokens, and
+how a model's new suggestions merge with a document's existing spans.
+
+The app turns gestures into calls of these functions and keeps the results on an
+undo stack; it never decides these rules itself, so the CLI, the tests and any other
+front end get the same behaviour.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Iterable, Sequence
+
+from .documents import Document, Source, Span
+
+# Model spans scoring below this are shown as doubtful.
+LOW_CONFIDENCE = 0.5
+
+
+def snap_to_tokens(start: int, end: int, tokens: Sequence[tuple[int, int]]) -> tuple[int, int]:
+    """Widen ``start..end`` to whole tokens: a selection that starts or ends inside a
+    token takes the whole token; leading and trailing gaps between tokens are dropped.
+    ``tokens`` are (start, end) pairs in text order. A selection that touches no token
+    comes back unchanged."""
+    if start > end:
+        start, end = end, start
+    inside = [(s, e) for s, e in tokens if s < end and start < e]
+    if not inside:
+        return start, end
+    return inside[0][0], inside[-1][1]
+
+
+def token_bounds(text: str) -> list[tuple[int, int]]:
+    """Token offsets of ``text`` by the project's tokenizer (the one the BIO formats
+    use), so a snapped span always falls on token boundaries of the exports."""
+    from .text import tokenize  # the biomedical tokenizer of the foundation
+
+    return [(t.start, t.end) for t in tokenize(text)]
+
+
+def add_span(spans: Sequence[Span], span: Span) -> list[Span]:
+    """Add a curator's span; an identical span (same offsets and label) is not doubled,
+    it just becomes the curator's. Overlapping spans of other labels stay: nested and
+    overlapping mentions are allowed in the document."""
+    span = span.with_(source=Source.CURATOR, score=None)
+    kept = [s for s in spans if not _same_mention(s, span)]
+    return kept + [span]
+
+
+def remove_spans(spans: Sequence[Span], doomed: Iterable[Span]) -> list[Span]:
+    doomed = list(doomed)
+    return [s for s in spans if s not in doomed]
+
+
+def relabel_span(spans: Sequence[Span], span: Span, label: str) -> list[Span]:
+    """Change a span's label; the curator now owns it (and its model score no longer
+    applies)."""
+    out: list[Span] = []
+    new = span.with_(label=label, source=Source.CURATOR, score=None)
+    for s in spans:
+        if s == span:
+            out.append(new)
+        elif not _same_mention(s, new):
+            out.append(s)
+    return out
+
+
+def accept_suggestions(spans: Sequence[Span], which: Iterable[Span] | None = None) -> list[Span]:
+    """Model suggestions become curated spans (all of them when ``which`` is None).
+    The model's score is kept as a record of how sure it was."""
+    chosen = None if which is None else set(which)
+    return [s.with_(source=Source.CURATOR)
+            if s.source is Source.MODEL and (chosen is None or s in chosen) else s
+            for s in spans]
+
+
+def reject_suggestions(spans: Sequence[Span], which: Iterable[Span] | None = None) -> list[Span]:
+    """Drop model suggestions (all of them when ``which`` is None); gold and curated
+    spans are never touched."""
+    chosen = None if which is None else set(which)
+    return [s for s in spans
+            if not (s.source is Source.MODEL and (chosen is None or s in chosen))]
+
+
+def merge_model_spans(existing: Sequence[Span], suggested: Iterable[Span],
+                      replace_curated: bool = False) -> list[Span]:
+    """Re-tagging: the model's previous suggestions give way to its new ones.
+
+    Curated spans stay, and a new suggestion overlapping a curated span is dropped
+    (the curator already decided that text) unless ``replace_curated``, which drops
+    the curated spans instead. Gold spans stay; a suggestion identical to a gold or
+    curated span adds nothing."""
+    suggested = [s.with_(source=Source.MODEL) for s in suggested]
+    kept = [s for s in existing if s.source is not Source.MODEL]
+    if replace_curated:
+        kept = [s for s in kept if s.source is not Source.CURATOR]
+    curated = [s for s in kept if s.source is Source.CURATOR]
+    out = list(kept)
+    for s in suggested:
+        if any(_same_mention(s, k) for k in kept):
+            continue
+        if any(s.overlaps(c) for c in curated):
+            continue
+        out.append(s)
+    return sorted(out, key=_order)
+
+
+def spans_at(spans: Sequence[Span], offset: int) -> list[Span]:
+    """Spans covering character ``offset``, shortest first (the innermost mention is
+    the one a click means)."""
+    hits = [s for s in spans if s.start <= offset < s.end]
+    return sorted(hits, key=lambda s: (s.end - s.start, s.start, s.label))
+
+
+def is_low_confidence(span: Span, threshold: float = LOW_CONFIDENCE) -> bool:
+    return span.source is Source.MODEL and span.score is not None and span.score < threshold
+
+
+def select_sources(doc: Document, sources: Iterable[Source]) -> Document:
+    """A copy of ``doc`` holding only the spans of the given sources (for export)."""
+    wanted = set(sources)
+    return replace(doc, spans=[s for s in doc.spans if s.source in wanted],
+                   passages=list(doc.passages), metadata=dict(doc.metadata),
+                   relations=list(doc.relations))
+
+
+def _same_mention(a: Span, b: Span) -> bool:
+    return a.start == b.start and a.end == b.end and a.label == b.label
+
+
+def _order(s: Span) -> tuple:
+    return (s.start, -s.end, s.label, s.source.value)
+

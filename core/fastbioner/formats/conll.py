@@ -1,0 +1,235 @@
+"""CoNLL / BIO: one token per line (``token<TAB>tag``, other columns kept between
+them), a blank line between sentences, ``-DOCSTART-`` lines between documents.
+
+Two views of the same file:
+
+- :func:`read_tagged_sentences` gives sentences of words and IOB2 tags, what a
+  trainer needs;
+- :func:`read` / :func:`write` give documents. A document's text is its tokens
+  joined by single spaces, its sentences joined by newlines, and each sentence is a
+  ``Passage(kind="sentence")`` (which :func:`fastbioner.text.document_sentences`
+  splits at spaces rather than re-tokenizing), so BIO -> documents -> BIO is exact.
+  A ``-DOCSTART-`` line opens a document whose id is the line's text after the
+  marker; a file without them gives one document per sentence block, with id
+  ``<file stem>:<line>``.
+
+Invalid tag sequences (``I-`` after ``O`` or after another type) are handled as the
+caller chooses: ``on_invalid="repair"`` (default: the ``I-`` opens an entity, one
+:class:`~fastbioner.errors.InputWarning` per file names the lines), ``"error"``
+(:class:`~fastbioner.errors.InputError` at the first such line) or ``"keep"``.
+An unknown tag (``X``, ``B-``) is always an error naming file and line.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Iterator, Literal
+
+from ..documents import Document, Passage, Source
+from ..errors import InputError, InputWarning
+from ..fileio import atomic_write, read_text
+from ..labels import (
+    TaggedSentence, detect_scheme, document_tagged_sentences, from_iob2, invalid_iob2_positions,
+    normalize_scheme, repair_iob2, split_tag, tags_to_spans, to_iob2,
+)
+from ..text import sentences_in_passage
+from .report import WriteReport
+
+NAME = "conll"
+EXTENSIONS = (".conll", ".bio", ".iob", ".tsv", ".conllu")
+DOCSTART = "-DOCSTART-"
+
+OnInvalid = Literal["repair", "error", "keep"]
+
+__all__ = ["TaggedSentence", "read_tagged_sentences", "read", "write", "sentences_to_document"]
+
+
+@dataclass
+class _Block:
+    """A sentence as it stands in the file, before scheme conversion."""
+
+    words: list[str]
+    tags: list[str]
+    extra: list[tuple[str, ...]]
+    lines: list[int]
+    doc: int  # index into the list of document headers (-1: none)
+
+
+def _parse(path: Path, text: str) -> tuple[list[_Block], list[tuple[str, int]]]:
+    """Blocks of token lines, and the (docstart line text, line number) headers."""
+    blocks: list[_Block] = []
+    headers: list[tuple[str, int]] = []
+    cur: _Block | None = None
+    for lineno, line in enumerate(text.split("\n"), 1):
+        if not line.strip():
+            cur = None
+            continue
+        if line.startswith(DOCSTART):
+            headers.append((line, lineno))
+            cur = None
+            continue
+        cols = line.split("\t") if "\t" in line else line.split()
+        if len(cols) < 2:
+            raise InputError(f"expected a token and a tag separated by a tab, got {line[:60]!r}",
+                             path, lineno)
+        tag = cols[-1].strip()
+        try:
+            split_tag(tag)
+        except ValueError as exc:
+            raise InputError(str(exc), path, lineno) from None
+        if cur is None:
+            cur = _Block([], [], [], [], len(headers) - 1)
+            blocks.append(cur)
+        word = cols[0]
+        if not word or any(c.isspace() for c in word):
+            raise InputError(f"token {word!r} is empty or contains white space", path, lineno)
+        cur.words.append(word)
+        cur.tags.append(tag)
+        cur.extra.append(tuple(cols[1:-1]))
+        cur.lines.append(lineno)
+    return blocks, headers
+
+
+def _to_iob2(path: Path, blocks: list[_Block], scheme: str, on_invalid: OnInvalid) -> list[list[str]]:
+    """IOB2 tags for every block, repaired (with one warning), rejected or kept."""
+    if on_invalid not in ("repair", "error", "keep"):
+        raise ValueError(f"on_invalid must be 'repair', 'error' or 'keep', not {on_invalid!r}")
+    if scheme.lower() == "auto":
+        scheme = detect_scheme(t for b in blocks for t in b.tags)
+    scheme = normalize_scheme(scheme)
+    allowed = "BIES" if scheme == "IOBES" else "BI"
+    out = []
+    bad_lines: list[int] = []
+    for block in blocks:
+        for tag, lineno in zip(block.tags, block.lines):
+            if tag[0] not in allowed and tag != "O":
+                raise InputError(f"tag {tag!r} is not allowed in {scheme}", path, lineno)
+        tags = to_iob2(block.tags, scheme)
+        bad = invalid_iob2_positions(tags)
+        if bad:
+            if on_invalid == "error":
+                i = bad[0]
+                raise InputError(f"invalid {scheme} sequence: {block.tags[i]!r} does not continue an "
+                                 f"entity of its type", path, block.lines[i])
+            bad_lines.extend(block.lines[i] for i in bad)
+            if on_invalid == "repair":
+                tags, _ = repair_iob2(tags)
+        out.append(tags)
+    if bad_lines and on_invalid == "repair":
+        shown = ", ".join(map(str, bad_lines[:5])) + (", ..." if len(bad_lines) > 5 else "")
+        warnings.warn(InputWarning(f"repaired {len(bad_lines)} I- tag(s) that did not continue an "
+                                   f"entity (they now open one): lines {shown}", path, bad_lines[0]),
+                      stacklevel=3)
+    return out
+
+
+def _load(path: str | Path) -> tuple[Path, list[_Block], list[tuple[str, int]]]:
+    path = Path(path)
+    text = read_text(path)
+    blocks, headers = _parse(path, text)
+    if not blocks:
+        raise InputError("empty file: no token lines" if not text.strip() else "no token lines", path)
+    return path, blocks, headers
+
+
+def read_tagged_sentences(path: str | Path, on_invalid: OnInvalid = "repair",
+                          scheme: str = "auto") -> list[TaggedSentence]:
+    """Sentences of words and IOB2 tags from a CoNLL/BIO file.
+
+    ``scheme`` is the file's scheme (``IOB1``, ``IOB2``, ``IOBES``) or ``auto``
+    (IOBES if any ``E-``/``S-`` tag occurs, else IOB2; an IOB1 file read as IOB2 with
+    repair comes out right). Middle columns are kept in ``TaggedSentence.extra``.
+    """
+    path, blocks, headers = _load(path)
+    tags = _to_iob2(path, blocks, scheme, on_invalid)
+    return [TaggedSentence(tuple(b.words), tuple(t), b.lines[0], tuple(b.extra),
+                           _doc_id(headers[b.doc][0]) if b.doc >= 0 else None)
+            for b, t in zip(blocks, tags)]
+
+
+def _doc_id(header: str) -> str:
+    """``-DOCSTART- (12345)``, ``-DOCSTART-\\t12345``, ``-DOCSTART- -X- -X- O`` -> id."""
+    rest = [w.strip("()") for w in re.split(r"\s+", header[len(DOCSTART):].strip())]
+    rest = [w for w in rest if w and w not in ("-X-", "O")]
+    return rest[0] if rest else ""
+
+
+def sentences_to_document(doc_id: str, sentences: Iterable[TaggedSentence],
+                          source: Source = Source.GOLD) -> Document:
+    """A document whose text is the sentences' words joined by spaces (sentences by
+    newlines), one ``sentence`` passage per sentence, spans from the tags."""
+    text_parts: list[str] = []
+    passages: list[Passage] = []
+    pos = 0
+    sents = list(sentences)
+    for s in sents:
+        body = " ".join(s.words)
+        passages.append(Passage(pos, pos + len(body), "sentence"))
+        text_parts.append(body)
+        pos += len(body) + 1
+    doc = Document(id=doc_id, text="\n".join(text_parts), passages=passages)
+    for passage, s in zip(passages, sents):
+        (sentence,) = sentences_in_passage(doc.text, passage)
+        doc.spans.extend(tags_to_spans(sentence, s.tags, source))
+    if any(s.extra and any(s.extra) for s in sents):
+        doc.metadata["conll_columns"] = [[list(cols) for cols in s.extra] for s in sents]
+    return doc
+
+
+def read(path: str | Path, on_invalid: OnInvalid = "repair", scheme: str = "auto") -> Iterator[Document]:
+    """Documents from a CoNLL/BIO file (see the module text for the layout)."""
+    path, blocks, headers = _load(path)
+    tags = _to_iob2(path, blocks, scheme, on_invalid)
+    sents = [TaggedSentence(tuple(b.words), tuple(t), b.lines[0], tuple(b.extra))
+             for b, t in zip(blocks, tags)]
+    by_doc: dict[int, list[TaggedSentence]] = {}
+    for block, sent in zip(blocks, sents):
+        if block.doc < 0:
+            doc = sentences_to_document(f"{path.stem}:{sent.line}", [sent])
+            doc.metadata["source_file"] = path.name
+            yield doc
+        else:
+            by_doc.setdefault(block.doc, []).append(sent)
+    for i, (header, _) in enumerate(headers):
+        doc = sentences_to_document(_doc_id(header) or f"{path.stem}:{headers[i][1]}", by_doc.get(i, []))
+        doc.metadata["conll_docstart"] = header
+        yield doc
+
+
+def write(docs: Iterable[Document], path: str | Path, scheme: str = "IOB2",
+          sources: Iterable[Source | str] | None = None, docstart: bool | None = None) -> WriteReport:
+    """Write documents as CoNLL/BIO.
+
+    Each document is split into sentences (:func:`fastbioner.text.document_sentences`)
+    and tagged from its spans (``sources``: which spans, default all) by the
+    longest-first rule of :func:`fastbioner.labels.spans_to_tags`. A ``-DOCSTART-``
+    line opens each document unless ``docstart`` is False; by default documents read
+    from a CoNLL file without one get none, so the file round-trips exactly.
+    """
+    scheme = normalize_scheme(scheme)
+    report = WriteReport(path=str(path), format=NAME)
+    with atomic_write(path) as fh:
+        first = True
+        for doc in docs:
+            tagged = document_tagged_sentences(doc, "IOB2", sources)
+            report.add(doc, tagged)
+            header = None
+            if docstart or (docstart is None and not doc.id.startswith(f"{Path(doc.metadata.get('source_file', '')).stem}:")):
+                header = doc.metadata.get("conll_docstart") or f"{DOCSTART} {doc.id}"
+            if docstart is None and "source_file" in doc.metadata and "conll_docstart" not in doc.metadata:
+                header = None
+            columns = doc.metadata.get("conll_columns")
+            if header is not None:
+                fh.write(("" if first else "\n") + header + "\n")
+            for k, sent in enumerate(tagged.sentences):
+                if not first or header is not None or k:
+                    fh.write("\n")
+                extra = columns[k] if columns and k < len(columns) and len(columns[k]) == len(sent.words) else None
+                for j, (word, tag) in enumerate(zip(sent.words, from_iob2(sent.tags, scheme))):
+                    mid = "".join(c + "\t" for c in extra[j]) if extra else ""
+                    fh.write(f"{word}\t{mid}{tag}\n")
+            first = False
+    return report

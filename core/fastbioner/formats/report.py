@@ -1,0 +1,49 @@
+"""What a writer did: counts a user needs to trust an export (spans it could not write)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..documents import Document, Span
+
+
+@dataclass
+class WriteReport:
+    """Returned by every ``write``. ``left_out`` (overlapping spans the BIO view could not
+    hold, longest first kept) and ``off_boundary`` (spans not on token boundaries) are
+    ``(document id, span)`` pairs, so a caller can list them; formats that hold every
+    span leave both empty."""
+
+    path: str
+    format: str
+    documents: int = 0
+    sentences: int = 0
+    spans: int = 0
+    left_out: list[tuple[str, Span]] = field(default_factory=list)
+    off_boundary: list[tuple[str, Span]] = field(default_factory=list)
+
+    def add(self, doc: Document, tagged=None) -> None:  # noqa: ANN001 - labels.DocumentTags
+        """Count one written document; ``tagged`` is its BIO view when the format has one."""
+        self.documents += 1
+        if tagged is None:
+            self.spans += len(doc.spans)
+            return
+        self.sentences += len(tagged.sentences)
+        self.left_out.extend((doc.id, s) for s in tagged.left_out)
+        self.off_boundary.extend((doc.id, s) for s in tagged.off_boundary)
+        self.spans += tagged.n_spans_written
+
+    @property
+    def spans_lost(self) -> int:
+        return len(self.left_out) + len(self.off_boundary)
+
+    def summary(self) -> str:
+        """One line for the CLI and the app's status bar."""
+        text = f"wrote {self.documents} document(s), {self.spans} span(s) to {self.path} ({self.format})"
+        if self.sentences:
+            text += f", {self.sentences} sentence(s)"
+        if self.off_boundary:
+            text += f"; {len(self.off_boundary)} span(s) off token boundaries not written"
+        if self.left_out:
+            text += f"; {len(self.left_out)} overlapping span(s) left out (longest first kept)"
+        return text

@@ -1,0 +1,201 @@
+"""Numeric precision and device for inference: which modes this hardware offers,
+which one ``auto`` picks, and how a model is put into that mode.
+
+A reduced-precision mode (bf16, fp16, int8) is only picked by ``auto`` when the
+model's manifest holds a passing check for it: its entities on devel were compared
+with float32's and it lost at most :data:`MAX_F1_LOSS_POINTS` F1 points. A model
+never checked is tagged in float32 unless the user asks for a mode by name; the
+checks are written by ``fastbioner benchmark`` (see :mod:`fastbioner.speed`).
+"""
+
+from __future__ import annotations
+
+import platform
+from dataclasses import asdict, dataclass
+from enum import Enum
+from pathlib import Path
+from typing import Any, Mapping
+
+from .errors import FastBioNERError
+
+# A mode that loses more than this many F1 points (0-100 scale) against float32 on
+# devel is never a default (issue 5).
+MAX_F1_LOSS_POINTS = 0.3
+
+
+class Precision(str, Enum):
+    AUTO = "auto"
+    FP32 = "fp32"
+    BF16 = "bf16"
+    FP16 = "fp16"
+    INT8 = "int8"
+
+
+PRECISION_CHOICES = [p.value for p in Precision]
+DEVICE_CHOICES = ["auto", "cpu", "cuda"]
+
+
+def resolve_device(device: str = "auto"):
+    """``auto`` is CUDA when a GPU is visible, else the CPU; ``cuda:1`` etc. pass through."""
+    import torch
+
+    device = (device or "auto").lower()
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise FastBioNERError(f"device {device!r} asked for, but no CUDA GPU is visible (use --device cpu)")
+    try:
+        return torch.device(device)
+    except RuntimeError:
+        raise FastBioNERError(f"unknown device {device!r} (expected auto, cpu or cuda)") from None
+
+
+def cpu_has_bf16() -> bool:
+    """True where oneDNN runs bfloat16 natively (AVX512-BF16 or AMX); elsewhere bf16
+    is emulated and slower than float32, so it is not offered."""
+    import torch
+
+    try:
+        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    except (AttributeError, RuntimeError):
+        return False
+
+
+def cpu_has_int8() -> bool:
+    import torch
+
+    return any(e in torch.backends.quantized.supported_engines for e in ("x86", "fbgemm", "onednn"))
+
+
+def available_precisions(device) -> list[Precision]:
+    """Modes that run natively on ``device``, fastest first, float32 last."""
+    import torch
+
+    if device.type == "cuda":
+        modes = [Precision.FP16]
+        if torch.cuda.is_bf16_supported():
+            modes.append(Precision.BF16)
+        return modes + [Precision.FP32]
+    modes = []
+    if cpu_has_bf16():
+        modes.append(Precision.BF16)
+    if cpu_has_int8():
+        modes.append(Precision.INT8)
+    return modes + [Precision.FP32]
+
+
+@dataclass(frozen=True)
+class PrecisionCheck:
+    """A reduced-precision mode measured against float32 on the same documents.
+
+    ``agreement`` is the entity-level F1 (0-100) of this mode's entities scored
+    against float32's: 100 means identical entities. ``f1`` and ``f1_fp32`` are
+    scores against gold on devel; ``f1_loss_points`` is their difference.
+    """
+
+    precision: str
+    agreement: float
+    f1: float | None = None
+    f1_fp32: float | None = None
+    documents: int = 0
+    data: str = ""
+    hardware: str = ""
+    date: str = ""
+
+    @property
+    def f1_loss_points(self) -> float | None:
+        if self.f1 is None or self.f1_fp32 is None:
+            return None
+        return round(self.f1_fp32 - self.f1, 4)
+
+    @property
+    def passes(self) -> bool:
+        loss = self.f1_loss_points
+        return loss is not None and loss <= MAX_F1_LOSS_POINTS
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["f1_loss_points"] = self.f1_loss_points
+        d["default_allowed"] = self.passes
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "PrecisionCheck":
+        fields = cls.__dataclass_fields__
+        return cls(**{k: v for k, v in d.items() if k in fields})
+
+
+def checks_from_manifest(manifest: Mapping[str, Any] | None) -> dict[str, PrecisionCheck]:
+    raw = (manifest or {}).get("precision_checks") or {}
+    out = {}
+    for mode, d in raw.items():
+        try:
+            out[mode] = PrecisionCheck.from_dict(d)
+        except TypeError:  # an entry from another version: ignore it rather than fail tagging
+            continue
+    return out
+
+
+def choose_precision(requested: str | Precision, device,
+                     checks: Mapping[str, PrecisionCheck] | None = None) -> Precision:
+    """The mode to run in. A named mode is honoured if the device runs it (error if
+    not); ``auto`` takes the fastest available mode whose recorded check passes, and
+    float32 when none has passed (or none was measured)."""
+    try:
+        requested = Precision(requested)
+    except ValueError:
+        raise FastBioNERError(f"unknown precision {requested!r} (expected one of "
+                              f"{', '.join(PRECISION_CHOICES)})") from None
+    offered = available_precisions(device)
+    if requested is not Precision.AUTO:
+        if requested not in offered:
+            hint = "bf16 needs a CPU with AVX512-BF16 or AMX" if requested is Precision.BF16 else \
+                "fp16 is for CUDA GPUs; on a CPU use bf16 or int8" if requested is Precision.FP16 else \
+                "int8 dynamic quantisation runs on the CPU only"
+            raise FastBioNERError(f"precision {requested.value} is not available on {device.type} ({hint}); "
+                                  f"available: {', '.join(p.value for p in offered)}")
+        return requested
+    checks = checks or {}
+    for mode in offered:
+        if mode is Precision.FP32:
+            break
+        check = checks.get(mode.value)
+        if check is not None and check.passes:
+            return mode
+    return Precision.FP32
+
+
+def apply_precision(model, precision: Precision, device):
+    """Move ``model`` to ``device`` in ``precision``; returns the model to run (int8
+    makes a new, dynamically quantised one whose Linear layers run in int8)."""
+    import torch
+
+    model.eval()
+    if precision is Precision.INT8:
+        if device.type != "cpu":
+            raise FastBioNERError("int8 dynamic quantisation runs on the CPU only")
+        model = model.to("cpu", dtype=torch.float32)
+        return torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
+    dtype = {Precision.FP32: torch.float32, Precision.BF16: torch.bfloat16,
+             Precision.FP16: torch.float16}[precision]
+    return model.to(device, dtype=dtype)
+
+
+def hardware_name(device) -> str:
+    """The GPU's name, or the CPU's model name from /proc/cpuinfo (with its core
+    count), so speed figures say where they were measured."""
+    import os
+
+    import torch
+
+    if device.type == "cuda":
+        return torch.cuda.get_device_name(device)
+    name = ""
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.is_file():
+        for line in cpuinfo.read_text(errors="replace").splitlines():
+            if line.startswith("model name"):
+                name = line.split(":", 1)[1].strip()
+                break
+    name = name or platform.processor() or platform.machine()
+    return f"{name} ({os.cpu_count()} cores)"

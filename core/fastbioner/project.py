@@ -1,0 +1,141 @@
+"""A curator's working set, saved as one file: the documents with all their spans
+(gold, model, curator), each document's curation status, and which model tagged it.
+
+The file is JSON Lines: a header line (format name, version, the models used with
+their provenance), then one line per document in the lossless JSONL document format
+of :mod:`fastbioner.formats.jsonl` with two extra keys, ``status`` and
+``tagged_by``. It is always written atomically, so a project file (or an autosave)
+is complete or absent, never half-written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from enum import Enum
+from pathlib import Path
+from typing import Any, Iterable
+
+from . import __version__
+from .documents import Document, Source
+from .errors import InputError
+from .fileio import atomic_write, read_text
+
+PROJECT_FORMAT = "fastbioner-project"
+PROJECT_VERSION = 1
+PROJECT_SUFFIX = ".fbproj"
+
+
+class DocStatus(str, Enum):
+    NEW = "new"
+    TAGGED = "tagged"
+    CURATED = "curated"
+
+
+@dataclass
+class ProjectEntry:
+    document: Document
+    status: DocStatus = DocStatus.NEW
+    tagged_by: str | None = None  # registry name of the model that made its suggestions
+    origin: str | None = None     # the file it was read from
+
+
+@dataclass
+class Project:
+    entries: list[ProjectEntry] = field(default_factory=list)
+    # Provenance of each model that tagged something: name -> manifest summary.
+    models: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Labels the curator works with beyond those in the documents (e.g. a model's).
+    labels: list[str] = field(default_factory=list)
+
+    @property
+    def documents(self) -> list[Document]:
+        return [e.document for e in self.entries]
+
+    @classmethod
+    def of(cls, documents: Iterable[Document], origin: str | None = None) -> "Project":
+        return cls([entry_for(d, origin) for d in documents])
+
+
+def entry_for(doc: Document, origin: str | None = None) -> ProjectEntry:
+    """A new entry; a document that arrives with model spans counts as tagged."""
+    status = DocStatus.TAGGED if any(s.source is Source.MODEL for s in doc.spans) else DocStatus.NEW
+    return ProjectEntry(doc, status, origin=origin)
+
+
+def save_project(project: Project, path: str | Path) -> None:
+    from .formats import jsonl
+
+    header = {"format": PROJECT_FORMAT, "version": PROJECT_VERSION, "fastbioner": __version__,
+              "saved": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+              "documents": len(project.entries), "models": project.models,
+              "labels": project.labels}
+    with atomic_write(path) as fh:
+        fh.write(json.dumps(header, ensure_ascii=False) + "\n")
+        for entry in project.entries:
+            record = jsonl.document_to_dict(entry.document)
+            record["status"] = entry.status.value
+            record["tagged_by"] = entry.tagged_by
+            record["origin"] = entry.origin
+            fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+
+def load_project(path: str | Path) -> Project:
+    """Read a project file; any fault is an :class:`InputError` naming file and line."""
+    from .formats import jsonl
+
+    lines = read_text(path).split("\n")
+    if not lines or not lines[0].strip():
+        raise InputError("empty file, expected a FastBioNER project", path, 1)
+    header = _json_line(lines[0], path, 1)
+    if not isinstance(header, dict) or header.get("format") != PROJECT_FORMAT:
+        raise InputError("not a FastBioNER project (no project header)", path, 1)
+    version = header.get("version")
+    if not isinstance(version, int) or version > PROJECT_VERSION:
+        raise InputError(f"project format version {version} is newer than this program "
+                         f"reads ({PROJECT_VERSION}): update FastBioNER", path, 1)
+    project = Project(models=dict(header.get("models") or {}), labels=list(header.get("labels") or []))
+    for number, line in enumerate(lines[1:], start=2):
+        if not line.strip():
+            continue
+        record = _json_line(line, path, number)
+        if not isinstance(record, dict):
+            raise InputError("expected a JSON object (one document)", path, number)
+        try:
+            status = DocStatus(record.pop("status", DocStatus.NEW.value))
+        except ValueError as exc:
+            raise InputError(f"unknown status: {exc}", path, number) from None
+        tagged_by = record.pop("tagged_by", None)
+        origin = record.pop("origin", None)
+        try:
+            doc = jsonl.document_from_dict(record)
+        except InputError:
+            raise
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputError(f"bad document record: {exc}", path, number) from None
+        project.entries.append(ProjectEntry(doc, status, tagged_by, origin))
+    return project
+
+
+def _json_line(line: str, path: str | Path, number: int) -> Any:
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON ({exc.msg}, column {exc.colno})", path, number) from None
+
+
+def user_home() -> Path:
+    """The user's FastBioNER folder (registry, settings, autosave): ``$FASTBIONER_HOME``
+    when set (tests set it), else the platform's user data folder."""
+    override = os.environ.get("FASTBIONER_HOME")
+    if override:
+        return Path(override)
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("fastbioner", appauthor=False))
+
+
+def autosave_path() -> Path:
+    return user_home() / "autosave" / f"autosave{PROJECT_SUFFIX}"

@@ -1,0 +1,179 @@
+"""Running core jobs in the background: the only module of the app that touches threads.
+
+A job is any callable ``fn(on_event, cancel) -> result`` (the core's job protocol with
+its arguments already bound). :class:`JobManager.start` moves a :class:`_Worker` onto
+its own ``QThread``; the worker passes each :class:`~fastbioner.jobs.ProgressEvent` out
+through a signal, so the GUI thread only ever receives events and never waits. Cancel
+only sets the core's :class:`~fastbioner.jobs.CancelToken`; the job stops at its next
+check and cleans up after itself.
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from typing import Any, Callable
+
+from PySide6.QtCore import QCoreApplication, QDeadlineTimer, QElapsedTimer, QObject, QThread, Signal, Slot
+
+from fastbioner.errors import FastBioNERError
+from fastbioner.jobs import CancelToken, Cancelled, EventCallback, JobState, ProgressEvent
+
+JobFunction = Callable[[EventCallback, CancelToken], Any]
+
+
+class _Worker(QObject):
+    """Lives in the job's thread; everything it tells the GUI goes through signals."""
+
+    progress = Signal(object)
+    succeeded = Signal(object)
+    failed = Signal(str)
+    cancelled = Signal()
+    done = Signal()
+
+    def __init__(self, fn: JobFunction, token: CancelToken):
+        super().__init__()
+        self._fn = fn
+        self._token = token
+
+    @Slot()
+    def run(self) -> None:
+        try:
+            result = self._fn(self.progress.emit, self._token)
+        except Cancelled:
+            self.cancelled.emit()
+        except FastBioNERError as exc:
+            self.failed.emit(str(exc))
+        except Exception as exc:  # a bug, not a user error: keep the trace for the log
+            traceback.print_exc(file=sys.stderr)
+            self.failed.emit(f"{type(exc).__name__}: {exc}")
+        else:
+            if self._token.cancelled:
+                self.cancelled.emit()
+            else:
+                self.succeeded.emit(result)
+        finally:
+            self.done.emit()
+
+
+class Job(QObject):
+    """The GUI thread's handle on one background job: its events so far, its state,
+    and signals re-emitted in the GUI thread."""
+
+    progress = Signal(object)      # ProgressEvent
+    succeeded = Signal(object)     # the job's result
+    failed = Signal(str)           # one readable line
+    cancelled = Signal()
+    finished = Signal()            # after any of the three above
+
+    def __init__(self, title: str, kind: str, parent: QObject | None = None):
+        super().__init__(parent)
+        self.title = title
+        self.kind = kind
+        self.token = CancelToken()
+        self.events: list[ProgressEvent] = []
+        self.state = JobState.RUNNING
+        self.error = ""
+        self.result: Any = None
+        self._thread: QThread | None = None
+
+    @property
+    def running(self) -> bool:
+        return self.state is JobState.RUNNING
+
+    @property
+    def last_event(self) -> ProgressEvent | None:
+        return self.events[-1] if self.events else None
+
+    def cancel(self) -> None:
+        self.token.cancel()
+
+    def wait(self, timeout_ms: int = 30000) -> bool:
+        """Block until the job's thread ends (keeps delivering queued signals, so the
+        job's final signals arrive before this returns). True if it ended in time."""
+        clock = QElapsedTimer()
+        clock.start()
+        while self.running or (self._thread is not None and self._thread.isRunning()):
+            if clock.elapsed() > timeout_ms:
+                return False
+            if self._thread is not None:
+                self._thread.wait(QDeadlineTimer(20))
+            QCoreApplication.processEvents()
+        return True
+
+    # Slots called in the GUI thread (queued from the worker).
+    @Slot(object)
+    def _on_progress(self, event: ProgressEvent) -> None:
+        self.events.append(event)
+        self.progress.emit(event)
+
+    @Slot(object)
+    def _on_succeeded(self, result: Any) -> None:
+        self.result = result
+        self.state = JobState.DONE
+        self.succeeded.emit(result)
+
+    @Slot(str)
+    def _on_failed(self, message: str) -> None:
+        self.error = message
+        self.state = JobState.FAILED
+        self.failed.emit(message)
+
+    @Slot()
+    def _on_cancelled(self) -> None:
+        self.state = JobState.CANCELLED
+        self.cancelled.emit()
+
+    @Slot()
+    def _on_done(self) -> None:
+        self.finished.emit()
+
+
+class JobManager(QObject):
+    """Starts jobs and keeps them (and their threads) alive until they end."""
+
+    jobStarted = Signal(object)   # Job
+    jobFinished = Signal(object)  # Job
+
+    def __init__(self, parent: QObject | None = None):
+        super().__init__(parent)
+        self._jobs: list[Job] = []
+
+    def start(self, title: str, fn: JobFunction, kind: str = "job") -> Job:
+        job = Job(title, kind, self)
+        thread = QThread(self)
+        thread.setObjectName(f"job: {title}")
+        worker = _Worker(fn, job.token)
+        worker.moveToThread(thread)
+        job._thread = thread
+        job._worker = worker  # keep the worker alive as long as its job
+        worker.progress.connect(job._on_progress)
+        worker.succeeded.connect(job._on_succeeded)
+        worker.failed.connect(job._on_failed)
+        worker.cancelled.connect(job._on_cancelled)
+        worker.done.connect(job._on_done)
+        worker.done.connect(thread.quit)
+        thread.started.connect(worker.run)
+        job.finished.connect(lambda: self._forget(job))
+        self._jobs.append(job)
+        self.jobStarted.emit(job)
+        thread.start()
+        return job
+
+    def jobs(self) -> list[Job]:
+        return list(self._jobs)
+
+    def running(self) -> list[Job]:
+        return [j for j in self._jobs if j.running]
+
+    def cancel_all(self, timeout_ms: int = 60000) -> bool:
+        """Cancel every running job and wait for each to clean up."""
+        jobs = self.running()
+        for job in jobs:
+            job.cancel()
+        return all(job.wait(timeout_ms) for job in jobs)
+
+    def _forget(self, job: Job) -> None:
+        if job._thread is not None:
+            job._thread.wait()
+        self.jobFinished.emit(job)

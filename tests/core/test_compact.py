@@ -1,0 +1,60 @@
+"""Trimming the vocabulary and halving the weights must not change what the model
+sees or predicts on text from the corpus it was trimmed for."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from transformers import AutoModelForTokenClassification, AutoTokenizer
+
+from fastbioner.compact import compact_model
+from fastbioner.errors import ModelError
+from fastbioner.jobs import CancelToken, Cancelled
+from tiny_models import make_tiny_model
+
+CORPUS = ["Cocaine induced seizures in rats.", "Lithium carbonate toxicity and renal failure.",
+          "Naloxone reversed the effect of clonidine on blood pressure."]
+
+
+def _logits(folder, text, dtype=torch.float32):
+    tok = AutoTokenizer.from_pretrained(folder)
+    model = AutoModelForTokenClassification.from_pretrained(folder, dtype=dtype).eval()
+    enc = tok(text, return_tensors="pt")
+    with torch.inference_mode():
+        return tok.convert_ids_to_tokens(enc["input_ids"][0]), model(**enc).logits.float()
+
+
+def test_trimmed_model_tokenizes_and_predicts_as_before(tmp_path):
+    src = make_tiny_model(tmp_path / "src")
+    report = compact_model(src, tmp_path / "small", CORPUS)
+    assert report.vocab_after < report.vocab_before
+    assert report.changed_segmentations == 0
+    assert report.bytes_after < report.bytes_before
+    for text in CORPUS:
+        pieces_a, logits_a = _logits(src, text)
+        pieces_b, logits_b = _logits(tmp_path / "small", text)
+        assert pieces_a == pieces_b
+        # fp16 storage: same predictions, logits equal to half-precision rounding.
+        assert torch.equal(logits_a.argmax(-1), logits_b.argmax(-1))
+        assert torch.allclose(logits_a, logits_b, atol=2e-2)
+
+
+def test_unseen_words_still_tokenize_without_unk(tmp_path):
+    src = make_tiny_model(tmp_path / "src")
+    compact_model(src, tmp_path / "small", CORPUS)
+    tok = AutoTokenizer.from_pretrained(tmp_path / "small")
+    pieces = tok.tokenize("ibuprofen hepatitis")  # in the vocabulary, not in the corpus
+    assert "[UNK]" not in pieces
+    assert "".join(p.removeprefix("##") for p in pieces) == "ibuprofenhepatitis"
+
+
+def test_refuses_existing_destination_and_leaves_nothing_on_cancel(tmp_path):
+    src = make_tiny_model(tmp_path / "src")
+    (tmp_path / "taken").mkdir()
+    with pytest.raises(ModelError):
+        compact_model(src, tmp_path / "taken", CORPUS)
+    token = CancelToken()
+    token.cancel()
+    with pytest.raises(Cancelled):
+        compact_model(src, tmp_path / "small", CORPUS, cancel=token)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["src", "taken"]
