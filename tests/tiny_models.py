@@ -78,3 +78,25 @@ def make_tiny_encoder(folder: str | Path, layers: int = 2, hidden: int = 32, hea
                         max_position_embeddings=64)
     BertModel(config).save_pretrained(folder, safe_serialization=True)
     return folder
+
+
+def make_tiny_mpnet(folder: str | Path, labels: list[str] | None = None, layers: int = 2,
+                    hidden: int = 32, heads: int = 2, seed: int = 0) -> Path:
+    """An MPNet token classifier (relative position bias shared across layers, as in
+    all-mpnet-base-v2), with the tiny WordPiece tokenizer."""
+    import torch
+    from transformers import MPNetConfig, MPNetForTokenClassification
+
+    labels = labels or ["O", "B-Chemical", "I-Chemical", "B-Disease", "I-Disease"]
+    folder = Path(folder)
+    tok = make_tiny_tokenizer(folder)
+    torch.manual_seed(seed)
+    config = MPNetConfig(vocab_size=len(tok.get_vocab()), hidden_size=hidden, num_hidden_layers=layers,
+                         num_attention_heads=heads, intermediate_size=hidden * 2,
+                         max_position_embeddings=66, pad_token_id=tok.pad_token_id,
+                         id2label=dict(enumerate(labels)), label2id={l: i for i, l in enumerate(labels)})
+    model = MPNetForTokenClassification(config)
+    with torch.no_grad():  # a visible, non-zero bias, so a test can tell it was kept
+        model.mpnet.encoder.relative_attention_bias.weight.normal_(0, 0.5)
+    model.save_pretrained(folder, safe_serialization=True)
+    return folder

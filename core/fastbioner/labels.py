@@ -8,11 +8,36 @@ files). Tags are strings ``"O"`` or ``"<P>-<Type>"`` with ``P`` in ``B I E S``.
 
 from __future__ import annotations
 
+import bisect
+from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
-from .documents import Sentence, Source, Span
+from .documents import Document, Sentence, Source, Span
 
 SCHEMES = ("IOB1", "IOB2", "IOBES")
+
+
+@dataclass(frozen=True)
+class TaggedSentence:
+    """Words and their IOB2 tags. ``line``: 1-based line of the first token in the
+    file it was read from (0 when made from a document); ``extra``: per token, the
+    columns a CoNLL file had between token and tag; ``doc_id``: the ``-DOCSTART-`` id."""
+
+    words: tuple[str, ...]
+    tags: tuple[str, ...]
+    line: int = 0
+    extra: tuple[tuple[str, ...], ...] = ()
+    doc_id: str | None = None
+
+
+@dataclass
+class DocumentTags:
+    """A document's BIO view: its sentences with tags, and the spans the view lost."""
+
+    sentences: list[TaggedSentence] = field(default_factory=list)
+    left_out: list[Span] = field(default_factory=list)
+    off_boundary: list[Span] = field(default_factory=list)
+    n_spans_written: int = 0
 _ALIASES = {"IOB1": "IOB1", "IOB": "IOB1", "IOB2": "IOB2", "BIO": "IOB2",
             "IOBES": "IOBES", "BIOES": "IOBES", "BILOU": "IOBES"}
 _PREFIXES = {"IOB1": "BI", "IOB2": "BI", "IOBES": "BIES"}
@@ -194,7 +219,11 @@ def spans_to_tags(sentence: Sentence, spans: Iterable[Span], scheme: str = "IOB2
     off_boundary: list[Span] = []
     placeable: list[tuple[int, int, Span]] = []
     for span in spans:
-        if span.end <= sentence.start or span.start >= sentence.end or span.start == span.end:
+        if span.start == span.end:
+            if sentence.start <= span.start < sentence.end:
+                off_boundary.append(span)
+            continue
+        if span.end <= sentence.start or span.start >= sentence.end:
             continue
         first, last = starts.get(span.start), ends.get(span.end)
         if first is None or last is None or last < first:
@@ -237,3 +266,33 @@ def tags_to_spans(sentence: Sentence, tags: Sequence[str], label_source: Source 
         spans.append(Span(sentence.tokens[first].start, sentence.tokens[stop - 1].end, typ,
                           source, score))
     return spans
+
+
+def document_tagged_sentences(doc: Document, scheme: str = "IOB2",
+                              sources: Iterable[Source | str] | None = None) -> DocumentTags:
+    """Sentences of ``doc`` tagged from its spans (all, or only those from ``sources``)
+    by :func:`spans_to_tags`, with the spans the BIO view had to leave out. A span that
+    is not inside exactly one sentence (it crosses a sentence or passage boundary, or
+    lies in white space) counts as off boundary."""
+    from .text import document_sentences  # text imports only documents: no cycle
+
+    wanted = None if sources is None else {Source(s) for s in sources}
+    sentences = document_sentences(doc)
+    starts = [s.start for s in sentences]
+    per_sentence: list[list[Span]] = [[] for _ in sentences]
+    out = DocumentTags()
+    for span in doc.spans:
+        if wanted is not None and span.source not in wanted:
+            continue
+        i = bisect.bisect_right(starts, span.start) - 1
+        if i >= 0 and span.end <= sentences[i].end and span.start < sentences[i].end:
+            per_sentence[i].append(span)
+        else:
+            out.off_boundary.append(span)
+    for sent, spans in zip(sentences, per_sentence):
+        tags, left_out, off = spans_to_tags(sent, spans, scheme)
+        out.sentences.append(TaggedSentence(tuple(sent.words), tuple(tags)))
+        out.left_out.extend(left_out)
+        out.off_boundary.extend(off)
+        out.n_spans_written += len(spans) - len(left_out) - len(off)
+    return out

@@ -18,7 +18,7 @@ from typing import Any, Mapping
 
 from .errors import FastBioNERError
 
-# A mode that loses more than this many F1 points (0-100 scale) against float32 on
+# A mode that loses more than this many F1 points (F1 x 100) against float32 on
 # devel is never a default (issue 5).
 MAX_F1_LOSS_POINTS = 0.3
 
@@ -33,21 +33,6 @@ class Precision(str, Enum):
 
 PRECISION_CHOICES = [p.value for p in Precision]
 DEVICE_CHOICES = ["auto", "cpu", "cuda"]
-
-
-def resolve_device(device: str = "auto"):
-    """``auto`` is CUDA when a GPU is visible, else the CPU; ``cuda:1`` etc. pass through."""
-    import torch
-
-    device = (device or "auto").lower()
-    if device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if device.startswith("cuda") and not torch.cuda.is_available():
-        raise FastBioNERError(f"device {device!r} asked for, but no CUDA GPU is visible (use --device cpu)")
-    try:
-        return torch.device(device)
-    except RuntimeError:
-        raise FastBioNERError(f"unknown device {device!r} (expected auto, cpu or cuda)") from None
 
 
 def cpu_has_bf16() -> bool:
@@ -88,9 +73,10 @@ def available_precisions(device) -> list[Precision]:
 class PrecisionCheck:
     """A reduced-precision mode measured against float32 on the same documents.
 
-    ``agreement`` is the entity-level F1 (0-100) of this mode's entities scored
-    against float32's: 100 means identical entities. ``f1`` and ``f1_fp32`` are
-    scores against gold on devel; ``f1_loss_points`` is their difference.
+    ``agreement`` is the entity-level F1 (0 to 1) of this mode's entities scored
+    against float32's: 1.0 means identical entities. ``f1`` and ``f1_fp32`` are
+    entity F1 (0 to 1) against gold on devel; ``f1_loss_points`` is their difference
+    in points (x 100), the unit of :data:`MAX_F1_LOSS_POINTS`.
     """
 
     precision: str
@@ -106,7 +92,7 @@ class PrecisionCheck:
     def f1_loss_points(self) -> float | None:
         if self.f1 is None or self.f1_fp32 is None:
             return None
-        return round(self.f1_fp32 - self.f1, 4)
+        return round(100.0 * (self.f1_fp32 - self.f1), 4)
 
     @property
     def passes(self) -> bool:
@@ -126,9 +112,12 @@ class PrecisionCheck:
 
 
 def checks_from_manifest(manifest: Mapping[str, Any] | None) -> dict[str, PrecisionCheck]:
-    raw = (manifest or {}).get("precision_checks") or {}
+    """The checks recorded in a manifest's ``speed["modes"]`` (one per measured mode)."""
+    raw = ((manifest or {}).get("speed") or {}).get("modes") or {}
     out = {}
     for mode, d in raw.items():
+        if not isinstance(d, Mapping) or "agreement" not in d:
+            continue
         try:
             out[mode] = PrecisionCheck.from_dict(d)
         except TypeError:  # an entry from another version: ignore it rather than fail tagging

@@ -49,6 +49,8 @@ class Project:
     models: dict[str, dict[str, Any]] = field(default_factory=dict)
     # Labels the curator works with beyond those in the documents (e.g. a model's).
     labels: list[str] = field(default_factory=list)
+    # Free-form notes kept in the header (e.g. an autosave records the project it saves).
+    info: dict[str, Any] = field(default_factory=dict)
 
     @property
     def documents(self) -> list[Document]:
@@ -71,7 +73,7 @@ def save_project(project: Project, path: str | Path) -> None:
     header = {"format": PROJECT_FORMAT, "version": PROJECT_VERSION, "fastbioner": __version__,
               "saved": datetime.now(timezone.utc).isoformat(timespec="seconds"),
               "documents": len(project.entries), "models": project.models,
-              "labels": project.labels}
+              "labels": project.labels, "info": project.info}
     with atomic_write(path) as fh:
         fh.write(json.dumps(header, ensure_ascii=False) + "\n")
         for entry in project.entries:
@@ -96,7 +98,8 @@ def load_project(path: str | Path) -> Project:
     if not isinstance(version, int) or version > PROJECT_VERSION:
         raise InputError(f"project format version {version} is newer than this program "
                          f"reads ({PROJECT_VERSION}): update FastBioNER", path, 1)
-    project = Project(models=dict(header.get("models") or {}), labels=list(header.get("labels") or []))
+    project = Project(models=dict(header.get("models") or {}), labels=list(header.get("labels") or []),
+                      info=dict(header.get("info") or {}))
     for number, line in enumerate(lines[1:], start=2):
         if not line.strip():
             continue
@@ -137,5 +140,5 @@ def user_home() -> Path:
     return Path(user_data_dir("fastbioner", appauthor=False))
 
 
-def autosave_path() -> Path:
-    return user_home() / "autosave" / f"autosave{PROJECT_SUFFIX}"
+def autosave_folder() -> Path:
+    return user_home() / "autosave"

@@ -1,5 +1,8 @@
 """The loss terms of every distillation method, as plain tensor functions.
 
+The gold-label term is not here: every method takes it from
+:mod:`fastbioner.losses`, as teacher fine-tuning does.
+
 Shapes: logits ``(B, L, C)``, hidden states ``(B, L, D)``, attention maps
 ``(B, H, L, L)``; ``mask`` is a ``(B, L)`` bool tensor of the positions a term is
 taken over (positions that carry a label for the label terms, real tokens for the
@@ -13,8 +16,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-IGNORE = -100
-
+from ..encoding import IGNORE_INDEX
 
 def _empty(like: torch.Tensor) -> torch.Tensor:
     return like.sum() * 0.0
@@ -51,14 +53,6 @@ def soft_label_loss(student_logits: torch.Tensor, teacher_logits: torch.Tensor, 
     per_position = (log_p_t.exp() * (log_p_t - log_p_s)).sum(-1)
     loss = _masked_mean(per_position, mask, weights)
     return loss * (t * t) if scale_by_t2 else loss
-
-
-def gold_loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-    """L_TL: cross-entropy with the gold labels over positions whose label is not -100."""
-    mask = labels != IGNORE
-    if not mask.any():
-        return _empty(logits)
-    return F.cross_entropy(logits[mask].float(), labels[mask])
 
 
 def hidden_mse(student_hidden: torch.Tensor, teacher_hidden: torch.Tensor, mask: torch.Tensor,
@@ -120,3 +114,23 @@ def confidence_weights(teacher_logits: torch.Tensor) -> torch.Tensor:
     probability squared (the multi-teacher cross-lingual NER paper), so the student
     learns little from the positions the teacher itself is unsure of."""
     return teacher_logits.float().softmax(-1).amax(-1).pow(2)
+
+
+def first_positions(labels_or_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Index of the labelled positions of each row, left-aligned: ``(index, valid)``,
+    both (B, W) where W is the most labelled positions in a row. ``labels_or_mask``
+    is either labels (-100 where none) or a bool mask."""
+    mask = labels_or_mask if labels_or_mask.dtype == torch.bool else labels_or_mask != IGNORE_INDEX
+    counts = mask.sum(1)
+    width = int(counts.max()) if mask.numel() else 0
+    # Stable sort puts the labelled positions first, in their original order.
+    order = torch.sort((~mask).to(torch.int8), dim=1, stable=True).indices[:, :max(width, 1)]
+    valid = torch.arange(order.shape[1], device=mask.device)[None, :] < counts[:, None]
+    return order, valid
+
+
+def gather_positions(values: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+    """``values`` (B, L, ...) at ``index`` (B, W) -> (B, W, ...)."""
+    shape = index.shape + values.shape[2:]
+    idx = index.reshape(index.shape + (1,) * (values.dim() - 2)).expand(shape)
+    return values.gather(1, idx)

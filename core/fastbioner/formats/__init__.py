@@ -1,6 +1,173 @@
 """Readers and writers, one module per format, and a registry by name and extension.
 
-Each format module exposes ``read(path) -> Iterator[Document]`` and
-``write(docs, path, **options)``; writers go through :func:`fastbioner.fileio.atomic_write`
-so an output file is complete or absent.
+Each format module exposes ``NAME``, ``EXTENSIONS``, ``read(path, **options) ->
+Iterator[Document]`` and ``write(docs, path, **options) -> WriteReport``; writers go
+through :func:`fastbioner.fileio.atomic_write` so an output file is complete or absent.
+
+Bad input raises :class:`fastbioner.errors.InputError` (one line naming file and
+line). Input that can be read after a repair (an invalid BIO sequence) issues an
+:class:`fastbioner.errors.InputWarning` through :mod:`warnings`; callers that want
+them as a list use ``warnings.catch_warnings(record=True)``.
 """
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Iterable, Iterator
+
+from ..documents import Document
+from ..errors import InputError
+from ..jobs import CancelToken, EventCallback, ProgressReporter
+from . import bioc, conll, jsonl, medline, plain, pubmed_xml, pubtator
+from .report import WriteReport
+
+FORMATS: dict[str, ModuleType] = {m.NAME: m for m in (conll, pubtator, bioc, pubmed_xml, medline, jsonl, plain)}
+ALIASES = {"bio": "conll", "iob": "conll", "tsv": "conll", "pubmed-xml": "pubmed", "pubmed_xml": "pubmed",
+           "plain": "text", "txt": "text", "nbib": "medline", "xml": None}
+
+__all__ = ["FORMATS", "WriteReport", "MultiRead", "format_module", "guess_format", "read_documents",
+           "write_documents", "read_any"]
+
+_SNIFF_CHARS = 65536
+_PUBTATOR_RE = re.compile(r"^[^|\t\n]+\|[ta]\|", re.M)
+_MEDLINE_RE = re.compile(r"^PMID- ", re.M)
+_CONLL_LINE_RE = re.compile(r"^\S+(?:\t[^\t\n]*)*\t(?:O|[BIES]-\S+)$|^-DOCSTART-", re.M)
+
+
+def format_module(name: str) -> ModuleType:
+    """The module of a format name or alias (``conll``, ``bio``, ``pubtator`` ...)."""
+    key = name.strip().lower()
+    key = ALIASES.get(key, key) or key
+    if key not in FORMATS:
+        raise InputError(f"unknown format {name!r}; known formats: {', '.join(sorted(FORMATS))}")
+    return FORMATS[key]
+
+
+def _sniff(path: Path) -> str | None:
+    """Guess from the first characters of a file (for ``.txt``, ``.xml`` and unknown
+    extensions). None when the file cannot be read or looks like nothing known."""
+    try:
+        with open(path, encoding="utf-8-sig", errors="replace") as fh:
+            head = fh.read(_SNIFF_CHARS)
+    except OSError:
+        return None
+    stripped = head.lstrip()
+    if stripped.startswith("<"):
+        root = re.search(r"<(collection|PubmedArticleSet|PubmedArticle|PubmedBookArticle)\b", head)
+        if root:
+            return "bioc" if root.group(1) == "collection" else "pubmed"
+        return None
+    if stripped.startswith("{"):
+        return "jsonl"
+    if _PUBTATOR_RE.search(head):
+        return "pubtator"
+    if _MEDLINE_RE.search(head):
+        return "medline"
+    lines = [ln for ln in head.replace("\r", "").split("\n")[:50] if ln.strip()]
+    if lines and sum(bool(_CONLL_LINE_RE.match(ln)) for ln in lines) >= 0.9 * len(lines):
+        return "conll"
+    return "text" if stripped else None
+
+
+def guess_format(path: str | Path, for_writing: bool = False) -> str:
+    """A format name from the file name (``.conll``, ``.bioc.xml``, ``.jsonl`` ...), or
+    for ``.txt``/``.xml``/unknown extensions from the content. When writing, an
+    ambiguous extension raises :class:`InputError` asking for ``--to``."""
+    path = Path(path)
+    name = path.name.lower()
+    by_ext, longest = None, 0
+    for fmt, module in FORMATS.items():
+        for ext in module.EXTENSIONS:
+            if name.endswith(ext) and len(ext) > longest:
+                by_ext, longest = fmt, len(ext)
+    if by_ext is not None and by_ext != "text":
+        return by_ext
+    # ".txt" may hold PubTator, MEDLINE or BIO; ".xml" BioC or PubMed: look inside.
+    if not for_writing and path.is_file():
+        sniffed = _sniff(path)
+        if sniffed:
+            return sniffed
+    if by_ext == "text":
+        return "text"
+    raise InputError("cannot tell the format from the file name; give it explicitly "
+                     f"({', '.join(sorted(FORMATS))})", path)
+
+
+def read_documents(path: str | Path, fmt: str | None = None, **options: Any) -> Iterator[Document]:
+    """Documents of one file; ``fmt`` guessed when None. Options go to the reader
+    (``on_invalid`` and ``scheme`` for CoNLL)."""
+    path = Path(path)
+    if path.is_dir():
+        raise InputError("is a directory, expected a file", path)
+    if not path.exists():
+        raise InputError("no such file", path)
+    module = format_module(fmt) if fmt else FORMATS[guess_format(path)]
+    return module.read(path, **options)
+
+
+def write_documents(docs: Iterable[Document], path: str | Path, fmt: str | None = None,
+                    **options: Any) -> WriteReport:
+    """Write documents to one file (complete or absent); ``fmt`` guessed from the name
+    when None. Options go to the writer (``scheme``, ``sources`` for CoNLL)."""
+    module = format_module(fmt) if fmt else FORMATS[guess_format(path, for_writing=True)]
+    return module.write(docs, path, **options)
+
+
+def _known_extension(path: Path) -> bool:
+    name = path.name.lower()
+    return name.endswith(".xml") or any(name.endswith(ext) for m in FORMATS.values() for ext in m.EXTENSIONS)
+
+
+class MultiRead:
+    """Documents of many files and folders, read one file at a time. A file that
+    fails is skipped and its error kept in ``errors`` (the documents of a bad file
+    are all left out, never half of them); ``files`` lists the files read whole.
+
+    Iterate it once: ``for doc in batch: ...`` then look at ``batch.errors``."""
+
+    def __init__(self, paths: Iterable[str | Path], fmt: str | None = None,
+                 on_event: EventCallback | None = None, cancel: CancelToken | None = None, **options: Any):
+        self.paths = [Path(p) for p in ([paths] if isinstance(paths, (str, Path)) else paths)]
+        self.fmt = fmt
+        self.options = options
+        self.errors: list[InputError] = []
+        self.files: list[Path] = []
+        self._reporter = ProgressReporter(on_event, cancel)
+
+    def _expand(self) -> list[Path]:
+        out: list[Path] = []
+        for p in self.paths:
+            if p.is_dir():
+                # In a folder, only files whose name says they hold documents
+                # (README.md and LICENSE are not read as plain text).
+                for f in sorted(p.rglob("*")):
+                    if (f.is_file() and _known_extension(f)
+                            and not any(part.startswith(".") for part in f.relative_to(p).parts)):
+                        out.append(f)
+            else:
+                out.append(p)
+        return out
+
+    def __iter__(self) -> Iterator[Document]:
+        files = self._expand()
+        self._reporter.stage("read", total=len(files))
+        for n, path in enumerate(files):
+            self._reporter.check()
+            try:
+                docs = list(read_documents(path, self.fmt, **self.options))
+            except InputError as exc:
+                self.errors.append(exc)
+            else:
+                self.files.append(path)
+                yield from docs
+            self._reporter.emit(step=n + 1, message=path.name)
+
+
+def read_any(paths_or_folders: Iterable[str | Path] | str | Path, fmt: str | None = None,
+             on_event: EventCallback | None = None, cancel: CancelToken | None = None,
+             **options: Any) -> MultiRead:
+    """Documents from files and folders (folders searched recursively; hidden files
+    skipped), collecting per-file errors in ``.errors`` instead of stopping."""
+    return MultiRead(paths_or_folders, fmt, on_event, cancel, **options)

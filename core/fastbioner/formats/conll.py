@@ -145,9 +145,13 @@ def read_tagged_sentences(path: str | Path, on_invalid: OnInvalid = "repair",
     """
     path, blocks, headers = _load(path)
     tags = _to_iob2(path, blocks, scheme, on_invalid)
-    return [TaggedSentence(tuple(b.words), tuple(t), b.lines[0], tuple(b.extra),
+    return [TaggedSentence(tuple(b.words), tuple(t), b.lines[0], _extra(b),
                            _doc_id(headers[b.doc][0]) if b.doc >= 0 else None)
             for b, t in zip(blocks, tags)]
+
+
+def _extra(block: _Block) -> tuple[tuple[str, ...], ...]:
+    return tuple(block.extra) if any(block.extra) else ()
 
 
 def _doc_id(header: str) -> str:
@@ -174,8 +178,9 @@ def sentences_to_document(doc_id: str, sentences: Iterable[TaggedSentence],
     for passage, s in zip(passages, sents):
         (sentence,) = sentences_in_passage(doc.text, passage)
         doc.spans.extend(tags_to_spans(sentence, s.tags, source))
-    if any(s.extra and any(s.extra) for s in sents):
-        doc.metadata["conll_columns"] = [[list(cols) for cols in s.extra] for s in sents]
+    if any(s.extra for s in sents):
+        doc.metadata["conll_columns"] = [[list(cols) for cols in s.extra] or [[]] * len(s.words)
+                                         for s in sents]
     return doc
 
 
@@ -183,13 +188,13 @@ def read(path: str | Path, on_invalid: OnInvalid = "repair", scheme: str = "auto
     """Documents from a CoNLL/BIO file (see the module text for the layout)."""
     path, blocks, headers = _load(path)
     tags = _to_iob2(path, blocks, scheme, on_invalid)
-    sents = [TaggedSentence(tuple(b.words), tuple(t), b.lines[0], tuple(b.extra))
+    sents = [TaggedSentence(tuple(b.words), tuple(t), b.lines[0], _extra(b))
              for b, t in zip(blocks, tags)]
     by_doc: dict[int, list[TaggedSentence]] = {}
     for block, sent in zip(blocks, sents):
         if block.doc < 0:
             doc = sentences_to_document(f"{path.stem}:{sent.line}", [sent])
-            doc.metadata["source_file"] = path.name
+            doc.metadata["conll_docstart"] = None  # written back without one
             yield doc
         else:
             by_doc.setdefault(block.doc, []).append(sent)
@@ -201,35 +206,34 @@ def read(path: str | Path, on_invalid: OnInvalid = "repair", scheme: str = "auto
 
 def write(docs: Iterable[Document], path: str | Path, scheme: str = "IOB2",
           sources: Iterable[Source | str] | None = None, docstart: bool | None = None) -> WriteReport:
-    """Write documents as CoNLL/BIO.
+    """Write documents as CoNLL/BIO: every block (sentence or ``-DOCSTART-`` line)
+    followed by a blank line.
 
     Each document is split into sentences (:func:`fastbioner.text.document_sentences`)
     and tagged from its spans (``sources``: which spans, default all) by the
-    longest-first rule of :func:`fastbioner.labels.spans_to_tags`. A ``-DOCSTART-``
-    line opens each document unless ``docstart`` is False; by default documents read
-    from a CoNLL file without one get none, so the file round-trips exactly.
+    longest-first rule of :func:`fastbioner.labels.spans_to_tags`; the report counts
+    the spans that rule left out and those off token boundaries. ``docstart``: True
+    writes a ``-DOCSTART- <id>`` line before every document, False none; by default
+    every document gets one except those read from a CoNLL file without them, so such
+    a file round-trips exactly.
     """
     scheme = normalize_scheme(scheme)
+    sources = None if sources is None else list(sources)
     report = WriteReport(path=str(path), format=NAME)
     with atomic_write(path) as fh:
-        first = True
         for doc in docs:
             tagged = document_tagged_sentences(doc, "IOB2", sources)
             report.add(doc, tagged)
-            header = None
-            if docstart or (docstart is None and not doc.id.startswith(f"{Path(doc.metadata.get('source_file', '')).stem}:")):
-                header = doc.metadata.get("conll_docstart") or f"{DOCSTART} {doc.id}"
-            if docstart is None and "source_file" in doc.metadata and "conll_docstart" not in doc.metadata:
-                header = None
-            columns = doc.metadata.get("conll_columns")
-            if header is not None:
-                fh.write(("" if first else "\n") + header + "\n")
+            header = doc.metadata.get("conll_docstart", f"{DOCSTART} {doc.id}")
+            if docstart is not None:
+                header = (header or f"{DOCSTART} {doc.id}") if docstart else None
+            if header:
+                fh.write(header + "\n\n")
+            columns = doc.metadata.get("conll_columns") or []
             for k, sent in enumerate(tagged.sentences):
-                if not first or header is not None or k:
-                    fh.write("\n")
-                extra = columns[k] if columns and k < len(columns) and len(columns[k]) == len(sent.words) else None
+                extra = columns[k] if k < len(columns) and len(columns[k]) == len(sent.words) else None
                 for j, (word, tag) in enumerate(zip(sent.words, from_iob2(sent.tags, scheme))):
                     mid = "".join(c + "\t" for c in extra[j]) if extra else ""
                     fh.write(f"{word}\t{mid}{tag}\n")
-            first = False
+                fh.write("\n")
     return report

@@ -21,10 +21,16 @@ class WriteReport:
     spans: int = 0
     left_out: list[tuple[str, Span]] = field(default_factory=list)
     off_boundary: list[tuple[str, Span]] = field(default_factory=list)
+    # Spans of documents written to a format that holds none (plain text, MEDLINE, PubMed XML).
+    spans_not_held: int = 0
 
-    def add(self, doc: Document, tagged=None) -> None:  # noqa: ANN001 - labels.DocumentTags
-        """Count one written document; ``tagged`` is its BIO view when the format has one."""
+    def add(self, doc: Document, tagged=None, holds_spans: bool = True) -> None:  # noqa: ANN001
+        """Count one written document; ``tagged`` (a labels.DocumentTags) is its BIO
+        view when the format has one."""
         self.documents += 1
+        if not holds_spans:
+            self.spans_not_held += len(doc.spans)
+            return
         if tagged is None:
             self.spans += len(doc.spans)
             return
@@ -35,7 +41,7 @@ class WriteReport:
 
     @property
     def spans_lost(self) -> int:
-        return len(self.left_out) + len(self.off_boundary)
+        return len(self.left_out) + len(self.off_boundary) + self.spans_not_held
 
     def summary(self) -> str:
         """One line for the CLI and the app's status bar."""
@@ -44,6 +50,8 @@ class WriteReport:
             text += f", {self.sentences} sentence(s)"
         if self.off_boundary:
             text += f"; {len(self.off_boundary)} span(s) off token boundaries not written"
+        if self.spans_not_held:
+            text += f"; {self.spans_not_held} span(s) not written ({self.format} holds no entities)"
         if self.left_out:
             text += f"; {len(self.left_out)} overlapping span(s) left out (longest first kept)"
         return text

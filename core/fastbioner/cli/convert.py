@@ -1,0 +1,129 @@
+"""``fastbioner convert IN OUT`` and ``fastbioner stats FILE...``."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+import warnings
+from pathlib import Path
+from typing import Iterator
+
+from ..corpus_stats import corpus_stats
+from ..documents import Document
+from ..errors import InputError, InputWarning
+from ..formats import ALIASES, FORMATS, format_module, guess_format, read_any, read_documents, write_documents
+from ..labels import SCHEMES
+
+_FORMAT_NAMES = sorted([*FORMATS, *(a for a, t in ALIASES.items() if t)])
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    conv = subparsers.add_parser(
+        "convert", help="convert documents between formats",
+        description="Convert between CoNLL/BIO, PubTator, BioC XML, PubMed XML, MEDLINE, JSONL and "
+                    "plain text. Formats are guessed from the file names (and content) when not given. "
+                    "IN may be a folder: every document file in it is read, bad files are reported.")
+    conv.add_argument("input", metavar="IN", help="input file or folder")
+    conv.add_argument("output", metavar="OUT", help="output file (written completely or not at all)")
+    conv.add_argument("--from", dest="src", metavar="FMT", choices=_FORMAT_NAMES, help="input format")
+    conv.add_argument("--to", dest="dst", metavar="FMT", choices=_FORMAT_NAMES, help="output format")
+    conv.add_argument("--scheme", default="IOB2", type=str.upper, choices=SCHEMES,
+                      help="tagging scheme of BIO output (default IOB2)")
+    conv.add_argument("--in-scheme", default="auto",
+                      help="tagging scheme of BIO input: IOB1, IOB2, IOBES or auto (default)")
+    conv.add_argument("--on-invalid", default="repair", choices=["repair", "error", "keep"],
+                      help="invalid BIO input (I- after O): repair with a warning (default), stop, or keep")
+    conv.add_argument("--map-label", action="append", default=[], metavar="OLD=NEW",
+                      help="rename an entity type, e.g. SpecificDisease=Disease (repeatable)")
+    conv.set_defaults(func=run_convert)
+
+    stats = subparsers.add_parser(
+        "stats", help="count documents, sentences, tokens and entities",
+        description="Count documents, sentences, tokens, entities per type, and spans a BIO export "
+                    "cannot hold (off token boundaries, overlapping).")
+    stats.add_argument("files", nargs="+", metavar="FILE", help="document files or folders")
+    stats.add_argument("--from", dest="src", metavar="FMT", choices=_FORMAT_NAMES, help="input format")
+    stats.set_defaults(func=run_stats)
+
+
+@contextlib.contextmanager
+def _warnings_as_lines() -> Iterator[None]:
+    """Input warnings print as one line each (no Python source line under them)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", InputWarning)
+        yield
+    for w in caught:
+        if issubclass(w.category, InputWarning):
+            print(f"fastbioner: warning: {w.message}", file=sys.stderr)
+        else:
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+
+
+def _label_map(pairs: list[str]) -> dict[str, str]:
+    mapping = {}
+    for pair in pairs:
+        old, sep, new = pair.partition("=")
+        if not sep or not old or not new:
+            raise InputError(f"--map-label expects OLD=NEW, got {pair!r}")
+        mapping[old] = new
+    return mapping
+
+
+def _renamed(docs: Iterator[Document], mapping: dict[str, str]) -> Iterator[Document]:
+    for doc in docs:
+        if mapping:
+            doc.spans = [s.with_(label=mapping.get(s.label, s.label)) for s in doc.spans]
+        yield doc
+
+
+def _read(path: Path, fmt: str | None, errors: list[InputError], **options) -> Iterator[Document]:
+    if path.is_dir():
+        batch = read_any([path], fmt, **options)
+        yield from batch
+        errors.extend(batch.errors)
+    else:
+        yield from read_documents(path, fmt, **options)
+
+
+def run_convert(args: argparse.Namespace) -> int:
+    src, out = Path(args.input), Path(args.output)
+    if out.resolve() == src.resolve():
+        raise InputError("output would overwrite the input; choose another file", out)
+    options = {}
+    errors: list[InputError] = []
+    with _warnings_as_lines():
+        reading_conll = (format_module(args.src).NAME == "conll" if args.src
+                         else src.is_file() and guess_format(src) == "conll")
+        if reading_conll:
+            options = {"on_invalid": args.on_invalid, "scheme": args.in_scheme}
+        docs = _renamed(_read(src, args.src, errors, **options), _label_map(args.map_label))
+        write_options = {"scheme": args.scheme} if _writes_conll(out, args.dst) else {}
+        report = write_documents(docs, out, args.dst, **write_options)
+    for err in errors:
+        print(f"fastbioner: error: {err} (file skipped)", file=sys.stderr)
+    print(report.summary())
+    for doc_id, span in report.off_boundary[:20]:
+        print(f"  off token boundaries: document {doc_id}, {span.label} at {span.start}..{span.end}",
+              file=sys.stderr)
+    if len(report.off_boundary) > 20:
+        print(f"  ... and {len(report.off_boundary) - 20} more", file=sys.stderr)
+    return 1 if errors else 0
+
+
+def _writes_conll(path: Path, fmt: str | None) -> bool:
+    name = format_module(fmt).NAME if fmt else guess_format(path, for_writing=True)
+    return name == "conll"
+
+
+def run_stats(args: argparse.Namespace) -> int:
+    errors: list[InputError] = []
+    with _warnings_as_lines():
+        def docs() -> Iterator[Document]:
+            for name in args.files:
+                yield from _read(Path(name), args.src, errors)
+        stats = corpus_stats(docs())
+    for err in errors:
+        print(f"fastbioner: error: {err} (file skipped)", file=sys.stderr)
+    print("\n".join(stats.lines()))
+    return 1 if errors else 0

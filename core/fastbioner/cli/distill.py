@@ -1,0 +1,164 @@
+"""``fastbioner distill``: compress a registered teacher into a student."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..config import LOSS_KINDS, EncodingConfig, LossConfig, TrainingConfig
+from ..jobs import CancelToken, Cancelled
+from .progress import ProgressBar, ctrl_c_cancels
+
+RECURRENT_LR = 1e-3  # a recurrent student learns from scratch: a transformer's 5e-5 is far too small
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    from ..distill.config import CACHE_MODES, StudentConfig
+    from ..distill.methods import METHOD_NAMES, METHODS, TERM_NAMES
+    from ..distill.schedules import SCHEDULE_NAMES
+
+    methods = "; ".join(f"{n}: {m.summary}" for n, m in METHODS.items())
+    p = subparsers.add_parser(
+        "distill", help="distil a registered teacher into a small student and register it",
+        description="Knowledge distillation of a fine-tuned teacher into a student of fewer layers "
+                    "(or a BiGRU), by FastBioNER or a baseline method. Methods: " + methods +
+                    ". Ctrl-C cancels cleanly; --resume continues.")
+    p.add_argument("--teacher", required=True, metavar="NAME", help="registry name or folder of the teacher")
+    p.add_argument("--train", nargs="+", required=True, metavar="FILE", help="BIO training file(s)")
+    p.add_argument("--dev", metavar="FILE", help="BIO devel file for model selection")
+    p.add_argument("--name", required=True, help="registry name of the student")
+    s = StudentConfig()
+    p.add_argument("--student-from", default=s.source, metavar="SOURCE",
+                   help="teacher (its own layers), bigru, bilstm, or a model id / folder / registry name "
+                        "(default %(default)s)")
+    p.add_argument("--layers", type=int, default=None,
+                   help="student layers (from the teacher: default 6; another encoder: its first N, "
+                        "default all)")
+    p.add_argument("--rnn-hidden", type=int, default=s.rnn_hidden, help="recurrent units per direction")
+    p.add_argument("--rnn-layers", type=int, default=s.rnn_layers)
+    p.add_argument("--no-crf", action="store_true", help="recurrent student without a CRF")
+    p.add_argument("--method", choices=METHOD_NAMES, default="fastbioner")
+    p.add_argument("--unlabeled", nargs="+", default=[], metavar="FILE",
+                   help="unlabelled text (PubTator, BioC, PubMed XML, plain text ...) for soft labels")
+    p.add_argument("--unlabeled-format", default=None, help="format of the unlabelled files (default: guess)")
+    p.add_argument("--unlabeled-limit", type=int, default=0, metavar="N",
+                   help="take the first N unlabelled sentences (0: all)")
+    p.add_argument("--temperature", type=float, default=None, help="soft-label temperature (method's default)")
+    p.add_argument("--no-t2", action="store_true", help="do not scale the soft-label term by T^2")
+    p.add_argument("--b", type=float, default=None, help="offset b of the dynamic phi (0.3)")
+    p.add_argument("--schedule", choices=SCHEDULE_NAMES, default=None, help="replace the method's schedule")
+    p.add_argument("--alpha", type=float, default=None, help="weight of a constant schedule")
+    p.add_argument("--drop-terms", default="", metavar="T1,T2",
+                   help=f"leave out loss terms (ablations): {', '.join(TERM_NAMES)}")
+    p.add_argument("--attention", choices=("scores", "probs"), default="scores",
+                   help="attention maps to match: QK^T/sqrt(d_k) before softmax (the paper's), or "
+                        "probabilities after softmax")
+    p.add_argument("--teacher-cache", choices=CACHE_MODES, default="auto",
+                   help="keep the teacher's outputs in memory or on disk, or compute them at every "
+                        "step (none); auto: memory when it fits --cache-memory-mb")
+    p.add_argument("--cache-memory-mb", type=int, default=4096)
+    d, e, lo = TrainingConfig(), EncodingConfig(), LossConfig()
+    p.add_argument("--epochs", type=int, default=d.epochs)
+    p.add_argument("--lr", type=float, default=None,
+                   help=f"peak learning rate (default {d.learning_rate}; {RECURRENT_LR} for bigru/bilstm)")
+    p.add_argument("--batch-size", type=int, default=d.batch_size)
+    p.add_argument("--eval-batch-size", type=int, default=d.eval_batch_size)
+    p.add_argument("--grad-accum", type=int, default=d.grad_accum_steps, metavar="N")
+    p.add_argument("--warmup", type=float, default=d.warmup_ratio, metavar="RATIO")
+    p.add_argument("--weight-decay", type=float, default=d.weight_decay)
+    p.add_argument("--max-length", type=int, default=e.max_length, help="subwords per window (%(default)s)")
+    p.add_argument("--label-mode", choices=("first", "all"), default=e.label_mode)
+    p.add_argument("--loss", choices=LOSS_KINDS, default=lo.kind, help="gold-label loss (%(default)s)")
+    p.add_argument("--seed", type=int, default=d.seed)
+    p.add_argument("--device", default=d.device)
+    p.add_argument("--eval-every", type=int, default=0, metavar="STEPS")
+    p.add_argument("--patience", type=int, default=0)
+    p.add_argument("--checkpoint-every", type=int, default=0, metavar="STEPS")
+    p.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (timing runs)")
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--resume", action="store_true", help="continue an interrupted run of --name")
+    group.add_argument("--restart", action="store_true", help="discard an interrupted run's checkpoint")
+    p.add_argument("--overwrite", action="store_true", help="replace a registered model of that name")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=distill_command)
+
+
+def _path(p: str) -> str:
+    return str(Path(p).expanduser().resolve())
+
+
+def config_from_args(args: argparse.Namespace):
+    from ..distill.config import RECURRENT_SOURCES, DistillConfig, StudentConfig
+    from ..distill.methods import MethodConfig
+
+    source = args.student_from
+    if source not in ("teacher", *RECURRENT_SOURCES) and Path(source).expanduser().exists():
+        source = _path(source)
+    recurrent = source in RECURRENT_SOURCES
+    layers = args.layers if args.layers is not None else (6 if source == "teacher" else None)
+    lr = args.lr if args.lr is not None else (RECURRENT_LR if recurrent else TrainingConfig().learning_rate)
+    teacher = args.teacher
+    if Path(teacher).expanduser().is_dir():
+        teacher = _path(teacher)
+    return DistillConfig(
+        teacher=teacher,
+        student=StudentConfig(source=source, layers=layers, rnn_hidden=args.rnn_hidden,
+                              rnn_layers=args.rnn_layers, crf=not args.no_crf),
+        method=MethodConfig(name=args.method, schedule=args.schedule, b=args.b, alpha=args.alpha,
+                            temperature=args.temperature, scale_by_t2=not args.no_t2,
+                            drop_terms=[t.strip() for t in args.drop_terms.split(",") if t.strip()],
+                            attention=args.attention),
+        train_files=[_path(p) for p in args.train],
+        dev_file=_path(args.dev) if args.dev else None,
+        unlabeled_files=[_path(p) for p in args.unlabeled],
+        unlabeled_format=args.unlabeled_format, unlabeled_limit=args.unlabeled_limit,
+        encoding=EncodingConfig(max_length=args.max_length, label_mode=args.label_mode),
+        training=TrainingConfig(
+            epochs=args.epochs, learning_rate=lr, batch_size=args.batch_size,
+            eval_batch_size=args.eval_batch_size, grad_accum_steps=args.grad_accum,
+            warmup_ratio=args.warmup, weight_decay=args.weight_decay, seed=args.seed, device=args.device,
+            eval_every_steps=args.eval_every, early_stopping_patience=args.patience,
+            checkpoint_every_steps=args.checkpoint_every, max_steps=args.max_steps),
+        loss=LossConfig(kind=args.loss),
+        teacher_cache=args.teacher_cache, cache_memory_mb=args.cache_memory_mb)
+
+
+def distill_command(args: argparse.Namespace) -> int:
+    from ..distill.runner import distill
+    from ..registry import Registry
+    from ..teacher import checkpoint_folder
+
+    config = config_from_args(args)
+    registry = Registry()
+    token = CancelToken()
+    bar = ProgressBar(quiet=args.quiet)
+    try:
+        with ctrl_c_cancels(token):
+            result = distill(config, args.name, registry=registry, resume=args.resume, restart=args.restart,
+                             overwrite=args.overwrite, on_event=bar, cancel=token)
+    except Cancelled:
+        print(f"fastbioner: cancelled; nothing registered. Continue with the same command and "
+              f"--resume (checkpoint in {checkpoint_folder(registry, args.name)})", file=sys.stderr)
+        return 130
+    finally:
+        bar.close()
+    entry, t, c = result.entry, result.training, result.compression
+    print(f"registered {entry.name} at {entry.path} (teacher {c['teacher']}, method {entry.manifest.method})")
+    for note in result.notes:
+        print(f"  {note}")
+    if t.epoch_seconds:
+        per_epoch = ", ".join(f"{s:.0f}" for s in t.epoch_seconds)
+        print(f"{t.steps} steps in {t.seconds:.0f} s (training seconds per epoch: {per_epoch})")
+    cache = result.teacher_cache
+    if "estimated_saved_seconds" in cache:
+        print(f"teacher cache ({cache['mode']}, {cache['bytes'] / 2**20:.0f} MiB): built in "
+              f"{cache['build_seconds']:.0f} s, read in {cache['fetch_seconds']:.0f} s; saved about "
+              f"{cache['estimated_saved_seconds']:.0f} s against computing the teacher at every step")
+    print(f"parameters {c['student_parameters']:,} vs {c['teacher_parameters']:,} "
+          f"({100 * c['smaller_by']:.1f}% smaller); size {c['student_size_bytes'] / 2**20:.1f} MiB vs "
+          f"{c['teacher_size_bytes'] / 2**20:.1f} MiB")
+    if result.report is not None:
+        print(f"devel scores (best step {t.best_step}):")
+        print(result.report.to_text())
+    return 0

@@ -1,0 +1,151 @@
+"""``fastbioner tag`` (tag documents with a model) and ``fastbioner benchmark``
+(measure a model's tagging speed per precision mode and record it in its manifest)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ..errors import FastBioNERError, InputError
+from ..fileio import atomic_write
+from ..jobs import CancelToken, Cancelled
+from ..precision import PRECISION_CHOICES
+from .progress import ProgressBar, ctrl_c_cancels
+
+OUTPUT_FORMATS = ("conll", "pubtator", "bioc", "jsonl")
+
+
+def _run_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--device", default="auto", help="auto (CUDA when present), cpu, cuda, cuda:N (%(default)s)")
+    p.add_argument("--precision", default="auto", choices=PRECISION_CHOICES,
+                   help="auto: the fastest mode whose recorded check lost at most 0.3 devel F1 against "
+                        "fp32 (fp32 when none was checked); or a mode by name (%(default)s)")
+    p.add_argument("--threads", type=int, default=None, metavar="N", help="CPU threads (torch's default)")
+    p.add_argument("--token-budget", type=int, default=None, metavar="N",
+                   help="padded subword positions per batch")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    t = subparsers.add_parser(
+        "tag", help="tag Disease/Chemical mentions in documents",
+        description="Tag every document of INPUT files with a model and write them to --out. Spans "
+                    "already in the input are replaced by the model's, except curated ones. "
+                    "Ctrl-C cancels cleanly (no partial output).")
+    t.add_argument("inputs", nargs="+", metavar="INPUT", help="input file(s); format from the extension")
+    t.add_argument("--input-format", default=None, metavar="FMT", help="input format, if not by extension")
+    t.add_argument("--model", default=None, metavar="NAME",
+                   help="registry name or model folder (default: the shipped default model)")
+    t.add_argument("--out", required=True, metavar="FILE")
+    t.add_argument("--format", required=True, choices=OUTPUT_FORMATS, dest="out_format")
+    t.add_argument("--chunk", type=int, default=64, metavar="DOCS",
+                   help="documents tagged together (memory is bounded by this) (%(default)s)")
+    _run_options(t)
+    t.add_argument("--quiet", action="store_true", help="no progress bar")
+    t.set_defaults(func=tag_command)
+
+    b = subparsers.add_parser(
+        "benchmark", help="measure a model's tagging speed and precision modes; record them",
+        description="Tag the same documents in fp32 and every reduced precision this machine offers; "
+                    "print tokens/s, ms per abstract and entity agreement with fp32 (and devel F1 with "
+                    "--devel), and write them into the model's manifest (registered models).")
+    b.add_argument("model", metavar="MODEL", help="registry name or model folder")
+    b.add_argument("--docs", required=True, metavar="FILE", help="documents to time (e.g. PubTator abstracts)")
+    b.add_argument("--limit", type=int, default=None, metavar="N", help="first N documents only")
+    b.add_argument("--devel", default=None, metavar="BIO", help="BIO devel file: F1 per mode")
+    b.add_argument("--modes", nargs="+", default=None, choices=PRECISION_CHOICES[1:],
+                   help="modes to measure (default: all this device offers)")
+    _run_options(b)
+    b.add_argument("--no-record", action="store_true", help="do not write the manifest")
+    b.add_argument("--json", default=None, metavar="OUT", help="also write the record as JSON")
+    b.add_argument("--quiet", action="store_true")
+    b.set_defaults(func=benchmark_command)
+
+
+def _tagger_config(args: argparse.Namespace, precision: str | None = None):
+    from ..inference import TaggerConfig
+
+    fields = {"device": args.device, "precision": precision or args.precision, "threads": args.threads}
+    if args.token_budget:
+        fields["token_budget"] = args.token_budget
+    return TaggerConfig(**fields)
+
+
+def tag_command(args: argparse.Namespace) -> int:
+    from ..defaults import default_model
+    from ..inference import Tagger
+    from ..tagging import tag_files
+
+    for path in args.inputs:
+        if not Path(path).exists():
+            raise InputError("no such file", path)
+    model = args.model or default_model().path
+    config = _tagger_config(args)
+    config.validate()
+    tagger = Tagger.load(model, config)
+    token = CancelToken()
+    bar = ProgressBar(quiet=args.quiet)
+    try:
+        with ctrl_c_cancels(token):
+            summary = tag_files(tagger, args.inputs, args.out, args.out_format,
+                                input_format=args.input_format, chunk_documents=max(1, args.chunk),
+                                on_event=bar, cancel=token)
+    except Cancelled:
+        print(f"fastbioner: cancelled; {args.out} not written", file=sys.stderr)
+        return 130
+    finally:
+        bar.close()
+    for line in summary.lines():
+        print(line)
+    return 0
+
+
+def benchmark_command(args: argparse.Namespace) -> int:
+    from ..formats import read_documents
+    from ..registry import Registry
+    from ..speed import benchmark_model, record_speed
+
+    docs = []
+    for doc in read_documents(args.docs):
+        if args.limit is not None and len(docs) >= args.limit:
+            break
+        docs.append(doc)
+    if not docs:
+        raise InputError("no documents to time", args.docs)
+    token = CancelToken()
+    bar = ProgressBar(quiet=args.quiet)
+    try:
+        with ctrl_c_cancels(token):
+            record = benchmark_model(args.model, docs, args.devel, config=_tagger_config(args, "fp32"),
+                                     modes=args.modes, on_event=bar, cancel=token)
+    except Cancelled:
+        print("fastbioner: cancelled; nothing recorded", file=sys.stderr)
+        return 130
+    finally:
+        bar.close()
+    print(f"{record['documents']} documents on {record['hardware']}, {record['threads']} thread(s)")
+    print(f"{'mode':<6}{'tokens/s':>11}{'ms/abstract':>13}{'agreement':>11}{'devel F1':>10}{'F1 lost':>9}"
+          f"  default?")
+    for mode, m in record["modes"].items():
+        f1 = f"{m['f1']:.4f}" if m.get("f1") is not None else "-"
+        lost = f"{m['f1_loss_points']:.2f}" if m.get("f1_loss_points") is not None else "-"
+        ok = "yes" if mode == record["precision"] else ("allowed" if m["default_allowed"] else "no")
+        print(f"{mode:<6}{m['tokens_per_s']:>11,.0f}{m['ms_per_abstract']:>13.1f}{m['agreement']:>11.4f}"
+              f"{f1:>10}{lost:>9}  {ok}")
+    print(f"auto picks {record['precision']}")
+    registry = Registry()
+    entry = registry.resolve(args.model)
+    if not args.no_record:
+        if entry.registered:
+            record_speed(entry.name, record, registry)
+            print(f"recorded in the manifest of {entry.name}")
+        else:
+            print(f"{args.model} is not a registry model: nothing recorded (import it first)")
+    if args.json:
+        try:
+            with atomic_write(args.json) as fh:
+                fh.write(json.dumps(record, indent=2) + "\n")
+        except OSError as exc:
+            raise FastBioNERError(f"{args.json}: cannot write ({exc.strerror or exc})") from None
+    return 0

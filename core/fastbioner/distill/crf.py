@@ -1,0 +1,73 @@
+"""A linear-chain CRF in plain torch (pytorch-crf is unmaintained).
+
+Sequences are left-aligned: ``mask`` (B, T) is True on a prefix of each row, the
+first position of every row is real. The recurrent student runs it over the first
+subword of each word, so transitions are between word labels.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+
+class CRF(nn.Module):
+    def __init__(self, num_tags: int):
+        super().__init__()
+        self.num_tags = num_tags
+        self.start = nn.Parameter(torch.zeros(num_tags))
+        self.end = nn.Parameter(torch.zeros(num_tags))
+        self.transitions = nn.Parameter(torch.zeros(num_tags, num_tags))  # [from, to]
+
+    def nll(self, emissions: torch.Tensor, tags: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """Mean negative log-likelihood of ``tags`` over the sequences that have at
+        least one position."""
+        keep = mask[:, 0]
+        if not keep.any():
+            return emissions.sum() * 0.0
+        emissions, tags, mask = emissions[keep].float(), tags[keep], mask[keep]
+        return (self._log_partition(emissions, mask) - self._score(emissions, tags, mask)).mean()
+
+    def _score(self, emissions: torch.Tensor, tags: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        b = torch.arange(emissions.shape[0], device=emissions.device)
+        m = mask.to(emissions.dtype)
+        tags = tags.clamp(min=0)  # padded positions are masked out below
+        score = self.start[tags[:, 0]] + emissions[b, 0, tags[:, 0]]
+        for t in range(1, emissions.shape[1]):
+            step = self.transitions[tags[:, t - 1], tags[:, t]] + emissions[b, t, tags[:, t]]
+            score = score + step * m[:, t]
+        last = mask.long().sum(1) - 1
+        return score + self.end[tags[b, last]]
+
+    def _log_partition(self, emissions: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        alpha = self.start + emissions[:, 0]  # (B, K)
+        for t in range(1, emissions.shape[1]):
+            nxt = torch.logsumexp(alpha[:, :, None] + self.transitions[None] + emissions[:, t, None, :], dim=1)
+            alpha = torch.where(mask[:, t, None], nxt, alpha)
+        return torch.logsumexp(alpha + self.end, dim=1)
+
+    @torch.no_grad()
+    def decode(self, emissions: torch.Tensor, mask: torch.Tensor) -> list[list[int]]:
+        """Viterbi: the best tag sequence of each row, as long as its real prefix."""
+        emissions = emissions.float()
+        score = self.start + emissions[:, 0]
+        history = []
+        for t in range(1, emissions.shape[1]):
+            best, idx = (score[:, :, None] + self.transitions[None]).max(dim=1)
+            nxt = best + emissions[:, t]
+            score = torch.where(mask[:, t, None], nxt, score)
+            history.append(idx)
+        score = score + self.end
+        lengths = mask.long().sum(1).tolist()
+        paths = []
+        for i, length in enumerate(lengths):
+            if length == 0:
+                paths.append([])
+                continue
+            tag = int(score[i].argmax())
+            path = [tag]
+            for t in range(length - 1, 0, -1):
+                tag = int(history[t - 1][i, tag])
+                path.append(tag)
+            paths.append(path[::-1])
+        return paths

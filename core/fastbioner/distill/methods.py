@@ -1,0 +1,149 @@
+"""Distillation methods as named configurations over one code path.
+
+A method is a schedule (a weight ``w`` as a pure function of progress) and a list
+of loss terms, each taking ``w``, ``1 - w`` or a fixed weight, times a coefficient.
+The objective (:mod:`fastbioner.distill.objective`) computes whatever terms a
+method lists, so the baselines differ from FastBioNER only in this table, and an
+ablation is a method with a term dropped or the schedule replaced.
+
+Terms:
+
+- ``soft``: L_SL, teacher's soft labels (temperature T) over labelled positions;
+- ``gold``: L_TL, cross-entropy with gold labels (the configured gold loss);
+- ``hidden``: MSE(H_s^j W_h, H_t^m(j)) over the mapped layers, summed over j;
+- ``attention``: mean over heads of MSE(A_s^j, A_t^m(j)), summed over j;
+- ``hidden-norm``: Patient KD's distance between unit-normalised hidden states;
+- ``embedding``: MSE between the embedding layers' outputs (TinyBERT);
+- ``prob-mse`` / ``logit-mse``: squared distance between softmax outputs / logits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from ..config import ConfigError, Settings
+from .schedules import ScheduleConfig
+
+TERM_NAMES = ("soft", "gold", "hidden", "attention", "hidden-norm", "embedding", "prob-mse", "logit-mse")
+SHARES = ("w", "1-w", "fixed")
+# Terms that compare positions one by one and so need the same subwords on both sides.
+TOKEN_LEVEL_TERMS = ("hidden", "attention", "hidden-norm", "embedding")
+TEACHER_FREE_TERMS = ("gold",)
+
+
+@dataclass(frozen=True)
+class Term:
+    name: str
+    share: str = "fixed"  # "w", "1-w" or "fixed"
+    coefficient: float = 1.0
+
+    def weight(self, w: float) -> float:
+        if self.share == "w":
+            return self.coefficient * w
+        if self.share == "1-w":
+            return self.coefficient * (1.0 - w)
+        return self.coefficient
+
+
+@dataclass(frozen=True)
+class Method:
+    name: str
+    schedule: ScheduleConfig
+    terms: tuple[Term, ...]
+    temperature: float = 1.0
+    summary: str = ""
+
+    def weights(self, step: int, total_steps: int) -> tuple[float, dict[str, float]]:
+        """The schedule's ``w`` and every term's weight at ``step``."""
+        w = self.schedule.build()(step, total_steps)
+        return w, {t.name: t.weight(w) for t in self.terms}
+
+    @property
+    def term_names(self) -> tuple[str, ...]:
+        return tuple(t.name for t in self.terms)
+
+    @property
+    def needs_teacher(self) -> bool:
+        return any(t.name not in TEACHER_FREE_TERMS for t in self.terms)
+
+    def uses(self, *names: str) -> bool:
+        return any(t.name in names for t in self.terms)
+
+
+METHODS: dict[str, Method] = {
+    "og": Method(
+        "og", ScheduleConfig("constant", alpha=1.0), (Term("gold"),),
+        summary="gold labels only, same initialisation (the paper's Bert-OG)"),
+    "hinton": Method(
+        "hinton", ScheduleConfig("constant", alpha=0.5), (Term("soft", "w"), Term("gold", "1-w")),
+        temperature=2.0, summary="soft and gold labels, fixed alpha and temperature"),
+    "pkd": Method(
+        # PKD searched beta in 10..1000 for a [CLS]-only term; ours is over every
+        # token and summed over layers, so the low end of that range.
+        "pkd", ScheduleConfig("constant", alpha=0.5),
+        (Term("soft", "w"), Term("gold", "1-w"), Term("hidden-norm", "fixed", 10.0)),
+        temperature=2.0, summary="Patient KD: soft labels plus normalised hidden-state distance"),
+    "tinybert": Method(
+        "tinybert", ScheduleConfig("two-stage", split=0.5),
+        (Term("embedding", "w"), Term("hidden", "w"), Term("attention", "w"), Term("soft", "1-w")),
+        summary="embedding, hidden and attention matching, then prediction-layer distillation"),
+    "mse-prob": Method(
+        "mse-prob", ScheduleConfig("constant", alpha=1.0), (Term("prob-mse"), Term("gold")),
+        summary="MSE of softmax outputs plus gold cross-entropy (BERT+CRF to BiGRU+CRF)"),
+    "mse-logit": Method(
+        "mse-logit", ScheduleConfig("constant", alpha=0.2), (Term("gold", "w"), Term("logit-mse", "1-w")),
+        summary="MSE of logits plus gold cross-entropy, alpha = 0.2 (BERT to BiLSTM)"),
+    "fastbioner": Method(
+        "fastbioner", ScheduleConfig("dynamic", b=0.3),
+        (Term("soft", "w"), Term("gold", "1-w"), Term("hidden", "w"), Term("attention", "w")),
+        summary="dynamic phi over soft, gold and intermediate-layer terms (FastBioNER)"),
+}
+METHOD_NAMES = tuple(METHODS)
+
+
+@dataclass
+class MethodConfig(Settings):
+    """A method by name plus the overrides an ablation or a user asks for; saved
+    whole in the student's manifest. ``None`` keeps the method's own value."""
+
+    name: str = "fastbioner"
+    schedule: str | None = None       # dynamic | constant | linear | two-stage
+    b: float | None = None            # dynamic phi's offset
+    alpha: float | None = None        # constant schedule's weight
+    temperature: float | None = None
+    scale_by_t2: bool = True          # multiply the soft-label term by T^2
+    drop_terms: list[str] = field(default_factory=list)  # e.g. ["attention"] for an ablation
+    attention: str = "scores"         # scores (QK^T/sqrt(d_k), the paper's) | probs (after softmax)
+
+    def validate(self) -> None:
+        if self.name not in METHODS:
+            raise ConfigError(f"unknown method {self.name!r}; choose from {', '.join(METHOD_NAMES)}")
+        bad = [t for t in self.drop_terms if t not in TERM_NAMES]
+        if bad:
+            raise ConfigError(f"unknown loss term(s) {', '.join(bad)}; terms are {', '.join(TERM_NAMES)}")
+        if self.attention not in ("scores", "probs"):
+            raise ConfigError("attention must be 'scores' or 'probs'")
+        if self.temperature is not None and self.temperature <= 0:
+            raise ConfigError("temperature must be positive")
+
+    def resolve(self) -> Method:
+        """The method with the overrides applied."""
+        self.validate()
+        base = METHODS[self.name]
+        sched = base.schedule
+        if self.schedule is not None:
+            sched = replace(sched, name=self.schedule)
+        if self.b is not None:
+            sched = replace(sched, b=self.b)
+        if self.alpha is not None:
+            sched = replace(sched, alpha=self.alpha)
+        try:
+            sched.build()  # an unknown schedule name fails here, before any work
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
+        terms = tuple(t for t in base.terms if t.name not in self.drop_terms)
+        if not terms:
+            raise ConfigError(f"method {self.name} has no loss term left after dropping "
+                                  f"{', '.join(self.drop_terms)}")
+        temperature = self.temperature if self.temperature is not None else base.temperature
+        return replace(base, schedule=sched, terms=terms, temperature=temperature)

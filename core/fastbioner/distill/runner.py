@@ -1,0 +1,292 @@
+"""The distillation job: a teacher from the registry, a student, a method, the
+shared training loop, and a registered student with its compression figures.
+
+``distill(config, name, on_event=..., cancel=...)`` follows the job protocol: a
+cancelled or failed run registers nothing (the model is built in a registry staging
+folder and renamed into place only when complete), checkpoints live in the
+registry's ``.checkpoints/<name>`` until then so ``resume=True`` continues, and a
+disk teacher cache is deleted however the job ends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import tempfile
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+import torch
+
+from ..checkpoints import clear_checkpoints, has_checkpoint
+from ..encoding import WordEncoder
+from ..errors import InputError, ModelError
+from ..evaluation import EvaluationReport, score_tags
+from ..jobs import CancelToken, EventCallback, ProgressReporter, run_job
+from ..labels import TaggedSentence
+from ..losses import make_token_loss
+from ..modeling import (folder_size, load_token_classifier, load_tokenizer, model_labels, model_shape,
+                        pick_device, save_model)
+from ..registry import Manifest, ModelEntry, Registry, data_record, now_iso, write_manifest
+from ..teacher import checkpoint_folder, read_bio_files
+from ..training import Trainer, TrainingResult
+from .alignment import SubwordAligner, same_vocabulary
+from .capture import prepare_for_capture
+from .config import DistillConfig, StudentConfig
+from .data import EncodedData, PairedBatches, encode, read_unlabeled
+from .methods import TOKEN_LEVEL_TERMS, Method
+from .objective import DistillationObjective, ObjectiveParts
+from .recurrent import RecurrentTagger, recurrent_student
+from .students import (copy_head, freeze, hidden_width, parameter_count, projection_for, same_labels,
+                       student_from_teacher, truncate_layers, uniform_layer_map)
+from .teacher_cache import LiveTeacher, TeacherCache, teacher_needs
+
+
+@dataclass
+class DistillResult:
+    entry: ModelEntry
+    report: EvaluationReport | None       # devel scores of the registered weights
+    training: TrainingResult
+    compression: dict[str, Any]
+    teacher_cache: dict[str, Any]
+    notes: list[str]
+
+
+@dataclass
+class BuiltStudent:
+    model: torch.nn.Module
+    tokenizer: Any
+    mapping: list[int]       # teacher layer (1-based) of each student layer
+    base: str                # what it was built from, for the manifest
+
+
+def build_student(cfg: StudentConfig, teacher, teacher_tokenizer, labels: Sequence[str],
+                  registry: Registry) -> BuiltStudent:
+    m = teacher.config.num_hidden_layers
+    if cfg.source == "teacher":
+        student = student_from_teacher(teacher, cfg.layers)
+        return BuiltStudent(student, teacher_tokenizer, uniform_layer_map(m, cfg.layers),
+                            f"teacher layers {uniform_layer_map(m, cfg.layers)}")
+    if cfg.recurrent:
+        student = recurrent_student(teacher, cfg.rnn_hidden, cfg.rnn_layers, cfg.source[2:],
+                                    cfg.crf, cfg.dropout)
+        crf = "+CRF" if cfg.crf else ""
+        return BuiltStudent(student, teacher_tokenizer, [], f"{cfg.source}{crf} over the teacher's embeddings")
+    ref = cfg.source
+    with contextlib.suppress(ModelError):
+        ref = str(registry.resolve(cfg.source).path)
+    student = load_token_classifier(ref, labels=list(labels))
+    if cfg.layers is not None:
+        truncate_layers(student, cfg.layers)
+    copy_head(student, teacher)
+    n = student.config.num_hidden_layers
+    return BuiltStudent(student, load_tokenizer(ref), uniform_layer_map(m, n),
+                        f"{cfg.source} ({n} layers)")
+
+
+def usable_method(method: Method, student: BuiltStudent, notes: list[str]) -> Method:
+    """Drop the terms this student cannot have: a recurrent student has no
+    transformer layers to match. (Another tokenizer is checked per batch instead:
+    MiniLM and MPNet share their wordpieces.)"""
+    if isinstance(student.model, RecurrentTagger):
+        dropped = [t.name for t in method.terms if t.name in TOKEN_LEVEL_TERMS]
+        if dropped:
+            notes.append(f"recurrent student: no intermediate layers, so {', '.join(dropped)} "
+                         f"term(s) dropped")
+            method = replace(method, terms=tuple(t for t in method.terms if t.name not in dropped))
+    return method
+
+
+def _fingerprint(config: DistillConfig, data: list[dict]) -> dict:
+    """Settings a resumed run must share with the interrupted one; how the teacher's
+    outputs are kept and where it runs may change."""
+    cfg = config.to_dict()
+    for key in ("device", "eval_batch_size", "checkpoint_every_steps", "early_stopping_patience"):
+        cfg["training"].pop(key, None)
+    for key in ("teacher_cache", "cache_memory_mb"):
+        cfg.pop(key, None)
+    return {"config": cfg, "data": [d["sha256"] for d in data]}
+
+
+def _teacher_source(config: DistillConfig, method: Method, built: BuiltStudent, teacher, data: EncodedData,
+                    registry: Registry, device: torch.device, reporter: ProgressReporter,
+                    cleanup: contextlib.ExitStack, notes: list[str]):
+    needs = teacher_needs(method, built.mapping, built.model, teacher, config.method.attention)
+    if not method.needs_teacher:
+        return None, {"mode": "unused"}
+    mode = config.teacher_cache
+    if mode == "none":
+        return LiveTeacher(teacher, needs), {"mode": "none"}
+    width = hidden_width(teacher)
+    heads = getattr(teacher.config, "num_attention_heads", 1)
+    labels = teacher.config.num_labels
+    estimate = TeacherCache.estimate_bytes(data.teacher_windows, needs, labels, width, heads)
+    if mode == "auto":
+        mode = "memory" if estimate <= config.cache_memory_mb * 2**20 else "disk"
+    folder = None
+    if mode == "disk":
+        registry.root.mkdir(parents=True, exist_ok=True)
+        folder = Path(tempfile.mkdtemp(prefix=".teacher-cache-", dir=registry.root))
+        cleanup.callback(shutil.rmtree, folder, True)
+    cache = TeacherCache(data.teacher_windows, needs, labels, width, heads, folder)
+    cleanup.callback(cache.close)
+    cache.fill(teacher.to(device), data.teacher_encoder, data.teacher_windows,
+               config.training.eval_batch_size, reporter, device)
+    notes.append(f"teacher cache ({mode}): {cache.nbytes / 2**20:.0f} MiB built in {cache.build_seconds:.1f} s")
+    return cache, {"mode": mode, "bytes": cache.nbytes}
+
+
+def _cache_figures(source, info: dict[str, Any], epochs_run: float) -> dict[str, Any]:
+    """Time the cache saved, estimated as (epochs - 1) teacher passes of the
+    cache's own build time minus the time spent reading it."""
+    if isinstance(source, TeacherCache):
+        saved = source.build_seconds * (epochs_run - 1) - source.fetch_seconds
+        info.update(build_seconds=round(source.build_seconds, 2), fetch_seconds=round(source.fetch_seconds, 2),
+                    estimated_saved_seconds=round(saved, 1))
+    elif isinstance(source, LiveTeacher):
+        info.update(teacher_seconds=round(source.seconds, 2))
+    return info
+
+
+def distill(config: DistillConfig, name: str, *, registry: Registry | None = None,
+            resume: bool = False, restart: bool = False, overwrite: bool = False,
+            on_event: Optional[EventCallback] = None, cancel: Optional[CancelToken] = None) -> DistillResult:
+    """Distil ``config.teacher`` into a student registered as ``name``."""
+    config.validate()
+    method = config.method.resolve()
+    registry = registry or Registry()
+    registry.check_name(name)
+    if registry.exists(name) and not overwrite:
+        raise ModelError(f"a model named {name!r} already exists; choose another name or delete it")
+    ckpt = checkpoint_folder(registry, name)
+    if has_checkpoint(ckpt) and not (resume or restart):
+        raise ModelError(f"an interrupted run of {name!r} left a checkpoint in {ckpt}; "
+                         f"resume it (--resume) or discard it (--restart)")
+    if restart:
+        clear_checkpoints(ckpt)
+
+    def job(reporter: ProgressReporter) -> DistillResult:
+        notes: list[str] = []
+        reporter.stage("prepare", message=f"loading the teacher {config.teacher}")
+        t_entry = registry.resolve(config.teacher)
+        teacher = freeze(load_token_classifier(t_entry.path))
+        t_tok = load_tokenizer(t_entry.path)
+        labels = model_labels(teacher)
+        built = build_student(config.student, teacher, t_tok, labels, registry)
+        same_labels(built.model, teacher)
+        shared = same_vocabulary(built.tokenizer, t_tok)
+        run_method = usable_method(method, built, notes)
+        for model in (teacher, built.model):
+            prepare_for_capture(model, config.method.attention if run_method.uses("attention") else None)
+
+        reporter.emit(message="reading the training data")
+        train = read_bio_files(config.train_files)
+        _check_tags(train, labels, config.train_files[0])
+        dev = read_bio_files([config.dev_file]) if config.dev_file else []
+        unlabeled = read_unlabeled(config.unlabeled_files, config.unlabeled_limit,
+                                   config.unlabeled_format) if config.unlabeled_files else []
+        data_files = [data_record(p, "train") for p in config.train_files]
+        data_files += [data_record(p, "unlabeled") for p in config.unlabeled_files]
+        if config.dev_file:
+            data_files.append(data_record(config.dev_file, "dev"))
+        enc = config.encoding
+        t_encoder = WordEncoder(t_tok, labels, enc.max_length, enc.window_overlap, enc.label_mode)
+        s_encoder = None if shared else WordEncoder(built.tokenizer, labels, enc.max_length,
+                                                    enc.window_overlap, enc.label_mode)
+        data = encode(t_encoder, s_encoder, [(s.words, s.tags) for s in train], unlabeled)
+        if unlabeled:
+            notes.append(f"{len(unlabeled)} unlabelled sentences with confidence-weighted soft labels")
+
+        device = pick_device(config.training.device)
+        with contextlib.ExitStack() as cleanup:
+            source, cache_info = _teacher_source(config, run_method, built, teacher, data, registry,
+                                                 device, reporter, cleanup, notes)
+            parts = ObjectiveParts(
+                projection_for(built.model, teacher) if run_method.uses("hidden", "hidden-norm") else None,
+                projection_for(built.model, teacher) if run_method.uses("embedding") else None)
+            gold = built.model.gold_loss if isinstance(built.model, RecurrentTagger) and built.model.crf \
+                else make_token_loss(config.loss, len(labels), data.label_ids)
+            objective = DistillationObjective(
+                built.model, run_method, source, built.mapping, gold, parts, config.method.scale_by_t2,
+                config.method.attention, None if shared else SubwordAligner(t_tok, built.tokenizer))
+            reports: list[EvaluationReport] = []
+
+            def evaluate_dev() -> dict[str, float]:
+                reports.append(_score(built, dev, config, device, reporter))
+                return reports[-1].metrics()
+
+            tc = config.training
+            live = isinstance(source, LiveTeacher)
+            trainer = Trainer({"student": built.model, **parts.modules()}, objective,
+                              PairedBatches(data, tc.batch_size, tc.seed), tc,
+                              evaluate=evaluate_dev if dev else None,
+                              frozen=[teacher] if live else [], checkpoint_dir=ckpt, resume=resume,
+                              fingerprint=_fingerprint(config, data_files), check=reporter.check)
+            result = trainer.run(reporter, stage="distill")
+            cache_info = _cache_figures(source, cache_info, result.steps / trainer.steps_per_epoch)
+
+        report = None
+        if dev:
+            report = next((r for r in reports if r.metrics() == result.best_metrics), None)
+            if report is None:  # the best evaluation happened before a resume
+                reporter.stage("evaluate", message="scoring the selected weights on devel")
+                report = _score(built, dev, config, device, reporter)
+            report.source = {"model": name, "file": str(config.dev_file)}
+
+        reporter.stage("save", message=f"registering {name}")
+        student = built.model.to("cpu")
+        with registry.staging() as folder:
+            save_model(student, built.tokenizer, folder)
+            compression = _compression(student, teacher, folder, t_entry)
+            manifest = Manifest(
+                kind="student", base_model=built.base, labels=list(labels), config=config.to_dict(),
+                training_data=data_files, metrics=report.to_dict() if report else {},
+                training={"steps": result.steps, "total_steps": result.total_steps,
+                          "best_step": result.best_step, "stopped_early": result.stopped_early,
+                          "epoch_seconds": result.epoch_seconds, "seconds": result.seconds,
+                          "resumed_from": result.resumed_from, "history": result.history,
+                          "layer_map": built.mapping, "terms": list(run_method.term_names),
+                          "teacher_cache": cache_info, "notes": notes},
+                parent=t_entry.name, method=method.name, compression=compression, created=now_iso(),
+                **model_shape(student))
+            write_manifest(folder, manifest)
+            reporter.check()  # a cancel now still leaves nothing registered
+            entry = registry.install(folder, name, overwrite=overwrite)
+        clear_checkpoints(ckpt)
+        return DistillResult(entry, report, result, compression, cache_info, notes)
+
+    return run_job(job, on_event, cancel)
+
+
+def _check_tags(train: list[TaggedSentence], labels: Sequence[str], where: str) -> None:
+    known = set(labels)
+    for s in train:
+        for tag in s.tags:
+            if tag not in known:
+                raise InputError(f"tag {tag!r} is not among the teacher's labels ({', '.join(labels)})",
+                                 where, s.line or None)
+
+
+def _score(built: BuiltStudent, dev: list[TaggedSentence], config: DistillConfig, device,
+           reporter: ProgressReporter) -> EvaluationReport:
+    """Devel scores as the student will tag in use: the inference Tagger, so a CRF
+    student is scored on its Viterbi paths."""
+    from ..inference import Tagger, TaggerConfig
+
+    enc = config.encoding
+    tagger = Tagger(built.model, built.tokenizer,
+                    TaggerConfig(device=str(device), precision="fp32", max_length=enc.max_length,
+                                 window_overlap=enc.window_overlap))
+    predicted = tagger.predict_words([s.words for s in dev], reporter.cancel)
+    return score_tags([s.tags for s in dev], [p.tags for p in predicted])
+
+
+def _compression(student, teacher, student_folder: Path, teacher_entry: ModelEntry) -> dict[str, Any]:
+    p_s, p_t = parameter_count(student), parameter_count(teacher)
+    size_s = folder_size(student_folder)
+    size_t = teacher_entry.manifest.size_bytes or folder_size(teacher_entry.path)
+    return {"teacher": teacher_entry.name, "teacher_parameters": p_t, "student_parameters": p_s,
+            "parameter_ratio": round(p_s / p_t, 4), "smaller_by": round(1 - p_s / p_t, 4),
+            "teacher_size_bytes": size_t, "student_size_bytes": size_s,
+            "size_ratio": round(size_s / size_t, 4) if size_t else None}

@@ -1,0 +1,330 @@
+"""Words to subwords and back: label alignment, windows for long sentences, batches.
+
+One encoder serves training (labels aligned to subwords), distillation (the same
+windows for teacher and student) and inference (many sentences tokenized in one
+call of the fast tokenizer, batches sorted by length, predictions stitched back to
+exactly one per word).
+
+Label alignment (``label_mode``):
+
+- ``"first"``: a word's label goes on its first subword; the other subwords get
+  -100 and are ignored by the loss.
+- ``"all"``: label propagation (DRET): every subword carries a label; the
+  continuation subwords of a ``B-X`` word get ``I-X`` so the subword sequence stays
+  valid IOB2.
+
+Either way a word's prediction is read from its first subword.
+
+Windows: a sentence whose subwords do not fit ``max_length`` (special tokens
+included) is split into windows of whole words that overlap by about
+``overlap`` subwords; nothing is truncated. Stitching rule: each word's
+prediction comes from the window where its first subword is most central, i.e.
+where ``min(subwords to the window's left edge, subwords to its right edge)`` is
+largest (the earlier window on a tie), so far from the cut it sees the most
+context. A single word longer than a whole window is cut inside (its first
+subword, which carries its prediction, is always kept). A word the tokenizer
+turns into no subword at all (a lone zero-width or control character) has no
+prediction; :meth:`WordEncoder.stitch` fills it with the caller's default.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Sequence
+
+import torch
+
+IGNORE_INDEX = -100
+LABEL_MODES = ("first", "all")
+
+
+@dataclass(frozen=True)
+class Window:
+    """One model input: a whole sentence, or one window of a long one."""
+
+    sentence: int                     # index of the sentence in the encoded list
+    input_ids: list[int]
+    word_ids: list[int | None]        # word index in the sentence per position (None: special)
+    labels: list[int] | None          # per position, IGNORE_INDEX where no label
+    owned_words: list[int] = field(default_factory=list)      # words stitched from here
+    owned_positions: list[int] = field(default_factory=list)  # their first subword positions
+    num_words: int = 0                # words in the whole sentence
+
+    def __len__(self) -> int:
+        return len(self.input_ids)
+
+
+@dataclass
+class Batch:
+    """Padded tensors for a list of windows; ``windows`` and ``indices`` (their
+    positions in the encoded list, e.g. to look up a cache) map results back."""
+
+    input_ids: torch.Tensor
+    attention_mask: torch.Tensor
+    word_index: torch.Tensor          # word index per position, -1 for special/padding
+    first_subword: torch.Tensor       # bool: position is the first subword of a word
+    labels: torch.Tensor | None
+    windows: list[Window]
+    indices: list[int]
+
+    def to(self, device: torch.device | str) -> "Batch":
+        move = lambda t: None if t is None else t.to(device, non_blocking=True)  # noqa: E731
+        return Batch(move(self.input_ids), move(self.attention_mask), move(self.word_index),
+                     move(self.first_subword), move(self.labels), self.windows, self.indices)
+
+    def model_inputs(self) -> dict[str, torch.Tensor]:
+        return {"input_ids": self.input_ids, "attention_mask": self.attention_mask}
+
+    def __len__(self) -> int:
+        return len(self.windows)
+
+
+def _special_affixes(tokenizer) -> tuple[list[int], list[int]]:
+    """The ids a tokenizer puts before and after a single sequence ([CLS] ... [SEP],
+    <s> ... </s>, or nothing), read from how it encodes one word."""
+    enc = tokenizer([["a"]], is_split_into_words=True, add_special_tokens=True)
+    ids, wids = enc["input_ids"][0], enc.word_ids(0)
+    first = next(i for i, w in enumerate(wids) if w is not None)
+    last = max(i for i, w in enumerate(wids) if w is not None)
+    return list(ids[:first]), list(ids[last + 1:])
+
+
+def _model_limit(tokenizer) -> int:
+    limit = getattr(tokenizer, "model_max_length", None)
+    # Tokenizers without a known limit report a huge sentinel (int(1e30)).
+    return int(limit) if isinstance(limit, int) and 0 < limit < 100_000 else 512
+
+
+class WordEncoder:
+    """Encodes word sequences (and optionally IOB2 tags) for a token classifier."""
+
+    def __init__(self, tokenizer, labels: Sequence[str] | None = None, max_length: int = 256,
+                 overlap: int = 32, label_mode: str = "first"):
+        if not getattr(tokenizer, "is_fast", False):
+            raise ValueError("a fast (Rust) tokenizer is required to map subwords to words")
+        if label_mode not in LABEL_MODES:
+            raise ValueError(f"label_mode must be one of {LABEL_MODES}, not {label_mode!r}")
+        self.tokenizer = tokenizer
+        self.labels = list(labels) if labels is not None else None
+        self.label_to_id = {l: i for i, l in enumerate(self.labels)} if self.labels else {}
+        self.label_mode = label_mode
+        self.prefix, self.suffix = _special_affixes(tokenizer)
+        self.max_length = min(int(max_length), _model_limit(tokenizer))
+        self.budget = self.max_length - len(self.prefix) - len(self.suffix)
+        if self.budget < 2:
+            raise ValueError(f"max_length {max_length} leaves no room for words")
+        self.overlap = max(0, min(int(overlap), self.budget // 2))
+        self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+
+    # -- encoding -------------------------------------------------------------------
+
+    def encode(self, sentences: Sequence[Sequence[str]],
+               tags: Sequence[Sequence[str]] | None = None) -> list[Window]:
+        """Windows for every sentence, in sentence order. ``tags`` (IOB2, one per
+        word) need ``labels``; a tag outside them raises ValueError."""
+        if tags is not None:
+            if not self.labels:
+                raise ValueError("encoding tags needs the encoder's label list")
+            if len(tags) != len(sentences):
+                raise ValueError(f"{len(tags)} tag sequences for {len(sentences)} sentences")
+        windows: list[Window] = []
+        nonempty = [i for i, words in enumerate(sentences) if len(words)]
+        # One call into the Rust tokenizer for the whole list is what makes this cheap;
+        # verbose=False: its "longer than the maximum" warning does not apply to windows.
+        enc = self.tokenizer([list(sentences[i]) for i in nonempty], is_split_into_words=True,
+                             add_special_tokens=False, return_attention_mask=False,
+                             return_token_type_ids=False, verbose=False) if nonempty else None
+        row_of = {s: r for r, s in enumerate(nonempty)}
+        for s, words in enumerate(sentences):
+            if s not in row_of:  # an empty sentence needs no model input
+                continue
+            r = row_of[s]
+            ids, wids = enc["input_ids"][r], enc.word_ids(r)
+            label_ids = self._subword_labels(tags[s], wids, words) if tags is not None else None
+            windows.extend(self._split(s, ids, wids, label_ids, len(words)))
+        return windows
+
+    def _subword_labels(self, tags: Sequence[str], wids: list[int | None],
+                        words: Sequence[str]) -> list[int]:
+        if len(tags) != len(words):
+            raise ValueError(f"{len(tags)} tags for {len(words)} words")
+        out = []
+        prev = None
+        for w in wids:
+            if w is None:
+                out.append(IGNORE_INDEX)
+            elif w != prev:
+                out.append(self._label_id(tags[w]))
+            elif self.label_mode == "all":
+                tag = tags[w]
+                out.append(self._label_id("I-" + tag[2:] if tag.startswith("B-") else tag))
+            else:
+                out.append(IGNORE_INDEX)
+            prev = w
+        return out
+
+    def _label_id(self, tag: str) -> int:
+        try:
+            return self.label_to_id[tag]
+        except KeyError:
+            raise ValueError(f"tag {tag!r} is not among the model's labels "
+                             f"({', '.join(self.labels or [])})") from None
+
+    def _split(self, s: int, ids: list[int], wids: list[int | None], label_ids: list[int] | None,
+               num_words: int) -> list[Window]:
+        n = len(ids)
+        starts = [k for k in range(n) if wids[k] is not None and (k == 0 or wids[k] != wids[k - 1])]
+        ranges: list[tuple[int, int]] = []
+        begin = 0
+        while True:
+            end = begin + self.budget
+            if end >= n:
+                ranges.append((begin, n))
+                break
+            # End on a word boundary; a word longer than the budget is cut inside.
+            cut = max((k for k in starts if begin < k <= end), default=end)
+            ranges.append((begin, cut))
+            nxt = min((k for k in starts if k >= cut - self.overlap and k > begin), default=n)
+            if nxt >= n:
+                break
+            begin = nxt
+        owner = self._owners(starts, wids, ranges)
+        out = []
+        for r, (a, b) in enumerate(ranges):
+            owned = [(wids[k], k - a + len(self.prefix)) for k in starts if owner[k] == r]
+            out.append(self._window(s, ids[a:b], wids[a:b],
+                                    label_ids[a:b] if label_ids is not None else None,
+                                    num_words, owned=owned))
+        return out
+
+    @staticmethod
+    def _owners(starts: list[int], wids: list[int | None], ranges: list[tuple[int, int]]
+                ) -> dict[int, int]:
+        """For each word's first subword, the window where it is most central."""
+        owner = {}
+        for k in starts:
+            best, best_score = -1, -1
+            for r, (a, b) in enumerate(ranges):
+                if a <= k < b:
+                    score = min(k - a, b - 1 - k)
+                    if score > best_score:
+                        best, best_score = r, score
+            owner[k] = best
+        return owner
+
+    def _window(self, s: int, ids: list[int], wids: list[int | None], label_ids: list[int] | None,
+                num_words: int, owned: Sequence[tuple[int, int]] = ()) -> Window:
+        p, q = len(self.prefix), len(self.suffix)
+        labels = None
+        if label_ids is not None:
+            labels = [IGNORE_INDEX] * p + list(label_ids) + [IGNORE_INDEX] * q
+        return Window(sentence=s, input_ids=self.prefix + list(ids) + self.suffix,
+                      word_ids=[None] * p + list(wids) + [None] * q, labels=labels,
+                      owned_words=[w for w, _ in owned], owned_positions=[k for _, k in owned],
+                      num_words=num_words)
+
+    # -- batching -------------------------------------------------------------------
+
+    def collate(self, windows: Sequence[Window], indices: Sequence[int] | None = None) -> Batch:
+        """Pad to the longest window of this batch only (dynamic padding)."""
+        width = max(len(w) for w in windows)
+        n = len(windows)
+        input_ids = torch.full((n, width), self.pad_id, dtype=torch.long)
+        attention = torch.zeros((n, width), dtype=torch.long)
+        word_index = torch.full((n, width), -1, dtype=torch.long)
+        first = torch.zeros((n, width), dtype=torch.bool)
+        has_labels = all(w.labels is not None for w in windows)
+        labels = torch.full((n, width), IGNORE_INDEX, dtype=torch.long) if has_labels else None
+        for i, w in enumerate(windows):
+            m = len(w)
+            input_ids[i, :m] = torch.tensor(w.input_ids, dtype=torch.long)
+            attention[i, :m] = 1
+            wi = [-1 if x is None else x for x in w.word_ids]
+            word_index[i, :m] = torch.tensor(wi, dtype=torch.long)
+            for k in range(m):
+                if wi[k] >= 0 and (k == 0 or wi[k] != wi[k - 1]):
+                    first[i, k] = True
+            if labels is not None:
+                labels[i, :m] = torch.tensor(w.labels, dtype=torch.long)
+        return Batch(input_ids, attention, word_index, first, labels, list(windows),
+                     list(indices) if indices is not None else list(range(n)))
+
+    # -- back to words ------------------------------------------------------------
+
+    @staticmethod
+    def stitch(windows: Sequence[Window], values: Sequence[Sequence[Any]], num_sentences: int,
+               fill: Any = None) -> list[list[Any]]:
+        """Per-position ``values`` of each window (predicted ids, probability rows ...)
+        back to one value per word of each sentence, by the stitching rule above.
+        Words without a subword get ``fill``."""
+        out: list[list[Any]] = [[] for _ in range(num_sentences)]
+        for w in windows:
+            if not out[w.sentence] and w.num_words:
+                out[w.sentence] = [fill] * w.num_words
+        for w, vals in zip(windows, values):
+            row = out[w.sentence]
+            for word, pos in zip(w.owned_words, w.owned_positions):
+                row[word] = vals[pos]
+        return out
+
+
+def length_sorted_batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
+    """Inference batches: indices sorted by length (longest first, so a memory
+    problem shows at once), cut into batches of ``batch_size``; little padding."""
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+    return [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
+
+
+class LengthGroupedBatches:
+    """Training batches of similar length, in a random order that depends only on
+    ``(seed, epoch)``: a resumed run sees exactly the batches it would have seen.
+
+    Indices are shuffled, cut into pools of ``pool`` batches, each pool sorted by
+    length and cut into batches, and the batch order shuffled again."""
+
+    def __init__(self, lengths: Sequence[int], batch_size: int, seed: int = 0, pool: int = 50,
+                 shuffle: bool = True):
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        self.lengths = list(lengths)
+        self.batch_size = batch_size
+        self.seed = seed
+        self.pool = pool
+        self.shuffle = shuffle
+
+    def __len__(self) -> int:
+        return (len(self.lengths) + self.batch_size - 1) // self.batch_size
+
+    def batches(self, epoch: int) -> list[list[int]]:
+        if not self.shuffle:
+            return length_sorted_batches(self.lengths, self.batch_size)
+        rng = random.Random(self.seed * 1_000_003 + epoch)
+        order = list(range(len(self.lengths)))
+        rng.shuffle(order)
+        size = self.batch_size * self.pool
+        batches: list[list[int]] = []
+        for start in range(0, len(order), size):
+            chunk = sorted(order[start:start + size], key=lambda i: -self.lengths[i])
+            batches.extend(chunk[i:i + self.batch_size] for i in range(0, len(chunk), self.batch_size))
+        rng.shuffle(batches)
+        return batches
+
+
+class WindowBatches:
+    """A training set of windows as the training loop consumes it: ``len()`` batches
+    per epoch and ``epoch(e)`` yielding collated :class:`Batch` objects."""
+
+    def __init__(self, encoder: WordEncoder, windows: Sequence[Window], batch_size: int,
+                 seed: int = 0, shuffle: bool = True):
+        self.encoder = encoder
+        self.windows = list(windows)
+        self.sampler = LengthGroupedBatches([len(w) for w in self.windows], batch_size, seed,
+                                            shuffle=shuffle)
+
+    def __len__(self) -> int:
+        return len(self.sampler)
+
+    def epoch(self, epoch: int) -> Iterator[Batch]:
+        for idx in self.sampler.batches(epoch):
+            yield self.encoder.collate([self.windows[i] for i in idx], idx)

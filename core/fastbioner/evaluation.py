@@ -1,0 +1,190 @@
+"""Scores for a tagger: seqeval entity-level precision, recall and F1 (strict IOB2)
+overall and per entity type, plus a token-level block for imbalanced labels
+(accuracy, balanced accuracy, Matthews correlation).
+
+Predictions go through one function, :func:`predict_words` (words in, IOB2 tags
+out, long sentences windowed and stitched by :mod:`fastbioner.encoding`);
+:func:`evaluate_model` takes any other ``predictor`` with the same shape, so the
+inference engine's Tagger can replace it without changing how scores are made.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Optional, Sequence
+
+import torch
+
+from .encoding import WordEncoder, length_sorted_batches
+from .errors import InputError
+from .jobs import CancelToken, EventCallback, ProgressReporter, run_job
+from .labels import repair_iob2
+
+WordPredictor = Callable[[Sequence[Sequence[str]], ProgressReporter], "list[list[str]]"]
+
+
+@dataclass
+class TypeScores:
+    precision: float
+    recall: float
+    f1: float
+    support: int  # gold entities
+
+
+@dataclass
+class EvaluationReport:
+    precision: float
+    recall: float
+    f1: float
+    support: int
+    per_type: dict[str, TypeScores]
+    token_accuracy: float
+    balanced_accuracy: float
+    mcc: float
+    tokens: int
+    sentences: int
+    source: dict[str, str] = field(default_factory=dict)  # model and file, when known
+
+    def metrics(self) -> dict[str, float]:
+        """Flat numbers for progress events and model selection."""
+        out = {"f1": self.f1, "precision": self.precision, "recall": self.recall}
+        out.update({f"f1_{t}": s.f1 for t, s in self.per_type.items()})
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "EvaluationReport":
+        data = dict(data)
+        data["per_type"] = {t: TypeScores(**s) for t, s in data.get("per_type", {}).items()}
+        return cls(**data)
+
+    def to_text(self) -> str:
+        lines = []
+        if self.source:
+            lines.append("  ".join(f"{k}: {v}" for k, v in self.source.items()))
+        lines.append(f"{'entity (strict IOB2)':<22}{'precision':>10}{'recall':>10}{'f1':>10}{'support':>9}")
+        for typ, s in sorted(self.per_type.items()):
+            lines.append(f"{typ:<22}{s.precision:>10.4f}{s.recall:>10.4f}{s.f1:>10.4f}{s.support:>9d}")
+        lines.append(f"{'overall (micro)':<22}{self.precision:>10.4f}{self.recall:>10.4f}"
+                     f"{self.f1:>10.4f}{self.support:>9d}")
+        lines.append(f"tokens: accuracy {self.token_accuracy:.4f}, balanced accuracy "
+                     f"{self.balanced_accuracy:.4f}, MCC {self.mcc:.4f} "
+                     f"({self.tokens} tokens, {self.sentences} sentences)")
+        return "\n".join(lines)
+
+
+def score_tags(gold: Sequence[Sequence[str]], predicted: Sequence[Sequence[str]]) -> EvaluationReport:
+    """Compare IOB2 tag sequences sentence by sentence (same lengths required).
+
+    Entities are scored by seqeval in strict mode: an entity counts only when its
+    type and both boundaries match, and an ``I-`` that does not continue an entity
+    starts none (predictions from :func:`predict_words` are already repaired)."""
+    from seqeval.metrics import classification_report
+    from seqeval.scheme import IOB2
+    from sklearn.metrics import balanced_accuracy_score, matthews_corrcoef
+
+    if len(gold) != len(predicted):
+        raise ValueError(f"{len(gold)} gold sentences but {len(predicted)} predicted")
+    for i, (g, p) in enumerate(zip(gold, predicted)):
+        if len(g) != len(p):
+            raise ValueError(f"sentence {i}: {len(g)} gold tags but {len(p)} predicted")
+    y_true = [list(g) for g in gold]
+    y_pred = [list(p) for p in predicted]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # undefined precision/recall count as 0, no warning
+        report = classification_report(y_true, y_pred, mode="strict", scheme=IOB2,
+                                       output_dict=True, zero_division=0)
+        flat_true = [t for s in y_true for t in s]
+        flat_pred = [t for s in y_pred for t in s]
+        n = len(flat_true)
+        accuracy = sum(a == b for a, b in zip(flat_true, flat_pred)) / n if n else 0.0
+        balanced = float(balanced_accuracy_score(flat_true, flat_pred)) if n else 0.0
+        mcc = float(matthews_corrcoef(flat_true, flat_pred)) if n else 0.0
+    per_type = {k: TypeScores(float(v["precision"]), float(v["recall"]), float(v["f1-score"]),
+                              int(v["support"]))
+                for k, v in report.items() if not k.endswith(" avg")}
+    micro = report.get("micro avg", {"precision": 0.0, "recall": 0.0, "f1-score": 0.0, "support": 0})
+    return EvaluationReport(float(micro["precision"]), float(micro["recall"]), float(micro["f1-score"]),
+                            int(micro["support"]), per_type, accuracy, balanced, mcc, n, len(gold))
+
+
+def predict_words(model, tokenizer, sentences: Sequence[Sequence[str]], batch_size: int = 32,
+                  device: str | torch.device | None = None, *, encoder: WordEncoder | None = None,
+                  max_length: int = 256, check: Callable[[], None] | None = None,
+                  on_batch: Callable[[int, int], None] | None = None) -> list[list[str]]:
+    """IOB2 tags, one per word, for each sentence (invalid sequences repaired: an
+    ``I-`` that does not continue an entity begins one). Long sentences are windowed
+    and stitched; a word with no subword is tagged ``O``."""
+    from .modeling import model_labels, pick_device
+
+    labels = model_labels(model)
+    encoder = encoder or WordEncoder(tokenizer, labels, max_length=max_length)
+    device = pick_device(device) if device is not None else next(model.parameters()).device
+    windows = encoder.encode(sentences)
+    per_window: list[list[int]] = [[] for _ in windows]
+    batches = length_sorted_batches([len(w) for w in windows], batch_size)
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.inference_mode():
+            for b, idx in enumerate(batches, 1):
+                if check is not None:
+                    check()
+                batch = encoder.collate([windows[i] for i in idx], idx).to(device)
+                ids = model(**batch.model_inputs()).logits.argmax(-1).cpu().tolist()
+                for row, i in enumerate(idx):
+                    per_window[i] = ids[row]
+                if on_batch is not None:
+                    on_batch(b, len(batches))
+    finally:
+        model.train(was_training)
+    fill = labels.index("O") if "O" in labels else 0
+    ids_per_word = encoder.stitch(windows, per_window, len(sentences), fill=fill)
+    return [repair_iob2([labels[i] for i in row])[0] for row in ids_per_word]
+
+
+def _model_predictor(entry, batch_size: int, device: str) -> WordPredictor:
+    from .modeling import load_token_classifier, load_tokenizer, model_labels
+    from .registry import check_bio_labels
+
+    model = load_token_classifier(entry.path, device=device)
+    tokenizer = load_tokenizer(entry.path)
+    check_bio_labels(model_labels(model), entry.path)
+    max_length = int(entry.manifest.config.get("encoding", {}).get("max_length", 256))
+
+    def predict(sentences: Sequence[Sequence[str]], reporter: ProgressReporter) -> list[list[str]]:
+        return predict_words(model, tokenizer, sentences, batch_size, max_length=max_length,
+                             check=reporter.check,
+                             on_batch=lambda i, n: reporter.emit(step=i, total=n))
+    return predict
+
+
+def evaluate_model(model_ref: str | Path, file: str | Path, *, batch_size: int = 32,
+                   device: str = "auto", predictor: WordPredictor | None = None, registry=None,
+                   on_event: Optional[EventCallback] = None,
+                   cancel: Optional[CancelToken] = None) -> EvaluationReport:
+    """Tag the sentences of a BIO file with a model (registry name or folder) and
+    score them against the file's tags. A job: progress events, cancel."""
+    from .formats.conll import read_tagged_sentences
+    from .registry import Registry
+
+    def job(reporter: ProgressReporter) -> EvaluationReport:
+        reporter.stage("load", message=f"loading {model_ref}")
+        entry = (registry or Registry()).resolve(model_ref)
+        sentences = read_tagged_sentences(file)
+        if not sentences:
+            raise InputError("no sentences to evaluate", file)
+        predict = predictor or _model_predictor(entry, batch_size, device)
+        reporter.stage("evaluate", message=f"tagging {len(sentences)} sentences")
+        tags = predict([s.words for s in sentences], reporter)
+        report = score_tags([s.tags for s in sentences], tags)
+        report.source = {"model": str(entry.name if entry.registered else entry.path),
+                         "file": str(file)}
+        reporter.emit(metrics=report.metrics(), message=f"F1 {report.f1:.4f}")
+        return report
+
+    return run_job(job, on_event, cancel)

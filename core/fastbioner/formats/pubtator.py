@@ -1,0 +1,156 @@
+"""PubTator: ``PMID|t|title``, ``PMID|a|abstract``, mention lines
+``PMID<TAB>start<TAB>end<TAB>text<TAB>type<TAB>concept id[<TAB>more ...]``, relation
+lines ``PMID<TAB>CID<TAB>chemical<TAB>disease``, a blank line between documents.
+
+The document's text is ``title + " " + abstract`` (the offsets in the file count that
+way). Kept for a lossless round trip: mention order, concept ids verbatim (NCBI
+disease writes some with a leading space), columns after the concept id (BC5CDR's
+composite mentions) in ``metadata["pubtator_columns"]`` keyed by ``"start:end:type"``,
+and relation lines in ``Document.relations`` as their fields after the PMID.
+
+A mention whose offsets fall outside the text or whose text column differs from the
+text at its offsets is an error naming the line.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from ..documents import Document, Passage, Span
+from ..errors import InputError
+from ..fileio import atomic_write, read_text
+from .report import WriteReport
+
+NAME = "pubtator"
+EXTENSIONS = (".pubtator", ".pubtator.txt")
+
+_HEADER_RE = re.compile(r"^([^|\t]+)\|([ta])\|(.*)$")
+
+
+class _Builder:
+    def __init__(self, path: Path, pmid: str, line: int):
+        self.path, self.pmid, self.line = path, pmid, line
+        self.title: str | None = None
+        self.abstract: str | None = None
+        self.doc: Document | None = None
+
+    def document(self) -> Document:
+        if self.doc is None:
+            title = self.title or ""
+            abstract = self.abstract or ""
+            passages = []
+            if title:
+                passages.append(Passage(0, len(title), "title"))
+            text = title
+            if abstract:
+                text = f"{title} {abstract}"
+                passages.append(Passage(len(title) + 1, len(text), "abstract"))
+            self.doc = Document(id=self.pmid, text=text, passages=passages)
+        return self.doc
+
+
+def _mention(b: _Builder, fields: list[str], lineno: int) -> None:
+    doc = b.document()
+    try:
+        start, end = int(fields[1]), int(fields[2])
+    except ValueError:
+        raise InputError(f"mention offsets {fields[1]!r}..{fields[2]!r} are not numbers", b.path, lineno) from None
+    if not 0 <= start <= end <= len(doc.text):
+        raise InputError(f"mention offsets {start}..{end} fall outside the document "
+                         f"({len(doc.text)} characters)", b.path, lineno)
+    if len(fields) < 5 or not fields[4]:
+        raise InputError("mention line without a type (expected PMID, start, end, text, type[, id])",
+                         b.path, lineno)
+    # Compared without surrounding white space: NCBI disease has a text column with
+    # trailing spaces the offsets do not cover.
+    if doc.text[start:end].strip() != fields[3].strip():
+        raise InputError(f"mention text {fields[3]!r} does not match the text at {start}..{end} "
+                         f"({doc.text[start:end]!r})", b.path, lineno)
+    concept = fields[5] if len(fields) > 5 else None
+    span = Span(start, end, fields[4], concept_id=concept)
+    doc.spans.append(span)
+    if len(fields) > 6:
+        doc.metadata.setdefault("pubtator_columns", {})[f"{start}:{end}:{span.label}"] = fields[6:]
+
+
+def read(path: str | Path) -> Iterator[Document]:
+    """Documents of a PubTator file, in file order."""
+    path = Path(path)
+    text = read_text(path)
+    if not text.strip():
+        raise InputError("empty file: no PubTator documents", path)
+    cur: _Builder | None = None
+    for lineno, line in enumerate(text.split("\n"), 1):
+        if not line.strip():
+            if cur is not None:
+                yield cur.document()
+                cur = None
+            continue
+        header = _HEADER_RE.match(line)
+        if header:
+            pmid, kind, body = header.groups()
+            if cur is not None and (cur.pmid != pmid or cur.doc is not None
+                                    or getattr(cur, "title" if kind == "t" else "abstract") is not None):
+                # No blank line between two documents: close the previous one.
+                yield cur.document()
+                cur = None
+            if cur is None:
+                cur = _Builder(path, pmid, lineno)
+            if kind == "t":
+                cur.title = body
+            else:
+                cur.abstract = body
+            continue
+        fields = line.split("\t")
+        if cur is None or fields[0] != cur.pmid:
+            raise InputError(f"line belongs to no document (expected 'PMID|t|title' first): {line[:60]!r}",
+                             path, lineno)
+        if len(fields) >= 4 and fields[1].isdigit() and fields[2].lstrip("-").isdigit():
+            _mention(cur, fields, lineno)
+        elif len(fields) >= 2 and not fields[1].isdigit():
+            cur.document().relations.append(tuple(fields[1:]))
+        else:
+            raise InputError(f"cannot read this PubTator line: {line[:60]!r}", path, lineno)
+    if cur is not None:
+        yield cur.document()
+
+
+def _layout(doc: Document) -> tuple[str, str, int]:
+    """(title, abstract, shift) such that ``title + " " + abstract`` holds the document
+    and a span at offset ``o`` past the title moves to ``o + shift``."""
+    title_p = next((p for p in doc.passages if p.kind == "title" and p.start == 0), None)
+    title = doc.text[:title_p.end] if title_p else ""
+    rest_start = min((p.start for p in doc.passages if p is not title_p and p.start >= len(title)),
+                     default=len(doc.text))
+    abstract = doc.text[rest_start:]
+    return title, abstract, len(title) + 1 - rest_start
+
+
+def write(docs: Iterable[Document], path: str | Path) -> WriteReport:
+    """Write documents as PubTator. New lines and tabs inside the text become spaces
+    (same length, so offsets hold); a document without a title gets an empty ``|t|``."""
+    report = WriteReport(path=str(path), format=NAME)
+    with atomic_write(path) as fh:
+        for doc in docs:
+            report.add(doc)
+            title, abstract, shift = _layout(doc)
+            clean = str.maketrans("\n\t\r", "   ")
+            fh.write(f"{doc.id}|t|{title.translate(clean)}\n{doc.id}|a|{abstract.translate(clean)}\n")
+            extra = doc.metadata.get("pubtator_columns") or {}
+            for span in doc.spans:
+                move = shift if span.start >= len(title) and (title or shift) else 0
+                start, end = span.start + move, span.end + move
+                fields = [doc.id, str(start), str(end), doc.text[span.start:span.end].translate(clean),
+                          span.label]
+                cols = extra.get(f"{span.start}:{span.end}:{span.label}")
+                if span.concept_id is not None or cols:
+                    fields.append(span.concept_id or "")
+                if cols:
+                    fields.extend(cols)
+                fh.write("\t".join(fields) + "\n")
+            for rel in doc.relations:
+                fh.write("\t".join([doc.id, *map(str, rel)]) + "\n")
+            fh.write("\n")
+    return report

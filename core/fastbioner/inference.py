@@ -1,0 +1,282 @@
+"""The inference engine: documents in, entity spans out, with character offsets
+exact against the original text.
+
+Offsets never come from the subword tokenizer (which lower-cases, strips accents,
+drops control characters): the text is cut into word tokens with offsets by
+:mod:`fastbioner.text`, the model predicts one tag per word (read from the word's
+first subword, windows of long sentences stitched by :mod:`fastbioner.encoding`),
+and a span runs from its first word's start to its last word's end.
+
+Decisions a caller may rely on:
+
+- Invalid tag sequences are repaired the one way the whole library does
+  (:func:`fastbioner.labels.repair_iob2`): an ``I-X`` that does not continue an ``X``
+  entity begins one.
+- A word's probability is the softmax probability of its chosen tag at its first
+  subword (in float32 whatever the precision). An entity's ``score`` is the mean of
+  its words' probabilities (:func:`fastbioner.labels.tags_to_spans`). For a CRF
+  student the tags are the Viterbi path and the probabilities its emissions'
+  softmax.
+- A word the subword tokenizer turns into nothing (a lone control or zero-width
+  character) is tagged ``O``.
+- Speed: all sentences of a call are encoded in one tokenizer call, sorted by
+  length and cut into batches of at most ``token_budget`` padded positions, run under
+  ``torch.inference_mode`` in the chosen precision (:mod:`fastbioner.precision`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+import torch
+
+from .config import Settings
+from .documents import Document, Sentence, Source, Span
+from .encoding import WordEncoder
+from .errors import ModelError
+from .jobs import CancelToken
+from .labels import check_tags, detect_scheme, repair_iob2, split_tag, tags_to_spans, to_iob2
+from .modeling import load_token_classifier, load_tokenizer, model_labels, pick_device
+from .precision import apply_precision, checks_from_manifest, choose_precision
+from .text import document_sentences
+
+
+@dataclass
+class TaggerConfig(Settings):
+    """How to run a model; saved beside speed figures so they can be reproduced."""
+
+    device: str = "auto"            # auto (CUDA when present), cpu, cuda, cuda:N
+    precision: str = "auto"         # auto, fp32, bf16, fp16, int8 (see fastbioner.precision)
+    threads: int | None = None      # torch intra-op threads; None leaves torch's default
+    max_length: int = 256           # subwords per window, special tokens included
+    window_overlap: int = 32        # subwords shared by consecutive windows of a long sentence
+    token_budget: int = 8192        # padded subword positions per batch (rows x longest row)
+    max_batch_size: int = 256       # rows per batch, whatever the budget allows
+
+    def validate(self) -> None:
+        from .config import ConfigError
+
+        if self.threads is not None and self.threads < 1:
+            raise ConfigError("threads must be at least 1")
+        if self.token_budget < 1 or self.max_batch_size < 1:
+            raise ConfigError("token_budget and max_batch_size must be at least 1")
+
+
+@dataclass(frozen=True)
+class WordTags:
+    """One sentence's prediction: a repaired IOB2 tag and a probability per word."""
+
+    tags: list[str]
+    scores: list[float]
+
+
+def token_budget_batches(lengths: Sequence[int], token_budget: int, max_rows: int) -> list[list[int]]:
+    """Indices sorted longest first and cut greedily so that rows x longest row stays
+    within ``token_budget`` (a row longer than the budget goes alone): little padding,
+    and the cost of a batch stays about constant whatever the sentence lengths."""
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+    batches: list[list[int]] = []
+    current: list[int] = []
+    for i in order:
+        width = lengths[current[0]] if current else lengths[i]
+        if current and ((len(current) + 1) * width > token_budget or len(current) >= max_rows):
+            batches.append(current)
+            current = []
+        current.append(i)
+    if current:
+        batches.append(current)
+    return batches
+
+
+def _read_labels(model, where: str) -> tuple[list[str], str]:
+    """The model's labels and tagging scheme; a model whose labels are not tags
+    (``LABEL_0`` ..., or no ``O``) cannot give spans and is refused with one line."""
+    labels = model_labels(model)
+    try:
+        for label in labels:
+            split_tag(label)
+    except ValueError:
+        shown = ", ".join(labels[:6]) + (", ..." if len(labels) > 6 else "")
+        raise ModelError(f"{where}: the model's labels are not BIO tags ({shown}); expected O, "
+                         f"B-<type>, I-<type> (or IOBES)") from None
+    if "O" not in labels:
+        raise ModelError(f"{where}: the model has no O label, so it cannot tag text outside entities")
+    scheme = detect_scheme(labels)
+    if check_tags(labels, scheme) is not None:
+        raise ModelError(f"{where}: the model's labels mix tagging schemes ({', '.join(labels)})")
+    return labels, scheme
+
+
+def _register_custom_models(folder: Path) -> None:
+    """Model types that are ours (the recurrent student) register their classes with
+    transformers on import; import only what this folder needs."""
+    try:
+        model_type = json.loads((folder / "config.json").read_text(encoding="utf-8")).get("model_type")
+    except (OSError, ValueError):
+        return  # modeling.check_weights gives the clear error
+    if model_type == "fastbioner-rnn":
+        from .distill import recurrent  # noqa: F401
+
+
+class Tagger:
+    """A token classifier ready to tag: load with :meth:`load`, then :meth:`tag`."""
+
+    def __init__(self, model, tokenizer, config: TaggerConfig | None = None, *, name: str = "",
+                 folder: Path | None = None, manifest: dict[str, Any] | None = None):
+        self.config = config or TaggerConfig()
+        self.config.validate()
+        self.name = name
+        self.folder = folder
+        self.manifest = manifest or {}
+        where = str(folder or name or "model")
+        self.labels, self.scheme = _read_labels(model, where)
+        if self.config.threads:
+            torch.set_num_threads(self.config.threads)
+        self.device = pick_device(self.config.device)
+        self.precision = choose_precision(self.config.precision, self.device,
+                                          checks_from_manifest(self.manifest))
+        self.model = apply_precision(model, self.precision, self.device)
+        self.tokenizer = tokenizer
+        max_length = min(self.config.max_length, _position_limit(model))
+        self.encoder = WordEncoder(tokenizer, self.labels, max_length=max_length,
+                                   overlap=self.config.window_overlap)
+        self._o = self.labels.index("O")
+        self._decode = getattr(self.model, "decode", None)  # CRF students decode jointly
+
+    @classmethod
+    def load(cls, name_or_folder: str | Path, config: TaggerConfig | None = None) -> "Tagger":
+        """From a registry name or a model folder (safetensors only, no remote code)."""
+        folder, name, manifest = resolve_model(name_or_folder)
+        _register_custom_models(folder)
+        model = load_token_classifier(folder, device="cpu")
+        tokenizer = load_tokenizer(folder)
+        return cls(model, tokenizer, config, name=name, folder=folder, manifest=manifest)
+
+    @property
+    def entity_types(self) -> list[str]:
+        return sorted({split_tag(l)[1] for l in self.labels if l != "O"})
+
+    def describe(self) -> dict[str, Any]:
+        """What runs: for summaries and speed records."""
+        return {"model": self.name or str(self.folder or ""), "device": str(self.device),
+                "precision": self.precision.value, "threads": torch.get_num_threads()}
+
+    # -- words -------------------------------------------------------------------
+
+    def predict_words(self, sentences: Sequence[Sequence[str]],
+                      cancel: CancelToken | None = None) -> list[WordTags]:
+        """One repaired IOB2 tag and probability per word of each sentence."""
+        windows = self.encoder.encode(sentences)
+        values: list[Any] = [None] * len(windows)
+        batches = token_budget_batches([len(w) for w in windows], self.config.token_budget,
+                                       self.config.max_batch_size)
+        with torch.inference_mode():
+            for idx in batches:
+                if cancel is not None:
+                    cancel.check()
+                batch = self.encoder.collate([windows[i] for i in idx], idx).to(self.device)
+                logits = self.model(**batch.model_inputs()).logits
+                for row, i in zip(self._per_position(logits, batch), idx):
+                    values[i] = row
+        fill = np.array([self._o, 1.0], dtype=np.float32)
+        stitched = WordEncoder.stitch(windows, values, len(sentences), fill=fill)
+        out = []
+        for words, rows in zip(sentences, stitched):
+            if not words:
+                out.append(WordTags([], []))
+                continue
+            raw = [self.labels[int(r[0])] for r in rows]
+            tags, _ = repair_iob2(to_iob2(raw, self.scheme))
+            out.append(WordTags(tags, [float(r[1]) for r in rows]))
+        return out
+
+    def _per_position(self, logits: torch.Tensor, batch) -> list[np.ndarray]:
+        """Per window, an array (positions, 2) of [label id, probability]."""
+        probs = logits.float().softmax(-1)
+        if self._decode is not None:
+            ids = torch.full(probs.shape[:2], self._o, dtype=torch.long, device=probs.device)
+            paths = self._decode(logits.float(), batch.first_subword)
+            for r, path in enumerate(paths):
+                pos = batch.first_subword[r].nonzero().flatten()[:len(path)]
+                ids[r, pos] = torch.tensor(path, dtype=torch.long, device=probs.device)
+            best = probs.gather(-1, ids.unsqueeze(-1)).squeeze(-1)
+        else:
+            best, ids = probs.max(-1)
+        both = torch.stack((ids.float(), best), -1).cpu().numpy()
+        return [both[r, :len(w)] for r, w in enumerate(batch.windows)]
+
+    # -- documents -----------------------------------------------------------------
+
+    def tag_sentences(self, sentences: Sequence[Sentence],
+                      cancel: CancelToken | None = None) -> list[list[Span]]:
+        preds = self.predict_words([s.words for s in sentences], cancel)
+        return [tags_to_spans(s, p.tags, Source.MODEL, p.scores) for s, p in zip(sentences, preds)]
+
+    def tag(self, docs: Iterable[Document], cancel: CancelToken | None = None) -> list[list[Span]]:
+        """Model spans of each document (its existing spans are not looked at).
+        All sentences of all ``docs`` are batched together: pass documents in chunks
+        (tens to hundreds) for speed with bounded memory."""
+        return self._run(list(docs), cancel)[0]
+
+    def annotate(self, docs: Iterable[Document], keep: Iterable[Source] = (Source.CURATOR,),
+                 cancel: CancelToken | None = None) -> list[Document]:
+        """Copies of ``docs`` whose spans are the kept ones (a curator's, by default:
+        re-tagging never overwrites them) plus the model's spans that overlap none of
+        them."""
+        return self.tag_chunk(docs, keep, cancel).documents
+
+    def tag_chunk(self, docs: Iterable[Document], keep: Iterable[Source] = (Source.CURATOR,),
+                  cancel: CancelToken | None = None) -> "TaggedChunk":
+        """:meth:`annotate` with the counts a job reports (sentences, word tokens)."""
+        docs = list(docs)
+        keep = set(keep)
+        spans, sentences = self._run(docs, cancel)
+        out = []
+        for doc, predicted in zip(docs, spans):
+            kept = [s for s in doc.spans if s.source in keep]
+            new = [s for s in predicted if not any(s.overlaps(k) for k in kept)]
+            out.append(Document(doc.id, doc.text, list(doc.passages),
+                                sorted(kept + new, key=lambda s: (s.start, -s.end, s.label)),
+                                dict(doc.metadata), list(doc.relations)))
+        return TaggedChunk(out, len(sentences), sum(len(s.tokens) for s in sentences))
+
+    def _run(self, docs: list[Document], cancel: CancelToken | None
+             ) -> tuple[list[list[Span]], list[Sentence]]:
+        per_doc = [document_sentences(d) for d in docs]
+        flat = [s for sents in per_doc for s in sents]
+        spans = self.tag_sentences(flat, cancel)
+        out, k = [], 0
+        for sents in per_doc:
+            out.append([sp for sent_spans in spans[k:k + len(sents)] for sp in sent_spans])
+            k += len(sents)
+        return out, flat
+
+
+@dataclass(frozen=True)
+class TaggedChunk:
+    documents: list[Document]
+    sentences: int
+    tokens: int
+
+
+def _position_limit(model) -> int:
+    """Subwords the model's position embeddings allow (RoBERTa-style models reserve
+    a couple of positions for padding offsets); recurrent models have no limit."""
+    limit = getattr(model.config, "max_position_embeddings", None)
+    if not limit:
+        return 1_000_000
+    if getattr(model.config, "model_type", "") in ("roberta", "xlm-roberta", "mpnet", "camembert"):
+        return limit - 2
+    return limit
+
+
+def resolve_model(name_or_folder: str | Path) -> tuple[Path, str, dict[str, Any]]:
+    """(folder, name, manifest) of a registry name or a model folder."""
+    from .registry import Registry
+
+    entry = Registry().resolve(name_or_folder)
+    return Path(entry.path), entry.name, entry.manifest.to_dict()

@@ -1,0 +1,169 @@
+"""Loading and saving Hugging Face models safely.
+
+Weights load from safetensors only (a ``pytorch_model.bin`` is a pickle and can run
+code, so it is refused, never opened); ``trust_remote_code`` is always off; a folder
+with missing, corrupt or incomplete weights raises :class:`ModelError` with one
+clear line. A model reference is a local folder or, for a user with network, a
+Hugging Face model id.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+import torch
+
+from .errors import ModelError
+
+PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle")
+HEAD_NAMES = ("classifier", "score")  # token-classification heads a base model lacks
+
+
+def pick_device(spec: str | torch.device | None = "auto") -> torch.device:
+    """``auto`` (or None): CUDA when present, else CPU; otherwise the named device."""
+    if isinstance(spec, torch.device):
+        return spec
+    if spec in (None, "", "auto"):
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        device = torch.device(spec)
+    except RuntimeError:
+        raise ModelError(f"unknown device {spec!r} (use auto, cpu, cuda or cuda:N)") from None
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ModelError(f"device {spec!r} asked for, but no CUDA device is available")
+    return device
+
+
+@contextlib.contextmanager
+def _quiet_transformers() -> Iterator[None]:
+    """Hide transformers' load reports (e.g. "newly initialized classifier", which is
+    expected when a head is added to a base model); real failures still raise."""
+    from transformers.utils import logging as hf_logging
+
+    level = hf_logging.get_verbosity()
+    bars_were_off = hf_logging.is_progress_bar_enabled() is False
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(level)
+        if not bars_were_off:
+            hf_logging.enable_progress_bar()
+
+
+def safetensors_files(folder: Path) -> list[Path]:
+    return sorted(folder.glob("*.safetensors"))
+
+
+def check_weights(folder: str | Path) -> None:
+    """A local model folder must hold a config and readable safetensors weights."""
+    from safetensors import safe_open
+
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise ModelError(f"{folder}: no such model folder")
+    if not (folder / "config.json").is_file():
+        raise ModelError(f"{folder}: not a model folder (no config.json)")
+    files = safetensors_files(folder)
+    if not files:
+        pickles = [p.name for p in folder.iterdir() if p.suffix in PICKLE_SUFFIXES]
+        hint = (f" (found {', '.join(pickles)}: pickled weights are never loaded, since they can "
+                f"run code; convert them to safetensors)") if pickles else ""
+        raise ModelError(f"{folder}: no safetensors weights{hint}")
+    for path in files:
+        try:
+            with safe_open(str(path), framework="pt") as fh:
+                keys = list(fh.keys())
+                if keys:  # reading one tensor catches a truncated data section
+                    fh.get_tensor(keys[-1])
+        except Exception as exc:  # safetensors raises several types for a bad file
+            raise ModelError(f"{path}: corrupt weights ({str(exc).splitlines()[0][:120]})") from None
+
+
+def _is_local(ref: str | Path) -> bool:
+    p = Path(ref)
+    return p.exists() or str(ref).startswith((".", "/", "~")) or p.is_absolute()
+
+
+def load_tokenizer(ref: str | Path):
+    """A fast tokenizer (needed to map subwords back to words)."""
+    from transformers import AutoTokenizer
+
+    if _is_local(ref) and not Path(ref).is_dir():
+        raise ModelError(f"{ref}: no such model folder")
+    try:
+        with _quiet_transformers():
+            tok = AutoTokenizer.from_pretrained(str(ref), use_fast=True, trust_remote_code=False)
+    except Exception as exc:
+        raise ModelError(f"{ref}: cannot load the tokenizer ({str(exc).splitlines()[0][:160]})") from None
+    if not getattr(tok, "is_fast", False):
+        raise ModelError(f"{ref}: the tokenizer has no fast (Rust) version, which is needed to map "
+                         f"subwords to words")
+    return tok
+
+
+def load_token_classifier(ref: str | Path, labels: Sequence[str] | None = None,
+                          device: str | torch.device | None = "cpu", **kwargs: Any):
+    """A token classifier from a folder or model id.
+
+    With ``labels`` the model gets a fresh tagging head for them (fine-tuning a base
+    encoder); without, the folder must be a complete tagger (its head included).
+    Extra ``kwargs`` go to ``from_pretrained`` (e.g. ``attn_implementation="eager"``).
+    """
+    from transformers import AutoModelForTokenClassification
+
+    if _is_local(ref):
+        check_weights(ref)
+    options: dict[str, Any] = dict(use_safetensors=True, trust_remote_code=False,
+                                   dtype=torch.float32, output_loading_info=True)
+    if labels is not None:
+        labels = list(labels)
+        options.update(num_labels=len(labels), id2label=dict(enumerate(labels)),
+                       label2id={l: i for i, l in enumerate(labels)}, ignore_mismatched_sizes=True)
+    options.update(kwargs)
+    try:
+        with _quiet_transformers():
+            model, info = AutoModelForTokenClassification.from_pretrained(str(ref), **options)
+    except Exception as exc:
+        raise ModelError(f"{ref}: cannot load the model ({str(exc).splitlines()[0][:200]})") from None
+    missing = [k for k in info.get("missing_keys", [])
+               if labels is None or not any(h in k for h in HEAD_NAMES)]
+    if missing:
+        shown = ", ".join(sorted(missing)[:3]) + (", ..." if len(missing) > 3 else "")
+        raise ModelError(f"{ref}: incomplete weights, {len(missing)} tensor(s) missing ({shown})")
+    return model.to(pick_device(device))
+
+
+def model_labels(model) -> list[str]:
+    id2label = model.config.id2label
+    return [id2label[i] for i in range(len(id2label))]
+
+
+def model_shape(model) -> dict[str, Any]:
+    """Layers, width and parameter count, as the manifest records them."""
+    cfg = model.config
+    return {
+        "model_type": getattr(cfg, "model_type", ""),
+        "layers": getattr(cfg, "num_hidden_layers", None),
+        "width": getattr(cfg, "hidden_size", None),
+        "parameters": sum(p.numel() for p in model.parameters()),
+    }
+
+
+def save_model(model, tokenizer, folder: str | Path) -> Path:
+    """``save_pretrained`` (safetensors) of the model and its tokenizer into ``folder``."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    with _quiet_transformers():
+        model.save_pretrained(folder)
+        tokenizer.save_pretrained(folder)
+    if not safetensors_files(folder):  # an older transformers could fall back to a pickle
+        raise ModelError(f"{folder}: the model was not saved as safetensors")
+    return folder
+
+
+def folder_size(folder: str | Path) -> int:
+    return sum(p.stat().st_size for p in Path(folder).rglob("*") if p.is_file())

@@ -1,0 +1,349 @@
+"""Models on disk: one folder per model, with a manifest, installed atomically.
+
+The registry's root is ``$FASTBIONER_HOME/models`` when ``FASTBIONER_HOME`` is set
+(tests set it, so they never touch a real registry), else
+``platformdirs.user_data_dir("fastbioner")/models``. A model folder holds the
+Hugging Face ``save_pretrained`` output (safetensors only), its tokenizer and
+``fastbioner.json``, the :class:`Manifest`.
+
+A model is built in a staging folder under the root and renamed into place only
+when complete::
+
+    with registry.staging() as folder:      # deleted on error or cancel
+        save_model(model, tokenizer, folder)
+        write_manifest(folder, manifest)
+        registry.install(folder, "my-model")
+
+so a cancelled or failed job leaves no entry and no partial folder.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass, field, fields
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterator
+
+from . import __version__
+from .config import ConfigError, Settings
+from .errors import ModelError
+from .fileio import atomic_write
+from .modeling import PICKLE_SUFFIXES, check_weights, folder_size, safetensors_files
+
+MANIFEST = "fastbioner.json"
+MANIFEST_FORMAT = 1
+KINDS = ("teacher", "student")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+
+
+@dataclass
+class Manifest(Settings):
+    """What a model is and how it was made. ``speed`` (tagging speed figures, filled
+    in by the inference benchmark) and ``compression`` (parameters and size against
+    the teacher, filled in by distillation) start empty."""
+
+    name: str = ""
+    kind: str = "teacher"                 # teacher | student
+    base_model: str = ""                  # model id or folder it was fine-tuned from
+    model_type: str = ""                  # bert, mpnet, ... (config.model_type)
+    layers: int | None = None
+    width: int | None = None
+    parameters: int = 0
+    size_bytes: int = 0
+    labels: list[str] = field(default_factory=list)
+    config: dict[str, Any] = field(default_factory=dict)          # full resolved settings
+    training_data: list[dict[str, Any]] = field(default_factory=list)  # path, sha256, role
+    metrics: dict[str, Any] = field(default_factory=dict)         # devel EvaluationReport.to_dict()
+    training: dict[str, Any] = field(default_factory=dict)        # steps, best step, seconds per epoch
+    parent: str | None = None             # teacher of a distilled student
+    method: str | None = None             # distillation method of a student
+    speed: dict[str, Any] = field(default_factory=dict)
+    compression: dict[str, Any] = field(default_factory=dict)
+    created: str = ""                     # ISO 8601, UTC
+    project_version: str = __version__
+    manifest_format: int = MANIFEST_FORMAT
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    name: str
+    path: Path
+    manifest: Manifest
+    registered: bool = True  # False: a plain folder given by path
+
+    @property
+    def labels(self) -> list[str]:
+        return list(self.manifest.labels)
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
+
+
+def file_sha256(path: str | Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def data_record(path: str | Path, role: str) -> dict[str, Any]:
+    """A training-data entry for the manifest: absolute path, role and checksum."""
+    p = Path(path).resolve()
+    return {"path": str(p), "role": role, "sha256": file_sha256(p)}
+
+
+def _version_tuple(version: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in re.findall(r"\d+", version.split("+")[0])[:3])
+
+
+def read_manifest(folder: str | Path) -> Manifest:
+    """The manifest of a model folder; ModelError when it is unreadable or was
+    written by a newer version of the project."""
+    path = Path(folder) / MANIFEST
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ModelError(f"{folder}: no {MANIFEST} (not a registry model; import it first)") from None
+    except (OSError, ValueError) as exc:
+        raise ModelError(f"{path}: unreadable manifest ({exc})") from None
+    if not isinstance(data, dict):
+        raise ModelError(f"{path}: unreadable manifest (not a JSON object)")
+    theirs = str(data.get("project_version", "0"))
+    if (_version_tuple(theirs) > _version_tuple(__version__)
+            or int(data.get("manifest_format", 1)) > MANIFEST_FORMAT):
+        raise ModelError(f"{path}: made by fastbioner {theirs}, newer than this {__version__}; "
+                         f"upgrade fastbioner to use this model")
+    try:
+        return Manifest.from_dict(data)
+    except (ConfigError, TypeError) as exc:
+        raise ModelError(f"{path}: bad manifest ({exc})") from None
+
+
+def write_manifest(folder: str | Path, manifest: Manifest) -> None:
+    with atomic_write(Path(folder) / MANIFEST) as fh:
+        json.dump(manifest.to_dict(), fh, indent=2, ensure_ascii=False)
+        fh.write("\n")
+
+
+def manifest_from_folder(folder: str | Path, kind: str = "teacher") -> Manifest:
+    """A manifest for a Hugging Face folder made elsewhere, from its config.json and
+    its safetensors headers (the weights are not loaded)."""
+    from safetensors import safe_open
+
+    folder = Path(folder)
+    check_weights(folder)
+    try:
+        cfg = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ModelError(f"{folder / 'config.json'}: unreadable ({exc})") from None
+    id2label = cfg.get("id2label") or {}
+    labels = [id2label[k] for k in sorted(id2label, key=lambda k: int(k))]
+    params = 0
+    for path in safetensors_files(folder):
+        with safe_open(str(path), framework="pt") as fh:
+            for key in fh.keys():
+                n = 1
+                for d in fh.get_slice(key).get_shape():
+                    n *= d
+                params += n
+    return Manifest(name=folder.name, kind=kind, base_model=cfg.get("_name_or_path", ""),
+                    model_type=cfg.get("model_type", ""), layers=cfg.get("num_hidden_layers"),
+                    width=cfg.get("hidden_size"), parameters=params,
+                    size_bytes=folder_size(folder), labels=labels, created=now_iso())
+
+
+def check_bio_labels(labels: list[str], where: str | Path) -> None:
+    from .labels import split_tag
+
+    try:
+        for label in labels:
+            if split_tag(label)[0] not in ("O", "B", "I"):
+                raise ValueError(label)
+    except ValueError:
+        raise ModelError(f"{where}: the model's labels are not IOB2 tags "
+                         f"({', '.join(labels[:6])}); a tagger needs O, B-<type>, I-<type>") from None
+    if "O" not in labels:
+        raise ModelError(f"{where}: the model's labels lack 'O'")
+
+
+def default_root() -> Path:
+    home = os.environ.get("FASTBIONER_HOME")
+    if home:
+        return Path(home).expanduser() / "models"
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("fastbioner")) / "models"
+
+
+class Registry:
+    def __init__(self, root: str | Path | None = None):
+        self.root = Path(root).expanduser() if root is not None else default_root()
+
+    # -- looking up -------------------------------------------------------------------
+
+    @staticmethod
+    def check_name(name: str) -> str:
+        if not isinstance(name, str) or not _NAME.match(name):
+            raise ModelError(f"bad model name {name!r}: use letters, digits, '.', '_' and '-' "
+                             f"(starting with a letter or digit)")
+        return name
+
+    def exists(self, name: str) -> bool:
+        return (self.root / name / MANIFEST).is_file()
+
+    def get(self, name: str) -> ModelEntry:
+        self.check_name(name)
+        folder = self.root / name
+        if not folder.is_dir():
+            raise ModelError(f"no model named {name!r} in the registry ({self.root})")
+        return ModelEntry(name, folder, read_manifest(folder))
+
+    def list(self) -> list[ModelEntry]:
+        """Usable entries, by name; see :meth:`problems` for the others."""
+        return [e for e in (self._try(p) for p in self._folders()) if isinstance(e, ModelEntry)]
+
+    def problems(self) -> list[tuple[str, str]]:
+        """(name, message) for each folder in the registry that cannot be used."""
+        return [(p.name, e) for p in self._folders() if isinstance(e := self._try(p), str)]
+
+    def _folders(self) -> list[Path]:
+        if not self.root.is_dir():
+            return []
+        return sorted(p for p in self.root.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+    @staticmethod
+    def _try(folder: Path) -> ModelEntry | str:
+        try:
+            return ModelEntry(folder.name, folder, read_manifest(folder))
+        except ModelError as exc:
+            return str(exc)
+
+    def resolve(self, ref: str | Path) -> ModelEntry:
+        """A registry name, or a model folder (registered or not)."""
+        ref_str = str(ref)
+        if _NAME.match(ref_str) and (self.root / ref_str).is_dir():
+            return self.get(ref_str)
+        folder = Path(ref_str).expanduser()
+        if folder.is_dir():
+            if (folder / MANIFEST).is_file():
+                return ModelEntry(folder.name, folder.resolve(), read_manifest(folder), registered=False)
+            return ModelEntry(folder.name, folder.resolve(), manifest_from_folder(folder), registered=False)
+        raise ModelError(f"no model named {ref_str!r} in the registry ({self.root}) and no such folder")
+
+    # -- building and installing --------------------------------------------------
+
+    @contextlib.contextmanager
+    def staging(self) -> Iterator[Path]:
+        """A fresh folder under the root (same file system, so install is a rename);
+        removed when the block ends unless it was installed."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        folder = Path(tempfile.mkdtemp(prefix=".staging-", dir=self.root))
+        try:
+            yield folder
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    def install(self, staging: str | Path, name: str, overwrite: bool = False) -> ModelEntry:
+        """Move a complete model folder (weights, tokenizer, manifest) into place as
+        ``name`` in one rename. The manifest's name and size are set here."""
+        self.check_name(name)
+        staging = Path(staging)
+        check_weights(staging)
+        manifest = read_manifest(staging)
+        manifest.name = name
+        write_manifest(staging, manifest)
+        manifest.size_bytes = folder_size(staging)
+        write_manifest(staging, manifest)
+        dest = self.root / name
+        if dest.exists() and not overwrite:
+            raise ModelError(f"a model named {name!r} already exists; choose another name or delete it")
+        if staging.resolve().parent != self.root.resolve():
+            raise ModelError(f"{staging}: install only folders made by Registry.staging()")
+        trash = None
+        if dest.exists():
+            trash = Path(tempfile.mkdtemp(prefix=".trash-", dir=self.root)) / name
+            os.replace(dest, trash)
+        os.replace(staging, dest)
+        if trash is not None:
+            shutil.rmtree(trash.parent, ignore_errors=True)
+        return ModelEntry(name, dest, manifest)
+
+    def import_folder(self, folder: str | Path, name: str | None = None, kind: str | None = None,
+                      overwrite: bool = False) -> ModelEntry:
+        """Copy a Hugging Face token-classification folder into the registry (pickled
+        weight files are left behind). Its labels must be IOB2 tags."""
+        from .modeling import load_tokenizer
+
+        folder = Path(folder).expanduser()
+        name = self.check_name(name or folder.name)
+        if kind is not None and kind not in KINDS:
+            raise ModelError(f"kind must be one of {', '.join(KINDS)}")
+        if self.exists(name) and not overwrite:
+            raise ModelError(f"a model named {name!r} already exists; choose another name or delete it")
+        check_weights(folder)
+        if (folder / MANIFEST).is_file():
+            manifest = read_manifest(folder)
+            if kind:
+                manifest.kind = kind
+        else:
+            manifest = manifest_from_folder(folder, kind or "teacher")
+        check_bio_labels(manifest.labels, folder)
+        load_tokenizer(folder)  # a model without a usable tokenizer cannot tag
+        with self.staging() as st:
+            for item in folder.iterdir():
+                if item.name.startswith(".") or item.suffix in PICKLE_SUFFIXES:
+                    continue
+                if item.is_dir():
+                    shutil.copytree(item, st / item.name)
+                else:
+                    shutil.copy2(item, st / item.name)
+            write_manifest(st, manifest)
+            return self.install(st, name, overwrite=overwrite)
+
+    def export(self, name: str, dest: str | Path) -> Path:
+        """Copy a model to ``dest`` (into it, as ``dest/name``, when ``dest`` is an
+        existing folder); the copy appears complete or not at all."""
+        entry = self.get(name)
+        dest = Path(dest).expanduser()
+        if dest.is_dir():
+            dest = dest / name
+        if dest.exists():
+            raise ModelError(f"{dest}: already exists")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
+        try:
+            shutil.copytree(entry.path, tmp / "m")
+            os.replace(tmp / "m", dest)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        return dest
+
+    def delete(self, name: str) -> None:
+        entry_folder = self.root / self.check_name(name)
+        if not entry_folder.is_dir():
+            raise ModelError(f"no model named {name!r} in the registry ({self.root})")
+        trash = Path(tempfile.mkdtemp(prefix=".trash-", dir=self.root))
+        os.replace(entry_folder, trash / name)  # gone from list() at once, whatever rmtree does
+        shutil.rmtree(trash, ignore_errors=True)
+
+    def update_manifest(self, name: str, **changes: Any) -> ModelEntry:
+        """Replace manifest fields (e.g. ``speed=...``, ``compression=...``) atomically."""
+        entry = self.get(name)
+        known = {f.name for f in fields(Manifest)}
+        unknown = sorted(set(changes) - known)
+        if unknown:
+            raise ModelError(f"unknown manifest field(s): {', '.join(unknown)}")
+        data = entry.manifest.to_dict()
+        data.update(changes)
+        manifest = Manifest.from_dict(data)
+        write_manifest(entry.path, manifest)
+        return ModelEntry(name, entry.path, manifest)

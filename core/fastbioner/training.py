@@ -1,0 +1,342 @@
+"""The one training loop, shared by teacher fine-tuning and distillation.
+
+How a new objective plugs in
+----------------------------
+An objective is any callable ``objective(batch, step, total_steps) -> (loss, terms)``:
+``batch`` is one micro-batch from the batch source, already on the training device;
+``step`` counts optimisation steps done so far (0-based) out of ``total_steps``, so a
+schedule such as FastBioNER's phi(s) reads its progress from them; ``loss`` is the
+scalar tensor to minimise; ``terms`` maps names to floats (``{"L_total": ...,
+"L_SL": ..., "phi": ...}``) that appear, averaged over the step's micro-batches, in
+every :class:`ProgressEvent`'s ``losses``. The objective holds references to the
+modules it uses. Give the :class:`Trainer`:
+
+- ``modules``: the trainable ``nn.Module`` objects by name (a student and a
+  projection W_h, say); all their parameters are optimised, checkpointed and, at
+  the end, set to the best evaluation's weights;
+- ``frozen``: modules only read (a teacher): moved to the device, put in eval
+  mode, never optimised or saved;
+- ``batches``: a :class:`BatchSource` (``len()`` micro-batches per epoch and
+  ``epoch(e)`` giving them in an order fixed by ``e``, e.g.
+  :class:`fastbioner.encoding.WindowBatches`);
+- ``evaluate``: a callable returning devel metrics (``{"f1": ...}``), called with
+  the modules in eval mode; ``config.selection_metric`` (higher is better) picks
+  the best weights and drives early stopping.
+
+:meth:`Trainer.steps` is a generator of :class:`StepResult` (the caller owns
+printing and stopping); :meth:`Trainer.run` drives it with a
+:class:`~fastbioner.jobs.ProgressReporter`. Cancel is checked before every
+optimisation step. With a ``checkpoint_dir`` the loop saves, at epoch ends, every
+``checkpoint_every_steps`` and on cancel, the weights, optimizer, scheduler, grad
+scaler, RNG states, step and best metric; ``resume=True`` continues from there and
+reaches the same step count (and, on a CPU, the same weights) as an uninterrupted
+run, because a batch order depends only on ``(seed, epoch)``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import random
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Mapping, Protocol, Sequence
+
+import numpy as np
+import torch
+from torch import nn
+
+from .checkpoints import TrainingState, load_checkpoint, save_checkpoint
+from .config import ConfigError, TrainingConfig
+from .errors import FastBioNERError
+from .jobs import Cancelled, ProgressReporter
+from .modeling import pick_device
+
+Objective = Callable[[Any, int, int], "tuple[torch.Tensor, dict[str, float]]"]
+
+
+class BatchSource(Protocol):
+    def __len__(self) -> int: ...
+    def epoch(self, epoch: int) -> Iterable[Any]: ...
+
+
+@dataclass
+class StepResult:
+    step: int                     # optimisation steps done, 1-based after this one
+    total_steps: int
+    epoch: int                    # 0-based epoch this step belongs to
+    losses: dict[str, float]
+    learning_rate: float
+    metrics: dict[str, float] | None = None   # set when this step was evaluated
+    improved: bool = False
+
+
+@dataclass
+class TrainingResult:
+    steps: int
+    total_steps: int
+    best_step: int | None
+    best_metrics: dict[str, float] | None
+    history: list[dict[str, float]]        # one entry per evaluation: step, epoch, metrics
+    stopped_early: bool
+    resumed_from: int
+    epoch_seconds: list[float] = field(default_factory=list)  # training time per epoch, eval excluded
+    seconds: float = 0.0
+
+
+def move_to(obj: Any, device: torch.device) -> Any:
+    """Tensors, objects with ``.to`` (a Batch), dicts, lists and tuples, recursively."""
+    if isinstance(obj, torch.Tensor) or (hasattr(obj, "to") and not isinstance(obj, (dict, list, tuple))):
+        return obj.to(device)
+    if isinstance(obj, dict):
+        return {k: move_to(v, device) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(move_to(v, device) for v in obj)
+    return obj
+
+
+def seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)
+
+
+def linear_warmup_decay(warmup: int, total: int) -> Callable[[int], float]:
+    """Learning-rate factor: 0 -> 1 over ``warmup`` steps, then linearly to 0 at ``total``."""
+    def factor(step: int) -> float:
+        if step < warmup:
+            return (step + 1) / (warmup + 1)
+        return max(0.0, (total - step) / max(1, total - warmup))
+    return factor
+
+
+def _param_groups(modules: Mapping[str, nn.Module], weight_decay: float) -> list[dict]:
+    decay, no_decay, seen = [], [], set()
+    for module in modules.values():
+        for p in module.parameters():
+            if not p.requires_grad or id(p) in seen:
+                continue
+            seen.add(id(p))
+            # Biases and LayerNorm weights (1-D) are not decayed, as in BERT.
+            (decay if p.ndim >= 2 else no_decay).append(p)
+    return [{"params": decay, "weight_decay": weight_decay},
+            {"params": no_decay, "weight_decay": 0.0}]
+
+
+class Trainer:
+    """See the module docstring."""
+
+    def __init__(self, modules: Mapping[str, nn.Module], objective: Objective, batches: BatchSource,
+                 config: TrainingConfig, *, evaluate: Callable[[], dict[str, float]] | None = None,
+                 frozen: Sequence[nn.Module] = (), checkpoint_dir: str | Path | None = None,
+                 resume: bool = False, fingerprint: dict | None = None,
+                 check: Callable[[], None] | None = None):
+        if len(batches) == 0:
+            raise FastBioNERError("no training data: the batch source is empty")
+        self.modules = dict(modules)
+        self.objective = objective
+        self.batches = batches
+        self.config = config
+        self.evaluate = evaluate
+        self.checkpoint_dir = Path(checkpoint_dir) if checkpoint_dir else None
+        self.fingerprint = fingerprint if fingerprint is not None else config.to_dict()
+        self._check = check
+        self.device = pick_device(config.device)
+
+        self.steps_per_epoch = math.ceil(len(batches) / config.grad_accum_steps)
+        total = self.steps_per_epoch * config.epochs
+        self.total_steps = min(total, config.max_steps) if config.max_steps else total
+
+        for m in self.modules.values():
+            m.to(self.device)
+        for m in frozen:
+            m.to(self.device).eval().requires_grad_(False)
+        self.optimizer = torch.optim.AdamW(_param_groups(self.modules, config.weight_decay),
+                                           lr=config.learning_rate)
+        warmup = int(config.warmup_ratio * self.total_steps)
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(
+            self.optimizer, linear_warmup_decay(warmup, self.total_steps))
+        self._autocast, self.scaler = self._mixed_precision()
+
+        self.state = TrainingState()
+        self._best_weights: dict[str, dict[str, torch.Tensor]] | None = None
+        seed_everything(config.seed)
+        if resume and self.checkpoint_dir is not None:
+            self._resume()
+        self.resumed_from = self.state.step
+
+    def _mixed_precision(self):
+        if self.device.type != "cuda" or not self.config.mixed_precision:
+            return contextlib.nullcontext, None
+        dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+        scaler = torch.amp.GradScaler("cuda") if dtype == torch.float16 else None
+        return (lambda: torch.autocast("cuda", dtype=dtype)), scaler
+
+    # -- checkpoints ----------------------------------------------------------------
+
+    def _resume(self) -> None:
+        loaded = load_checkpoint(self.checkpoint_dir, self.modules, self.optimizer, self.scheduler,
+                                 self.scaler)
+        if loaded is None:
+            return
+        state, best = loaded
+        if state.fingerprint != _jsonable(self.fingerprint):
+            raise ConfigError(f"{self.checkpoint_dir}: the checkpoint was made with other settings; "
+                              f"start afresh (without resume) or use the same settings")
+        if state.total_steps != self.total_steps:
+            raise ConfigError(f"{self.checkpoint_dir}: the checkpoint plans {state.total_steps} steps, "
+                              f"this run {self.total_steps}; the training data changed")
+        self.state, self._best_weights = state, best
+
+    def _save_checkpoint(self) -> None:
+        if self.checkpoint_dir is None:
+            return
+        self.state.fingerprint = _jsonable(self.fingerprint)
+        self.state.total_steps = self.total_steps
+        save_checkpoint(self.checkpoint_dir, self.state, self.modules, self.optimizer,
+                        self.scheduler, self.scaler, self._best_weights)
+        self.state.checkpointed_step = self.state.step
+
+    # -- the loop -------------------------------------------------------------------
+
+    def steps(self) -> Iterator[StepResult]:
+        cfg, st = self.config, self.state
+        accum = cfg.grad_accum_steps
+        n_batches = len(self.batches)
+        try:
+            if self._eval_due(st.step) and st.last_eval_step != st.step and st.step > 0:
+                self._evaluate_now()  # a cancel came during this step's evaluation
+            while st.step < self.total_steps and not st.stopped:
+                epoch = st.step // self.steps_per_epoch
+                skip = (st.step % self.steps_per_epoch) * accum
+                t_epoch, eval_time = time.monotonic(), 0.0
+                group: list[Any] = []
+                for i, batch in enumerate(self.batches.epoch(epoch)):
+                    if i < skip:
+                        continue
+                    group.append(batch)
+                    if len(group) < accum and i < n_batches - 1:
+                        continue
+                    result = self._optimisation_step(group, epoch)
+                    group = []
+                    if self._eval_due(st.step):
+                        t0 = time.monotonic()
+                        result.metrics, result.improved = self._evaluate_now()
+                        eval_time += time.monotonic() - t0
+                    if st.step % self.steps_per_epoch == 0:
+                        st.epoch_seconds.append(time.monotonic() - t_epoch - eval_time)
+                    if self._checkpoint_due(st.step):
+                        self._save_checkpoint()
+                    yield result
+                    if st.step >= self.total_steps or st.stopped:
+                        break
+        except Cancelled:
+            if self.checkpoint_dir is not None and st.step > st.checkpointed_step:
+                self._save_checkpoint()  # resume continues from the last finished step
+            raise
+        if self._best_weights is not None:
+            for name, weights in self._best_weights.items():
+                self.modules[name].load_state_dict(weights)
+
+    def _optimisation_step(self, group: list[Any], epoch: int) -> StepResult:
+        if self._check is not None:
+            self._check()
+        st = self.state
+        for m in self.modules.values():
+            m.train()
+        sums: dict[str, float] = {}
+        for micro in group:
+            micro = move_to(micro, self.device)
+            with self._autocast():
+                loss, terms = self.objective(micro, st.step, self.total_steps)
+            if self.scaler is None and not torch.isfinite(loss):
+                raise FastBioNERError(f"training diverged: the loss is {loss.item()} at step "
+                                      f"{st.step + 1}; try a lower learning rate")
+            loss = loss / len(group)
+            (self.scaler.scale(loss) if self.scaler else loss).backward()
+            for k, v in terms.items():
+                sums[k] = sums.get(k, 0.0) + float(v) / len(group)
+        params = [p for g in self.optimizer.param_groups for p in g["params"]]
+        if self.scaler is not None:
+            self.scaler.unscale_(self.optimizer)
+        if self.config.max_grad_norm > 0:
+            nn.utils.clip_grad_norm_(params, self.config.max_grad_norm)
+        if self.scaler is not None:
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
+        else:
+            self.optimizer.step()
+        lr = self.scheduler.get_last_lr()[0]
+        self.scheduler.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        st.step += 1
+        return StepResult(st.step, self.total_steps, epoch, sums, lr)
+
+    def _eval_due(self, step: int) -> bool:
+        every = self.config.eval_every_steps
+        return (step % self.steps_per_epoch == 0 or step == self.total_steps
+                or bool(every and step % every == 0))
+
+    def _checkpoint_due(self, step: int) -> bool:
+        every = self.config.checkpoint_every_steps
+        return self.checkpoint_dir is not None and step < self.total_steps and (
+            step % self.steps_per_epoch == 0 or bool(every and step % every == 0))
+
+    def _evaluate_now(self) -> tuple[dict[str, float] | None, bool]:
+        st = self.state
+        metrics = None
+        if self.evaluate is not None:
+            for m in self.modules.values():
+                m.eval()
+            with torch.inference_mode():
+                metrics = dict(self.evaluate())
+            name = self.config.selection_metric
+            if name not in metrics:
+                raise FastBioNERError(f"evaluation returned no {name!r} (got {', '.join(metrics)})")
+        st.last_eval_step = st.step
+        epoch = (st.step - 1) // self.steps_per_epoch
+        if metrics is not None:
+            st.history.append({"step": st.step, "epoch": epoch + 1, **metrics})
+            score = float(metrics[self.config.selection_metric])
+            if st.best_metric is None or score > st.best_metric:
+                st.best_metric, st.best_step, st.bad_evals = score, st.step, 0
+                st.best_metrics = dict(metrics)
+                self._best_weights = {n: {k: v.detach().to("cpu", copy=True)
+                                          for k, v in m.state_dict().items()}
+                                      for n, m in self.modules.items()}
+                return metrics, True
+            st.bad_evals += 1
+            patience = self.config.early_stopping_patience
+            if patience and st.bad_evals >= patience:
+                st.stopped = True
+        return metrics, False
+
+    def result(self, seconds: float = 0.0) -> TrainingResult:
+        st = self.state
+        return TrainingResult(st.step, self.total_steps, st.best_step, st.best_metrics,
+                              list(st.history), st.stopped, self.resumed_from,
+                              list(st.epoch_seconds), seconds)
+
+    def run(self, reporter: ProgressReporter, stage: str = "train") -> TrainingResult:
+        """Drive :meth:`steps`, one progress event per optimisation step."""
+        if self._check is None:
+            self._check = reporter.check
+        t0 = time.monotonic()
+        epochs = math.ceil(self.total_steps / self.steps_per_epoch)
+        reporter.stage(stage, total=self.total_steps, start_step=self.state.step,
+                       message=f"resuming at step {self.state.step}" if self.state.step else stage)
+        for r in self.steps():
+            message = f"epoch {r.epoch + 1}/{epochs}"
+            if r.metrics is not None:
+                shown = ", ".join(f"{k} {v:.4f}" for k, v in r.metrics.items()
+                                  if isinstance(v, (int, float)))
+                message += f": devel {shown}" + (" (best so far)" if r.improved else "")
+            reporter.emit(step=r.step, total=r.total_steps, epoch=r.epoch + 1, losses=r.losses,
+                          metrics=r.metrics or {}, message=message)
+        return self.result(time.monotonic() - t0)
+
+
+def _jsonable(obj: Any) -> Any:
+    import json
+    return json.loads(json.dumps(obj, sort_keys=True, default=str))

@@ -1,0 +1,96 @@
+"""Turns the reading view's gestures into undoable edits of the current document,
+using the core's curation rules (:mod:`fastbioner.curation`)."""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QUndoStack
+
+from fastbioner import curation
+from fastbioner.documents import Source, Span
+
+from .models.workspace import Workspace
+from .undo import SpanChange, SpansCommand, edit_command, state_of
+
+
+class CurationController(QObject):
+    """Acts on the workspace row being read; every edit is one command on the stack."""
+
+    spanAdded = Signal(object)  # the new Span, so views can select it
+
+    def __init__(self, workspace: Workspace, stack: QUndoStack, parent: QObject | None = None):
+        super().__init__(parent)
+        self.workspace = workspace
+        self.stack = stack
+        self.row = -1
+
+    def set_row(self, row: int) -> None:
+        self.row = row
+
+    def add(self, start: int, end: int, label: str, exact: bool = False) -> Span | None:
+        if self.row < 0:
+            return None
+        doc = self.workspace.document(self.row)
+        if not exact:
+            start, end = curation.snap_to_tokens(start, end, curation.token_bounds(doc.text))
+        # Surrounding white space is never part of a mention, even in an exact selection.
+        while start < end and doc.text[start].isspace():
+            start += 1
+        while end > start and doc.text[end - 1].isspace():
+            end -= 1
+        if end <= start:
+            return None
+        span = Span(start, end, label, Source.CURATOR)
+        self._edit(lambda spans: curation.add_span(spans, span), f"Add {label} '{doc.text[start:end]}'")
+        self.spanAdded.emit(span)
+        return span
+
+    def relabel(self, span: Span, label: str) -> None:
+        self._edit(lambda spans: curation.relabel_span(spans, span, label), f"Relabel as {label}")
+
+    def delete(self, spans: Sequence[Span]) -> None:
+        n = len(spans)
+        self._edit(lambda s: curation.remove_spans(s, spans), f"Delete {n} entit{'y' if n == 1 else 'ies'}")
+
+    def accept(self, spans: Sequence[Span] | None = None) -> None:
+        self._edit(lambda s: curation.accept_suggestions(s, spans),
+                   "Accept all suggestions" if spans is None else "Accept suggestion")
+
+    def reject(self, spans: Sequence[Span] | None = None) -> None:
+        self._edit(lambda s: curation.reject_suggestions(s, spans),
+                   "Reject all suggestions" if spans is None else "Reject suggestion")
+
+    def mark_curated(self) -> None:
+        self._edit(list, "Mark curated")
+
+    def _edit(self, change: Callable[[list[Span]], list[Span]], text: str) -> None:
+        if self.row < 0:
+            return
+        spans = change(list(self.workspace.document(self.row).spans))
+        command = edit_command(self.workspace, self.row, spans, text)
+        if command is not None:
+            self.stack.push(command)
+
+
+def tagging_command(workspace: Workspace, results: dict[int, list[Span]], model: str,
+                    replace_curated: bool = False) -> SpansCommand | None:
+    """One undoable command for a tagging run: each document's previous model
+    suggestions give way to the new ones (curated spans stay unless asked). The merge
+    runs on the spans as they are now, so edits made while the model was running
+    are kept."""
+    from fastbioner.project import DocStatus
+
+    changes = []
+    for row, suggested in sorted(results.items()):
+        before = state_of(workspace, row)
+        spans = curation.merge_model_spans(before.spans, suggested, replace_curated)
+        status = before.status if before.status is DocStatus.CURATED and not replace_curated else DocStatus.TAGGED
+        after = type(before)(tuple(spans), status, model)
+        if after != before:
+            changes.append(SpanChange(row, before, after))
+    if not changes:
+        return None
+    n = len(changes)
+    return SpansCommand(workspace, changes, f"Tag {n} document{'s' if n != 1 else ''} with {model}")

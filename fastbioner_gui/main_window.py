@@ -1,0 +1,407 @@
+"""The main window: assembles the panels, actions and controllers and wires their
+signals together. Behaviour lives in the controllers (curation, project, loading,
+tagging) and, below them, in the core."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QByteArray, Qt, QTimer
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence, QUndoStack
+from PySide6.QtWidgets import (QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox, QSplitter,
+                               QVBoxLayout, QWidget)
+
+from fastbioner.errors import FastBioNERError
+from fastbioner.project import PROJECT_SUFFIX
+
+from .curation import CurationController
+from .dialogs.about import show_about
+from .dialogs.load_errors import LoadErrorsDialog
+from .dialogs.settings_dialog import SettingsDialog
+from .jobs import JobManager
+from .loading import FileLoader, LoadResult
+from .models.workspace import Workspace
+from .project import ProjectController
+from .settings import AppSettings, load_settings, save_settings, settings_store
+from .tagging import TaggingController
+from .widgets.document_view import DocumentView
+from .widgets.documents_panel import DocumentsPanel
+from .widgets.entity_panel import EntityPanel
+from .widgets.jobs_panel import JobsPanel
+from .widgets.legend import Legend
+from .widgets.model_picker import ModelCard, ModelPicker
+
+PROJECT_FILTER = f"FastBioNER projects (*{PROJECT_SUFFIX})"
+LAYOUT_VERSION = 1
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, settings: AppSettings | None = None):
+        super().__init__()
+        self.settings = settings or load_settings()
+        self.workspace = Workspace(self)
+        self.stack = QUndoStack(self)
+        self.jobs = JobManager(self)
+        self.curation = CurationController(self.workspace, self.stack, self)
+        self.projects = ProjectController(self.workspace, self.stack, self.settings.autosave_seconds, self)
+        self.loader = FileLoader(self.workspace, self.jobs, self)
+        self.tagging = TaggingController(self.workspace, self.stack, self.jobs, self.settings, self)
+        self.row = -1
+        self._build_widgets()
+        self._build_actions()
+        self._build_menus()
+        self._connect()
+        self.setAcceptDrops(True)
+        self.resize(1400, 860)
+        self._restore_layout()
+        self._update_title()
+        self.picker.refresh()
+
+    # Assembly --------------------------------------------------------------
+    def _build_widgets(self) -> None:
+        self.view = DocumentView()
+        self.view.setAcceptDrops(False)  # drops go to the window: they open files
+        self.view.set_labels(self.workspace.labels())
+        self.view.low_confidence = self.settings.low_confidence
+        self.legend = Legend()
+        self.legend.set_labels(self.workspace.labels())
+        self.entities = EntityPanel(self.workspace)
+        self.entities.model.low_confidence = self.settings.low_confidence
+        reading = QWidget()
+        box = QVBoxLayout(reading)
+        box.setContentsMargins(0, 0, 0, 0)
+        box.addWidget(self.legend)
+        box.addWidget(self.view)
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter.addWidget(reading)
+        self.splitter.addWidget(self.entities)
+        self.splitter.setStretchFactor(0, 3)
+        self.splitter.setStretchFactor(1, 2)
+        self.splitter.setSizes([640, 420])
+        self.setCentralWidget(self.splitter)
+        self.documents = DocumentsPanel(self.workspace)
+        self.documents_dock = self._dock("Documents", "documents", self.documents, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.card = ModelCard()
+        self.card_dock = self._dock("Model card", "model-card", self.card, Qt.DockWidgetArea.RightDockWidgetArea)
+        self.jobs_panel = JobsPanel(self.jobs)
+        self.jobs_dock = self._dock("Jobs", "jobs", self.jobs_panel, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.card_dock.hide()
+        self.jobs_dock.hide()
+        self.picker = ModelPicker()
+        self.status_label = QLabel()
+        self.statusBar().addPermanentWidget(self.status_label)
+
+    def _dock(self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(name)
+        dock.setWidget(widget)
+        self.addDockWidget(area, dock)
+        return dock
+
+    def _action(self, text: str, slot, shortcut=None, tip: str = "") -> QAction:  # noqa: ANN001
+        action = QAction(text, self)
+        if shortcut is not None:
+            action.setShortcut(QKeySequence(shortcut))
+        if tip:
+            action.setStatusTip(tip)
+        action.triggered.connect(slot)
+        self.addAction(action)
+        return action
+
+    def _build_actions(self) -> None:
+        K = QKeySequence.StandardKey
+        self.open_action = self._action("&Open files…", self.open_files_dialog, K.Open, "Open abstracts")
+        self.open_folder_action = self._action("Open &folder…", self.open_folder_dialog, "Ctrl+Shift+O")
+        self.open_project_action = self._action("Open &project…", self.open_project_dialog)
+        self.save_action = self._action("&Save project", self.save, K.Save)
+        self.save_as_action = self._action("Save project &as…", self.save_as, K.SaveAs)
+        self.export_action = self._action("&Export…", self.export_dialog, "Ctrl+E")
+        self.quit_action = self._action("&Quit", self.close, K.Quit)
+        self.undo_action = self.stack.createUndoAction(self, "&Undo")
+        self.undo_action.setShortcut(K.Undo)
+        self.redo_action = self.stack.createRedoAction(self, "&Redo")
+        self.redo_action.setShortcuts([QKeySequence(K.Redo), QKeySequence("Ctrl+Y")])
+        self.find_action = self._action("&Find document…", self.find, K.Find)
+        self.accept_all_action = self._action("Accept all suggestions", lambda: self.curation.accept(None), "Ctrl+Return")
+        self.reject_all_action = self._action("Reject all suggestions", lambda: self.curation.reject(None),
+                                              "Ctrl+Shift+Backspace")
+        self.mark_curated_action = self._action("Mark document curated", self.curation.mark_curated, "Ctrl+M")
+        self.next_action = self._action("Next document", lambda: self.documents.step(1), "Ctrl+PgDown")
+        self.prev_action = self._action("Previous document", lambda: self.documents.step(-1), "Ctrl+PgUp")
+        self.tag_doc_action = self._action("&Tag document", self.tag_document, "Ctrl+T",
+                                           "Tag the document being read with the chosen model")
+        self.tag_all_action = self._action("Tag &all", self.tag_all, "Ctrl+Shift+T",
+                                           "Tag every document (or the selected ones) with the chosen model")
+        self.refresh_models_action = self._action("Refresh models", lambda: self.picker.refresh())
+        self.distill_action = self._action("&Distil a student…", lambda: self.training_dialog("distill"))
+        self.train_action = self._action("&Fine-tune a teacher…", lambda: self.training_dialog("teacher"))
+        self.settings_action = self._action("&Preferences…", self.settings_dialog, K.Preferences)
+        self.about_action = self._action("&About FastBioNER Studio", lambda: show_about(self))
+
+    def _build_menus(self) -> None:
+        bar = self.menuBar()
+        file = bar.addMenu("&File")
+        for a in (self.open_action, self.open_folder_action, self.open_project_action, None, self.save_action,
+                  self.save_as_action, self.export_action, None, self.quit_action):
+            file.addSeparator() if a is None else file.addAction(a)
+        edit = bar.addMenu("&Edit")
+        for a in (self.undo_action, self.redo_action, None, self.accept_all_action, self.reject_all_action,
+                  self.mark_curated_action, None, self.find_action, self.next_action, self.prev_action, None,
+                  self.settings_action):
+            edit.addSeparator() if a is None else edit.addAction(a)
+        model = bar.addMenu("&Model")
+        for a in (self.tag_doc_action, self.tag_all_action, None, self.distill_action, self.train_action, None,
+                  self.refresh_models_action):
+            model.addSeparator() if a is None else model.addAction(a)
+        view = bar.addMenu("&View")
+        for dock in (self.documents_dock, self.card_dock, self.jobs_dock):
+            view.addAction(dock.toggleViewAction())
+        bar.addMenu("&Help").addAction(self.about_action)
+        tools = self.addToolBar("Main")
+        tools.setObjectName("main-toolbar")
+        for a in (self.open_action, self.save_action, None):
+            tools.addSeparator() if a is None else tools.addAction(a)
+        # Short toolbar buttons; the Edit menu's items name the command undone.
+        for text, slot, signal in (("Undo", self.stack.undo, self.stack.canUndoChanged),
+                                   ("Redo", self.stack.redo, self.stack.canRedoChanged)):
+            button = tools.addAction(text, slot)
+            button.setEnabled(False)
+            signal.connect(button.setEnabled)
+        tools.addSeparator()
+        tools.addWidget(QLabel(" Model: "))
+        tools.addWidget(self.picker)
+        tools.addAction(self.tag_doc_action)
+        tools.addAction(self.tag_all_action)
+        tools.addSeparator()
+        tools.addAction(self.distill_action)
+
+    def _connect(self) -> None:
+        ws = self.workspace
+        self.documents.currentRowChanged.connect(self.show_row)
+        ws.documentChanged.connect(self._document_changed)
+        ws.labelsChanged.connect(self._labels_changed)
+        ws.projectReset.connect(lambda: self.show_row(-1))
+        ws.documentsAdded.connect(self._documents_added)
+        ws.projectReset.connect(lambda: QTimer.singleShot(0, lambda: self.documents.set_current_row(0)))
+        v = self.view
+        v.spanClicked.connect(lambda span: self.entities.select_span(span))
+        v.addRequested.connect(self.curation.add)
+        v.relabelRequested.connect(self.curation.relabel)
+        v.deleteRequested.connect(self.curation.delete)
+        v.acceptRequested.connect(self.curation.accept)
+        v.rejectRequested.connect(self.curation.reject)
+        self.entities.spanSelected.connect(self.view.select_span)
+        self.entities.deletePressed.connect(self.curation.delete)
+        self.curation.spanAdded.connect(self._select_new_span)
+        self.projects.stateChanged.connect(self._update_title)
+        self.projects.autosaveFailed.connect(lambda msg: self.statusBar().showMessage(msg, 10000))
+        self.loader.loaded.connect(self._files_loaded)
+        self.tagging.message.connect(lambda msg: self.statusBar().showMessage(msg, 10000))
+        self.tagging.busyChanged.connect(self._update_actions)
+        self.picker.modelChosen.connect(self._model_chosen)
+        self.jobs.jobStarted.connect(lambda job: job.kind != "open" and self.jobs_dock.show())
+
+    # Reading -------------------------------------------------------------
+    def show_row(self, row: int) -> None:
+        self.row = row
+        self.curation.set_row(row)
+        self.view.show_document(self.workspace.document(row) if row >= 0 else None)
+        self.entities.show_document(row)
+        self._update_actions()
+
+    def _document_changed(self, row: int) -> None:
+        if row == self.row:
+            self.view.show_document(self.workspace.document(row))
+
+    def _documents_added(self, first: int, _last: int) -> None:
+        if self.row < 0:
+            self.documents.set_current_row(first)
+
+    def _labels_changed(self) -> None:
+        labels = self.workspace.labels()
+        self.view.set_labels(labels)
+        self.legend.set_labels(labels)
+
+    def _select_new_span(self, span) -> None:  # noqa: ANN001
+        self.view.select_span(span)
+        self.entities.select_span(span)
+
+    def _update_actions(self) -> None:
+        busy = self.tagging.busy
+        has_model = bool(self.picker.current_name())
+        self.tag_doc_action.setEnabled(not busy and has_model and self.row >= 0)
+        self.tag_all_action.setEnabled(not busy and has_model and len(self.workspace) > 0)
+
+    def _update_title(self) -> None:
+        self.setWindowTitle(f"{self.projects.name()}[*] — FastBioNER Studio")
+        self.setWindowModified(self.projects.modified)
+        n = len(self.workspace)
+        self.status_label.setText(f"{n} document{'s' if n != 1 else ''}")
+
+    # Files ---------------------------------------------------------------
+    def open_paths(self, paths: list[str]) -> None:
+        projects = [p for p in paths if p.endswith(PROJECT_SUFFIX)]
+        others = [p for p in paths if not p.endswith(PROJECT_SUFFIX)]
+        if projects:
+            self.open_project(projects[0])
+        if others:
+            self.loader.open(others)
+
+    def open_files_dialog(self) -> None:
+        paths, _ = QFileDialog.getOpenFileNames(self, "Open abstracts", self.settings.data_folder)
+        if paths:
+            self.settings.data_folder = str(Path(paths[0]).parent)
+            self.open_paths(paths)
+
+    def open_folder_dialog(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Open a folder of abstracts", self.settings.data_folder)
+        if folder:
+            self.settings.data_folder = folder
+            self.loader.open([folder])
+
+    def open_project_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open project", self.settings.data_folder, PROJECT_FILTER)
+        if path:
+            self.open_project(path)
+
+    def open_project(self, path: str) -> None:
+        if not self.maybe_save():
+            return
+        try:
+            self.projects.open(path)
+        except (FastBioNERError, OSError) as exc:
+            QMessageBox.warning(self, "Cannot open project", str(exc))
+
+    def _files_loaded(self, result: LoadResult) -> None:
+        self.statusBar().showMessage(f"Loaded {result.documents} documents from {len(result.files)} files", 10000)
+        if result.errors:
+            LoadErrorsDialog(result.errors, result.documents, self).open()
+
+    def save(self) -> bool:
+        if self.projects.path is None:
+            return self.save_as()
+        return self._save_to(self.projects.path)
+
+    def save_as(self) -> bool:
+        path, _ = QFileDialog.getSaveFileName(self, "Save project", self.settings.data_folder, PROJECT_FILTER)
+        return bool(path) and self._save_to(Path(path))
+
+    def _save_to(self, path: Path) -> bool:
+        try:
+            saved = self.projects.save(path)
+        except (FastBioNERError, OSError) as exc:
+            QMessageBox.warning(self, "Cannot save project", str(exc))
+            return False
+        self.statusBar().showMessage(f"Saved {saved}", 5000)
+        store = settings_store()
+        store.setValue("session/last_project", str(saved))
+        return True
+
+    def maybe_save(self) -> bool:
+        """Ask before the working set is replaced or closed. True: go ahead."""
+        if not self.projects.modified:
+            return True
+        B = QMessageBox.StandardButton
+        answer = QMessageBox.question(self, "Unsaved changes", "Save the changes to this project first?",
+                                      B.Save | B.Discard | B.Cancel, B.Save)
+        if answer == B.Save:
+            return self.save()
+        return answer == B.Discard
+
+    def export_dialog(self) -> None:
+        from .dialogs.export_dialog import ExportDialog
+
+        ExportDialog(self.workspace, self.documents.selected_rows(), self.settings, self).exec()
+
+    # Models --------------------------------------------------------------
+    def _model_chosen(self, name: str) -> None:
+        self.card.show_model(name, self.picker.manifests.get(name, {}))
+        self._update_actions()
+
+    def tag_document(self) -> None:
+        if self.row >= 0:
+            self.tagging.tag(self.picker.current_name(), [self.row])
+
+    def tag_all(self) -> None:
+        rows = self.documents.selected_rows()
+        if len(rows) < 2:
+            rows = list(range(len(self.workspace)))
+        self.tagging.tag(self.picker.current_name(), rows)
+
+    def training_dialog(self, kind: str) -> None:
+        from .dialogs.training_dialog import TrainingDialog
+
+        dialog = TrainingDialog(kind, self.workspace, self.jobs, self.settings, self)
+        dialog.jobStarted.connect(self._training_started)
+        dialog.exec()
+
+    def _training_started(self, job) -> None:  # noqa: ANN001
+        self.jobs_dock.show()
+        job.succeeded.connect(lambda result: self.picker.refresh(select=getattr(result, "name", None)))
+
+    # Settings, find, layout ------------------------------------------------
+    def settings_dialog(self) -> None:
+        dialog = SettingsDialog(self.settings, self)
+        if dialog.exec():
+            new = dialog.result_settings()
+            self.settings.__dict__.update(new.__dict__)  # controllers share this object
+            save_settings(self.settings)
+            self.projects.set_autosave_interval(self.settings.autosave_seconds)
+            self.view.low_confidence = self.entities.model.low_confidence = self.settings.low_confidence
+            if self.row >= 0:
+                self.view.show_document(self.workspace.document(self.row))
+
+    def find(self) -> None:
+        self.documents_dock.show()
+        self.documents.search.setFocus()
+        self.documents.search.selectAll()
+
+    def _restore_layout(self) -> None:
+        store = settings_store()
+        geometry = store.value("window/geometry")
+        state = store.value("window/state")
+        if isinstance(geometry, QByteArray):
+            self.restoreGeometry(geometry)
+        if isinstance(state, QByteArray):
+            self.restoreState(state, LAYOUT_VERSION)
+        splitter = store.value("window/splitter")
+        if isinstance(splitter, QByteArray):
+            self.splitter.restoreState(splitter)
+
+    def save_layout(self) -> None:
+        store = settings_store()
+        store.setValue("window/geometry", self.saveGeometry())
+        store.setValue("window/state", self.saveState(LAYOUT_VERSION))
+        store.setValue("window/splitter", self.splitter.saveState())
+        store.sync()
+
+    # Drag and drop, closing ------------------------------------------------
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if event.mimeData().hasUrls():
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        paths = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
+        if paths:
+            event.acceptProposedAction()
+            self.open_paths(paths)
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        running = self.jobs.running()
+        if running:
+            B = QMessageBox.StandardButton
+            answer = QMessageBox.question(
+                self, "Jobs are running",
+                f"{len(running)} job{'s are' if len(running) > 1 else ' is'} still running. "
+                "Cancel and quit? (Nothing half-written is kept.)", B.Yes | B.No, B.No)
+            if answer != B.Yes:
+                event.ignore()
+                return
+        if not self.maybe_save():
+            event.ignore()
+            return
+        self.jobs.cancel_all()
+        self.save_layout()
+        save_settings(self.settings)
+        self.projects.close()
+        event.accept()

@@ -1,0 +1,142 @@
+"""The documents panel's table: one row per document (id, title, entity counts per
+label, status), and a proxy that filters by search text and status."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt
+
+from fastbioner.project import DocStatus
+
+from .palette import label_color
+from .workspace import Workspace
+
+Index = QModelIndex | QPersistentModelIndex
+ID_COLUMN, TITLE_COLUMN = 0, 1
+# Sorting by these roles sorts numbers as numbers.
+SORT_ROLE = Qt.ItemDataRole.UserRole + 1
+STATUS_ROLE = Qt.ItemDataRole.UserRole + 2
+SEARCH_ROLE = Qt.ItemDataRole.UserRole + 3
+
+
+class DocumentListModel(QAbstractTableModel):
+    def __init__(self, workspace: Workspace, parent=None):
+        super().__init__(parent)
+        self.workspace = workspace
+        self._labels = workspace.labels()
+        self._counts: dict[int, Counter] = {}
+        workspace.projectReset.connect(self._reset)
+        workspace.documentsAdded.connect(self._added)
+        workspace.documentChanged.connect(self._changed)
+        workspace.labelsChanged.connect(self._relabel)
+
+    # Shape ----------------------------------------------------------------
+    def rowCount(self, parent: Index = QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(self.workspace)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:
+        return 0 if parent.isValid() else 3 + len(self._labels)
+
+    def status_column(self) -> int:
+        return 2 + len(self._labels)
+
+    def label_of_column(self, column: int) -> str | None:
+        i = column - 2
+        return self._labels[i] if 0 <= i < len(self._labels) else None
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):
+        if orientation != Qt.Orientation.Horizontal:
+            return None
+        label = self.label_of_column(section)
+        if role == Qt.ItemDataRole.DisplayRole:
+            if section == ID_COLUMN:
+                return "PMID"
+            if section == TITLE_COLUMN:
+                return "Title"
+            if section == self.status_column():
+                return "Status"
+            return label
+        if role == Qt.ItemDataRole.DecorationRole and label is not None:
+            return label_color(label)
+        return None
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole):
+        if not index.isValid():
+            return None
+        entry = self.workspace.entry(index.row())
+        doc = entry.document
+        col = index.column()
+        label = self.label_of_column(col)
+        if role in (Qt.ItemDataRole.DisplayRole, SORT_ROLE):
+            if col == ID_COLUMN:
+                return doc.id
+            if col == TITLE_COLUMN:
+                return doc.title or doc.text[:120]
+            if col == self.status_column():
+                return entry.status.value
+            count = self._count(index.row())[label]
+            return count if role == SORT_ROLE else str(count)
+        if role == Qt.ItemDataRole.ToolTipRole and col == TITLE_COLUMN:
+            origin = f"\nfrom {entry.origin}" if entry.origin else ""
+            tagged = f"\ntagged by {entry.tagged_by}" if entry.tagged_by else ""
+            return f"{doc.title or doc.id}{origin}{tagged}"
+        if role == Qt.ItemDataRole.TextAlignmentRole and label is not None:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == STATUS_ROLE:
+            return entry.status
+        if role == SEARCH_ROLE:
+            return f"{doc.id}\n{doc.text}"
+        return None
+
+    def _count(self, row: int) -> Counter:
+        counts = self._counts.get(row)
+        if counts is None:
+            counts = Counter(s.label for s in self.workspace.document(row).spans)
+            self._counts[row] = counts
+        return counts
+
+    # Following the workspace ---------------------------------------------
+    def _reset(self) -> None:
+        self.beginResetModel()
+        self._counts.clear()
+        self._labels = self.workspace.labels()
+        self.endResetModel()
+
+    def _added(self, first: int, last: int) -> None:
+        self.beginInsertRows(QModelIndex(), first, last)
+        self.endInsertRows()
+
+    def _changed(self, row: int) -> None:
+        self._counts.pop(row, None)
+        self.dataChanged.emit(self.index(row, 0), self.index(row, self.columnCount() - 1))
+
+    def _relabel(self) -> None:
+        if self.workspace.labels() != self._labels:
+            self._reset()
+
+
+class DocumentFilter(QSortFilterProxyModel):
+    """Keeps rows whose id or text contains the search text (case-insensitive) and
+    whose status is the one chosen (None: any)."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self._text = ""
+        self._status: DocStatus | None = None
+        self.setSortRole(SORT_ROLE)
+        self.setSortCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+
+    def set_text(self, text: str) -> None:
+        self._text = text.strip().casefold()
+        self.invalidateRowsFilter()
+
+    def set_status(self, status: DocStatus | None) -> None:
+        self._status = status
+        self.invalidateRowsFilter()
+
+    def filterAcceptsRow(self, row: int, parent: Index) -> bool:
+        index = self.sourceModel().index(row, 0, parent)
+        if self._status is not None and index.data(STATUS_ROLE) is not self._status:
+            return False
+        return not self._text or self._text in index.data(SEARCH_ROLE).casefold()

@@ -1,0 +1,119 @@
+"""The entity table's model: the spans of the document being read, one per row
+(text, label, start, end, score, source), and a proxy that filters them."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt
+from PySide6.QtGui import QFont
+
+from fastbioner.curation import is_low_confidence
+from fastbioner.documents import Document, Source, Span
+
+from .palette import label_color
+from .workspace import Workspace
+
+Index = QModelIndex | QPersistentModelIndex
+COLUMNS = ("Text", "Label", "Start", "End", "Score", "Source")
+TEXT, LABEL, START, END, SCORE, SOURCE = range(len(COLUMNS))
+SPAN_ROLE = Qt.ItemDataRole.UserRole + 1
+SORT_ROLE = Qt.ItemDataRole.UserRole + 2
+
+
+class EntityTableModel(QAbstractTableModel):
+    def __init__(self, workspace: Workspace, parent=None):
+        super().__init__(parent)
+        self.workspace = workspace
+        self.row = -1  # the workspace row shown
+        self._spans: list[Span] = []
+        self.low_confidence = 0.5
+        workspace.documentChanged.connect(self._changed)
+        workspace.projectReset.connect(lambda: self.show_document(-1))
+
+    @property
+    def document(self) -> Document | None:
+        return self.workspace.document(self.row) if self.row >= 0 else None
+
+    def show_document(self, row: int) -> None:
+        self.beginResetModel()
+        self.row = row
+        self._spans = self.document.sorted_spans() if self.document is not None else []
+        self.endResetModel()
+
+    def span(self, row: int) -> Span:
+        return self._spans[row]
+
+    def row_of(self, span: Span) -> int:
+        try:
+            return self._spans.index(span)
+        except ValueError:
+            return -1
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(self._spans)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return COLUMNS[section]
+        return None
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole):
+        if not index.isValid():
+            return None
+        span = self._spans[index.row()]
+        col = index.column()
+        if role == SPAN_ROLE:
+            return span
+        if role in (Qt.ItemDataRole.DisplayRole, SORT_ROLE):
+            value = (self.document.span_text(span), span.label, span.start, span.end,
+                     span.score, span.source.value)[col]
+            if role == SORT_ROLE:
+                return -1.0 if col == SCORE and value is None else value
+            if col == SCORE:
+                return "" if value is None else f"{value:.2f}"
+            return str(value)
+        if role == Qt.ItemDataRole.DecorationRole and col == LABEL:
+            return label_color(span.label)
+        if role == Qt.ItemDataRole.FontRole and span.source is Source.MODEL:
+            font = QFont()
+            font.setItalic(True)  # suggestions look provisional
+            return font
+        if role == Qt.ItemDataRole.ToolTipRole and is_low_confidence(span, self.low_confidence):
+            return "low-confidence model suggestion"
+        if role == Qt.ItemDataRole.TextAlignmentRole and col in (START, END, SCORE):
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+    def _changed(self, row: int) -> None:
+        if row == self.row:
+            self.show_document(row)
+
+
+class EntityFilter(QSortFilterProxyModel):
+    """Keeps spans whose text or label contains the search text, from the chosen
+    sources."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self._text = ""
+        self._sources = set(Source)
+        self.setSortRole(SORT_ROLE)
+
+    def set_text(self, text: str) -> None:
+        self._text = text.strip().casefold()
+        self.invalidateRowsFilter()
+
+    def set_sources(self, sources) -> None:
+        self._sources = set(sources)
+        self.invalidateRowsFilter()
+
+    def filterAcceptsRow(self, row: int, parent: Index) -> bool:
+        model = self.sourceModel()
+        span = model.span(row)
+        if span.source not in self._sources:
+            return False
+        if not self._text:
+            return True
+        return self._text in model.document.span_text(span).casefold() or self._text in span.label.casefold()

@@ -1,0 +1,96 @@
+"""The open working set as a Qt object: a :class:`fastbioner.project.Project` plus the
+signals every view listens to. All changes to documents go through here (and, for
+curation, through the undo commands that call :meth:`Workspace.set_spans`)."""
+
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+from PySide6.QtCore import QObject, Signal
+
+from fastbioner.documents import Document, Span
+from fastbioner.project import DocStatus, Project, ProjectEntry, entry_for
+
+# Labels offered even before any document or model brings them, in legend order.
+DEFAULT_LABELS = ("Disease", "Chemical")
+KEEP = object()  # "leave as it is", where None is a value
+
+
+class Workspace(QObject):
+    projectReset = Signal()              # everything replaced
+    documentsAdded = Signal(int, int)    # first, last row (inclusive)
+    documentChanged = Signal(int)        # spans or status of one row
+    labelsChanged = Signal()
+    modified = Signal()                  # any change a save would record
+
+    def __init__(self, parent: QObject | None = None):
+        super().__init__(parent)
+        self.project = Project()
+        self._labels: list[str] = list(DEFAULT_LABELS)
+
+    # Reading ---------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.project.entries)
+
+    def entry(self, row: int) -> ProjectEntry:
+        return self.project.entries[row]
+
+    def document(self, row: int) -> Document:
+        return self.project.entries[row].document
+
+    def labels(self) -> list[str]:
+        return list(self._labels)
+
+    def row_of(self, doc: Document) -> int:
+        for i, e in enumerate(self.project.entries):
+            if e.document is doc:
+                return i
+        return -1
+
+    # Changing --------------------------------------------------------------
+    def set_project(self, project: Project) -> None:
+        self.project = project
+        self._labels = list(DEFAULT_LABELS)
+        self._merge_labels(project.labels)
+        self._merge_labels(l for e in project.entries for l in e.document.labels())
+        self.projectReset.emit()
+        self.labelsChanged.emit()
+
+    def add_documents(self, docs: Iterable[Document], origin: str | None = None) -> None:
+        entries = [entry_for(d, origin) for d in docs]
+        if not entries:
+            return
+        first = len(self.project.entries)
+        self.project.entries.extend(entries)
+        self.documentsAdded.emit(first, len(self.project.entries) - 1)
+        if self._merge_labels(l for e in entries for l in e.document.labels()):
+            self.labelsChanged.emit()
+        self.modified.emit()
+
+    def set_spans(self, row: int, spans: Sequence[Span], status: DocStatus | None = None,
+                  tagged_by: object = KEEP) -> None:
+        """Replace a document's spans (and, when given, its status and the model that
+        tagged it: ``None`` clears it, :data:`KEEP` leaves it)."""
+        entry = self.project.entries[row]
+        entry.document.spans = list(spans)
+        if status is not None:
+            entry.status = status
+        if tagged_by is not KEEP:
+            entry.tagged_by = tagged_by
+        self.documentChanged.emit(row)
+        if self._merge_labels(s.label for s in spans):
+            self.labelsChanged.emit()
+        self.modified.emit()
+
+    def add_labels(self, labels: Iterable[str]) -> None:
+        if self._merge_labels(labels):
+            self.project.labels = [l for l in self._labels if l not in DEFAULT_LABELS]
+            self.labelsChanged.emit()
+
+    def record_model(self, name: str, provenance: dict) -> None:
+        self.project.models[name] = provenance
+
+    def _merge_labels(self, labels: Iterable[str]) -> bool:
+        new = [l for l in dict.fromkeys(labels) if l and l not in self._labels]
+        self._labels.extend(sorted(new))
+        return bool(new)

@@ -1,0 +1,147 @@
+"""Saving and opening projects, autosave and crash recovery.
+
+Autosave: shortly after every change the whole working set is written atomically to
+this session's autosave file (``autosave/autosave-N.fbproj``, slot N held by a
+``QLockFile`` so two running apps never share one). A clean exit deletes it; so an
+autosave found in a free slot at start-up is what a crashed session left, and the
+app offers to recover it. The lock file also tells a crashed session (its process
+is gone) from a live one.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QLockFile, QObject, QTimer, Signal
+from PySide6.QtGui import QUndoStack
+
+from fastbioner.project import PROJECT_SUFFIX, Project, autosave_folder, load_project, save_project
+
+from .models.workspace import Workspace
+
+_SLOTS = 16
+
+
+class ProjectController(QObject):
+    """Knows where the working set is saved, whether it changed since, and keeps the
+    autosave current."""
+
+    stateChanged = Signal()        # path or modified flag changed (window title)
+    autosaveFailed = Signal(str)
+
+    def __init__(self, workspace: Workspace, stack: QUndoStack, autosave_seconds: float = 1.0,
+                 parent: QObject | None = None):
+        super().__init__(parent)
+        self.workspace = workspace
+        self.stack = stack
+        self.path: Path | None = None
+        self._dirty = False
+        self._locks: list[QLockFile] = []
+        self.autosave_file: Path | None = None
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(int(autosave_seconds * 1000))
+        self._timer.timeout.connect(self.autosave_now)
+        workspace.modified.connect(self._changed)
+        stack.cleanChanged.connect(lambda _clean: self.stateChanged.emit())
+
+    # State -----------------------------------------------------------------
+    @property
+    def modified(self) -> bool:
+        return self._dirty or not self.stack.isClean()
+
+    def name(self) -> str:
+        return self.path.name if self.path is not None else "Untitled"
+
+    def set_autosave_interval(self, seconds: float) -> None:
+        self._timer.setInterval(max(100, int(seconds * 1000)))
+
+    def _changed(self) -> None:
+        self._dirty = True
+        self._timer.start()
+        self.stateChanged.emit()
+
+    def mark_clean(self) -> None:
+        self._dirty = False
+        self.stack.setClean()
+        self.stateChanged.emit()
+
+    # Save and open -----------------------------------------------------------
+    def save(self, path: str | Path | None = None) -> Path:
+        """Save the working set (raises OSError / FastBioNERError for the caller to show)."""
+        path = Path(path) if path is not None else self.path
+        if path is None:
+            raise ValueError("no file name to save to")
+        if path.suffix != PROJECT_SUFFIX:
+            path = path.with_suffix(PROJECT_SUFFIX)
+        save_project(self.workspace.project, path)
+        self.path = path
+        self.mark_clean()
+        self.autosave_now()  # the autosave now matches the file, and names it
+        return path
+
+    def open(self, path: str | Path) -> None:
+        project = load_project(path)
+        self.replace(project, Path(path))
+
+    def replace(self, project: Project, path: Path | None, modified: bool = False) -> None:
+        """Show ``project`` as the working set (from a file, a recovery or the samples)."""
+        self.workspace.set_project(project)
+        self.stack.clear()
+        self.path = path
+        self.mark_clean()
+        if modified:
+            self._changed()
+
+    # Autosave and recovery -------------------------------------------------
+    def claim_autosave_slot(self, fresh: bool = False) -> Path | None:
+        """Take a free autosave slot for this session. Returns the autosave a crashed
+        session left in that slot (to offer for recovery), or None. ``fresh`` skips
+        slots holding a leftover (the user keeps it for later; the slot stays locked
+        by this session so no other one offers it meanwhile)."""
+        folder = autosave_folder()
+        folder.mkdir(parents=True, exist_ok=True)
+        for slot in range(_SLOTS):
+            lock = QLockFile(str(folder / f"autosave-{slot}.lock"))
+            lock.setStaleLockTime(0)  # only a dead owner makes a lock stale, never its age
+            if not lock.tryLock(0):
+                continue
+            file = folder / f"autosave-{slot}{PROJECT_SUFFIX}"
+            if fresh and file.exists():
+                self._locks.append(lock)
+                continue
+            self._locks.append(lock)
+            self.autosave_file = file
+            return file if file.exists() else None
+        self.autosave_file = None  # every slot busy: this session autosaves nowhere, but still runs
+        return None
+
+    def recover(self, path: Path) -> None:
+        project = load_project(path)
+        saved_as = project.info.pop("autosave_of", None)
+        self.replace(project, Path(saved_as) if saved_as else None, modified=True)
+
+    def autosave_now(self) -> None:
+        self._timer.stop()
+        if self.autosave_file is None:
+            return
+        project = self.workspace.project
+        project.info["autosave_of"] = str(self.path) if self.path is not None else None
+        try:
+            save_project(project, self.autosave_file)
+        except OSError as exc:
+            self.autosaveFailed.emit(f"autosave to {self.autosave_file} failed: {exc}")
+        finally:
+            project.info.pop("autosave_of", None)
+
+    def discard_autosave(self) -> None:
+        if self.autosave_file is not None:
+            self.autosave_file.unlink(missing_ok=True)
+
+    def close(self) -> None:
+        """A clean exit: no autosave left behind (the user saved or chose to discard)."""
+        self._timer.stop()
+        self.discard_autosave()
+        for lock in self._locks:
+            lock.unlock()
+        self._locks = []

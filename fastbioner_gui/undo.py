@@ -1,0 +1,65 @@
+"""Undo and redo: every change to a document's spans is one command on the
+``QUndoStack``. A command stores the spans, status and tagging model of each
+document it touched, before and after, so undo restores them exactly."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from PySide6.QtGui import QUndoCommand
+
+from fastbioner.documents import Span
+from fastbioner.project import DocStatus
+
+from .models.workspace import Workspace
+
+
+@dataclass(frozen=True)
+class DocState:
+    spans: tuple[Span, ...]
+    status: DocStatus
+    tagged_by: str | None
+
+
+@dataclass(frozen=True)
+class SpanChange:
+    row: int
+    before: DocState
+    after: DocState
+
+
+class SpansCommand(QUndoCommand):
+    """Replaces the spans of one or more documents (one edit, or one tagging run)."""
+
+    def __init__(self, workspace: Workspace, changes: Sequence[SpanChange], text: str):
+        super().__init__(text)
+        self.workspace = workspace
+        self.changes = list(changes)
+
+    def redo(self) -> None:
+        for change in self.changes:
+            self._apply(change.row, change.after)
+
+    def undo(self) -> None:
+        for change in reversed(self.changes):
+            self._apply(change.row, change.before)
+
+    def _apply(self, row: int, state: DocState) -> None:
+        self.workspace.set_spans(row, state.spans, state.status, state.tagged_by)
+
+
+def state_of(workspace: Workspace, row: int) -> DocState:
+    entry = workspace.entry(row)
+    return DocState(tuple(entry.document.spans), entry.status, entry.tagged_by)
+
+
+def edit_command(workspace: Workspace, row: int, spans: Sequence[Span], text: str,
+                 status: DocStatus = DocStatus.CURATED, tagged_by: object = None) -> SpansCommand | None:
+    """A command for one document's new spans (a curator's edit marks it curated), or
+    None when nothing would change."""
+    before = state_of(workspace, row)
+    after = DocState(tuple(spans), status, before.tagged_by if tagged_by is None else tagged_by)
+    if after == before:
+        return None
+    return SpansCommand(workspace, [SpanChange(row, before, after)], text)

@@ -1,0 +1,86 @@
+"""The documents panel: every loaded abstract with its entity counts and status, a
+search field and a status filter."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QItemSelectionModel, Qt, Signal
+from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
+                               QTableView, QVBoxLayout, QWidget)
+
+from fastbioner.project import DocStatus
+
+from ..models.document_list import TITLE_COLUMN, DocumentFilter, DocumentListModel
+from ..models.workspace import Workspace
+
+
+class DocumentsPanel(QWidget):
+    currentRowChanged = Signal(int)  # workspace row, -1 for none
+
+    def __init__(self, workspace: Workspace, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.workspace = workspace
+        self.model = DocumentListModel(workspace, self)
+        self.proxy = DocumentFilter(self)
+        self.proxy.setSourceModel(self.model)
+        self.search = QLineEdit(placeholderText="Search PMID, title or text")
+        self.search.setClearButtonEnabled(True)
+        self.search.textChanged.connect(self.proxy.set_text)
+        self.status = QComboBox()
+        self.status.addItem("Any status", None)
+        for status in DocStatus:
+            self.status.addItem(status.value, status)
+        self.status.currentIndexChanged.connect(lambda i: self.proxy.set_status(self.status.itemData(i)))
+        self.count = QLabel()
+        self.table = QTableView()
+        self.table.setModel(self.proxy)
+        self.table.setSortingEnabled(True)
+        self.table.sortByColumn(-1, Qt.SortOrder.AscendingOrder)  # file order until the user sorts
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.table.verticalHeader().hide()
+        self.table.setWordWrap(False)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(TITLE_COLUMN, QHeaderView.ResizeMode.Stretch)
+        self.table.selectionModel().currentRowChanged.connect(self._current_changed)
+        for signal in (self.proxy.rowsInserted, self.proxy.rowsRemoved, self.proxy.modelReset,
+                       self.proxy.layoutChanged):
+            signal.connect(self._update_count)
+        top = QHBoxLayout()
+        top.addWidget(self.search, 1)
+        top.addWidget(self.status)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(top)
+        layout.addWidget(self.table)
+        layout.addWidget(self.count)
+        self._update_count()
+
+    def current_row(self) -> int:
+        index = self.table.currentIndex()
+        return self.proxy.mapToSource(index).row() if index.isValid() else -1
+
+    def selected_rows(self) -> list[int]:
+        return sorted(self.proxy.mapToSource(i).row() for i in self.table.selectionModel().selectedRows())
+
+    def set_current_row(self, row: int) -> None:
+        index = self.proxy.mapFromSource(self.model.index(row, 0))
+        if index.isValid():
+            self.table.selectionModel().setCurrentIndex(
+                index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
+            self.table.scrollTo(index)
+
+    def step(self, delta: int) -> None:
+        """Move to the next (+1) or previous (-1) document in the shown order."""
+        index = self.table.currentIndex()
+        target = (index.row() + delta) if index.isValid() else 0
+        if 0 <= target < self.proxy.rowCount():
+            self.set_current_row(self.proxy.mapToSource(self.proxy.index(target, 0)).row())
+
+    def _current_changed(self, current, _previous) -> None:  # noqa: ANN001
+        self.currentRowChanged.emit(self.proxy.mapToSource(current).row() if current.isValid() else -1)
+
+    def _update_count(self) -> None:
+        shown, total = self.proxy.rowCount(), len(self.workspace)
+        noun = "document" if total == 1 else "documents"
+        self.count.setText(f"{total} {noun}" if shown == total else f"{shown} of {total} {noun}")

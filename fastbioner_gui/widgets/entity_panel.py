@@ -1,0 +1,90 @@
+"""The entity table beside the reading view, with a search field and a source filter."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QItemSelectionModel, Qt, Signal
+from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLineEdit, QTableView,
+                               QVBoxLayout, QWidget)
+
+from fastbioner.documents import Source, Span
+
+from ..models.entity_table import TEXT, EntityFilter, EntityTableModel
+from ..models.workspace import Workspace
+
+_SOURCE_CHOICES = [("All sources", tuple(Source)), ("Model suggestions", (Source.MODEL,)),
+                   ("Gold", (Source.GOLD,)), ("Curated", (Source.CURATOR,))]
+
+
+class EntityPanel(QWidget):
+    spanSelected = Signal(object)   # Span or None
+    deletePressed = Signal(object)  # list[Span]
+
+    def __init__(self, workspace: Workspace, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.model = EntityTableModel(workspace, self)
+        self.proxy = EntityFilter(self)
+        self.proxy.setSourceModel(self.model)
+        self.search = QLineEdit(placeholderText="Filter entities")
+        self.search.setClearButtonEnabled(True)
+        self.search.textChanged.connect(self.proxy.set_text)
+        self.sources = QComboBox()
+        for text, sources in _SOURCE_CHOICES:
+            self.sources.addItem(text, sources)
+        self.sources.currentIndexChanged.connect(lambda i: self.proxy.set_sources(self.sources.itemData(i)))
+        self.table = QTableView()
+        self.table.setModel(self.proxy)
+        self.table.setSortingEnabled(True)
+        self.table.sortByColumn(2, Qt.SortOrder.AscendingOrder)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.table.verticalHeader().hide()
+        self.table.horizontalHeader().setSectionResizeMode(TEXT, QHeaderView.ResizeMode.Stretch)
+        self.table.horizontalHeader().setStretchLastSection(False)
+        self.table.selectionModel().selectionChanged.connect(self._selection_changed)
+        top = QHBoxLayout()
+        top.addWidget(self.search, 1)
+        top.addWidget(self.sources)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(top)
+        layout.addWidget(self.table)
+        self._quiet = False
+        # Re-showing a document resets the model: keep the span the curator was on.
+        self._current: Span | None = None
+        self.model.modelReset.connect(lambda: self.select_span(self._current, notify=False))
+
+    def show_document(self, row: int) -> None:
+        self._current = None
+        self.model.show_document(row)
+
+    def selected_spans(self) -> list[Span]:
+        rows = self.table.selectionModel().selectedRows()
+        return [self.model.span(self.proxy.mapToSource(i).row()) for i in rows]
+
+    def select_span(self, span: Span | None, notify: bool = False) -> None:
+        """Select ``span``'s row (from a click in the reading view)."""
+        self._current = span
+        self._quiet = not notify
+        try:
+            row = self.model.row_of(span) if span is not None else -1
+            index = self.proxy.mapFromSource(self.model.index(row, 0)) if row >= 0 else None
+            if index is None or not index.isValid():
+                self.table.clearSelection()
+                return
+            self.table.selectionModel().select(
+                index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
+            self.table.scrollTo(index)
+        finally:
+            self._quiet = False
+
+    def _selection_changed(self) -> None:
+        spans = self.selected_spans()
+        self._current = spans[0] if len(spans) == 1 else None
+        if not self._quiet:
+            self.spanSelected.emit(self._current)
+
+    def keyPressEvent(self, event) -> None:  # noqa: ANN001
+        if event.key() in (Qt.Key.Key_Delete, Qt.Key.Key_Backspace) and self.selected_spans():
+            self.deletePressed.emit(self.selected_spans())
+            return
+        super().keyPressEvent(event)

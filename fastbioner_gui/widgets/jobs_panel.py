@@ -1,0 +1,122 @@
+"""The jobs panel: each background job with its progress, time left and a cancel
+button, and the live curves of the job selected."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import (QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QProgressBar, QPushButton,
+                               QSplitter, QVBoxLayout, QWidget)
+
+from fastbioner.jobs import JobState
+
+from ..jobs import Job, JobManager
+from .curves import Curves
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "…"
+    seconds = int(round(seconds))
+    h, rest = divmod(seconds, 3600)
+    m, s = divmod(rest, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
+
+
+class JobRow(QWidget):
+    """One job: title, stage and time left, a progress bar and a cancel button."""
+
+    def __init__(self, job: Job, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.job = job
+        self.title = QLabel(f"<b>{job.title}</b>")
+        self.status = QLabel("starting…")
+        self.bar = QProgressBar()
+        self.bar.setRange(0, 0)
+        self.cancel = QPushButton("Cancel")
+        self.cancel.clicked.connect(self._cancel)
+        top = QHBoxLayout()
+        top.addWidget(self.title, 1)
+        top.addWidget(self.cancel)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(top)
+        layout.addWidget(self.bar)
+        layout.addWidget(self.status)
+        job.finished.connect(self.update_view)
+
+    def _cancel(self) -> None:
+        self.job.cancel()
+        self.cancel.setEnabled(False)
+        self.status.setText("cancelling…")
+
+    def update_view(self) -> None:
+        job, event = self.job, self.job.last_event
+        if job.state is not JobState.RUNNING:
+            self.cancel.setEnabled(False)
+            self.bar.setRange(0, 100)
+            self.bar.setValue(100 if job.state is JobState.DONE else self.bar.value())
+            text = {JobState.DONE: "done", JobState.CANCELLED: "cancelled",
+                    JobState.FAILED: f"failed: {job.error}"}[job.state]
+            if event is not None:
+                text += f" after {_duration(event.elapsed_seconds)}"
+            self.status.setText(text)
+            return
+        if event is None:
+            return
+        if event.total:
+            self.bar.setRange(0, event.total)
+            self.bar.setValue(min(event.step, event.total))
+        else:
+            self.bar.setRange(0, 0)
+        epoch = f" · epoch {event.epoch}" if event.epoch else ""
+        left = f" · {_duration(event.eta_seconds)} left" if event.eta_seconds is not None else ""
+        message = f" · {event.message}" if event.message and event.message != event.stage else ""
+        if self.job.token.cancelled:
+            self.status.setText("cancelling…")
+        else:
+            self.status.setText(f"{event.stage} {event.step}/{event.total or '?'}{epoch}{left}{message}")
+
+
+class JobsPanel(QWidget):
+    def __init__(self, manager: JobManager, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.manager = manager
+        self.list = QListWidget()
+        self.curves = Curves()
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(self.list)
+        splitter.addWidget(self.curves)
+        splitter.setSizes([320, 640])
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(splitter)
+        self.rows: list[JobRow] = []
+        self.list.currentRowChanged.connect(self._show_curves)
+        manager.jobStarted.connect(self.add_job)
+        # Progress text is refreshed on a clock, not per event: a job may report
+        # hundreds of steps a second.
+        self._timer = QTimer(self)
+        self._timer.setInterval(200)
+        self._timer.timeout.connect(self._refresh)
+        self._timer.start()
+
+    def add_job(self, job: Job) -> None:
+        row = JobRow(job)
+        item = QListWidgetItem()
+        item.setSizeHint(row.sizeHint())
+        self.list.insertItem(0, item)
+        self.list.setItemWidget(item, row)
+        self.rows.insert(0, row)
+        self.list.setCurrentRow(0)
+
+    def row_for(self, job: Job) -> JobRow | None:
+        return next((r for r in self.rows if r.job is job), None)
+
+    def _show_curves(self, index: int) -> None:
+        if 0 <= index < len(self.rows):
+            self.curves.follow(self.rows[index].job.events)
+
+    def _refresh(self) -> None:
+        for row in self.rows:
+            if row.job.running:
+                row.update_view()

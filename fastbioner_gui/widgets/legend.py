@@ -1,0 +1,40 @@
+"""The legend: each label's colour and the number key that applies it, and a key to
+how sources and confidence are drawn."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
+
+from ..models.palette import label_color, strong_color
+
+
+class Legend(QWidget):
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self._layout = QHBoxLayout(self)
+        self._layout.setContentsMargins(4, 2, 4, 2)
+        self.chips: list[QLabel] = []
+
+    def set_labels(self, labels: Sequence[str]) -> None:
+        while self._layout.count():
+            item = self._layout.takeAt(0)
+            if item.widget() is not None:
+                item.widget().deleteLater()
+        self.chips = []
+        for i, label in enumerate(labels):
+            key = f"{i + 1} " if i < 9 else ""
+            chip = QLabel(f"<b>{key}</b>{label}")
+            chip.setToolTip(f"Select text and press {i + 1} to mark it {label}; "
+                            f"Alt+{i + 1} keeps the exact selection" if i < 9 else label)
+            chip.setStyleSheet(f"background:{label_color(label).name()}; border:1px solid "
+                               f"{strong_color(label).name()}; border-radius:3px; padding:1px 6px;")
+            self._layout.addWidget(chip)
+            self.chips.append(chip)
+        key = QLabel("<span style='color:#555'>solid: gold / curated · <i>pale italic: model suggestion</i> · "
+                     "<span style='text-decoration:underline; color:#d01010'>red wavy</span>: low confidence · "
+                     "<b><u>bold underlined</u></b>: overlapping</span>")
+        self._layout.addSpacing(12)
+        self._layout.addWidget(key)
+        self._layout.addStretch(1)

@@ -1,0 +1,156 @@
+"""The model picker: the registry's models in a combo box, and the chosen model's card
+(base, layers, parameters, size, devel F1 per type, measured speed)."""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QComboBox, QTextBrowser, QWidget
+
+from fastbioner.errors import FastBioNERError
+
+
+def list_models() -> list[Any]:
+    """The registry's entries; an unreadable registry is an empty list plus a printed
+    reason, never a crash of the app."""
+    from fastbioner.registry import Registry
+
+    return list(Registry().list())
+
+
+def manifest_dict(entry: Any) -> dict[str, Any]:
+    manifest = getattr(entry, "manifest", None)
+    if hasattr(manifest, "to_dict"):
+        return manifest.to_dict()
+    return dict(manifest or {})
+
+
+def _first(mapping: dict, *keys: str, default: Any = None) -> Any:
+    for key in keys:
+        if mapping.get(key) not in (None, ""):
+            return mapping[key]
+    return default
+
+
+def _size(n: Any) -> str:
+    if not isinstance(n, (int, float)):
+        return "?"
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return "?"
+
+
+def _count(n: Any) -> str:
+    if not isinstance(n, (int, float)):
+        return "?"
+    return f"{n / 1e6:.1f} M" if n >= 1e5 else f"{n:,}"
+
+
+def _f1_rows(metrics: Any) -> list[tuple[str, float]]:
+    """(type, F1) pairs from a manifest's devel metrics, whatever their nesting:
+    ``{"overall": {"f1": ..}, "Chemical": {"f1": ..}}`` or ``{"per_type": {...}}``."""
+    if not isinstance(metrics, dict):
+        return []
+    metrics = metrics.get("devel", metrics.get("dev", metrics))
+    rows: list[tuple[str, float]] = []
+    overall = metrics.get("overall", metrics)
+    if isinstance(overall, dict) and isinstance(overall.get("f1"), (int, float)):
+        rows.append(("overall", overall["f1"]))
+    per_type = metrics.get("per_type", metrics.get("types", metrics))
+    if isinstance(per_type, dict):
+        for name, value in per_type.items():
+            if name != "overall" and isinstance(value, dict) and isinstance(value.get("f1"), (int, float)):
+                rows.append((name, value["f1"]))
+    return rows
+
+
+def card_html(name: str, manifest: dict[str, Any]) -> str:
+    """A model's card as HTML (for the card panel and the picker's tooltip)."""
+    m = manifest or {}
+    base = _first(m, "base_model", "base", default="?")
+    layers = _first(m, "layers", "num_layers", default="?")
+    width = _first(m, "width", "hidden_size", default="?")
+    params = _first(m, "parameters", "params", "parameter_count")
+    size = _first(m, "size_bytes", "size", "bytes")
+    rows = [("Kind", _first(m, "kind", default="?")), ("Base", base), ("Layers", f"{layers} × {width}"),
+            ("Parameters", _count(params)), ("Size on disk", _size(size))]
+    parent = _first(m, "parent", "teacher", "parent_teacher")
+    if parent:
+        rows.append(("Teacher", parent))
+    method = _first(m, "method")
+    if method:
+        rows.append(("Method", method))
+    for label, f1 in _f1_rows(_first(m, "metrics", default={})):
+        rows.append((f"devel F1 {label}", f"{100 * f1:.2f}" if f1 <= 1 else f"{f1:.2f}"))
+    speed = _first(m, "speed", default=None)
+    if isinstance(speed, dict):
+        tps = _first(speed, "tokens_per_second", "tokens_per_s")
+        ms = _first(speed, "ms_per_abstract", "milliseconds_per_abstract")
+        where = _first(speed, "device_name", "cpu", "device", default="")
+        if tps is not None:
+            rows.append(("Speed", f"{tps:,.0f} tokens/s" + (f", {ms:.1f} ms/abstract" if ms else "")
+                         + (f" on {where}" if where else "")))
+    elif isinstance(speed, list) and speed:
+        rows.append(("Speed", html.escape(str(speed[-1]))))
+    else:
+        rows.append(("Speed", "not measured on this machine yet"))
+    cells = "".join(f"<tr><td><b>{html.escape(str(k))}</b></td><td>{html.escape(str(v))}</td></tr>"
+                    for k, v in rows)
+    return f"<h3>{html.escape(name)}</h3><table cellspacing=2>{cells}</table>"
+
+
+class ModelPicker(QComboBox):
+    """Registry models by name; ``modelChosen`` carries the name (empty for none)."""
+
+    modelChosen = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setMinimumContentsLength(24)
+        self.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.manifests: dict[str, dict] = {}
+        self.error = ""
+        self.currentIndexChanged.connect(lambda _i: self.modelChosen.emit(self.current_name()))
+
+    def refresh(self, select: str | None = None) -> None:
+        keep = select or self.current_name()
+        try:
+            entries = list_models()
+            self.error = ""
+        except (FastBioNERError, OSError, ImportError) as exc:
+            entries, self.error = [], str(exc)
+        self.blockSignals(True)
+        self.clear()
+        self.manifests = {}
+        for entry in entries:
+            manifest = manifest_dict(entry)
+            self.manifests[entry.name] = manifest
+            self.addItem(entry.name, entry.name)
+            self.setItemData(self.count() - 1, card_html(entry.name, manifest), Qt.ItemDataRole.ToolTipRole)
+        if not entries:
+            self.addItem("(no models: train or import one)", "")
+        index = max(0, self.findData(keep)) if keep else 0
+        self.setCurrentIndex(index)
+        self.blockSignals(False)
+        self.modelChosen.emit(self.current_name())
+
+    def current_name(self) -> str:
+        return self.currentData() or ""
+
+
+class ModelCard(QTextBrowser):
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setOpenExternalLinks(False)
+        self.show_model("", {})
+
+    def show_model(self, name: str, manifest: dict) -> None:
+        if not name:
+            self.setHtml("<p>No model chosen. Distil or train one (Model menu), or import one with "
+                         "<code>fastbioner models import FOLDER</code>.</p>")
+        else:
+            self.setHtml(card_html(name, manifest))

@@ -1,0 +1,234 @@
+"""Distillation end to end on tiny random models: every method runs and lowers its
+loss, the teacher cache gives what the live teacher gives, cancel registers
+nothing, resume finishes the run, unlabelled text takes part."""
+
+import pytest
+import torch
+
+from fastbioner.config import EncodingConfig, TeacherConfig, TrainingConfig
+from fastbioner.distill.config import DistillConfig, StudentConfig
+from fastbioner.distill.methods import METHOD_NAMES, MethodConfig
+from fastbioner.distill.runner import distill
+from fastbioner.errors import FastBioNERError
+from fastbioner.jobs import Cancelled, CancelToken, JobState
+from fastbioner.modeling import load_token_classifier
+from fastbioner.registry import Registry
+from fastbioner.teacher import train_teacher
+from tests.tiny_models import make_tiny_model
+
+SENTENCES = [
+    [("naloxone", "B-Chemical"), ("reverses", "O"), ("hypertension", "B-Disease")],
+    [("lithium", "B-Chemical"), ("carbonate", "I-Chemical"), ("induced", "O"), ("renal", "B-Disease"),
+     ("failure", "I-Disease")],
+    [("the", "O"), ("cocaine", "B-Chemical"), ("dose", "O"), ("was", "O"), ("increased", "O")],
+    [("aspirin", "B-Chemical"), ("and", "O"), ("ibuprofen", "B-Chemical"), ("caused", "O"),
+     ("acute", "B-Disease"), ("nephrotoxicity", "I-Disease")],
+    [("clonidine", "B-Chemical"), ("effects", "O"), ("on", "O"), ("blood", "O"), ("pressure", "O")],
+]
+
+
+def write_bio(path, sentences=SENTENCES, repeat=3):
+    blocks = ["\n".join(f"{w}\t{t}" for w, t in s) for s in sentences] * repeat
+    path.write_text("\n\n".join(blocks) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """A tiny teacher fine-tuned on the tiny corpus, in a registry of its own."""
+    root = tmp_path_factory.mktemp("registry")
+    data = tmp_path_factory.mktemp("data")
+    bio = write_bio(data / "train.tsv")
+    base = make_tiny_model(data / "base", layers=4, seed=3)
+    registry = Registry(root)
+    train_teacher(TeacherConfig(base_model=str(base), train_files=[str(bio)],
+                                training=TrainingConfig(epochs=15, batch_size=4, learning_rate=3e-3,
+                                                        warmup_ratio=0.0, seed=1)),
+                  "tiny-teacher", registry=registry)
+    return registry, bio
+
+
+def config(bio, method="fastbioner", epochs=3, dev=True, lr=1e-3, **kw):
+    student = kw.pop("student", None) or StudentConfig(source="teacher", layers=2)
+    return DistillConfig(teacher="tiny-teacher", student=student, method=MethodConfig(name=method, **kw.pop("m", {})),
+                         train_files=[str(bio)], dev_file=str(bio) if dev else None,
+                         training=TrainingConfig(epochs=epochs, batch_size=5, learning_rate=lr,
+                                                 warmup_ratio=0.0, seed=7, **kw.pop("t", {})), **kw)
+
+
+def fresh_registry(trained, tmp_path):
+    """A copy of the module's registry holding only the teacher (each test installs its own)."""
+    import shutil
+    registry, _ = trained
+    root = tmp_path / "reg"
+    shutil.copytree(registry.root / "tiny-teacher", root / "tiny-teacher")
+    return Registry(root)
+
+
+@pytest.mark.parametrize("method", METHOD_NAMES)
+def test_every_method_runs_end_to_end_and_lowers_its_loss(trained, tmp_path, method):
+    registry = fresh_registry(trained, tmp_path)
+    _, bio = trained
+    events = []
+    student = StudentConfig(source="bigru", rnn_hidden=16) if method == "mse-prob" else None
+    kw = {"student": student} if student else {}
+    result = distill(config(bio, method, epochs=4, dev=False, **kw), f"s-{method}", registry=registry,
+                     on_event=events.append)
+    logged = {k for e in events if e.stage == "distill" for k in e.losses}
+    expected = {t.name for t in MethodConfig(name=method).resolve().terms} | {"phi"}
+    assert logged == expected
+    assert events[-1].state is JobState.DONE
+    m = result.entry.manifest
+    assert m.kind == "student" and m.parent == "tiny-teacher" and m.method == method
+    assert m.compression["student_parameters"] < m.compression["teacher_parameters"]
+    assert registry.get(f"s-{method}").manifest.layers in (2, 1)
+    # The objective, re-evaluated on all training batches at the weights of step 0,
+    # is lower after training than before it.
+    before, after = result_objective(trained, registry, method, student)
+    assert after < before, (method, before, after)
+
+
+def result_objective(trained, registry, method, student_cfg):
+    """Loss of the method's objective (weights of step 0) over every batch, for the
+    untrained student and the registered one."""
+    from fastbioner.distill import runner
+    from fastbioner.distill.data import PairedBatches, encode
+    from fastbioner.distill.objective import DistillationObjective, ObjectiveParts
+    from fastbioner.distill.teacher_cache import LiveTeacher, teacher_needs
+    from fastbioner.distill.recurrent import RecurrentTagger
+    from fastbioner.encoding import WordEncoder
+    from fastbioner.losses import CrossEntropy
+    from fastbioner.modeling import load_tokenizer, model_labels
+    from fastbioner.distill.students import freeze
+
+    _, bio = trained
+    t_entry = registry.get("tiny-teacher")
+    teacher = freeze(load_token_classifier(t_entry.path))
+    tok = load_tokenizer(t_entry.path)
+    labels = model_labels(teacher)
+    scfg = student_cfg or StudentConfig(source="teacher", layers=2)
+    built = runner.build_student(scfg, teacher, tok, labels, registry)
+    method_obj = runner.usable_method(MethodConfig(name=method).resolve(), built, [])
+    sents = [([w for w, _ in s], [t for _, t in s]) for s in SENTENCES]
+    data = encode(WordEncoder(tok, labels), None, sents)
+    totals = []
+    trained_model = load_token_classifier(registry.get(f"s-{method}").path)
+    for model in (built.model, trained_model):
+        model.eval()
+        b = runner.BuiltStudent(model, tok, built.mapping, "")
+        needs = teacher_needs(method_obj, b.mapping, model, teacher, "scores")
+        gold = model.gold_loss if isinstance(model, RecurrentTagger) and model.crf else CrossEntropy()
+        obj = DistillationObjective(model, method_obj, LiveTeacher(teacher, needs), b.mapping, gold,
+                                    ObjectiveParts())
+        with torch.no_grad():
+            totals.append(sum(float(obj(batch, 0, 10)[0]) for batch in PairedBatches(data, 5).epoch(0)))
+    return totals
+
+
+def _registry_leftovers(registry):
+    return sorted(p.name for p in registry.root.iterdir() if p.name.startswith((".staging", ".teacher-cache")))
+
+
+@pytest.mark.parametrize("stage", ["teacher-cache", "distill", "save"])
+def test_cancel_leaves_nothing_registered(trained, tmp_path, stage):
+    registry = fresh_registry(trained, tmp_path)
+    _, bio = trained
+    token = CancelToken()
+    events = []
+
+    def on_event(e):
+        events.append(e)
+        if e.stage == stage:
+            token.cancel()
+
+    with pytest.raises(Cancelled):
+        distill(config(bio, teacher_cache="disk"), "s", registry=registry, on_event=on_event, cancel=token)
+    assert events[-1].state is JobState.CANCELLED
+    assert [e.name for e in registry.list()] == ["tiny-teacher"]
+    assert _registry_leftovers(registry) == []  # no staging folder, no disk cache
+
+
+def test_resume_after_cancel_finishes_with_the_planned_steps(trained, tmp_path):
+    registry = fresh_registry(trained, tmp_path)
+    _, bio = trained
+    token = CancelToken()
+
+    def cancel_at_step_4(e):
+        if e.stage == "distill" and e.step >= 4:
+            token.cancel()
+
+    cfg = config(bio, epochs=3, dev=False)
+    with pytest.raises(Cancelled):
+        distill(cfg, "s", registry=registry, on_event=cancel_at_step_4, cancel=token)
+    with pytest.raises(FastBioNERError, match="--resume"):
+        distill(cfg, "s", registry=registry)
+    result = distill(cfg, "s", registry=registry, resume=True)
+    assert result.training.resumed_from == 4
+    assert result.training.steps == result.training.total_steps == 9  # 15 sentences / 5 x 3 epochs
+
+
+def _first_step_losses(trained, tmp_path, name, **kw):
+    registry = fresh_registry(trained, tmp_path / name)
+    _, bio = trained
+    events = []
+    distill(config(bio, epochs=1, dev=False, **kw), name, registry=registry, on_event=events.append)
+    return next(e.losses for e in events if e.stage == "distill" and e.losses), registry
+
+
+def test_teacher_cache_gives_what_the_live_teacher_gives(trained, tmp_path):
+    live, _ = _first_step_losses(trained, tmp_path, "live", teacher_cache="none")
+    memory, _ = _first_step_losses(trained, tmp_path, "memory", teacher_cache="memory")
+    disk, registry = _first_step_losses(trained, tmp_path, "disk", teacher_cache="disk")
+    assert live.keys() == memory.keys() == disk.keys() >= {"soft", "hidden", "attention", "gold"}
+    for k in live:  # the cache keeps half precision
+        assert memory[k] == pytest.approx(live[k], rel=2e-2, abs=1e-4)
+        assert disk[k] == memory[k]
+    cache = registry.get("disk").manifest.training["teacher_cache"]
+    assert cache["mode"] == "disk" and cache["bytes"] > 0 and cache["build_seconds"] >= 0
+
+
+def test_registered_student_records_devel_scores_and_compression(trained, tmp_path):
+    registry = fresh_registry(trained, tmp_path)
+    _, bio = trained
+    result = distill(config(bio, epochs=2), "s", registry=registry)
+    m = registry.get("s").manifest
+    assert set(m.metrics["per_type"]) == {"Chemical", "Disease"}
+    assert m.metrics["f1"] == result.report.f1
+    c = m.compression
+    assert c["teacher"] == "tiny-teacher" and 0 < c["parameter_ratio"] < 1
+    assert c["student_size_bytes"] < c["teacher_size_bytes"]
+    assert m.training["layer_map"] == [2, 4]
+    assert m.config["method"]["name"] == "fastbioner" and m.config["student"]["layers"] == 2
+    student = load_token_classifier(registry.get("s").path)
+    assert student.config.num_hidden_layers == 2
+
+
+def test_unlabelled_text_takes_part_with_confidence_weights(trained, tmp_path):
+    registry = fresh_registry(trained, tmp_path)
+    _, bio = trained
+    text = tmp_path / "abstracts.txt"
+    text.write_text("Lithium induced renal failure in rats.\n\nNaloxone reverses hypertension.\n",
+                    encoding="utf-8")
+    result = distill(config(bio, epochs=1, dev=False, unlabeled_files=[str(text)]), "s", registry=registry)
+    assert any("2 unlabelled sentences" in n for n in result.notes)
+    assert result.training.total_steps == 4  # 15 labelled + 2 unlabelled sentences, batches of 5
+
+
+def test_cli_distills_and_prints_the_scores(trained, tmp_path, monkeypatch, capsys):
+    from fastbioner.cli.main import main
+
+    registry = fresh_registry(trained, tmp_path)
+    _, bio = trained
+    monkeypatch.setenv("FASTBIONER_HOME", str(registry.root.parent))
+    (registry.root.parent / "models").symlink_to(registry.root)
+    code = main(["distill", "--teacher", "tiny-teacher", "--train", str(bio), "--dev", str(bio),
+                 "--layers", "2", "--student-from", "teacher", "--method", "fastbioner", "--b", "0.5",
+                 "--temperature", "2", "--epochs", "1", "--batch-size", "5", "--name", "cli-student",
+                 "--quiet"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    assert "registered cli-student" in out.out and "Chemical" in out.out and "smaller" in out.out
+    method = registry.get("cli-student").manifest.config["method"]
+    assert method["b"] == 0.5 and method["temperature"] == 2.0
+    code = main(["distill", "--teacher", "no-such-teacher", "--train", str(bio), "--name", "x", "--quiet"])
+    assert code == 2 and "no-such-teacher" in capsys.readouterr().err

@@ -1,0 +1,28 @@
+"""Fixtures of the app's tests: a main window over small documents the tests build."""
+
+from __future__ import annotations
+
+import pytest
+
+from gui_documents import make_documents
+
+
+@pytest.fixture
+def window(qtbot):
+    from fastbioner_gui.main_window import MainWindow
+
+    w = MainWindow()
+    qtbot.addWidget(w)
+    w.show()
+    yield w
+    w.jobs.cancel_all()
+    w.projects.mark_clean()  # teardown must not stop on the "save changes?" question
+    w.projects.close()
+
+
+@pytest.fixture
+def loaded(window, qtbot):
+    """The window with the three documents of :func:`make_documents`, the first shown."""
+    window.workspace.add_documents(make_documents(), origin="test")
+    qtbot.waitUntil(lambda: window.row == 0)
+    return window
