@@ -2,12 +2,19 @@
 biomedical BIO corpora cut them (BC5CDR, NCBI disease as distributed in
 MTL-Bioinformatics-2016): a token is a run of letters and digits, or one single
 other character, so every punctuation mark (hyphen, slash, decimal point ...) is a
-token of its own. A sentence ends at ``.``, ``?`` or ``!`` followed by white space
-and something that can open a sentence, unless the word before the stop is a known
-abbreviation ("et al.", "i.v.", "e.g.", "vs." ...).
+token of its own. A sentence ends at ``.``, ``?`` or ``!`` followed by white space,
+except inside brackets, after an abbreviation ("et al.", "i.v.", "e.g.", "vs.",
+"Dr.") and before a plain lower-case word ("20 mg. by mouth"); a structured-abstract
+label ("RESULTS:") always opens one. Blank lines always separate sentences.
 
-Everything here is regular expressions over the whole string, with no per-character
-Python loop, because the inference engine runs it over tens of thousands of abstracts.
+Measured against the distributed BIO files (tests/core/test_shared_corpora.py): the
+BC5CDR development abstracts give 99.52% of ``devel.tsv``'s sentences exactly. The
+remaining differences are mostly where those files cut after "St." or "U.S." or
+keep "Group A. Response" together; we follow the abbreviation rule instead.
+
+Tokens and sentence candidates are found by regular expressions over the whole
+string (no per-character Python loop): the inference engine runs this over tens of
+thousands of abstracts.
 """
 
 from __future__ import annotations
@@ -45,7 +52,8 @@ _MAX_BRACKET = 300
 
 def tokenize(text: str, start: int = 0, end: int | None = None) -> list[Token]:
     """Tokens of ``text[start:end]`` with offsets into the whole ``text``."""
-    return [Token(m.start(), m.end(), m.group()) for m in TOKEN_RE.finditer(text, start, len(text) if end is None else end)]
+    end = len(text) if end is None else end
+    return [Token(m.start(), m.end(), m.group()) for m in TOKEN_RE.finditer(text, start, end)]
 
 
 def _is_boundary(text: str, stop: int, nxt: int, depth: int) -> bool:

@@ -9,7 +9,7 @@ import pytest
 
 from fastbioner.documents import Document, Span
 from fastbioner.errors import InputError, InputWarning
-from fastbioner.formats import FORMATS, format_module, guess_format, read_any, read_documents, write_documents
+from fastbioner.formats import FORMATS, format_for_path, format_module, guess_format, read_any, read_documents, write_documents
 from fastbioner.jobs import CancelToken, Cancelled
 
 PUBTATOR = "1|t|Cocaine kills.\n1|a|Rats died.\n1\t0\t7\tCocaine\tChemical\tD003042\n\n"
@@ -48,6 +48,8 @@ def test_guess_from_the_content(tmp_path):
         guess_format(tmp_path / "out.xml", for_writing=True)
     with pytest.raises(InputError, match="unknown format 'word'"):
         format_module("word")
+    assert format_for_path(write(tmp_path, "README.md", "# Corpus")) is None
+    assert format_for_path(tmp_path / "corpus.txt") == "pubtator"
 
 
 @pytest.mark.parametrize("fmt", sorted(FORMATS))

@@ -29,13 +29,13 @@ def corpus_files(root: Path) -> list[Path]:
 
 def test_every_file_parses(shared_data):
     batch = read_any([shared_data])
-    counts = Counter()
+    n = 0
     for doc in batch:
-        counts[doc.id[:0] or "docs"] += 1
+        n += 1
         assert doc.text and all(0 <= s.start < s.end <= len(doc.text) for s in doc.spans)
     assert batch.errors == []
     assert sorted(batch.files) == corpus_files(shared_data)
-    assert counts["docs"] > 10_000
+    assert n > 10_000
 
 
 @pytest.mark.parametrize("relative", [
@@ -52,10 +52,10 @@ def test_round_trips_are_exact(shared_data, tmp_path, relative):
         out = tmp_path / src.name  # same name: CoNLL ids without -DOCSTART- come from the file name
         write_documents(docs, out, fmt)
         assert list(read_documents(out, fmt)) == docs, src
-        if fmt == "conll" or src.name.startswith("CDR"):
-            # Byte for byte too, but for blank lines at the ends of the file.
-            if fmt in ("conll", "pubtator"):
-                assert out.read_text().strip("\n") == src.read_text().strip("\n")
+        if fmt == "conll" or (fmt == "pubtator" and src.name.startswith("CDR")):
+            # Byte for byte too, but for blank lines at the ends of the file. (NCBI's
+            # PubTator has a mention text with trailing spaces that are not written back.)
+            assert out.read_text().strip("\n") == src.read_text().strip("\n")
 
 
 def test_bioc_and_pubtator_agree(shared_data):

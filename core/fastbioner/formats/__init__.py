@@ -27,8 +27,8 @@ FORMATS: dict[str, ModuleType] = {m.NAME: m for m in (conll, pubtator, bioc, pub
 ALIASES = {"bio": "conll", "iob": "conll", "tsv": "conll", "pubmed-xml": "pubmed", "pubmed_xml": "pubmed",
            "plain": "text", "txt": "text", "nbib": "medline", "xml": None}
 
-__all__ = ["FORMATS", "WriteReport", "MultiRead", "format_module", "guess_format", "read_documents",
-           "write_documents", "read_any"]
+__all__ = ["FORMATS", "WriteReport", "MultiRead", "format_module", "format_for_path", "guess_format",
+           "read_documents", "write_documents", "read_any"]
 
 _SNIFF_CHARS = 65536
 _PUBTATOR_RE = re.compile(r"^[^|\t\n]+\|[ta]\|", re.M)
@@ -95,6 +95,19 @@ def guess_format(path: str | Path, for_writing: bool = False) -> str:
                      f"({', '.join(sorted(FORMATS))})", path)
 
 
+def format_for_path(path: str | Path) -> str | None:
+    """The format of a file whose extension names a document format (``.xml`` and
+    ``.txt`` looked into), else None: how a folder's files are picked (README.md and
+    LICENSE are not read as plain text)."""
+    path = Path(path)
+    if not _known_extension(path):
+        return None
+    try:
+        return guess_format(path)
+    except InputError:
+        return None
+
+
 def read_documents(path: str | Path, fmt: str | None = None, **options: Any) -> Iterator[Document]:
     """Documents of one file; ``fmt`` guessed when None. Options go to the reader
     (``on_invalid`` and ``scheme`` for CoNLL)."""
@@ -140,10 +153,8 @@ class MultiRead:
         out: list[Path] = []
         for p in self.paths:
             if p.is_dir():
-                # In a folder, only files whose name says they hold documents
-                # (README.md and LICENSE are not read as plain text).
                 for f in sorted(p.rglob("*")):
-                    if (f.is_file() and _known_extension(f)
+                    if (f.is_file() and format_for_path(f) is not None
                             and not any(part.startswith(".") for part in f.relative_to(p).parts)):
                         out.append(f)
             else:

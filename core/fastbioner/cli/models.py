@@ -1,0 +1,122 @@
+"""``fastbioner models list | show NAME | import FOLDER | export NAME DEST | delete NAME``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from ..registry import KINDS, ModelEntry, Registry
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("models", help="list, show, import, export and delete registered models",
+                              description="Manage the model registry (FASTBIONER_HOME/models when "
+                                          "FASTBIONER_HOME is set, else the user data folder).")
+    sub = p.add_subparsers(dest="models_command", metavar="ACTION", required=True)
+
+    ls = sub.add_parser("list", help="one line per model")
+    ls.add_argument("--json", action="store_true", help="the manifests as a JSON list")
+    ls.set_defaults(func=list_command)
+
+    show = sub.add_parser("show", help="a model's manifest")
+    show.add_argument("name", help="registry name or model folder")
+    show.add_argument("--json", action="store_true", help="the whole manifest as JSON")
+    show.set_defaults(func=show_command)
+
+    imp = sub.add_parser("import", help="copy a Hugging Face token-classification folder into the registry")
+    imp.add_argument("folder")
+    imp.add_argument("--name", help="registry name (default: the folder's name)")
+    imp.add_argument("--kind", choices=KINDS, help="teacher or student (default: from its manifest, "
+                                                   "else teacher)")
+    imp.add_argument("--overwrite", action="store_true")
+    imp.set_defaults(func=import_command)
+
+    exp = sub.add_parser("export", help="copy a model out of the registry")
+    exp.add_argument("name")
+    exp.add_argument("dest", help="new folder, or an existing folder to copy into")
+    exp.set_defaults(func=export_command)
+
+    rm = sub.add_parser("delete", help="remove a model from the registry")
+    rm.add_argument("name")
+    rm.set_defaults(func=delete_command)
+
+
+def _f1(entry: ModelEntry) -> str:
+    f1 = entry.manifest.metrics.get("f1")
+    return f"{f1:.4f}" if isinstance(f1, (int, float)) else "-"
+
+
+def _size(n: int) -> str:
+    return f"{n / 1e6:.1f} MB"
+
+
+def list_command(args: argparse.Namespace) -> int:
+    registry = Registry()
+    entries = registry.list()
+    if args.json:
+        print(json.dumps([e.manifest.to_dict() for e in entries], indent=2))
+        return 0
+    if not entries:
+        print(f"no models in {registry.root}")
+    else:
+        print(f"{'name':<28}{'kind':<9}{'layers':>7}{'width':>7}{'params':>12}{'size':>11}"
+              f"{'devel F1':>10}  parent")
+        for e in entries:
+            m = e.manifest
+            print(f"{e.name:<28}{m.kind:<9}{m.layers or '-':>7}{m.width or '-':>7}{m.parameters:>12,}"
+                  f"{_size(m.size_bytes):>11}{_f1(e):>10}  {m.parent or ''}")
+    for name, problem in registry.problems():
+        print(f"warning: {name}: {problem}", file=sys.stderr)
+    return 0
+
+
+def show_command(args: argparse.Namespace) -> int:
+    entry = Registry().resolve(args.name)
+    m = entry.manifest
+    if args.json:
+        print(json.dumps(m.to_dict(), indent=2))
+        return 0
+    print(f"{entry.name}  ({entry.path})")
+    print(f"  kind {m.kind}, base {m.base_model or '-'}, {m.model_type} {m.layers} layers x {m.width}, "
+          f"{m.parameters:,} parameters, {_size(m.size_bytes)}")
+    print(f"  labels: {' '.join(m.labels)}")
+    if m.parent:
+        print(f"  parent: {m.parent}" + (f", method {m.method}" if m.method else ""))
+    for d in m.training_data:
+        print(f"  data ({d.get('role')}): {d.get('path')}  sha256 {str(d.get('sha256'))[:12]}...")
+    if m.metrics:
+        from ..evaluation import EvaluationReport
+
+        try:
+            print("  devel scores:\n    " + EvaluationReport.from_dict(m.metrics).to_text()
+                  .replace("\n", "\n    "))
+        except TypeError:
+            print(f"  metrics: {json.dumps(m.metrics)}")
+    if m.training.get("epoch_seconds"):
+        secs = ", ".join(f"{s:.0f}" for s in m.training["epoch_seconds"])
+        print(f"  training: {m.training.get('steps')} steps, best at {m.training.get('best_step')}, "
+              f"seconds per epoch {secs}")
+    for key in ("compression", "speed"):
+        if getattr(m, key):
+            print(f"  {key}: {json.dumps(getattr(m, key))}")
+    print(f"  created {m.created} by fastbioner {m.project_version}")
+    return 0
+
+
+def import_command(args: argparse.Namespace) -> int:
+    entry = Registry().import_folder(args.folder, name=args.name, kind=args.kind, overwrite=args.overwrite)
+    print(f"imported {entry.name} ({entry.manifest.kind}) at {entry.path}")
+    return 0
+
+
+def export_command(args: argparse.Namespace) -> int:
+    dest = Registry().export(args.name, args.dest)
+    print(f"exported {args.name} to {dest}")
+    return 0
+
+
+def delete_command(args: argparse.Namespace) -> int:
+    Registry().delete(args.name)
+    print(f"deleted {args.name}")
+    return 0

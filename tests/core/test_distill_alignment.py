@@ -1,0 +1,114 @@
+"""Students with another tokenizer: the same wordpieces under other ids pass the
+per-batch subword check (and learn word-level soft labels); other wordpieces fail
+it with a clear message."""
+
+import pytest
+import torch
+from transformers import BertConfig, BertModel, BertTokenizerFast
+
+from fastbioner.distill.alignment import SubwordAligner, same_vocabulary
+from fastbioner.distill.data import PairedBatches, encode
+from fastbioner.distill.methods import MethodConfig
+from fastbioner.distill.objective import DistillationObjective, ObjectiveParts
+from fastbioner.distill.students import projection_for, truncate_layers, uniform_layer_map
+from fastbioner.distill.teacher_cache import LiveTeacher, teacher_needs
+from fastbioner.encoding import WordEncoder
+from fastbioner.errors import FastBioNERError
+from fastbioner.losses import CrossEntropy
+from fastbioner.modeling import load_token_classifier, load_tokenizer, model_labels
+from tests.tiny_models import _vocab, make_tiny_model
+
+SENTENCES = [(["naloxone", "reverses", "hypertension"], ["B-Chemical", "O", "B-Disease"]),
+             (["lithium", "carbonate", "toxicity"], ["B-Chemical", "I-Chemical", "B-Disease"])]
+
+
+def encoder_with_vocab(folder, vocab, hidden=16, layers=2):
+    """A tiny BERT encoder whose tokenizer has exactly ``vocab``."""
+    folder.mkdir(parents=True)
+    (folder / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
+    tok = BertTokenizerFast(vocab=str(folder / "vocab.txt"), do_lower_case=True, model_max_length=64)
+    tok.save_pretrained(folder)
+    torch.manual_seed(0)
+    BertModel(BertConfig(vocab_size=len(vocab), hidden_size=hidden, num_hidden_layers=layers,
+                         num_attention_heads=2, intermediate_size=32, max_position_embeddings=64)
+              ).save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture
+def teacher(tmp_path):
+    folder = make_tiny_model(tmp_path / "teacher", layers=4)
+    return load_token_classifier(folder).eval(), load_tokenizer(folder)
+
+
+def shifted_vocab():
+    """Same wordpieces, every id moved by 4 (as MPNet's ids are MiniLM's + 4)."""
+    return ["<s>", "<pad>", "</s>", "<unk>"] + _vocab()
+
+
+def other_vocab():
+    """Without 'naloxone' and 'hypertension': they split into other pieces."""
+    return [t for t in _vocab() if t not in ("naloxone", "hypertension")]
+
+
+def batches_for(teacher_tok, student_tok, labels):
+    data = encode(WordEncoder(teacher_tok, labels), WordEncoder(student_tok, labels), SENTENCES)
+    return list(PairedBatches(data, 2).epoch(0))
+
+
+def test_same_wordpieces_under_other_ids_pass_the_check(tmp_path, teacher):
+    t_model, t_tok = teacher
+    s_tok = load_tokenizer(encoder_with_vocab(tmp_path / "s", shifted_vocab()))
+    assert not same_vocabulary(t_tok, s_tok)
+    (batch,) = batches_for(t_tok, s_tok, model_labels(t_model))
+    assert not torch.equal(batch.teacher.input_ids, batch.student.input_ids)
+    SubwordAligner(t_tok, s_tok).check(batch.teacher, batch.student)  # no error
+
+
+def test_other_wordpieces_fail_the_check_naming_the_sentence(tmp_path, teacher):
+    t_model, t_tok = teacher
+    s_tok = load_tokenizer(encoder_with_vocab(tmp_path / "s", other_vocab()))
+    (batch,) = batches_for(t_tok, s_tok, model_labels(t_model))
+    with pytest.raises(FastBioNERError, match=r"sentence 1 .*other subwords.*drop-terms hidden,attention"):
+        SubwordAligner(t_tok, s_tok).check(batch.teacher, batch.student)
+
+
+def _objective(t_model, student, method, aligner):
+    mapping = uniform_layer_map(t_model.config.num_hidden_layers, student.config.num_hidden_layers)
+    m = MethodConfig(name=method).resolve()
+    needs = teacher_needs(m, mapping, student, t_model, "scores")
+    parts = ObjectiveParts(projection_for(student, t_model), None)
+    return DistillationObjective(student, m, LiveTeacher(t_model, needs), mapping, CrossEntropy(), parts,
+                                 aligner=aligner)
+
+
+def test_token_level_terms_fail_clearly_on_other_wordpieces_but_soft_labels_work(tmp_path, teacher):
+    t_model, t_tok = teacher
+    labels = model_labels(t_model)
+    folder = encoder_with_vocab(tmp_path / "s", other_vocab())
+    student = load_token_classifier(folder, labels=labels)
+    s_tok = load_tokenizer(folder)
+    (batch,) = batches_for(t_tok, s_tok, labels)
+    aligner = SubwordAligner(t_tok, s_tok)
+    with pytest.raises(FastBioNERError, match="other subwords"):
+        _objective(t_model, student, "fastbioner", aligner)(batch, 0, 10)
+    # Word-level soft labels need only the same words.
+    loss, terms = _objective(t_model, student, "hinton", aligner)(batch, 0, 10)
+    assert terms["soft"] > 0 and torch.isfinite(loss)
+    loss.backward()
+    assert student.classifier.weight.grad is not None
+
+
+def test_narrower_student_with_shifted_ids_learns_every_term(tmp_path, teacher):
+    t_model, t_tok = teacher
+    labels = model_labels(t_model)
+    folder = encoder_with_vocab(tmp_path / "s", shifted_vocab(), hidden=16, layers=3)
+    student = truncate_layers(load_token_classifier(folder, labels=labels), 2)
+    s_tok = load_tokenizer(folder)
+    (batch,) = batches_for(t_tok, s_tok, labels)
+    objective = _objective(t_model, student, "fastbioner", SubwordAligner(t_tok, s_tok))
+    assert objective.parts.hidden_projection.in_features == 16  # W_h: 16 -> 32
+    loss, terms = objective(batch, 0, 10)
+    assert set(terms) == {"soft", "gold", "hidden", "attention", "phi"}
+    loss.backward()
+    assert objective.parts.hidden_projection.weight.grad is not None
