@@ -77,14 +77,14 @@ def compact_model(src: str | Path, dest: str | Path, corpus: Iterable[str], *,
                   ) -> CompactionReport:
     """Write a trimmed, half-precision copy of the model folder ``src`` to ``dest``.
 
-    ``dest`` must not exist; it is built beside itself and renamed into place only
-    when complete. Files other than weights and tokenizer are copied as they are.
+    ``dest`` must not exist (or be an empty folder, such as a registry staging
+    folder); it is built beside itself and renamed into place only when complete. Files other than weights and tokenizer are copied as they are.
     """
     from tokenizers import Tokenizer
 
     src, dest = Path(src), Path(dest)
     reporter = ProgressReporter(on_event, cancel)
-    if dest.exists():
+    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         raise ModelError(f"{dest}: already exists")
     tok_path = src / "tokenizer.json"
     if not tok_path.is_file() or not (src / WEIGHTS).is_file():

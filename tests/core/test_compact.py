@@ -51,6 +51,7 @@ def test_unseen_words_still_tokenize_without_unk(tmp_path):
 def test_refuses_existing_destination_and_leaves_nothing_on_cancel(tmp_path):
     src = make_tiny_model(tmp_path / "src")
     (tmp_path / "taken").mkdir()
+    (tmp_path / "taken" / "model.safetensors").write_bytes(b"someone else's")
     with pytest.raises(ModelError):
         compact_model(src, tmp_path / "taken", CORPUS)
     token = CancelToken()
@@ -58,3 +59,21 @@ def test_refuses_existing_destination_and_leaves_nothing_on_cancel(tmp_path):
     with pytest.raises(Cancelled):
         compact_model(src, tmp_path / "small", CORPUS, cancel=token)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["src", "taken"]
+
+
+def test_cli_compact_registers_a_smaller_model_with_its_provenance(tmp_path, capsys):
+    from fastbioner.cli.main import main
+    from fastbioner.registry import Registry
+
+    registry = Registry()
+    registry.import_folder(make_tiny_model(tmp_path / "src"), name="tiny")
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n\n".join(CORPUS) + "\n", encoding="utf-8")
+    assert main(["compact", "tiny", "--corpus", str(corpus), "--name", "tiny-small", "--quiet"]) == 0
+    small = registry.get("tiny-small")
+    assert small.manifest.compression["compacted_from"] == "tiny"
+    vocab = small.manifest.compression["vocabulary"]
+    assert vocab["vocab_after"] < vocab["vocab_before"]
+    assert small.manifest.size_bytes < registry.get("tiny").manifest.size_bytes
+    assert any(d["role"] == "vocabulary" for d in small.manifest.training_data)
+    assert "registered tiny-small" in capsys.readouterr().out

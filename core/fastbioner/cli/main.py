@@ -21,6 +21,7 @@ COMMAND_MODULES = [
     "fastbioner.cli.distill",   # distill
     "fastbioner.cli.tag",       # tag
     "fastbioner.cli.models",    # models list|show|import|export|delete
+    "fastbioner.cli.compact",   # compact
 ]
 
 

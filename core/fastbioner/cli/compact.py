@@ -1,0 +1,65 @@
+"""``fastbioner compact``: a trimmed-vocabulary, half-precision copy of a model,
+registered under a new name (how the shipped default model is made small)."""
+
+from __future__ import annotations
+
+import argparse
+
+import torch
+
+from .progress import ProgressBar, ctrl_c_cancels
+
+DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32}
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "compact", help="trim a model's vocabulary to a corpus and store it in half precision",
+        description="Keep only the wordpieces a corpus uses (plus special tokens and printable "
+                    "single characters, so any text still tokenizes) and store the weights in half "
+                    "precision. Text of the corpus tokenizes exactly as before.")
+    p.add_argument("model", metavar="MODEL", help="registry name or folder")
+    p.add_argument("--corpus", nargs="+", required=True, metavar="FILE",
+                   help="text whose wordpieces to keep, in any format `fastbioner convert` reads")
+    p.add_argument("--name", required=True, help="registry name of the compacted model")
+    p.add_argument("--dtype", choices=sorted(DTYPES), default="float16")
+    p.add_argument("--min-count", type=int, default=1, help="keep pieces seen at least N times")
+    p.add_argument("--overwrite", action="store_true")
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(func=compact_command)
+
+
+def compact_command(args: argparse.Namespace) -> int:
+    from ..compact import compact_model
+    from ..formats import read_any
+    from ..jobs import CancelToken
+    from ..registry import Registry, data_record, read_manifest, write_manifest
+
+    registry = Registry()
+    source = registry.resolve(args.model)
+    registry.check_name(args.name)
+    token = CancelToken()
+    bar = ProgressBar(quiet=args.quiet)
+    with ctrl_c_cancels(token):
+        docs = read_any(args.corpus)
+        texts = [d.text for d in docs]
+        for err in docs.errors:
+            print(f"fastbioner: warning: {err}")
+        with registry.staging() as folder:
+            report = compact_model(source.path, folder, texts, dtype=DTYPES[args.dtype],
+                                   min_count=args.min_count, on_event=bar, cancel=token)
+            manifest = read_manifest(folder)
+            manifest.parameters = report.parameters_after
+            manifest.compression = {**manifest.compression, "compacted_from": source.name,
+                                    "vocabulary": report.to_dict()}
+            manifest.training_data = [*manifest.training_data,
+                                      *(data_record(p, "vocabulary") for p in args.corpus)]
+            write_manifest(folder, manifest)
+            entry = registry.install(folder, args.name, overwrite=args.overwrite)
+    bar.close()
+    mb = 1024 * 1024
+    print(f"registered {entry.name}: vocabulary {report.vocab_before} -> {report.vocab_after} pieces, "
+          f"{report.parameters_before:,} -> {report.parameters_after:,} parameters, "
+          f"{report.bytes_before / mb:.1f} -> {report.bytes_after / mb:.1f} MB weights ({report.dtype}); "
+          f"corpus segmentations changed: {report.changed_segmentations}")
+    return 0
