@@ -1,0 +1,156 @@
+"""Writes docs/benchmarks.md from the rows run by paper_tables.py and the speed
+figures of bench_inference.py. Pure formatting: every number comes from a results
+file; a row with no result is printed as "not yet run"."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+SPEED = REPO / "benchmarks" / "results" / "speed.json"
+PLOT = "benchmarks-speed.png"
+# The paper's own figures (FastBioNER, BioBERT teacher, GPU): F1 points below the
+# teacher, size reduction, speed-up, for 6, 4 and 3 layers.
+PAPER = {6: (1.10, 39.26, 46.17), 4: (3.72, 52.35, 60.77), 3: (4.97, 58.9, 68.78)}
+NOT_RUN = "not yet run"
+
+
+def pct(x: float | None) -> str:
+    return "–" if x is None else f"{100 * x:.2f}"
+
+
+def mb(n: int | None) -> str:
+    return "–" if not n else f"{n / 1e6:.1f}"
+
+
+def millions(n: int | None) -> str:
+    return "–" if not n else f"{n / 1e6:.1f}M"
+
+
+def minutes(s: float | None) -> str:
+    return "–" if s is None else f"{s / 60:.0f} min"
+
+
+def type_f1(r: dict, typ: str) -> str:
+    s = (r.get("per_type") or {}).get(typ)
+    return pct(s["f1"]) if s else "–"
+
+
+def _types(results: dict) -> list[str]:
+    return sorted({t for r in results.values() for t in (r.get("per_type") or {})})
+
+
+def method_table(rows, results, dataset: str) -> list[str]:
+    types = sorted({t for r in rows if r.dataset == dataset and r.id in results
+                    for t in results[r.id].get("per_type", {})}) or ["Chemical", "Disease"]
+    out = [f"| row | model | P | R | F1 | {' | '.join(t + ' F1' for t in types)} | params | epochs | wall time |",
+           "|" + "---|" * (8 + len(types))]
+    for r in rows:
+        if r.dataset != dataset or r.table != 1:
+            continue
+        res = results.get(r.id)
+        if res is None:
+            out.append(f"| `{r.id}` | {r.title} | {NOT_RUN} |" + " |" * (5 + len(types)))
+            continue
+        out.append(f"| `{r.id}` | {r.title} | {pct(res['precision'])} | {pct(res['recall'])} | "
+                   f"{pct(res['f1'])} | " + " | ".join(type_f1(res, t) for t in types) +
+                   f" | {millions(res.get('parameters'))} | {res['epochs']} | {minutes(res['wall_seconds'])} |")
+    return out
+
+
+def depth_table(rows, results, table: int, dataset: str = "bc5cdr") -> list[str]:
+    teacher = results.get(f"{dataset}/teacher")
+    out = ["| row | student | layers | params | size on disk (MB) | F1 | gap to teacher (F1 points) | wall time |",
+           "|---|---|---|---|---|---|---|---|"]
+    picked = [r for r in rows if r.dataset == dataset and (r.table == table or
+              (table == 2 and r.id == f"{dataset}/fastbioner-6"))]
+    for r in picked:
+        res = results.get(r.id)
+        if res is None:
+            out.append(f"| `{r.id}` | {r.title} | {NOT_RUN} | | | | | |")
+            continue
+        gap = "–" if not teacher or res.get("f1") is None else f"{100 * (teacher['f1'] - res['f1']):.2f}"
+        out.append(f"| `{r.id}` | {r.title} | {res.get('layers') or '–'} | {millions(res.get('parameters'))} | "
+                   f"{mb(res.get('size_bytes'))} | {pct(res['f1'])} | {gap} | {minutes(res['wall_seconds'])} |")
+    return out
+
+
+def speed_section(speed: dict | None) -> list[str]:
+    if not speed:
+        return [f"_{NOT_RUN}: `python benchmarks/bench_inference.py` writes `{SPEED.relative_to(REPO)}`._"]
+    out = [f"Measured in one run by `{speed.get('command', 'benchmarks/bench_inference.py')}` on "
+           f"{speed.get('hardware', '?')}, {speed.get('documents', '?')} abstracts "
+           f"({speed.get('date', '')}). Ratios are against the teacher at float32 in the same run.", "",
+           "| model | precision | params | size on disk (MB) | tokens/s | ms per abstract | speed-up vs teacher | time saved | entity agreement with its float32 |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for m in speed.get("models", []):
+        out.append(f"| {m['name']} | {m['precision']} | {millions(m.get('parameters'))} | "
+                   f"{mb(m.get('size_bytes'))} | {m['tokens_per_s']:.0f} | {m['ms_per_abstract']:.1f} | "
+                   f"{m['speedup']:.2f}x | {100 * (1 - 1 / m['speedup']):.1f}% | "
+                   f"{'–' if m.get('agreement_f1') is None else pct(m['agreement_f1'])} |")
+    out += ["", f"![speed and size against the teacher]({PLOT})"]
+    return out
+
+
+def paper_comparison(results: dict, speed: dict | None) -> list[str]:
+    teacher = results.get("bc5cdr/teacher")
+    tspeed = {}
+    if speed:
+        tspeed = {m["name"]: m for m in speed.get("models", []) if m["precision"] == "float32"}
+    out = ["| layers | paper: F1 below BioBERT | paper: smaller | paper: faster | ours: F1 below teacher | "
+           "ours: smaller (parameters) | ours: faster (time saved, float32) |", "|---|---|---|---|---|---|---|"]
+    for layers, (gap, smaller, faster) in PAPER.items():
+        res = results.get(f"bc5cdr/fastbioner-{layers}")
+        if res is None or teacher is None:
+            out.append(f"| {layers} | {gap:.2f} | {smaller:.2f}% | {faster:.2f}% | {NOT_RUN} | | |")
+            continue
+        our_gap = 100 * (teacher["f1"] - res["f1"])
+        our_small = 100 * (1 - res["parameters"] / teacher["parameters"])
+        s = tspeed.get(res["model"])
+        t = tspeed.get(teacher["model"])
+        faster_s = (f"{100 * (1 - t['tokens_per_s'] / s['tokens_per_s']):.2f}%" if s and t else NOT_RUN)
+        out.append(f"| {layers} | {gap:.2f} | {smaller:.2f}% | {faster:.2f}% | {our_gap:.2f} | "
+                   f"{our_small:.2f}% | {faster_s} |")
+    return out
+
+
+def commands_section(rows, results) -> list[str]:
+    out = []
+    for r in rows:
+        res = results.get(r.id)
+        if res:
+            out.append(f"- `{r.id}` (seed {res['seed']}, {res['epochs']} epochs, "
+                       f"{minutes(res['wall_seconds'])} wall on {res['cpu']}, {res['cores']} cores, "
+                       f"finished {res['finished']}):  \n  `{res['command']}`")
+        else:
+            out.append(f"- `{r.id}`: {NOT_RUN}; reruns with `python benchmarks/paper_tables.py run {r.id}`")
+    return out
+
+
+def write_report(rows, results: dict, out: Path, preamble: str = "") -> None:
+    speed = json.loads(SPEED.read_text(encoding="utf-8")) if SPEED.is_file() else None
+    doc: list[str] = ["# Benchmarks: FastBioNER on this hardware", ""]
+    if preamble:
+        doc += [preamble, ""]
+    doc += ["Every number below comes from a results file written by the command shown beside it "
+            "(see *Commands* at the end); rows not yet run say so. Scores are entity-level, strict "
+            "IOB2 (seqeval), micro-averaged, on the official **devel** split; models are selected on "
+            "devel too (there is no test split in this repository), so these are development "
+            "figures, not test figures. Rerun any row with `python benchmarks/paper_tables.py run ROW`, "
+            "then `python benchmarks/paper_tables.py report`.", ""]
+    for ds, name in (("bc5cdr", "BC5CDR (Chemical + Disease)"), ("ncbi", "NCBI-disease")):
+        doc += [f"## 1. Methods, 6-layer students of the all-mpnet-base-v2 teacher: {name}", ""]
+        doc += method_table(rows, results, ds) + [""]
+    doc += ["## 2. Depth: FastBioNER students of 6, 4 and 3 layers (BC5CDR)", ""]
+    doc += depth_table(rows, results, 2) + [""]
+    doc += ["## 3. Compression and speed (CPU tagging)", ""] + speed_section(speed) + [""]
+    doc += ["## 4. Ablations of the method's parts (3-layer students, BC5CDR)", ""]
+    doc += depth_table(rows, results, 4) + [""]
+    doc += ["## 5. The paper's figures beside ours", ""] + paper_comparison(results, speed) + [""]
+    doc += ["## Commands", ""] + commands_section(rows, results) + [""]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(".tmp")
+    tmp.write_text("\n".join(doc), encoding="utf-8")
+    tmp.replace(out)
