@@ -229,26 +229,20 @@ class WordEncoder:
     def collate(self, windows: Sequence[Window], indices: Sequence[int] | None = None) -> Batch:
         """Pad to the longest window of this batch only (dynamic padding)."""
         width = max(len(w) for w in windows)
-        n = len(windows)
-        input_ids = torch.full((n, width), self.pad_id, dtype=torch.long)
-        attention = torch.zeros((n, width), dtype=torch.long)
-        word_index = torch.full((n, width), -1, dtype=torch.long)
-        first = torch.zeros((n, width), dtype=torch.bool)
-        has_labels = all(w.labels is not None for w in windows)
-        labels = torch.full((n, width), IGNORE_INDEX, dtype=torch.long) if has_labels else None
-        for i, w in enumerate(windows):
-            m = len(w)
-            input_ids[i, :m] = torch.tensor(w.input_ids, dtype=torch.long)
-            attention[i, :m] = 1
-            wi = [-1 if x is None else x for x in w.word_ids]
-            word_index[i, :m] = torch.tensor(wi, dtype=torch.long)
-            for k in range(m):
-                if wi[k] >= 0 and (k == 0 or wi[k] != wi[k - 1]):
-                    first[i, k] = True
-            if labels is not None:
-                labels[i, :m] = torch.tensor(w.labels, dtype=torch.long)
+        pad = [width - len(w) for w in windows]
+        input_ids = torch.tensor([w.input_ids + [self.pad_id] * p for w, p in zip(windows, pad)],
+                                 dtype=torch.long)
+        attention = torch.tensor([[1] * len(w) + [0] * p for w, p in zip(windows, pad)], dtype=torch.long)
+        word_index = torch.tensor([[-1 if x is None else x for x in w.word_ids] + [-1] * p
+                                   for w, p in zip(windows, pad)], dtype=torch.long)
+        before = torch.cat([torch.full_like(word_index[:, :1], -1), word_index[:, :-1]], dim=1)
+        first = (word_index >= 0) & (word_index != before)
+        labels = None
+        if all(w.labels is not None for w in windows):
+            labels = torch.tensor([w.labels + [IGNORE_INDEX] * p for w, p in zip(windows, pad)],
+                                  dtype=torch.long)
         return Batch(input_ids, attention, word_index, first, labels, list(windows),
-                     list(indices) if indices is not None else list(range(n)))
+                     list(indices) if indices is not None else list(range(len(windows))))
 
     # -- back to words ------------------------------------------------------------
 

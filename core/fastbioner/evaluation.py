@@ -115,10 +115,11 @@ def score_tags(gold: Sequence[Sequence[str]], predicted: Sequence[Sequence[str]]
 def predict_words(model, tokenizer, sentences: Sequence[Sequence[str]], batch_size: int = 32,
                   device: str | torch.device | None = None, *, encoder: WordEncoder | None = None,
                   max_length: int = 256, check: Callable[[], None] | None = None,
-                  on_batch: Callable[[int, int], None] | None = None) -> list[list[str]]:
-    """IOB2 tags, one per word, for each sentence (invalid sequences repaired: an
-    ``I-`` that does not continue an entity begins one). Long sentences are windowed
-    and stitched; a word with no subword is tagged ``O``."""
+                  on_batch: Callable[[int, int], None] | None = None,
+                  repair: bool = True) -> list[list[str]]:
+    """IOB2 tags, one per word, for each sentence (invalid sequences repaired unless
+    ``repair=False``: an ``I-`` that does not continue an entity begins one). Long
+    sentences are windowed and stitched; a word with no subword is tagged ``O``."""
     from .modeling import model_labels, pick_device
 
     labels = model_labels(model)
@@ -144,7 +145,8 @@ def predict_words(model, tokenizer, sentences: Sequence[Sequence[str]], batch_si
         model.train(was_training)
     fill = labels.index("O") if "O" in labels else 0
     ids_per_word = encoder.stitch(windows, per_window, len(sentences), fill=fill)
-    return [repair_iob2([labels[i] for i in row])[0] for row in ids_per_word]
+    tags = [[labels[i] for i in row] for row in ids_per_word]
+    return [repair_iob2(t)[0] for t in tags] if repair else tags
 
 
 def _model_predictor(entry, batch_size: int, device: str) -> WordPredictor:
@@ -179,6 +181,7 @@ def evaluate_model(model_ref: str | Path, file: str | Path, *, batch_size: int =
         if not sentences:
             raise InputError("no sentences to evaluate", file)
         predict = predictor or _model_predictor(entry, batch_size, device)
+        reporter.check()
         reporter.stage("evaluate", message=f"tagging {len(sentences)} sentences")
         tags = predict([s.words for s in sentences], reporter)
         report = score_tags([s.tags for s in sentences], tags)

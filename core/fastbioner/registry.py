@@ -139,14 +139,15 @@ def manifest_from_folder(folder: str | Path, kind: str = "teacher") -> Manifest:
     its safetensors headers (the weights are not loaded)."""
     from safetensors import safe_open
 
+    from transformers import AutoConfig
+
     folder = Path(folder)
     check_weights(folder)
-    try:
-        cfg = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ModelError(f"{folder / 'config.json'}: unreadable ({exc})") from None
-    id2label = cfg.get("id2label") or {}
-    labels = [id2label[k] for k in sorted(id2label, key=lambda k: int(k))]
+    try:  # AutoConfig fills what config.json leaves at defaults (id2label LABEL_0 ...)
+        cfg = AutoConfig.from_pretrained(str(folder), trust_remote_code=False)
+    except Exception as exc:
+        raise ModelError(f"{folder / 'config.json'}: unreadable ({str(exc).splitlines()[0][:160]})") from None
+    labels = [cfg.id2label[i] for i in range(len(cfg.id2label))]
     params = 0
     for path in safetensors_files(folder):
         with safe_open(str(path), framework="pt") as fh:
@@ -155,9 +156,10 @@ def manifest_from_folder(folder: str | Path, kind: str = "teacher") -> Manifest:
                 for d in fh.get_slice(key).get_shape():
                     n *= d
                 params += n
-    return Manifest(name=folder.name, kind=kind, base_model=cfg.get("_name_or_path", ""),
-                    model_type=cfg.get("model_type", ""), layers=cfg.get("num_hidden_layers"),
-                    width=cfg.get("hidden_size"), parameters=params,
+    return Manifest(name=folder.name, kind=kind, base_model=getattr(cfg, "_name_or_path", "") or "",
+                    model_type=getattr(cfg, "model_type", ""),
+                    layers=getattr(cfg, "num_hidden_layers", None),
+                    width=getattr(cfg, "hidden_size", None), parameters=params,
                     size_bytes=folder_size(folder), labels=labels, created=now_iso())
 
 

@@ -5,7 +5,7 @@ nothing, resume finishes the run, unlabelled text takes part."""
 import pytest
 import torch
 
-from fastbioner.config import EncodingConfig, TeacherConfig, TrainingConfig
+from fastbioner.config import TeacherConfig, TrainingConfig
 from fastbioner.distill.config import DistillConfig, StudentConfig
 from fastbioner.distill.methods import METHOD_NAMES, MethodConfig
 from fastbioner.distill.runner import distill

@@ -102,9 +102,10 @@ def word_level(values: torch.Tensor, batch: Batch) -> tuple[torch.Tensor, torch.
 
 
 def check_same_words(teacher_valid: torch.Tensor, student_valid: torch.Tensor, teacher: Batch) -> None:
-    t_counts, s_counts = teacher_valid.sum(1), student_valid.sum(1)
-    if teacher_valid.shape != student_valid.shape or not torch.equal(t_counts, s_counts):
-        row = int((t_counts != s_counts).nonzero()[0]) if t_counts.shape == s_counts.shape else 0
+    """Both sides must see the same number of words in every row."""
+    differ = teacher_valid.sum(1) != student_valid.sum(1)
+    if differ.any():
+        row = int(differ.nonzero()[0])
         raise FastBioNERError(
             f"sentence {teacher.windows[row].sentence + 1} of the training data has words that one "
             f"tokenizer turns into no subword at all; teacher and student see different words")

@@ -69,6 +69,16 @@ class Method:
     def uses(self, *names: str) -> bool:
         return any(t.name in names for t in self.terms)
 
+    def check_learnable(self) -> None:
+        """Refuse a method (after dropped terms) whose every weight is 0 for part of
+        training: the student would take steps with nothing to learn from."""
+        for tenth in range(10):
+            _, weights = self.weights(tenth, 10)
+            if not any(weights.values()):
+                raise ConfigError(f"method {self.name} with terms {', '.join(self.term_names)} has "
+                                  f"nothing to learn from at {tenth * 10}% of training (every "
+                                  f"weight is 0); keep more terms or change the schedule")
+
 
 METHODS: dict[str, Method] = {
     "og": Method(
@@ -146,4 +156,6 @@ class MethodConfig(Settings):
             raise ConfigError(f"method {self.name} has no loss term left after dropping "
                                   f"{', '.join(self.drop_terms)}")
         temperature = self.temperature if self.temperature is not None else base.temperature
-        return replace(base, schedule=sched, terms=terms, temperature=temperature)
+        method = replace(base, schedule=sched, terms=terms, temperature=temperature)
+        method.check_learnable()
+        return method

@@ -86,7 +86,9 @@ class DistillationObjective:
             terms.update(self._label_terms(active, s.logits, t, batch))
             terms.update(self._layer_terms(active, s, t, sb.attention_mask.bool()))
 
-        loss = sum(active[name] * value for name, value in terms.items())
+        # Starts from a zero tied to the student, so a step with no weighted term
+        # (possible only at a schedule's edge) is a valid, empty update.
+        loss = s.logits.sum() * 0.0 + sum(active[name] * value for name, value in terms.items())
         logs = {name: float(value.detach()) for name, value in terms.items()}
         logs["phi"] = w
         return loss, logs

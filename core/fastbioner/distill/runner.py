@@ -95,6 +95,7 @@ def usable_method(method: Method, student: BuiltStudent, notes: list[str]) -> Me
             notes.append(f"recurrent student: no intermediate layers, so {', '.join(dropped)} "
                          f"term(s) dropped")
             method = replace(method, terms=tuple(t for t in method.terms if t.name not in dropped))
+            method.check_learnable()
     return method
 
 

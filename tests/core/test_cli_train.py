@@ -1,0 +1,86 @@
+"""``fastbioner train-teacher``, ``evaluate`` and ``models ...`` as a user runs them."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from fastbioner.cli.main import main
+from tiny_models import make_tiny_encoder
+
+BIO = """cocaine\tB-Chemical
+induced\tO
+heart\tB-Disease
+failure\tI-Disease
+
+lithium\tB-Chemical
+toxicity\tB-Disease
+in\tO
+rats\tO
+
+the\tO
+dose\tO
+"""
+
+
+@pytest.fixture(scope="module")
+def encoder(tmp_path_factory):
+    return make_tiny_encoder(tmp_path_factory.mktemp("base") / "encoder")
+
+
+@pytest.fixture
+def bio(tmp_path):
+    path = tmp_path / "train.tsv"
+    path.write_text(BIO, encoding="utf-8")
+    return path
+
+
+def test_train_evaluate_and_manage_models(encoder, bio, tmp_path, capsys):
+    rc = main(["train-teacher", "--train", str(bio), "--dev", str(bio), "--base", str(encoder),
+               "--name", "cli-teacher", "--epochs", "2", "--batch-size", "2", "--device", "cpu",
+               "--quiet"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert "registered cli-teacher" in out and "overall" in out and "Chemical" in out
+
+    assert main(["models", "list"]) == 0
+    listing = capsys.readouterr().out
+    assert "cli-teacher" in listing and "teacher" in listing
+
+    assert main(["models", "show", "cli-teacher", "--json"]) == 0
+    manifest = json.loads(capsys.readouterr().out)
+    assert manifest["name"] == "cli-teacher" and manifest["config"]["training"]["epochs"] == 2
+
+    out_json = tmp_path / "scores.json"
+    assert main(["evaluate", "cli-teacher", str(bio), "--json", str(out_json), "--quiet"]) == 0
+    assert "overall" in capsys.readouterr().out
+    scores = json.loads(out_json.read_text())
+    assert scores["sentences"] == 3 and set(scores["per_type"]) <= {"Chemical", "Disease"}
+
+    assert main(["models", "export", "cli-teacher", str(tmp_path / "exported")]) == 0
+    assert main(["models", "delete", "cli-teacher"]) == 0
+    capsys.readouterr()
+    assert main(["models", "list"]) == 0
+    assert "cli-teacher" not in capsys.readouterr().out
+    assert main(["models", "import", str(tmp_path / "exported"), "--name", "again"]) == 0
+    assert "imported again" in capsys.readouterr().out
+    assert main(["evaluate", str(tmp_path / "exported"), str(bio), "--json", "-"]) == 0
+    assert json.loads(capsys.readouterr().out)["tokens"] == 10
+
+
+def test_user_errors_are_one_line(encoder, bio, tmp_path, capsys):
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("cocaine\tB-Chemical\nheart\tX-Disease\n", encoding="utf-8")
+    rc = main(["train-teacher", "--train", str(bad), "--base", str(encoder), "--name", "x", "--quiet"])
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and err.count("\n") == 0 and f"{bad}:2:" in err
+    assert main(["evaluate", "no-such-model", str(bio)]) == 2
+    assert "no model named 'no-such-model'" in capsys.readouterr().err
+    assert main(["models", "show", "ghost"]) == 2
+    assert main(["train-teacher", "--train", str(bio), "--base", str(encoder), "--name", "y",
+                 "--epochs", "0"]) == 2
+    assert "epochs must be at least 1" in capsys.readouterr().err
+    assert main(["train-teacher", "--train", str(bio), "--base", str(tmp_path / "nothing"),
+                 "--name", "z", "--quiet"]) == 2
+    assert "no such model folder" in capsys.readouterr().err

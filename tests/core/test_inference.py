@@ -1,0 +1,252 @@
+"""The inference engine on tiny models: exact offsets whatever the text, repair,
+windows of long sentences, bad input."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from fastbioner.documents import Document, Source, Span
+from fastbioner.errors import ModelError
+from fastbioner.inference import Tagger, TaggerConfig, token_budget_batches
+from fastbioner.labels import invalid_iob2_positions, iob2_chunks
+from fastbioner.text import document_sentences, tokenize
+from inference_models import CHEMICALS, DISEASES, OTHER, trained_tagger_folder
+from tiny_models import make_tiny_model
+
+TYPE_OF = {**{w: "Chemical" for w in CHEMICALS}, **{w: "Disease" for w in DISEASES}, "heart failure": "Disease"}
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    return trained_tagger_folder(tmp_path_factory.getbasetemp())
+
+
+@pytest.fixture(scope="module")
+def tagger(trained):
+    return Tagger.load(trained, TaggerConfig(precision="fp32"))
+
+
+@pytest.fixture(scope="module")
+def random_tagger(tmp_path_factory):
+    """An untrained model: its tag sequences are arbitrary, invalid ones included."""
+    folder = make_tiny_model(tmp_path_factory.mktemp("random"), seed=3)
+    return Tagger.load(folder, TaggerConfig(precision="fp32"))
+
+
+def planted_text(rng: random.Random, n_words: int, separators: list[str]) -> tuple[str, set]:
+    """Text of random words joined by random separators; returns the text and the
+    (start, end, type) of every entity in it."""
+    text, truth = "", set()
+    i = 0
+    while i < n_words:
+        r = rng.random()
+        if r < 0.2:
+            word = rng.choice(CHEMICALS + DISEASES)
+        elif r < 0.25:
+            word = "heart failure"
+        else:
+            word = rng.choice(OTHER)
+        word = word.upper() if rng.random() < 0.3 else word.capitalize() if rng.random() < 0.3 else word
+        if text:
+            text += rng.choice(separators)
+        if word.lower() in TYPE_OF:
+            truth.add((len(text), len(text) + len(word), TYPE_OF[word.lower()]))
+        text += word
+        i += 1
+    return text, truth
+
+
+# Separators that a subword tokenizer normalises away or changes: non-breaking and
+# thin spaces, a control character and a zero-width space (both dropped by BERT's
+# normaliser), Greek letters, superscripts, accents, tabs and new lines.
+ODD_SEPARATORS = [" ", "  ", "\u00a0", "\u2009", "\t", " \n ", " , ", " (", ") ", "-", "/", " \u03b1 ",
+                  " \u00b2 ", "\x07", "\u200b", " \u00e9 ", " ; ", " \u03b2-", " \U0001d6fc "]
+
+
+def spans_of(tagger, text: str) -> set:
+    (spans,) = tagger.tag([Document("d", text)])
+    return {(s.start, s.end, s.label) for s in spans}
+
+
+def test_entities_have_exact_offsets_in_odd_unicode_and_case(tagger):
+    text = "LITHIUM\u00a0and Cocaine\x07caused \u03b1-hypertension ; heart\u2009FAILURE\u200bin rats"
+    found = {(text[s:e], label) for s, e, label in spans_of(tagger, text)}
+    assert found == {("LITHIUM", "Chemical"), ("Cocaine", "Chemical"), ("hypertension", "Disease"),
+                     ("heart\u2009FAILURE", "Disease")}
+
+
+@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10**6), n_words=st.integers(1, 60))
+def test_property_spans_slice_the_original_text_to_the_entity(tagger, seed, n_words):
+    rng = random.Random(seed)
+    text, truth = planted_text(rng, n_words, ODD_SEPARATORS)
+    (spans,) = tagger.tag([Document("d", text)])
+    for s in spans:
+        assert 0 <= s.start < s.end <= len(text)
+        assert s.source is Source.MODEL and 0.0 < s.score <= 1.0
+        # The slice is the entity as written (its case, its own inner space).
+        assert " ".join(text[s.start:s.end].lower().split()) in TYPE_OF
+    assert {(s.start, s.end, s.label) for s in spans} == truth
+
+
+@settings(max_examples=25, deadline=None, derandomize=True)
+@given(text=st.text(st.characters(codec="utf-8"), max_size=300))
+def test_property_any_text_gives_valid_spans_on_token_boundaries(random_tagger, text):
+    """Arbitrary Unicode (controls, surrogates excluded, combining marks, emoji): no
+    crash, and every span starts and ends on word-token boundaries of the text."""
+    (spans,) = random_tagger.tag([Document("d", text)])
+    starts = {t.start for t in tokenize(text)}
+    ends = {t.end for t in tokenize(text)}
+    for s in spans:
+        assert s.start in starts and s.end in ends and s.start < s.end
+        assert text[s.start:s.end].strip() == text[s.start:s.end]
+
+
+def test_invalid_sequences_are_repaired_the_same_way_in_tags_and_spans(random_tagger):
+    rng = random.Random(1)
+    docs = [Document(str(i), planted_text(rng, 40, [" ", ", "])[0]) for i in range(20)]
+    sentences = [s for d in docs for s in document_sentences(d)]
+    predictions = random_tagger.predict_words([s.words for s in sentences])
+    spans = random_tagger.tag_sentences(sentences)
+    assert any(len(p.tags) > 1 for p in predictions)
+    for sent, pred, sent_spans in zip(sentences, predictions, spans):
+        assert invalid_iob2_positions(pred.tags) == []
+        expected = [(sent.tokens[a].start, sent.tokens[b - 1].end, t) for t, a, b in iob2_chunks(pred.tags)]
+        assert [(s.start, s.end, s.label) for s in sent_spans] == expected
+        # Documented aggregate: an entity's score is the mean of its words' probabilities.
+        for (t, a, b), s in zip(iob2_chunks(pred.tags), sent_spans):
+            assert s.score == pytest.approx(sum(pred.scores[a:b]) / (b - a))
+
+
+def test_long_sentence_windows_lose_or_double_no_entity(trained):
+    """One sentence of 900 words (no sentence break) through windows of 24 subwords
+    overlapping by 8: every planted entity comes back exactly once."""
+    tagger = Tagger.load(trained, TaggerConfig(precision="fp32", max_length=24, window_overlap=8))
+    rng = random.Random(7)
+    text, truth = planted_text(rng, 900, [" ", " , ", " ; "])
+    doc = Document("long", text)
+    assert len(document_sentences(doc)) == 1
+    encoded = tagger.encoder.encode([document_sentences(doc)[0].words])
+    assert len(encoded) > 30  # really windowed
+    (spans,) = tagger.tag([doc])
+    assert len(spans) == len({(s.start, s.end) for s in spans})
+    assert {(s.start, s.end, s.label) for s in spans} == truth
+
+
+def test_200000_character_document(tagger):
+    rng = random.Random(3)
+    parts, truth, offset = [], set(), 0
+    while offset < 200_000:
+        sentence, sent_truth = planted_text(rng, 30, [" ", ", "])
+        sentence = sentence[0].upper() + sentence[1:] + ". "
+        truth |= {(a + offset, b + offset, t) for a, b, t in sent_truth}
+        parts.append(sentence)
+        offset += len(sentence)
+    text = "".join(parts)
+    assert len(text) >= 200_000
+    assert spans_of(tagger, text) == truth
+
+
+@pytest.mark.parametrize("text", ["", "   \n\t ", "... ;;; ---", "\x00\x01\x02", "\u200b\u200b",
+                                  "\u00b2\u00b3 \u03b1\u03b2\u03b3"])
+def test_empty_whitespace_punctuation_and_odd_documents(random_tagger, text):
+    (spans,) = random_tagger.tag([Document("d", text)])
+    if not text.strip():
+        assert spans == []
+    for s in spans:
+        assert text[s.start:s.end].strip() == text[s.start:s.end] != ""
+
+
+def test_document_order_and_passages_are_kept(tagger):
+    docs = [Document.from_parts(str(i), "Cocaine" if i % 2 else "Rats", [(None, "It caused seizures.")])
+            for i in range(7)]
+    result = tagger.tag(docs)
+    for doc, spans in zip(docs, result):
+        labels = [(doc.text[s.start:s.end], s.label) for s in spans]
+        expected = ([("Cocaine", "Chemical")] if doc.id in "135" else []) + [("seizures", "Disease")]
+        assert labels == expected
+    # Title and abstract are tagged separately: no entity crosses the passage break.
+    (spans,) = tagger.tag([Document.from_parts("x", "heart", [(None, "failure in rats")])])
+    assert all(s.end <= 5 or s.start >= 6 for s in spans)
+
+
+def test_annotate_keeps_curated_spans_and_drops_old_model_spans(tagger):
+    text = "Cocaine caused hypertension in rats"
+    curated = Span(15, 27, "Chemical", Source.CURATOR)
+    old = Span(0, 7, "Disease", Source.MODEL)
+    gold = Span(31, 35, "Disease", Source.GOLD)
+    (doc,) = tagger.annotate([Document("d", text, spans=[curated, old, gold])])
+    assert [(s.start, s.end, s.label, s.source) for s in doc.spans] == [
+        (0, 7, "Chemical", Source.MODEL), (15, 27, "Chemical", Source.CURATOR)]
+
+
+def test_non_bio_labels_are_refused_with_a_clear_error(tmp_path):
+    folder = make_tiny_model(tmp_path / "m", labels=["LABEL_0", "LABEL_1", "LABEL_2"])
+    with pytest.raises(ModelError, match="labels are not BIO tags.*LABEL_0"):
+        Tagger.load(folder)
+    no_o = make_tiny_model(tmp_path / "n", labels=["B-X", "I-X"])
+    with pytest.raises(ModelError, match="no O label"):
+        Tagger.load(no_o)
+
+
+def test_iobes_model_gives_valid_spans(tmp_path):
+    folder = make_tiny_model(tmp_path / "m", labels=["O", "B-X", "I-X", "E-X", "S-X"], seed=5)
+    tagger = Tagger.load(folder)
+    text = "the cocaine dose was given to rats with hypertension " * 5
+    preds = tagger.predict_words([text.split()])
+    assert invalid_iob2_positions(preds[0].tags) == []
+    assert all(t == "O" or t[:2] in ("B-", "I-") for t in preds[0].tags)
+
+
+def test_missing_model_and_pickle_only_folder_are_clear_errors(tmp_path):
+    with pytest.raises(ModelError, match="no model named 'nope'"):
+        Tagger.load("nope")
+    folder = make_tiny_model(tmp_path / "m")
+    (folder / "model.safetensors").rename(folder / "pytorch_model.bin")
+    with pytest.raises(ModelError, match="no safetensors weights"):
+        Tagger.load(folder)
+
+
+def test_token_budget_batches_are_sorted_and_bounded():
+    rng = random.Random(0)
+    lengths = [rng.randint(1, 300) for _ in range(500)]
+    batches = token_budget_batches(lengths, token_budget=1024, max_rows=16)
+    assert sorted(i for b in batches for i in b) == list(range(500))
+    flat = [lengths[i] for b in batches for i in b]
+    assert flat == sorted(flat, reverse=True)
+    for b in batches:
+        assert len(b) <= 16
+        assert len(b) == 1 or len(b) * max(lengths[i] for i in b) <= 1024
+    assert token_budget_batches([5000], 1024, 16) == [[0]]
+
+
+def test_threads_setting_is_applied(trained):
+    import torch
+
+    before = torch.get_num_threads()
+    try:
+        tagger = Tagger.load(trained, TaggerConfig(precision="fp32", threads=1))
+        assert torch.get_num_threads() == 1 and tagger.describe()["threads"] == 1
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_crf_student_tags_through_its_own_decoder(trained, tmp_path):
+    from fastbioner.distill.recurrent import recurrent_student
+    from fastbioner.modeling import load_token_classifier, load_tokenizer, save_model
+
+    student = recurrent_student(load_token_classifier(trained), hidden_size=16, use_crf=True)
+    folder = save_model(student, load_tokenizer(trained), tmp_path / "rnn")
+    tagger = Tagger.load(folder, TaggerConfig(precision="fp32"))
+    assert tagger._decode is not None
+    text = "Cocaine caused hypertension in rats. " * 3
+    (spans,) = tagger.tag([Document("d", text)])
+    for s in spans:
+        assert text[s.start:s.end].strip() == text[s.start:s.end] and 0 < s.score <= 1
+    config = json.loads((folder / "config.json").read_text())
+    assert config["model_type"] == "fastbioner-rnn"

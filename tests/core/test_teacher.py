@@ -1,0 +1,128 @@
+"""Teacher fine-tuning as a job, on a tiny random encoder: registration and its
+manifest, cancel, resume."""
+
+from __future__ import annotations
+
+import pytest
+
+from fastbioner.config import EncodingConfig, LossConfig, TeacherConfig, TrainingConfig
+from fastbioner.errors import ModelError
+from fastbioner.jobs import Cancelled, CancelToken, JobState
+from fastbioner.modeling import load_token_classifier
+from fastbioner.registry import Registry, file_sha256
+from fastbioner.teacher import checkpoint_folder, train_teacher
+from tiny_models import make_tiny_encoder
+
+SENTENCES = [
+    [("cocaine", "B-Chemical"), ("induced", "O"), ("heart", "B-Disease"), ("failure", "I-Disease")],
+    [("lithium", "B-Chemical"), ("carbonate", "I-Chemical"), ("toxicity", "B-Disease"), ("in", "O"),
+     ("rats", "O")],
+    [("naloxone", "B-Chemical"), ("and", "O"), ("clonidine", "B-Chemical"), ("in", "O"),
+     ("hypertension", "B-Disease")],
+    [("the", "O"), ("dose", "O"), ("was", "O"), ("increased", "O")],
+    [("aspirin", "B-Chemical"), ("caused", "O"), ("renal", "B-Disease"), ("failure", "I-Disease")],
+    [("seizures", "B-Disease"), ("after", "O"), ("cocaine", "B-Chemical")],
+]
+
+
+def write_bio(path, sentences):
+    path.write_text("\n\n".join("\n".join(f"{w}\t{t}" for w, t in s) for s in sentences) + "\n",
+                    encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def data(tmp_path):
+    train_a = write_bio(tmp_path / "train_a.tsv", SENTENCES * 3)
+    train_b = write_bio(tmp_path / "train_b.tsv", SENTENCES[:3])
+    dev = write_bio(tmp_path / "dev.tsv", SENTENCES)
+    return train_a, train_b, dev
+
+
+@pytest.fixture(scope="module")
+def encoder_folder(tmp_path_factory):
+    return make_tiny_encoder(tmp_path_factory.mktemp("base") / "encoder")
+
+
+def make_config(encoder_folder, files, dev, **training):
+    params = dict(epochs=2, batch_size=4, learning_rate=5e-3, device="cpu", seed=7)
+    params.update(training)
+    return TeacherConfig(base_model=str(encoder_folder), train_files=[str(f) for f in files],
+                         dev_file=str(dev), training=TrainingConfig(**params),
+                         encoding=EncodingConfig(max_length=32))
+
+
+def test_train_teacher_registers_a_model_with_a_full_manifest(encoder_folder, data):
+    train_a, train_b, dev = data
+    events = []
+    result = train_teacher(make_config(encoder_folder, [train_a, train_b], dev), "teach",
+                           on_event=events.append)
+    assert events[-1].state is JobState.DONE
+    entry = Registry().get("teach")
+    m = entry.manifest
+    assert m.kind == "teacher" and m.base_model == str(encoder_folder)
+    assert m.labels == ["O", "B-Chemical", "I-Chemical", "B-Disease", "I-Disease"]
+    assert (m.layers, m.width) == (2, 32) and m.parameters > 0 and m.size_bytes > 0
+    assert TeacherConfig.from_dict(m.config) == make_config(encoder_folder, [train_a, train_b], dev)
+    assert [(d["role"], d["sha256"]) for d in m.training_data] == [
+        ("train", file_sha256(train_a)), ("train", file_sha256(train_b)), ("dev", file_sha256(dev))]
+    assert set(m.metrics["per_type"]) == {"Chemical", "Disease"}
+    assert m.metrics["f1"] == result.report.f1 == result.training.best_metrics["f1"]
+    assert m.training["steps"] == result.training.total_steps == 2 * 6  # 21 sentences, batch 4
+    assert len(m.training["epoch_seconds"]) == 2
+    assert not checkpoint_folder(Registry(), "teach").exists()
+    model = load_token_classifier(entry.path)
+    assert model.config.id2label[3] == "B-Disease"
+    with pytest.raises(ModelError, match="already exists"):
+        train_teacher(make_config(encoder_folder, [train_a], dev), "teach")
+
+
+@pytest.mark.parametrize("loss", ["weighted-ce", "focal"])
+def test_loss_options_train(encoder_folder, data, loss):
+    train_a, _, dev = data
+    config = make_config(encoder_folder, [train_a], dev, epochs=1)
+    config.loss = LossConfig(kind=loss)
+    events = []
+    train_teacher(config, f"t-{loss}", on_event=events.append)
+    losses = [e.losses["loss"] for e in events if e.stage == "train" and e.losses]
+    assert losses and all(l >= 0 for l in losses)
+    assert Registry().get(f"t-{loss}").manifest.config["loss"]["kind"] == loss
+
+
+def test_cancel_after_the_first_event_registers_nothing(encoder_folder, data):
+    train_a, _, dev = data
+    token = CancelToken()
+    events = []
+
+    def on_event(e):
+        events.append(e)
+        token.cancel()
+
+    with pytest.raises(Cancelled):
+        train_teacher(make_config(encoder_folder, [train_a], dev), "never", on_event=on_event, cancel=token)
+    reg = Registry()
+    assert reg.list() == [] and not (reg.root / "never").exists()
+    assert not [p for p in reg.root.iterdir() if p.name.startswith(".staging")] if reg.root.exists() else True
+    assert events[-1].state is JobState.CANCELLED
+
+
+def test_resume_after_cancel_reaches_the_same_step_count(encoder_folder, data):
+    train_a, _, dev = data
+    config = make_config(encoder_folder, [train_a], dev, epochs=3)
+    token = CancelToken()
+
+    def on_event(e):
+        if e.stage == "train" and e.step == 5:
+            token.cancel()
+
+    with pytest.raises(Cancelled):
+        train_teacher(config, "res", on_event=on_event, cancel=token)
+    assert Registry().list() == []
+    with pytest.raises(ModelError, match="--resume"):
+        train_teacher(config, "res")
+    events = []
+    result = train_teacher(config, "res", resume=True, on_event=events.append)
+    first = next(e for e in events if e.stage == "train")
+    assert first.step == 5 and result.training.resumed_from == 5
+    assert result.training.steps == result.training.total_steps == 3 * 5  # 18 sentences, batch 4
+    assert Registry().get("res").manifest.training["resumed_from"] == 5
