@@ -14,7 +14,7 @@ import sys
 import traceback
 from typing import Any, Callable
 
-from PySide6.QtCore import QCoreApplication, QDeadlineTimer, QElapsedTimer, QObject, QThread, Signal, Slot
+from PySide6.QtCore import QCoreApplication, QDeadlineTimer, QElapsedTimer, QObject, Qt, QThread, Signal, Slot
 
 from fastbioner.errors import FastBioNERError
 from fastbioner.jobs import CancelToken, Cancelled, EventCallback, JobState, ProgressEvent
@@ -76,6 +76,7 @@ class Job(QObject):
         self.error = ""
         self.result: Any = None
         self._thread: QThread | None = None
+        self.ended = False  # the thread has ended and every signal was delivered
 
     @property
     def running(self) -> bool:
@@ -93,7 +94,7 @@ class Job(QObject):
         job's final signals arrive before this returns). True if it ended in time."""
         clock = QElapsedTimer()
         clock.start()
-        while self.running or (self._thread is not None and self._thread.isRunning()):
+        while not self.ended:
             if clock.elapsed() > timeout_ms:
                 return False
             if self._thread is not None:
@@ -126,6 +127,8 @@ class Job(QObject):
 
     @Slot()
     def _on_done(self) -> None:
+        self._worker = None  # the thread has ended: the worker may go
+        self.ended = True
         self.finished.emit()
 
 
@@ -151,10 +154,14 @@ class JobManager(QObject):
         worker.succeeded.connect(job._on_succeeded)
         worker.failed.connect(job._on_failed)
         worker.cancelled.connect(job._on_cancelled)
-        worker.done.connect(job._on_done)
-        worker.done.connect(thread.quit)
+        # quit() directly from the worker's thread: a queued call would wait for the GUI
+        # thread, which may itself be waiting for this thread to end.
+        worker.done.connect(thread.quit, Qt.ConnectionType.DirectConnection)
+        # "finished" only once the thread has ended (after the result signals, which
+        # were queued before it).
+        thread.finished.connect(job._on_done)
         thread.started.connect(worker.run)
-        job.finished.connect(lambda: self._forget(job))
+        job.finished.connect(lambda: self.jobFinished.emit(job))
         self._jobs.append(job)
         self.jobStarted.emit(job)
         thread.start()
@@ -172,8 +179,3 @@ class JobManager(QObject):
         for job in jobs:
             job.cancel()
         return all(job.wait(timeout_ms) for job in jobs)
-
-    def _forget(self, job: Job) -> None:
-        if job._thread is not None:
-            job._thread.wait()
-        self.jobFinished.emit(job)

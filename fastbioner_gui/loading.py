@@ -10,8 +10,7 @@ from typing import Sequence
 from PySide6.QtCore import QObject, Signal
 
 from fastbioner.documents import Document
-from fastbioner.errors import FastBioNERError
-from fastbioner.jobs import CancelToken, EventCallback, run_job
+from fastbioner.jobs import CancelToken, EventCallback
 
 from .jobs import Job, JobManager
 from .models.workspace import Workspace
@@ -27,53 +26,21 @@ class LoadResult:
         return sum(len(docs) for _, docs in self.files)
 
 
-def expand_paths(paths: Sequence[str | Path]) -> list[Path]:
-    """Files as given; a folder stands for the files in it (recursively) whose
-    extension a reader knows, in name order."""
-    from fastbioner.formats import format_for_path
-
-    out: list[Path] = []
-    for p in map(Path, paths):
-        if p.is_dir():
-            for child in sorted(p.rglob("*")):
-                if child.is_file() and not child.name.startswith(".") and _known(child, format_for_path):
-                    out.append(child)
-        else:
-            out.append(p)
-    return out
-
-
-def _known(path: Path, format_for_path) -> bool:  # noqa: ANN001
-    try:
-        return format_for_path(path) is not None
-    except FastBioNERError:
-        return False
-
-
 def read_files(paths: Sequence[str | Path], on_event: EventCallback, cancel: CancelToken) -> LoadResult:
-    """The job: read each file with its format's reader, one progress step per file."""
-    from fastbioner.formats import read_documents
+    """The job: the core's multi-file reader (folders searched, one progress step per
+    file, a bad file's error kept while the others load), grouped by file."""
+    from fastbioner.formats import read_any
 
-    def job(reporter) -> LoadResult:
-        files = expand_paths(paths)
-        reporter.stage("read", total=len(files))
-        result = LoadResult()
-        for i, path in enumerate(files):
-            reporter.check()
-            try:
-                docs = list(read_documents(path))
-            except FastBioNERError as exc:
-                result.errors.append(str(exc))
-            except OSError as exc:
-                result.errors.append(f"{path}: cannot read: {exc.strerror or exc}")
-            else:
-                if not docs:
-                    result.errors.append(f"{path}: no documents found")
-                result.files.append((str(path), docs))
-            reporter.emit(step=i + 1, message=path.name)
-        return result
-
-    return run_job(job, on_event, cancel)
+    batch = read_any(paths, on_event=on_event, cancel=cancel)
+    by_file: dict[str, list[Document]] = {}
+    for doc in batch:
+        # ``files`` grows before a file's documents are yielded: the last is theirs.
+        by_file.setdefault(str(batch.files[-1]), []).append(doc)
+    result = LoadResult(files=list(by_file.items()), errors=[str(e) for e in batch.errors])
+    for path in batch.files:
+        if str(path) not in by_file:
+            result.errors.append(f"{path}: no documents found")
+    return result
 
 
 class FileLoader(QObject):
@@ -91,6 +58,7 @@ class FileLoader(QObject):
         title = f"Open {Path(paths[0]).name}" + (f" and {len(paths) - 1} more" if len(paths) > 1 else "")
         job = self.jobs.start(title, lambda on_event, cancel: read_files(paths, on_event, cancel), kind="open")
         job.succeeded.connect(self._add)
+        job.failed.connect(lambda message: self._add(LoadResult(errors=[message])))
         return job
 
     def _add(self, result: LoadResult) -> None:

@@ -87,6 +87,7 @@ class MainWindow(QMainWindow):
         self.jobs_dock = self._dock("Jobs", "jobs", self.jobs_panel, Qt.DockWidgetArea.BottomDockWidgetArea)
         self.card_dock.hide()
         self.jobs_dock.hide()
+        self.resizeDocks([self.documents_dock], [400], Qt.Orientation.Horizontal)
         self.picker = ModelPicker()
         self.status_label = QLabel()
         self.statusBar().addPermanentWidget(self.status_label)

@@ -54,10 +54,10 @@ def remove_spans(spans: Sequence[Span], doomed: Iterable[Span]) -> list[Span]:
 
 
 def relabel_span(spans: Sequence[Span], span: Span, label: str) -> list[Span]:
-    """Change a span's label; the curator now owns it (and its model score no longer
-    applies)."""
+    """Change a span's label; the curator now owns it. The model's score and the
+    concept id (a MeSH id of the old type) no longer apply and are dropped."""
     out: list[Span] = []
-    new = span.with_(label=label, source=Source.CURATOR, score=None)
+    new = span.with_(label=label, source=Source.CURATOR, score=None, concept_id=None)
     for s in spans:
         if s == span:
             out.append(new)

@@ -124,7 +124,7 @@ def _read_labels(model, where: str) -> tuple[list[str], str]:
     return labels, scheme
 
 
-def _register_custom_models(folder: Path) -> None:
+def register_custom_models(folder: Path) -> None:
     """Model types that are ours (the recurrent student) register their classes with
     transformers on import; import only what this folder needs."""
     try:
@@ -164,7 +164,7 @@ class Tagger:
     def load(cls, name_or_folder: str | Path, config: TaggerConfig | None = None) -> "Tagger":
         """From a registry name or a model folder (safetensors only, no remote code)."""
         folder, name, manifest = resolve_model(name_or_folder)
-        _register_custom_models(folder)
+        register_custom_models(folder)
         model = load_token_classifier(folder, device="cpu")
         tokenizer = load_tokenizer(folder)
         return cls(model, tokenizer, config, name=name, folder=folder, manifest=manifest)
@@ -193,9 +193,8 @@ class Tagger:
                     cancel.check()
                 group = [windows[i] for i in idx]
                 if self._decode is None:
-                    ids, mask = _pad(group, self.encoder.pad_id)
-                    logits = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device)).logits
-                    rows = self._argmax_rows(logits, group)
+                    ids, mask = (t.to(self.device) for t in _pad(group, self.encoder.pad_id))
+                    rows = self._argmax_rows(self.model(input_ids=ids, attention_mask=mask).logits, group)
                 else:
                     batch = self.encoder.collate(group, idx).to(self.device)
                     rows = self._viterbi_rows(self.model(**batch.model_inputs()).logits, batch)
@@ -230,6 +229,13 @@ class Tagger:
         best = probs.gather(-1, ids.unsqueeze(-1)).squeeze(-1)
         both = torch.stack((ids.float(), best), -1).cpu().numpy()
         return [both[r, :len(w)] for r, w in enumerate(batch.windows)]
+
+    def word_predictor(self):
+        """This tagger as :func:`fastbioner.evaluation.evaluate_model`'s ``predictor``
+        (words in, repaired IOB2 tags out), so scores come from the engine's path."""
+        def predict(sentences: Sequence[Sequence[str]], reporter) -> list[list[str]]:
+            return [p.tags for p in self.predict_words(sentences, reporter.cancel)]
+        return predict
 
     # -- documents -----------------------------------------------------------------
 

@@ -11,6 +11,7 @@ checks are written by ``fastbioner benchmark`` (see :mod:`fastbioner.speed`).
 from __future__ import annotations
 
 import platform
+import warnings
 from dataclasses import asdict, dataclass
 from enum import Enum
 from pathlib import Path
@@ -164,7 +165,11 @@ def apply_precision(model, precision: Precision, device):
         if device.type != "cpu":
             raise FastBioNERError("int8 dynamic quantisation runs on the CPU only")
         model = model.to("cpu", dtype=torch.float32)
-        return torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
+        with warnings.catch_warnings():
+            # torch >= 2.10 announces the move of quantisation to torchao on every call.
+            warnings.filterwarnings("ignore", message=".*quantiz.*deprecated", category=UserWarning)
+            warnings.filterwarnings("ignore", category=DeprecationWarning)
+            return torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
     dtype = {Precision.FP32: torch.float32, Precision.BF16: torch.bfloat16,
              Precision.FP16: torch.float16}[precision]
     return model.to(device, dtype=dtype)

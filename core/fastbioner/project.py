@@ -114,10 +114,10 @@ def load_project(path: str | Path) -> Project:
         origin = record.pop("origin", None)
         try:
             doc = jsonl.document_from_dict(record)
-        except InputError:
-            raise
-        except (KeyError, TypeError, ValueError) as exc:
-            raise InputError(f"bad document record: {exc}", path, number) from None
+        except KeyError as exc:
+            raise InputError(f"document without the required key {exc.args[0]!r}", path, number) from None
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"bad document: {exc}", path, number) from None
         project.entries.append(ProjectEntry(doc, status, tagged_by, origin))
     return project
 

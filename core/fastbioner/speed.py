@@ -1,12 +1,12 @@
 """Measured tagging speed and precision checks, recorded in a model's manifest.
 
-``benchmark_model`` tags the same documents in float32 and in every reduced
-precision the hardware offers, and for each mode records: tokens per second,
-milliseconds per abstract, entity agreement with float32 on those documents, and,
+:func:`benchmark_model` tags the same documents in float32 and in every reduced
+precision the hardware offers, timed side by side, and for each mode records
+tokens per second, milliseconds per abstract, entity agreement with float32 and,
 given a BIO devel file, devel F1 and the F1 points lost against float32. The
-record goes into the manifest's ``speed`` field (``speed["modes"]`` holds the
-per-mode checks that :func:`fastbioner.precision.choose_precision` reads), so the
-app can show the figures and ``--precision auto`` knows which modes are safe.
+record goes into the manifest's ``speed`` field; ``speed["modes"]`` holds the
+per-mode checks that :func:`fastbioner.precision.choose_precision` reads, so
+``--precision auto`` knows which modes are safe, and the app can show the figures.
 
 Tokens are the word tokens of :mod:`fastbioner.text` (the same count whatever the
 model's subword tokenizer), so tokens per second compare across models.
@@ -14,18 +14,24 @@ model's subword tokenizer), so tokens per second compare across models.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, ContextManager, Iterable, Mapping, Sequence
 
 from .documents import Document, Span
-from .inference import Tagger, TaggerConfig, resolve_model
+from .inference import Tagger, TaggerConfig, register_custom_models, resolve_model
 from .jobs import CancelToken, EventCallback, ProgressReporter, run_job
 from .modeling import load_token_classifier, load_tokenizer
-from .precision import Precision, PrecisionCheck, available_precisions, hardware_name
+from .precision import (
+    Precision, PrecisionCheck, available_precisions, checks_from_manifest, choose_precision, hardware_name,
+)
 from .registry import Registry, now_iso
+from .text import document_sentences
+
+System = Callable[[Sequence[Document]], "list[list[Span]]"]
 
 
 @dataclass(frozen=True)
@@ -86,25 +92,38 @@ def span_agreement(reference: Sequence[Sequence[Span]], other: Sequence[Sequence
     return Agreement(p, r, f, n_ref, n_other, same, len(reference))
 
 
-def _chunks(docs: Sequence[Document], size: int) -> Iterator[Sequence[Document]]:
-    for i in range(0, len(docs), size):
-        yield docs[i:i + size]
+def count_tokens(docs: Iterable[Document]) -> int:
+    """Word tokens of the documents (:mod:`fastbioner.text`), the unit of tokens/s."""
+    return sum(len(s.tokens) for d in docs for s in document_sentences(d))
 
 
-def timed_tag(tagger: Tagger, docs: Sequence[Document], chunk_documents: int = 64,
-              cancel: CancelToken | None = None) -> tuple[list[list[Span]], SpeedResult]:
-    """Tag ``docs`` as the streaming job does (a chunk at a time) and time it; the
-    first chunk is run once before timing, so one-off start-up costs are left out."""
-    if docs:
-        tagger.tag(docs[:chunk_documents], cancel)
-    spans: list[list[Span]] = []
-    tokens = 0
-    t0 = time.perf_counter()
-    for chunk in _chunks(docs, chunk_documents):
-        result = tagger.tag_chunk(chunk, keep=(), cancel=cancel)
-        spans.extend(d.spans for d in result.documents)
-        tokens += result.tokens
-    return spans, SpeedResult(len(docs), tokens, time.perf_counter() - t0)
+def interleaved_timing(systems: Mapping[str, System], docs: Sequence[Document], chunk_documents: int = 50,
+                       warmup_documents: int = 8, cancel: CancelToken | None = None,
+                       around: Callable[[str], ContextManager[Any]] | None = None
+                       ) -> dict[str, tuple[list[list[Span]], SpeedResult]]:
+    """Tag the same documents with every system and time each.
+
+    The documents are cut into rounds of ``chunk_documents``; each round runs every
+    system (which one goes first rotates), so a machine whose load changes during
+    the run slows all systems alike and the ratios stay meaningful. Each system
+    first tags ``warmup_documents`` untimed. ``around(name)``, if given, is a context
+    manager entered around each timed call (a memory sampler, say)."""
+    names = list(systems)
+    for name in names:
+        systems[name](docs[:warmup_documents])
+    spans: dict[str, list[list[Span]]] = {n: [] for n in names}
+    seconds = dict.fromkeys(names, 0.0)
+    for r, start in enumerate(range(0, len(docs), chunk_documents)):
+        chunk = docs[start:start + chunk_documents]
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            if cancel is not None:
+                cancel.check()
+            with around(name) if around else contextlib.nullcontext():
+                t0 = time.perf_counter()
+                spans[name].extend(systems[name](chunk))
+                seconds[name] += time.perf_counter() - t0
+    tokens = count_tokens(docs)
+    return {n: (spans[n], SpeedResult(len(docs), tokens, seconds[n])) for n in names}
 
 
 def devel_f1(tagger: Tagger, bio_file: str | Path, cancel: CancelToken | None = None) -> float:
@@ -117,60 +136,82 @@ def devel_f1(tagger: Tagger, bio_file: str | Path, cancel: CancelToken | None = 
     return score_tags([s.tags for s in sentences], [p.tags for p in predicted]).f1
 
 
+def _with(config: TaggerConfig, precision: str) -> TaggerConfig:
+    return TaggerConfig.from_dict({**config.to_dict(), "precision": precision})
+
+
+def precision_taggers(model: str | Path, config: TaggerConfig | None = None,
+                      modes: Sequence[str] | None = None) -> dict[str, Tagger]:
+    """One tagger per precision mode (float32 first; by default every mode the
+    device offers) over a single load of the model."""
+    config = config or TaggerConfig()
+    folder, name, _ = resolve_model(model)
+    register_custom_models(folder)
+    base = load_token_classifier(folder, device="cpu")
+    tokenizer = load_tokenizer(folder)
+
+    def make(mode: str) -> Tagger:
+        return Tagger(copy.deepcopy(base), tokenizer, _with(config, mode), name=name, folder=folder)
+
+    fp32 = make(Precision.FP32.value)
+    wanted = [Precision(m) for m in modes] if modes else available_precisions(fp32.device)
+    out = {Precision.FP32.value: fp32}
+    out.update({m.value: make(m.value) for m in wanted if m is not Precision.FP32})
+    return out
+
+
+def mode_record(speed: SpeedResult, agreement: Agreement, check: PrecisionCheck) -> dict[str, Any]:
+    """One precision mode's entry under ``speed["modes"]``."""
+    return {**speed.to_dict(), **check.to_dict(), "identical_documents": agreement.identical_documents}
+
+
+def speed_record(modes: Mapping[str, Mapping[str, Any]], device, threads: int, documents: int) -> dict[str, Any]:
+    """The manifest's ``speed`` record: at the top the figures of the mode that
+    ``--precision auto`` picks given these checks, and every mode under ``modes``."""
+    chosen = choose_precision("auto", device, checks_from_manifest({"speed": {"modes": modes}}))
+    top = modes.get(chosen.value) or modes[Precision.FP32.value]
+    return {"tokens_per_s": top["tokens_per_s"], "ms_per_abstract": top["ms_per_abstract"],
+            "precision": chosen.value, "device": str(device), "hardware": hardware_name(device),
+            "threads": threads, "date": now_iso(), "documents": documents, "modes": dict(modes)}
+
+
+def mode_records(timed: Mapping[str, tuple[list[list[Span]], SpeedResult]], f1: Mapping[str, float | None],
+                 data: str, hardware: str) -> dict[str, dict[str, Any]]:
+    """Per-mode records from a side-by-side timing that includes ``fp32``."""
+    reference = timed[Precision.FP32.value][0]
+    out = {}
+    for mode, (spans, speed) in timed.items():
+        agreement = span_agreement(reference, spans)
+        check = PrecisionCheck(mode, agreement.f1, f1.get(mode), f1.get(Precision.FP32.value),
+                               speed.documents, data, hardware, now_iso())
+        out[mode] = mode_record(speed, agreement, check)
+    return out
+
+
 def benchmark_model(model: str | Path, docs: Sequence[Document], devel: str | Path | None = None, *,
                     config: TaggerConfig | None = None, modes: Sequence[str] | None = None,
                     on_event: EventCallback | None = None, cancel: CancelToken | None = None
                     ) -> dict[str, Any]:
-    """Speed and agreement of every precision mode (``modes``, default all that the
-    device offers) against float32 on ``docs``; devel F1 too when ``devel`` is given.
-    Returns the manifest's ``speed`` record: the figures of the mode that ``auto``
-    now picks at the top, every mode under ``modes``."""
-    config = config or TaggerConfig()
-    folder, name, manifest = resolve_model(model)
+    """Speed and entity agreement of every precision mode against float32 on
+    ``docs``, timed side by side; devel F1 too when ``devel`` (a BIO file) is given.
+    Returns the ``speed`` record for the manifest (see :func:`record_speed`)."""
 
     def job(reporter: ProgressReporter) -> dict[str, Any]:
-        reporter.stage("load", message=f"loading {name}")
-        from .inference import _register_custom_models
-
-        _register_custom_models(folder)
-        base = load_token_classifier(folder, device="cpu")
-        tokenizer = load_tokenizer(folder)
-        probe = Tagger(copy.deepcopy(base), tokenizer, _with(config, "fp32"), name=name, folder=folder)
-        wanted = [Precision(m) for m in modes] if modes else available_precisions(probe.device)
-        order = [Precision.FP32] + [m for m in wanted if m is not Precision.FP32]
-        reporter.stage("measure", total=len(order), message=f"{len(docs)} documents")
-        results: dict[str, dict[str, Any]] = {}
-        reference: list[list[Span]] = []
-        f1_fp32 = None
-        hardware = hardware_name(probe.device)
-        for k, mode in enumerate(order):
-            reporter.check()
-            tagger = probe if mode is Precision.FP32 else Tagger(
-                copy.deepcopy(base), tokenizer, _with(config, mode.value), name=name, folder=folder)
-            spans, speed = timed_tag(tagger, docs, cancel=reporter.cancel)
-            f1 = devel_f1(tagger, devel, reporter.cancel) if devel else None
-            if mode is Precision.FP32:
-                reference, f1_fp32 = spans, f1
-            agreement = span_agreement(reference, spans)
-            check = PrecisionCheck(mode.value, agreement.f1, f1, f1_fp32, len(docs),
-                                   str(devel or ""), hardware, now_iso())
-            results[mode.value] = {**speed.to_dict(), **check.to_dict(),
-                                   "identical_documents": agreement.identical_documents}
-            reporter.emit(step=k + 1, message=f"{mode.value}: {speed.tokens_per_s:,.0f} tokens/s",
-                          metrics={f"{mode.value}_tokens_per_s": speed.tokens_per_s})
-        chosen = Tagger(copy.deepcopy(base), tokenizer, _with(config, "auto"),
-                        manifest={"speed": {"modes": results}}, name=name, folder=folder)
-        top = results[chosen.precision.value]
-        return {"tokens_per_s": top["tokens_per_s"], "ms_per_abstract": top["ms_per_abstract"],
-                "precision": chosen.precision.value, "device": str(chosen.device),
-                "hardware": hardware, "threads": chosen.describe()["threads"],
-                "date": now_iso(), "documents": len(docs), "modes": results}
+        reporter.stage("load", message=f"loading {model}")
+        taggers = precision_taggers(model, config, modes)
+        reporter.stage("time", message=f"{len(docs)} documents, {len(taggers)} mode(s)")
+        timed = interleaved_timing({m: t.tag for m, t in taggers.items()}, docs, cancel=reporter.cancel)
+        f1: dict[str, float | None] = dict.fromkeys(taggers)
+        if devel:
+            reporter.stage("devel", total=len(taggers), message="devel F1 per mode")
+            for k, (mode, tagger) in enumerate(taggers.items()):
+                f1[mode] = devel_f1(tagger, devel, reporter.cancel)
+                reporter.emit(step=k + 1, metrics={f"f1_{mode}": f1[mode]})
+        fp32 = taggers[Precision.FP32.value]
+        records = mode_records(timed, f1, str(devel or ""), hardware_name(fp32.device))
+        return speed_record(records, fp32.device, fp32.describe()["threads"], len(docs))
 
     return run_job(job, on_event, cancel)
-
-
-def _with(config: TaggerConfig, precision: str) -> TaggerConfig:
-    return TaggerConfig.from_dict({**config.to_dict(), "precision": precision})
 
 
 def record_speed(name: str, speed: dict[str, Any], registry: Registry | None = None) -> None:

@@ -10,6 +10,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from fastbioner.project import DocStatus
 
 from .palette import label_color
+from .refilter import refilter_rows
 from .workspace import Workspace
 
 Index = QModelIndex | QPersistentModelIndex
@@ -84,7 +85,7 @@ class DocumentListModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.TextAlignmentRole and label is not None:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == STATUS_ROLE:
-            return entry.status
+            return entry.status.value
         if role == SEARCH_ROLE:
             return f"{doc.id}\n{doc.text}"
         return None
@@ -123,20 +124,19 @@ class DocumentFilter(QSortFilterProxyModel):
     def __init__(self, parent=None):
         super().__init__(parent)
         self._text = ""
-        self._status: DocStatus | None = None
+        self._status: str | None = None
         self.setSortRole(SORT_ROLE)
         self.setSortCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
 
     def set_text(self, text: str) -> None:
-        self._text = text.strip().casefold()
-        self.invalidateRowsFilter()
+        refilter_rows(self, lambda: setattr(self, "_text", text.strip().casefold()))
 
     def set_status(self, status: DocStatus | None) -> None:
-        self._status = status
-        self.invalidateRowsFilter()
+        value = DocStatus(status).value if status else None
+        refilter_rows(self, lambda: setattr(self, "_status", value))
 
     def filterAcceptsRow(self, row: int, parent: Index) -> bool:
         index = self.sourceModel().index(row, 0, parent)
-        if self._status is not None and index.data(STATUS_ROLE) is not self._status:
+        if self._status is not None and index.data(STATUS_ROLE) != self._status:
             return False
         return not self._text or self._text in index.data(SEARCH_ROLE).casefold()

@@ -10,6 +10,7 @@ from fastbioner.curation import is_low_confidence
 from fastbioner.documents import Document, Source, Span
 
 from .palette import label_color
+from .refilter import refilter_rows
 from .workspace import Workspace
 
 Index = QModelIndex | QPersistentModelIndex
@@ -102,12 +103,10 @@ class EntityFilter(QSortFilterProxyModel):
         self.setSortRole(SORT_ROLE)
 
     def set_text(self, text: str) -> None:
-        self._text = text.strip().casefold()
-        self.invalidateRowsFilter()
+        refilter_rows(self, lambda: setattr(self, "_text", text.strip().casefold()))
 
     def set_sources(self, sources) -> None:
-        self._sources = set(sources)
-        self.invalidateRowsFilter()
+        refilter_rows(self, lambda: setattr(self, "_sources", set(sources)))
 
     def filterAcceptsRow(self, row: int, parent: Index) -> bool:
         model = self.sourceModel()

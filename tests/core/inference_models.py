@@ -22,6 +22,8 @@ OTHER = ("the of and in with to a was were is by for patients induced dose mg kg
 NOISE = [",", "(", ")", "-", "/", ";", ".", "%", "1", "\u03b1", "\u03b2", "\u00b2", "\u00e9", "\U0001d6fc"]
 LABELS = ["O", "B-Chemical", "I-Chemical", "B-Disease", "I-Disease"]
 
+TYPE_OF = {**{w: "Chemical" for w in CHEMICALS}, **{w: "Disease" for w in DISEASES}, "heart failure": "Disease"}
+
 _trained: dict[str, Path] = {}
 
 
@@ -79,3 +81,24 @@ def trained_tagger_folder(base: Path, steps: int = 60, seed: int = 0) -> Path:
     save_model(model, tokenizer, folder)
     _trained[key] = folder
     return folder
+
+
+def planted_text(rng: random.Random, n_words: int, separators: list[str]) -> tuple[str, set]:
+    """Text of random words joined by random separators; returns the text and the
+    (start, end, type) of every entity in it."""
+    text, truth = "", set()
+    for _ in range(n_words):
+        r = rng.random()
+        if r < 0.2:
+            word = rng.choice(CHEMICALS + DISEASES)
+        elif r < 0.25:
+            word = "heart failure"
+        else:
+            word = rng.choice(OTHER)
+        word = word.upper() if rng.random() < 0.3 else word.capitalize() if rng.random() < 0.3 else word
+        if text:
+            text += rng.choice(separators)
+        if word.lower() in TYPE_OF:
+            truth.add((len(text), len(text) + len(word), TYPE_OF[word.lower()]))
+        text += word
+    return text, truth

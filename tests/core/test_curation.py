@@ -21,7 +21,7 @@ def test_selection_snaps_to_whole_tokens_and_drops_gaps():
 
 
 def test_add_relabel_remove_keep_other_spans_and_overlaps():
-    gold = Span(0, 17, "Chemical")
+    gold = Span(0, 17, "Chemical", concept_id="D016651")
     spans = curation.add_span([gold], Span(0, 39, "Disease", Source.MODEL, 0.4))
     added = spans[-1]
     assert added.source is Source.CURATOR and added.score is None

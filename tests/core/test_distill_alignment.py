@@ -112,3 +112,26 @@ def test_narrower_student_with_shifted_ids_learns_every_term(tmp_path, teacher):
     assert set(terms) == {"soft", "gold", "hidden", "attention", "phi"}
     loss.backward()
     assert objective.parts.hidden_projection.weight.grad is not None
+
+
+@pytest.mark.shared_data
+def test_minilm_and_mpnet_cut_bc5cdr_into_the_same_subwords(shared_data):
+    """The pairing the distillation issue relies on: an all-MiniLM-L6-v2 student under
+    an all-mpnet-base-v2 teacher sees the same subwords under other ids."""
+    from pathlib import Path
+
+    from fastbioner.formats.conll import read_tagged_sentences
+
+    bases = Path.home() / ".cache" / "fastbioner" / "base-models"
+    mpnet, minilm = bases / "all-mpnet-base-v2", bases / "all-MiniLM-L6-v2"
+    if not (mpnet.is_dir() and minilm.is_dir()):
+        pytest.skip("base encoders not installed (../tools/base-models)")
+    sentences = read_tagged_sentences(shared_data / "bc5cdr" / "iob" / "train.tsv")[:300]
+    labels = ["O", "B-Chemical", "I-Chemical", "B-Disease", "I-Disease"]
+    t_tok, s_tok = load_tokenizer(mpnet), load_tokenizer(minilm)
+    data = encode(WordEncoder(t_tok, labels), WordEncoder(s_tok, labels),
+                  [(s.words, s.tags) for s in sentences])
+    aligner = SubwordAligner(t_tok, s_tok)
+    for batch in PairedBatches(data, 32).epoch(0):
+        assert not torch.equal(batch.teacher.input_ids, batch.student.input_ids)
+        aligner.check(batch.teacher, batch.student)

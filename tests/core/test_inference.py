@@ -15,11 +15,8 @@ from fastbioner.errors import ModelError
 from fastbioner.inference import Tagger, TaggerConfig, token_budget_batches
 from fastbioner.labels import invalid_iob2_positions, iob2_chunks
 from fastbioner.text import document_sentences, tokenize
-from inference_models import CHEMICALS, DISEASES, OTHER, trained_tagger_folder
+from inference_models import TYPE_OF, planted_text, trained_tagger_folder
 from tiny_models import make_tiny_model
-
-TYPE_OF = {**{w: "Chemical" for w in CHEMICALS}, **{w: "Disease" for w in DISEASES}, "heart failure": "Disease"}
-
 
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
@@ -36,29 +33,6 @@ def random_tagger(tmp_path_factory):
     """An untrained model: its tag sequences are arbitrary, invalid ones included."""
     folder = make_tiny_model(tmp_path_factory.mktemp("random"), seed=3)
     return Tagger.load(folder, TaggerConfig(precision="fp32"))
-
-
-def planted_text(rng: random.Random, n_words: int, separators: list[str]) -> tuple[str, set]:
-    """Text of random words joined by random separators; returns the text and the
-    (start, end, type) of every entity in it."""
-    text, truth = "", set()
-    i = 0
-    while i < n_words:
-        r = rng.random()
-        if r < 0.2:
-            word = rng.choice(CHEMICALS + DISEASES)
-        elif r < 0.25:
-            word = "heart failure"
-        else:
-            word = rng.choice(OTHER)
-        word = word.upper() if rng.random() < 0.3 else word.capitalize() if rng.random() < 0.3 else word
-        if text:
-            text += rng.choice(separators)
-        if word.lower() in TYPE_OF:
-            truth.add((len(text), len(text) + len(word), TYPE_OF[word.lower()]))
-        text += word
-        i += 1
-    return text, truth
 
 
 # Separators that a subword tokenizer normalises away or changes: non-breaking and

@@ -12,12 +12,14 @@ def window(qtbot):
     from fastbioner_gui.main_window import MainWindow
 
     w = MainWindow()
-    qtbot.addWidget(w)
     w.show()
     yield w
+    # Not qtbot.addWidget: pytest-qt would close the window before this teardown, and
+    # a modified window stops on its "save changes?" question.
     w.jobs.cancel_all()
-    w.projects.mark_clean()  # teardown must not stop on the "save changes?" question
-    w.projects.close()
+    w.projects.mark_clean()
+    w.close()
+    w.deleteLater()
 
 
 @pytest.fixture

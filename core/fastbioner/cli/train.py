@@ -88,8 +88,9 @@ def config_from_args(args: argparse.Namespace) -> TeacherConfig:
 
 
 def train_teacher_command(args: argparse.Namespace) -> int:
-    from ..teacher import checkpoint_folder, train_teacher
+    from ..checkpoints import has_checkpoint
     from ..registry import Registry
+    from ..teacher import checkpoint_folder, train_teacher
 
     config = config_from_args(args)
     registry = Registry()
@@ -101,8 +102,10 @@ def train_teacher_command(args: argparse.Namespace) -> int:
                                    restart=args.restart, overwrite=args.overwrite,
                                    on_event=bar, cancel=token)
     except Cancelled:
-        print(f"fastbioner: cancelled; nothing registered. Continue with the same command and "
-              f"--resume (checkpoint in {checkpoint_folder(registry, args.name)})", file=sys.stderr)
+        folder = checkpoint_folder(registry, args.name)
+        hint = (f" Continue with the same command and --resume (checkpoint in {folder})"
+                if has_checkpoint(folder) else "")
+        print(f"fastbioner: cancelled; nothing registered.{hint}", file=sys.stderr)
         return 130
     finally:
         bar.close()

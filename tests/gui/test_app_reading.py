@@ -93,8 +93,9 @@ def test_click_in_view_selects_table_row_and_table_selects_in_view(loaded, qtbot
     # And back: choosing a row in the table outlines that span in the view.
     table.table.selectRow(table.proxy.mapFromSource(table.model.index(table.model.row_of(doc.spans[0]), 0)).row())
     assert view.selected_span == doc.spans[0]
-    selection = view.extraSelections()[0].cursor
-    assert (selection.selectionStart(), selection.selectionEnd()) == (view._map.to_view(0), view._map.to_view(17))
+    selections = view.extraSelections()
+    cursor = selections[0].cursor
+    assert (cursor.selectionStart(), cursor.selectionEnd()) == (view._map.to_view(0), view._map.to_view(17))
 
 
 def test_entity_table_filters_by_text_and_source(loaded):

@@ -1,0 +1,270 @@
+"""Tagging files as a job (streaming, progress, cancel), the ``tag`` and ``benchmark``
+commands, the default model, and precision modes."""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+
+import pytest
+
+from fastbioner.cli.main import main
+from fastbioner.documents import Document, Source, Span
+from fastbioner.errors import FastBioNERError, InputError
+from fastbioner.formats import read_documents, write_documents
+from fastbioner.inference import Tagger, TaggerConfig
+from fastbioner.jobs import CancelToken, Cancelled, JobState
+from fastbioner.precision import (
+    Precision, PrecisionCheck, available_precisions, choose_precision,
+)
+from fastbioner.registry import Registry
+from fastbioner.tagging import tag_files
+from inference_models import planted_text, trained_tagger_folder
+
+SEPARATORS = [" ", ", ", " (", ") ", "\u00a0", " ; "]
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    return trained_tagger_folder(tmp_path_factory.getbasetemp())
+
+
+@pytest.fixture(scope="module")
+def tagger(trained):
+    return Tagger.load(trained, TaggerConfig(precision="fp32"))
+
+
+def corpus(n: int, seed: int = 0) -> tuple[list[Document], dict[str, set]]:
+    """Documents (title + abstract) with their true entities."""
+    rng = random.Random(seed)
+    docs, truth = [], {}
+    for i in range(n):
+        title, t_truth = planted_text(rng, rng.randint(3, 10), SEPARATORS)
+        body, b_truth = planted_text(rng, rng.randint(10, 60), SEPARATORS)
+        doc = Document.from_parts(str(1000 + i), title, [(None, body)])
+        shift = len(title) + 1
+        # Gold spans in the input are replaced by the model's: put a wrong one in.
+        doc.spans.append(Span(0, 1, "Chemical", Source.GOLD))
+        docs.append(doc)
+        truth[doc.id] = t_truth | {(a + shift, b + shift, t) for a, b, t in b_truth}
+    return docs, truth
+
+
+def found(doc: Document) -> set:
+    return {(s.start, s.end, s.label) for s in doc.spans}
+
+
+def test_tag_files_writes_as_it_goes_and_summarises(tagger, tmp_path):
+    docs, truth = corpus(120)
+    src = tmp_path / "in.pubtator"
+    write_documents(docs, src, "pubtator")
+    out = tmp_path / "out" / "tagged.jsonl"
+    events = []
+    partial_seen = []
+
+    def on_event(ev):
+        events.append(ev)
+        if ev.stage == "tag" and ev.step and not ev.finished:
+            # Results are written as they come: a temporary file grows beside the
+            # output, which itself appears only at the end.
+            partial_seen.append((not out.exists(), any(out.parent.glob(".tagged.jsonl.*.tmp"))))
+
+    summary = tag_files(tagger, [src], out, "jsonl", chunk_documents=16, on_event=on_event)
+    got = list(read_documents(out))
+    assert [d.id for d in got] == [d.id for d in docs]
+    for doc in got:
+        assert found(doc) == truth[doc.id]
+        assert all(s.source is Source.MODEL for s in doc.spans)
+    assert summary.documents == 120 and summary.tokens > 0 and summary.tokens_per_second > 0
+    expected = {}
+    for spans in truth.values():
+        for _, _, label in spans:
+            expected[label] = expected.get(label, 0) + 1
+    assert summary.entities == expected
+    assert partial_seen and all(a and b for a, b in partial_seen)
+    tag_steps = [e.step for e in events if e.stage == "tag" and not e.finished]
+    assert tag_steps == sorted(tag_steps) and tag_steps[-1] == 120 and len(tag_steps) == 1 + 8  # 120 / 16
+    assert [e.seq for e in events] == sorted({e.seq for e in events})
+    assert events[-1].state is JobState.DONE
+
+
+def test_cancel_leaves_no_output_and_no_temporary_file(tagger, tmp_path):
+    docs, _ = corpus(80, seed=1)
+    src = tmp_path / "in.jsonl"
+    write_documents(docs, src, "jsonl")
+    out = tmp_path / "tagged.pubtator"
+    out.write_text("previous output\n")
+    token = CancelToken()
+    events = []
+
+    def on_event(ev):
+        events.append(ev)
+        if ev.stage == "tag" and ev.step >= 16:
+            token.cancel()
+
+    with pytest.raises(Cancelled):
+        tag_files(tagger, [src], out, "pubtator", chunk_documents=16, on_event=on_event, cancel=token)
+    assert out.read_text() == "previous output\n"  # untouched: complete or absent
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl", "tagged.pubtator"]
+    assert events[-1].state is JobState.CANCELLED
+
+
+def test_bad_input_is_a_one_line_error_before_any_output(tagger, tmp_path, capsys, trained):
+    bad = tmp_path / "bad.pubtator"
+    bad.write_text("1|t|Cocaine\n1|a|and rats\n1\t0\tzz\tCocaine\tChemical\n\n", encoding="utf-8")
+    out = tmp_path / "o.jsonl"
+    with pytest.raises(InputError) as err:
+        tag_files(tagger, [bad], out, "jsonl")
+    assert "bad.pubtator:3" in str(err.value)
+    assert not out.exists()
+    rc = main(["tag", str(bad), "--model", str(trained), "--out", str(out), "--format", "jsonl", "--quiet"])
+    stderr = capsys.readouterr().err.strip()
+    assert rc == 2 and stderr.startswith("fastbioner: error:") and "bad.pubtator:3" in stderr
+    assert "\n" not in stderr and not out.exists()
+
+
+@pytest.mark.parametrize("fmt", ["conll", "pubtator", "bioc", "jsonl"])
+def test_tag_command_writes_every_format_and_prints_a_summary(trained, tmp_path, capsys, fmt):
+    docs, truth = corpus(12, seed=2)
+    src = tmp_path / "in.pubtator"
+    write_documents(docs, src, "pubtator")
+    out = tmp_path / f"out.{fmt}"
+    rc = main(["tag", str(src), "--model", str(trained), "--out", str(out), "--format", fmt,
+               "--precision", "fp32", "--threads", "1", "--quiet"])
+    stdout = capsys.readouterr().out
+    assert rc == 0
+    n_chem = sum(1 for t in truth.values() for s in t if s[2] == "Chemical")
+    n_dis = sum(1 for t in truth.values() for s in t if s[2] == "Disease")
+    assert "tagged 12 document(s)" in stdout
+    assert f"Chemical {n_chem}" in stdout and f"Disease {n_dis}" in stdout
+    assert "tokens/s" in stdout and "fp32, 1 thread(s)" in stdout
+    got = list(read_documents(out, fmt))
+    if fmt != "conll":  # CoNLL keeps tokens and tags, not the original text
+        assert {d.id: found(d) for d in got} == truth
+
+
+def test_default_model_is_registered_on_first_use(trained, tmp_path, monkeypatch, capsys):
+    src = tmp_path / "in.jsonl"
+    docs, truth = corpus(3, seed=4)
+    write_documents(docs, src, "jsonl")
+    out = tmp_path / "o.jsonl"
+    monkeypatch.setenv("FASTBIONER_DEFAULT_MODEL", str(tmp_path / "absent"))
+    rc = main(["tag", str(src), "--out", str(out), "--format", "jsonl", "--quiet"])
+    assert rc == 2 and "no default model is installed" in capsys.readouterr().err
+    shipped = tmp_path / "default-model"
+    shutil.copytree(trained, shipped)
+    monkeypatch.setenv("FASTBIONER_DEFAULT_MODEL", str(shipped))
+    rc = main(["tag", str(src), "--out", str(out), "--format", "jsonl", "--quiet", "--precision", "fp32"])
+    assert rc == 0
+    assert [e.name for e in Registry().list()] == ["default"]
+    assert {d.id: found(d) for d in read_documents(out)} == truth
+
+
+def test_auto_precision_needs_a_passing_check():
+    import torch
+
+    cpu = torch.device("cpu")
+    offered = available_precisions(cpu)
+    assert offered[-1] is Precision.FP32
+    assert choose_precision("auto", cpu, {}) is Precision.FP32
+    reduced = [m for m in offered if m is not Precision.FP32]
+    if not reduced:
+        pytest.skip("this CPU offers no reduced precision")
+    fastest = reduced[0]
+    good = PrecisionCheck(fastest.value, agreement=0.99, f1=0.851, f1_fp32=0.853)
+    bad = PrecisionCheck(fastest.value, agreement=0.95, f1=0.845, f1_fp32=0.853)
+    unscored = PrecisionCheck(fastest.value, agreement=1.0)
+    assert good.f1_loss_points == pytest.approx(0.2) and good.passes
+    assert bad.f1_loss_points == pytest.approx(0.8) and not bad.passes
+    assert choose_precision("auto", cpu, {fastest.value: good}) is fastest
+    assert choose_precision("auto", cpu, {fastest.value: bad}) is not fastest
+    assert choose_precision("auto", cpu, {fastest.value: unscored}) is not fastest
+
+
+def test_named_precision_that_the_device_lacks_is_a_clear_error():
+    import torch
+
+    with pytest.raises(FastBioNERError, match="fp16 is for CUDA"):
+        choose_precision("fp16", torch.device("cpu"))
+    with pytest.raises(FastBioNERError, match="unknown precision 'fp8'"):
+        choose_precision("fp8", torch.device("cpu"))
+
+
+@pytest.mark.parametrize("mode", ["bf16", "int8"])
+def test_reduced_precision_modes_tag_like_fp32(trained, tagger, mode):
+    import torch
+
+    if Precision(mode) not in available_precisions(torch.device("cpu")):
+        pytest.skip(f"{mode} not offered on this CPU")
+    reduced = Tagger.load(trained, TaggerConfig(precision=mode))
+    assert reduced.precision.value == mode
+    if mode == "bf16":
+        assert next(reduced.model.parameters()).dtype == torch.bfloat16
+    else:
+        assert not any(type(m) is torch.nn.Linear for m in reduced.model.modules())
+    docs, truth = corpus(30, seed=5)
+    key = lambda spans: {(s.start, s.end, s.label) for s in spans}  # noqa: E731
+    same = sum(key(r) == key(f) == truth[d.id] for d, r, f in zip(docs, reduced.tag(docs), tagger.tag(docs)))
+    assert same >= 29
+
+
+def test_benchmark_command_records_speed_and_auto_follows_it(trained, tmp_path, capsys):
+    Registry().import_folder(trained, name="tiny-tagger")
+    docs, _ = corpus(10, seed=6)
+    src = tmp_path / "docs.jsonl"
+    write_documents(docs, src, "jsonl")
+    rng = random.Random(9)
+    from inference_models import random_tagged_sentence
+
+    devel = tmp_path / "devel.tsv"
+    lines = []
+    for _ in range(40):
+        words, tags = random_tagged_sentence(rng)
+        lines += [f"{w}\t{t}" for w, t in zip(words, tags)] + [""]
+    devel.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out_json = tmp_path / "speed.json"
+    rc = main(["benchmark", "tiny-tagger", "--docs", str(src), "--devel", str(devel), "--json", str(out_json),
+               "--quiet"])
+    stdout = capsys.readouterr().out
+    assert rc == 0 and "recorded in the manifest of tiny-tagger" in stdout
+    speed = Registry().get("tiny-tagger").manifest.speed
+    assert speed == json.loads(out_json.read_text())
+    fp32 = speed["modes"]["fp32"]
+    assert fp32["agreement"] == 1.0 and fp32["f1_loss_points"] == 0.0 and fp32["f1"] > 0.9
+    assert fp32["documents"] == 10 and fp32["tokens_per_s"] > 0 and speed["hardware"]
+    for mode, record in speed["modes"].items():
+        assert record["default_allowed"] == (record["f1_loss_points"] <= 0.3)
+    assert Tagger.load("tiny-tagger").precision.value == speed["precision"]
+
+
+def test_annotate_documents_job_reports_each_chunk_and_cancels(tagger):
+    from fastbioner.tagging import annotate_documents
+
+    docs, truth = corpus(20, seed=7)
+    events = []
+    out = annotate_documents(tagger, docs, chunk_documents=8, on_event=events.append)
+    assert [found(d) for d in out] == [truth[d.id] for d in docs]
+    assert [e.step for e in events if e.stage == "tag" and not e.finished] == [0, 8, 16, 20]
+    assert events[-1].state is JobState.DONE
+    token = CancelToken()
+    with pytest.raises(Cancelled):
+        annotate_documents(tagger, docs, chunk_documents=8, cancel=token,
+                           on_event=lambda e: e.step >= 8 and token.cancel())
+
+
+def test_evaluation_scores_through_the_engine(trained, tagger, tmp_path):
+    from fastbioner.evaluation import evaluate_model
+    from inference_models import random_tagged_sentence
+
+    rng = random.Random(11)
+    devel = tmp_path / "devel.tsv"
+    lines = []
+    for _ in range(30):
+        words, tags = random_tagged_sentence(rng)
+        lines += [f"{w}\t{t}" for w, t in zip(words, tags)] + [""]
+    devel.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    via_engine = evaluate_model(trained, devel, predictor=tagger.word_predictor())
+    via_evaluation = evaluate_model(trained, devel)
+    assert via_engine.f1 == via_evaluation.f1 == 1.0
+    assert via_engine.support == via_evaluation.support > 30

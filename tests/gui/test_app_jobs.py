@@ -1,0 +1,93 @@
+"""Background jobs: results, errors and cancel come back as signals in the GUI thread,
+and the GUI thread keeps processing events while a job computes."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+from PySide6.QtCore import QElapsedTimer, QThread, QTimer
+
+from fastbioner.errors import InputError
+from fastbioner.jobs import JobState, run_job
+from fastbioner_gui.jobs import JobManager
+
+
+def _counting_job(steps: int, pause: float = 0.0):
+    def fn(on_event, cancel):
+        def body(reporter):
+            reporter.stage("count", total=steps)
+            for i in range(steps):
+                reporter.check()
+                time.sleep(pause)
+                reporter.emit(step=i + 1, losses={"loss": 1.0 / (i + 1)})
+            return threading.current_thread().name
+        return run_job(body, on_event, cancel)
+    return fn
+
+
+def test_a_job_runs_off_the_gui_thread_and_reports_in_order(qtbot):
+    manager = JobManager()
+    job = manager.start("count", _counting_job(20))
+    with qtbot.waitSignal(job.finished, timeout=10000):
+        pass
+    assert job.state is JobState.DONE
+    assert job.result != threading.current_thread().name
+    seqs = [e.seq for e in job.events]
+    assert seqs == sorted(seqs) and job.events[-1].state is JobState.DONE
+    assert [e.step for e in job.events if e.losses][-1] == 20
+
+
+def test_a_user_error_fails_the_job_with_one_line(qtbot):
+    def fn(on_event, cancel):
+        raise InputError("unknown tag 'X-Foo'", "data/train.tsv", 12)
+    job = JobManager().start("bad", fn)
+    with qtbot.waitSignal(job.failed, timeout=10000) as blocker:
+        pass
+    assert blocker.args == ["data/train.tsv:12: unknown tag 'X-Foo'"]
+    assert job.wait(5000) and job.state is JobState.FAILED
+
+
+def test_cancel_stops_a_job_at_its_next_check(qtbot):
+    job = JobManager().start("long", _counting_job(10_000, pause=0.005))
+    qtbot.waitUntil(lambda: len(job.events) > 3, timeout=10000)
+    with qtbot.waitSignal(job.cancelled, timeout=10000):
+        job.cancel()
+    assert job.wait(5000)
+    assert job.state is JobState.CANCELLED
+    assert job.events[-1].state is JobState.CANCELLED and job.events[-1].step < 10_000
+
+
+def test_the_gui_thread_stays_responsive_while_a_job_computes(qtbot):
+    """A 20 ms timer's worst lateness stays under 100 ms while a CPU-bound job runs."""
+    torch = pytest.importorskip("torch")
+
+    def busy(on_event, cancel):
+        a = torch.randn(256, 256)
+        deadline = time.monotonic() + 1.5
+        n = 0
+        while time.monotonic() < deadline:  # torch ops and Python bytecode both
+            cancel.check()
+            a = torch.tanh(a @ a.T / 256)
+            n += sum(i * i for i in range(2000)) > 0
+        return n
+
+    lateness: list[float] = []
+    clock = QElapsedTimer()
+    timer = QTimer()
+    timer.setInterval(20)
+
+    def tick():
+        lateness.append(clock.restart() - 20)
+
+    timer.timeout.connect(tick)
+    job = JobManager().start("busy", busy)
+    clock.start()
+    timer.start()
+    with qtbot.waitSignal(job.finished, timeout=20000):
+        pass
+    timer.stop()
+    print(f"timer lateness: max {max(lateness)} ms over {len(lateness)} ticks")
+    assert job.state is JobState.DONE and len(lateness) > 20
+    assert max(lateness) < 100, f"GUI thread stalled {max(lateness)} ms"
