@@ -20,6 +20,8 @@ from fastbioner.errors import FastBioNERError
 from fastbioner.jobs import CancelToken, Cancelled, EventCallback, JobState, ProgressEvent
 
 JobFunction = Callable[[EventCallback, CancelToken], Any]
+# Jobs of this kind are housekeeping (listing models): the jobs panel does not show them.
+QUIET_KIND = "quiet"
 
 
 class _Worker(QObject):

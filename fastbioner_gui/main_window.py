@@ -18,7 +18,7 @@ from .curation import CurationController
 from .dialogs.about import show_about
 from .dialogs.load_errors import LoadErrorsDialog
 from .dialogs.settings_dialog import SettingsDialog
-from .jobs import JobManager
+from .jobs import QUIET_KIND, JobManager
 from .loading import FileLoader, LoadResult
 from .models.workspace import Workspace
 from .project import ProjectController
@@ -29,7 +29,7 @@ from .widgets.documents_panel import DocumentsPanel
 from .widgets.entity_panel import EntityPanel
 from .widgets.jobs_panel import JobsPanel
 from .widgets.legend import Legend
-from .widgets.model_picker import ModelCard, ModelPicker
+from .widgets.model_picker import ModelCard, ModelPicker, list_models
 
 PROJECT_FILTER = f"FastBioNER projects (*{PROJECT_SUFFIX})"
 LAYOUT_VERSION = 1
@@ -55,7 +55,7 @@ class MainWindow(QMainWindow):
         self.resize(1400, 860)
         self._restore_layout()
         self._update_title()
-        self.picker.refresh()
+        self.refresh_models()
 
     # Assembly --------------------------------------------------------------
     def _build_widgets(self) -> None:
@@ -133,7 +133,7 @@ class MainWindow(QMainWindow):
                                            "Tag the document being read with the chosen model")
         self.tag_all_action = self._action("Tag &all", self.tag_all, "Ctrl+Shift+T",
                                            "Tag every document (or the selected ones) with the chosen model")
-        self.refresh_models_action = self._action("Refresh models", lambda: self.picker.refresh())
+        self.refresh_models_action = self._action("Refresh models", lambda: self.refresh_models())
         self.distill_action = self._action("&Distil a student…", lambda: self.training_dialog("distill"))
         self.train_action = self._action("&Fine-tune a teacher…", lambda: self.training_dialog("teacher"))
         self.settings_action = self._action("&Preferences…", self.settings_dialog, K.Preferences)
@@ -200,7 +200,7 @@ class MainWindow(QMainWindow):
         self.tagging.message.connect(lambda msg: self.statusBar().showMessage(msg, 10000))
         self.tagging.busyChanged.connect(self._update_actions)
         self.picker.modelChosen.connect(self._model_chosen)
-        self.jobs.jobStarted.connect(lambda job: job.kind != "open" and self.jobs_dock.show())
+        self.jobs.jobStarted.connect(lambda job: job.kind in ("tag", "train") and self.jobs_dock.show())
 
     # Reading -------------------------------------------------------------
     def show_row(self, row: int) -> None:
@@ -315,6 +315,11 @@ class MainWindow(QMainWindow):
         ExportDialog(self.workspace, self.documents.selected_rows(), self.settings, self).exec()
 
     # Models --------------------------------------------------------------
+    def refresh_models(self, select: str | None = None) -> None:
+        job = self.jobs.start("List models", list_models, kind=QUIET_KIND)
+        job.succeeded.connect(lambda entries: self.picker.set_entries(entries, select))
+        job.failed.connect(lambda message: self.statusBar().showMessage(f"Cannot list models: {message}", 10000))
+
     def _model_chosen(self, name: str) -> None:
         self.card.show_model(name, self.picker.manifests.get(name, {}))
         self._update_actions()
@@ -338,7 +343,7 @@ class MainWindow(QMainWindow):
 
     def _training_started(self, job) -> None:  # noqa: ANN001
         self.jobs_dock.show()
-        job.succeeded.connect(lambda result: self.picker.refresh(select=getattr(result, "name", None)))
+        job.succeeded.connect(lambda result: self.refresh_models(select=getattr(result, "name", None)))
 
     # Settings, find, layout ------------------------------------------------
     def settings_dialog(self) -> None:
@@ -388,7 +393,7 @@ class MainWindow(QMainWindow):
             self.open_paths(paths)
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        running = self.jobs.running()
+        running = [j for j in self.jobs.running() if j.kind != QUIET_KIND]
         if running:
             B = QMessageBox.StandardButton
             answer = QMessageBox.question(

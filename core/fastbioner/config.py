@@ -87,6 +87,8 @@ class TrainingConfig(Settings):
     max_grad_norm: float = 1.0       # 0 disables clipping
     seed: int = 42
     device: str = "auto"             # auto (CUDA when present), cpu, cuda, cuda:1 ...
+    threads: int = 0                 # CPU threads for torch, 0: its default (one per core); on a
+                                     # machine shared with other jobs, 1 avoids oversubscription
     mixed_precision: bool = True     # autocast on CUDA only (bf16 where supported, else fp16)
     eval_every_steps: int = 0        # 0: evaluate at the end of each epoch
     early_stopping_patience: int = 0  # evaluations without improvement before stopping; 0: off
@@ -103,7 +105,7 @@ class TrainingConfig(Settings):
         _check(self.weight_decay >= 0, "weight_decay must not be negative")
         _check(self.max_grad_norm >= 0, "max_grad_norm must not be negative")
         for name in ("eval_every_steps", "early_stopping_patience", "checkpoint_every_steps",
-                     "max_steps"):
+                     "max_steps", "threads"):
             _check(getattr(self, name) >= 0, f"{name} must not be negative")
 
 

@@ -64,7 +64,8 @@ def _fingerprint(config: TeacherConfig, data: list[dict]) -> dict:
     """Settings a resumed run must share with the interrupted one (device and
     evaluation batch size may change; the data may not)."""
     cfg = config.to_dict()
-    for key in ("device", "eval_batch_size", "checkpoint_every_steps", "early_stopping_patience"):
+    for key in ("device", "threads", "eval_batch_size", "checkpoint_every_steps",
+                "early_stopping_patience"):
         cfg["training"].pop(key, None)
     return {"config": cfg, "data": [d["sha256"] for d in data]}
 

@@ -143,6 +143,8 @@ class Trainer:
         self.fingerprint = fingerprint if fingerprint is not None else config.to_dict()
         self._check = check
         self.device = pick_device(config.device)
+        if config.threads:
+            torch.set_num_threads(config.threads)
 
         self.steps_per_epoch = math.ceil(len(batches) / config.grad_accum_steps)
         total = self.steps_per_epoch * config.epochs

@@ -9,7 +9,7 @@ from PySide6.QtWidgets import (QHBoxLayout, QLabel, QListWidget, QListWidgetItem
 
 from fastbioner.jobs import JobState
 
-from ..jobs import Job, JobManager
+from ..jobs import QUIET_KIND, Job, JobManager
 from .curves import Curves
 
 
@@ -101,6 +101,8 @@ class JobsPanel(QWidget):
         self._timer.start()
 
     def add_job(self, job: Job) -> None:
+        if job.kind == QUIET_KIND:
+            return
         row = JobRow(job)
         item = QListWidgetItem()
         item.setSizeHint(row.sizeHint())

@@ -9,12 +9,10 @@ from typing import Any
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QTextBrowser, QWidget
 
-from fastbioner.errors import FastBioNERError
 
 
-def list_models() -> list[Any]:
-    """The registry's entries; an unreadable registry is an empty list plus a printed
-    reason, never a crash of the app."""
+def list_models(on_event=None, cancel=None) -> list[Any]:  # noqa: ANN001 - a job's arguments
+    """The registry's usable entries (a folder that cannot be used is left out)."""
     from fastbioner.registry import Registry
 
     return list(Registry().list())
@@ -113,16 +111,13 @@ class ModelPicker(QComboBox):
         self.setMinimumContentsLength(24)
         self.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.manifests: dict[str, dict] = {}
-        self.error = ""
+        self.addItem("(looking for models…)", "")
         self.currentIndexChanged.connect(lambda _i: self.modelChosen.emit(self.current_name()))
 
-    def refresh(self, select: str | None = None) -> None:
+    def set_entries(self, entries: list[Any], select: str | None = None) -> None:
+        """Show registry entries (listed by a background job: the registry's import
+        of transformers takes seconds)."""
         keep = select or self.current_name()
-        try:
-            entries = list_models()
-            self.error = ""
-        except (FastBioNERError, OSError, ImportError) as exc:
-            entries, self.error = [], str(exc)
         self.blockSignals(True)
         self.clear()
         self.manifests = {}

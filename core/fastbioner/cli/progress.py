@@ -26,8 +26,9 @@ class ProgressBar:
         if event.stage != self._stage or self._bar is None:
             self.close()
             self._stage = event.stage
+            # initial: a resumed job starts at its step, so the rate counts only new steps
             self._bar = tqdm(total=event.total or None, desc=event.stage, unit="step",
-                             file=sys.stderr, dynamic_ncols=True, leave=True)
+                             initial=event.step, file=sys.stderr, dynamic_ncols=True, leave=True)
         bar = self._bar
         if event.total and bar.total != event.total:
             bar.total = event.total

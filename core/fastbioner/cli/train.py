@@ -41,6 +41,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     t.add_argument("--focal-gamma", type=float, default=lo.focal_gamma)
     t.add_argument("--seed", type=int, default=d.seed)
     t.add_argument("--device", default=d.device, help="auto, cpu, cuda, cuda:N (%(default)s)")
+    t.add_argument("--threads", type=int, default=d.threads,
+                   help="CPU threads (0: one per core); 1 is faster on a machine busy with other jobs")
     t.add_argument("--no-mixed-precision", action="store_true", help="no autocast on CUDA")
     t.add_argument("--eval-every", type=int, default=0, metavar="STEPS",
                    help="evaluate every STEPS steps (default: each epoch)")
@@ -63,6 +65,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     ev.add_argument("file", metavar="FILE")
     ev.add_argument("--batch-size", type=int, default=32)
     ev.add_argument("--device", default="auto")
+    ev.add_argument("--threads", type=int, default=0, help="CPU threads (0: one per core)")
     ev.add_argument("--json", metavar="OUT", help="also write the scores as JSON ('-' for stdout only)")
     ev.add_argument("--quiet", action="store_true")
     ev.set_defaults(func=evaluate_command)
@@ -81,7 +84,8 @@ def config_from_args(args: argparse.Namespace) -> TeacherConfig:
             epochs=args.epochs, learning_rate=args.lr, batch_size=args.batch_size,
             eval_batch_size=args.eval_batch_size, grad_accum_steps=args.grad_accum,
             warmup_ratio=args.warmup, weight_decay=args.weight_decay, max_grad_norm=args.max_grad_norm,
-            seed=args.seed, device=args.device, mixed_precision=not args.no_mixed_precision,
+            seed=args.seed, device=args.device, threads=args.threads,
+            mixed_precision=not args.no_mixed_precision,
             eval_every_steps=args.eval_every, early_stopping_patience=args.patience,
             checkpoint_every_steps=args.checkpoint_every, max_steps=args.max_steps),
         loss=LossConfig(kind=args.loss, focal_gamma=args.focal_gamma))
@@ -124,6 +128,10 @@ def train_teacher_command(args: argparse.Namespace) -> int:
 def evaluate_command(args: argparse.Namespace) -> int:
     from ..evaluation import evaluate_model
 
+    if args.threads:
+        import torch
+
+        torch.set_num_threads(args.threads)
     token = CancelToken()
     bar = ProgressBar(quiet=args.quiet or args.json == "-")
     try:

@@ -1,0 +1,82 @@
+"""Files: open files and folders (and drops) in the background, a readable error
+dialog naming file and line while the other files load, and export that reads back."""
+
+from __future__ import annotations
+
+import json
+
+from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
+from PySide6.QtGui import QDropEvent
+
+from fastbioner.documents import Source
+from fastbioner.formats import read_documents, write_documents
+from fastbioner_gui.dialogs.export_dialog import ExportDialog
+from fastbioner_gui.dialogs.load_errors import LoadErrorsDialog
+from gui_documents import make_documents
+
+
+def _write_inputs(folder):
+    folder.mkdir()
+    write_documents(make_documents()[:2], folder / "good.pubtator")
+    lines = [json.dumps({"id": "9", "text": "Aspirin helps."}), "{broken", ""]
+    (folder / "bad.jsonl").write_text("\n".join(lines), encoding="utf-8")
+    (folder / "README.md").write_text("not a corpus", encoding="utf-8")
+    return folder
+
+
+def test_open_folder_loads_good_files_and_names_the_bad_line(window, tmp_path, qtbot):
+    folder = _write_inputs(tmp_path / "in")
+    with qtbot.waitSignal(window.loader.loaded, timeout=10000) as blocker:
+        window.loader.open([folder])
+    result = blocker.args[0]
+    assert len(window.workspace) == 2 and window.row == 0
+    assert window.workspace.entry(0).origin.endswith("good.pubtator")
+    assert window.workspace.document(1).spans  # PubTator mentions came with it
+    assert len(result.errors) == 1 and f"{folder / 'bad.jsonl'}:2:" in result.errors[0]
+    dialogs = window.findChildren(LoadErrorsDialog)
+    assert dialogs and dialogs[-1].isVisible()
+    assert "bad.jsonl:2:" in dialogs[-1].details.toPlainText()
+    assert "2 documents" in dialogs[-1].summary.text()
+    dialogs[-1].close()
+
+
+def test_dropped_files_open(window, tmp_path, qtbot):
+    folder = _write_inputs(tmp_path / "in")
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(folder / "good.pubtator"))])
+    event = QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+                       Qt.KeyboardModifier.NoModifier)
+    with qtbot.waitSignal(window.loader.loaded, timeout=10000):
+        window.dropEvent(event)
+    assert [window.workspace.document(i).id for i in range(len(window.workspace))] == ["6794356", "1000"]
+
+
+def test_export_bio_reports_overlaps_and_reads_back(loaded, tmp_path):
+    loaded.curation.add(0, 26, "Disease", exact=True)  # overlaps "Lithium carbonate" and "toxicity"
+    dialog = ExportDialog(loaded.workspace, [], loaded.settings, loaded)
+    dialog.format.setCurrentText("BIO / CoNLL (IOBES)")
+    dialog.sources[Source.MODEL].setChecked(False)
+    dialog.path.setText(str(tmp_path / "out.conll"))
+    result = dialog.export()
+    assert result is not None and result.left_out == 2
+    assert "2 overlapping span(s) BIO could not hold" in dialog.report.text()
+    back = list(read_documents(tmp_path / "out.conll"))
+    assert len(back) == 3
+    text = (tmp_path / "out.conll").read_text(encoding="utf-8")
+    assert "S-Chemical" in text and "E-Disease" in text  # IOBES, and the longest span kept
+    first = back[0]
+    assert [(first.span_text(s), s.label) for s in first.spans][0] == ("Lithium carbonate toxicity", "Disease")
+
+
+def test_export_curated_jsonl_one_file_per_document(loaded, tmp_path):
+    loaded.accept_all_action.trigger()  # document 0 becomes curated
+    dialog = ExportDialog(loaded.workspace, [], loaded.settings, loaded)
+    dialog.format.setCurrentText("JSONL (lossless)")
+    dialog.per_document.setChecked(True)
+    dialog.which.buttons()[2].setChecked(True)  # curated only
+    dialog.path.setText(str(tmp_path / "curated"))
+    assert dialog.export().documents == 1
+    files = sorted(p.name for p in (tmp_path / "curated").iterdir())
+    assert files == ["6794356.jsonl"]
+    doc = next(read_documents(tmp_path / "curated" / files[0]))
+    assert doc.spans == loaded.workspace.document(0).spans

@@ -1,0 +1,78 @@
+"""Tagging from the window with a tiny registry model: the picker lists it with its
+card, Tag all runs in the background, keeps gold and curated spans, marks documents
+tagged, is one undoable command, and a cancelled run changes nothing."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from fastbioner.documents import Source
+from fastbioner.jobs import JobState
+from fastbioner.project import DocStatus
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tiny_models import make_tiny_model  # noqa: E402
+
+
+@pytest.fixture
+def tiny_model(tmp_path):
+    from fastbioner.registry import Registry
+
+    folder = make_tiny_model(tmp_path / "tiny-src")
+    Registry().import_folder(folder, "tiny-student", kind="student")
+    return "tiny-student"
+
+
+def _pick(window, qtbot, name):
+    window.refresh_models()
+    qtbot.waitUntil(lambda: window.picker.findData(name) >= 0, timeout=30000)
+    window.picker.setCurrentIndex(window.picker.findData(name))
+
+
+def test_tag_all_in_background_keeps_curated_and_undoes(loaded, tiny_model, qtbot):
+    ws = loaded.workspace
+    start = ws.document(0).text.index("serum")
+    loaded.curation.add(start, start + 5, "Chemical")
+    curated = ws.document(0).spans_by(Source.CURATOR)
+    gold = [ws.document(i).spans_by(Source.GOLD) for i in range(3)]
+    _pick(loaded, qtbot, tiny_model)
+    assert "Layers" in loaded.card.toPlainText() and tiny_model in loaded.card.toPlainText()
+    assert loaded.tag_all_action.isEnabled()
+    loaded.tag_all_action.trigger()
+    job = loaded.tagging.job
+    assert loaded.jobs_panel.row_for(job) is not None and not loaded.tag_all_action.isEnabled()
+    with qtbot.waitSignal(job.finished, timeout=60000):
+        pass
+    assert job.state is JobState.DONE, job.error
+    assert [ws.entry(i).tagged_by for i in range(3)] == [tiny_model] * 3
+    assert ws.entry(0).status is DocStatus.CURATED and ws.entry(2).status is DocStatus.TAGGED
+    assert ws.document(0).spans_by(Source.CURATOR) == curated
+    assert [ws.document(i).spans_by(Source.GOLD) for i in range(3)] == gold
+    for i in range(3):
+        doc = ws.document(i)
+        for span in doc.spans_by(Source.MODEL):
+            assert 0 <= span.start < span.end <= len(doc.text) and span.score is not None
+    assert tiny_model in ws.project.models
+    assert loaded.tag_all_action.isEnabled()
+    loaded.stack.undo()
+    assert [ws.entry(i).tagged_by for i in range(3)] == [None] * 3
+    assert ws.entry(2).status is DocStatus.NEW
+
+
+def test_a_cancelled_tagging_run_changes_nothing(loaded, tiny_model, qtbot):
+    ws = loaded.workspace
+    before = [list(ws.document(i).spans) for i in range(3)]
+    _pick(loaded, qtbot, tiny_model)
+    job = loaded.tagging.tag(tiny_model, [0, 1, 2])
+    job.cancel()
+    with qtbot.waitSignal(job.finished, timeout=60000):
+        pass
+    assert job.state is JobState.CANCELLED
+    assert [list(ws.document(i).spans) for i in range(3)] == before
+    assert loaded.stack.count() == 0
+    row = loaded.jobs_panel.row_for(job)
+    row.update_view()
+    assert row.status.text().startswith("cancelled")
