@@ -82,7 +82,7 @@ class MainWindow(QMainWindow):
         self.documents = DocumentsPanel(self.workspace)
         self.documents_dock = self._dock("Documents", "documents", self.documents, Qt.DockWidgetArea.LeftDockWidgetArea)
         self.card = ModelCard()
-        self.card_dock = self._dock("Model card", "model-card", self.card, Qt.DockWidgetArea.RightDockWidgetArea)
+        self.card_dock = self._dock("Model card", "model-card", self.card, Qt.DockWidgetArea.LeftDockWidgetArea)
         self.jobs_panel = JobsPanel(self.jobs)
         self.jobs_dock = self._dock("Jobs", "jobs", self.jobs_panel, Qt.DockWidgetArea.BottomDockWidgetArea)
         self.card_dock.hide()
@@ -117,7 +117,8 @@ class MainWindow(QMainWindow):
         self.save_action = self._action("&Save project", self.save, K.Save)
         self.save_as_action = self._action("Save project &as…", self.save_as, K.SaveAs)
         self.export_action = self._action("&Export…", self.export_dialog, "Ctrl+E")
-        self.quit_action = self._action("&Quit", self.close, K.Quit)
+        # Some platforms bind no key to Quit or Preferences: Ctrl+Q and Ctrl+, then.
+        self.quit_action = self._action("&Quit", self.close, K.Quit if QKeySequence(K.Quit).count() else "Ctrl+Q")
         self.undo_action = self.stack.createUndoAction(self, "&Undo")
         self.undo_action.setShortcut(K.Undo)
         self.redo_action = self.stack.createRedoAction(self, "&Redo")
@@ -136,7 +137,8 @@ class MainWindow(QMainWindow):
         self.refresh_models_action = self._action("Refresh models", lambda: self.refresh_models())
         self.distill_action = self._action("&Distil a student…", lambda: self.training_dialog("distill"))
         self.train_action = self._action("&Fine-tune a teacher…", lambda: self.training_dialog("teacher"))
-        self.settings_action = self._action("&Preferences…", self.settings_dialog, K.Preferences)
+        self.settings_action = self._action("&Preferences…", self.settings_dialog,
+                                            K.Preferences if QKeySequence(K.Preferences).count() else "Ctrl+,")
         self.about_action = self._action("&About FastBioNER Studio", lambda: show_about(self))
 
     def _build_menus(self) -> None:
@@ -337,13 +339,16 @@ class MainWindow(QMainWindow):
     def training_dialog(self, kind: str) -> None:
         from .dialogs.training_dialog import TrainingDialog
 
-        dialog = TrainingDialog(kind, self.workspace, self.jobs, self.settings, self)
+        teachers = [n for n, m in self.picker.manifests.items() if m.get("kind") == "teacher"]
+        dialog = TrainingDialog(kind, self.workspace, self.jobs, self.settings, teachers, self)
         dialog.jobStarted.connect(self._training_started)
         dialog.exec()
 
     def _training_started(self, job) -> None:  # noqa: ANN001
         self.jobs_dock.show()
-        job.succeeded.connect(lambda result: self.refresh_models(select=getattr(result, "name", None)))
+        job.succeeded.connect(lambda _result: self.refresh_models(select=job.model_name))
+        job.succeeded.connect(lambda _result: self.statusBar().showMessage(
+            f"{job.model_name} is registered and in the model picker", 10000))
 
     # Settings, find, layout ------------------------------------------------
     def settings_dialog(self) -> None:

@@ -15,6 +15,18 @@ _WEIGHT_KEYS = ("phi", "alpha", "weight")
 _COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"]
 
 
+# The paper's names for the distillation objective's terms.
+DISPLAY_NAMES = {"loss": "L_total", "soft": "L_SL (soft labels)", "gold": "L_TL (gold labels)",
+                 "hidden": "L_ML hidden", "attention": "L_ML attention", "hidden-norm": "L_ML hidden (PKD)",
+                 "embedding": "L_ML embedding", "phi": "phi(s)", "f1": "devel F1"}
+
+
+def display_name(key: str) -> str:
+    if key.startswith("f1_"):
+        return f"devel F1 {key[3:]}"
+    return DISPLAY_NAMES.get(key, key)
+
+
 def _is_weight(key: str) -> bool:
     return any(w in key.lower() for w in _WEIGHT_KEYS)
 
@@ -77,7 +89,7 @@ class Curves(QWidget):
                 plot = self.scores if _is_weight(key) or "f1" in key.lower() else self.losses
                 color = _COLORS[len(self._items) % len(_COLORS)]
                 symbol = "o" if plot is self.scores and not _is_weight(key) else None
-                item = plot.plot([], [], name=key, pen=pg.mkPen(color, width=2), symbol=symbol,
+                item = plot.plot([], [], name=display_name(key), pen=pg.mkPen(color, width=2), symbol=symbol,
                                  symbolBrush=color, symbolSize=6)
                 self._items[key] = item
             item.setData(xs, ys)

@@ -69,7 +69,8 @@ def _f1_rows(metrics: Any) -> list[tuple[str, float]]:
 def card_html(name: str, manifest: dict[str, Any]) -> str:
     """A model's card as HTML (for the card panel and the picker's tooltip)."""
     m = manifest or {}
-    base = _first(m, "base_model", "base", default="?")
+    base = str(_first(m, "base_model", "base", default="?"))
+    base = base.rstrip("/").rsplit("/", 1)[-1] if base.startswith(("/", ".", "~")) else base  # a folder: its name
     layers = _first(m, "layers", "num_layers", default="?")
     width = _first(m, "width", "hidden_size", default="?")
     params = _first(m, "parameters", "params", "parameter_count")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 import warnings
 
 import pytest
@@ -118,12 +117,10 @@ def test_a_200000_character_document_is_handled(tmp_path):
     sentence = "Cocaine-induced seizures were reduced by 5 mg/kg naloxone (p < 0.05) in rats. "
     text = (sentence * (200_000 // len(sentence) + 1))[:200_000].rsplit(" ", 1)[0]
     path = write(tmp_path, "big.txt", text)
-    t0 = time.perf_counter()
     (doc,) = read_documents(path)
     report = write_documents([doc], tmp_path / "big.conll")
     assert len(doc.text) > 199_000
     assert report.sentences == text.count(". ") + 1
-    assert time.perf_counter() - t0 < 10
 
 
 def test_warnings_are_input_warnings(tmp_path):

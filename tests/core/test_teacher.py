@@ -102,7 +102,8 @@ def test_cancel_after_the_first_event_registers_nothing(encoder_folder, data):
         train_teacher(make_config(encoder_folder, [train_a], dev), "never", on_event=on_event, cancel=token)
     reg = Registry()
     assert reg.list() == [] and not (reg.root / "never").exists()
-    assert not [p for p in reg.root.iterdir() if p.name.startswith(".staging")] if reg.root.exists() else True
+    leftovers = [p for p in reg.root.iterdir() if p.name.startswith(".staging")] if reg.root.exists() else []
+    assert leftovers == []
     assert events[-1].state is JobState.CANCELLED
 
 

@@ -1,0 +1,106 @@
+"""Render the README's screenshots offscreen from a real session: the sample abstracts
+tagged by a registered model, the distillation dialog, and the jobs panel during a
+small real distillation run.
+
+    QT_QPA_PLATFORM=offscreen python docs/screenshots/render.py MODEL_FOLDER
+
+MODEL_FOLDER: a fine-tuned Chemical/Disease teacher (e.g. the registry's
+minilm-bc5cdr). It is imported into a private FASTBIONER_HOME; the run uses 400
+training and 200 devel sentences of ../shared/data/bc5cdr/iob.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+DATA = REPO.parent / "shared" / "data" / "bc5cdr" / "iob"
+
+
+def first_sentences(src: Path, n: int, dest: Path) -> Path:
+    blocks = src.read_text(encoding="utf-8").strip().split("\n\n")[:n]
+    dest.write_text("\n\n".join(blocks) + "\n", encoding="utf-8")
+    return dest
+
+
+def wait(app, until, seconds: float) -> None:
+    end = time.monotonic() + seconds
+    while not until() and time.monotonic() < end:
+        app.processEvents()
+        time.sleep(0.02)
+
+
+def main() -> int:
+    model_folder = Path(sys.argv[1])
+    work = Path(tempfile.mkdtemp(prefix="fastbioner-shots-"))
+    os.environ["FASTBIONER_HOME"] = str(work / "home")
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtWidgets import QApplication
+
+    from fastbioner.registry import Registry
+    from fastbioner_gui.app import sample_files
+    from fastbioner_gui.dialogs.training_dialog import TrainingDialog
+    from fastbioner_gui.main_window import MainWindow
+
+    teacher = Registry().import_folder(model_folder, "minilm-bc5cdr").name
+    app = QApplication([])
+    window = MainWindow()
+    window.resize(1500, 900)
+    window.show()
+    window.loader.open(sample_files())
+    wait(app, lambda: len(window.workspace) > 0 and window.picker.findData(teacher) >= 0, 120)
+    window.picker.setCurrentIndex(window.picker.findData(teacher))
+    window.tag_all()
+    wait(app, lambda: window.tagging.job is not None and window.tagging.job.ended, 300)
+    window.jobs_dock.hide()
+    window.card_dock.show()
+    window.documents.set_current_row(0)
+    doc = window.workspace.document(0)
+    start = doc.text.index("newborn infant")
+    window.curation.add(start, start + 14, "Disease")  # one curated edit, on the undo stack
+    window.entities.select_span(doc.spans[0], notify=True)
+    wait(app, lambda: False, 1.0)
+    window.grab().save(str(HERE / "main-window.png"))
+
+    train = first_sentences(DATA / "train.tsv", 400, work / "train.tsv")
+    dev = first_sentences(DATA / "devel.tsv", 200, work / "devel.tsv")
+    dialog = TrainingDialog("distill", window.workspace, window.jobs, window.settings, [teacher], window)
+    dialog.jobStarted.connect(window._training_started)
+    dialog.train_files.add_paths([str(train)])
+    dialog.dev_file.setText(str(dev))
+    dialog.layers.setCurrentText("3")
+    dialog.epochs.setValue(3)
+    dialog.device.setCurrentText("cpu")
+    dialog.name.setText("minilm-bc5cdr-fastbioner-3L")
+    dialog.show()
+    wait(app, lambda: False, 0.5)
+    dialog.grab().save(str(HERE / "distill-dialog.png"))
+    config = dialog.build_config()
+    config.training.eval_every_steps = 10
+    dialog.build_config = lambda: config  # evaluate often, for a devel F1 curve in a short run
+    job = dialog.start()
+    window.card_dock.hide()
+    window.jobs_dock.show()
+    window.resizeDocks([window.jobs_dock], [430], __import__("PySide6.QtCore").QtCore.Qt.Orientation.Vertical)
+    def far_enough() -> bool:
+        e = job.last_event
+        return e is not None and e.stage == "train" and e.total and e.step >= 0.6 * e.total
+
+    wait(app, lambda: job.ended or far_enough(), 1800)
+    wait(app, lambda: False, 0.6)
+    window.grab().save(str(HERE / "jobs-panel.png"))
+    job.cancel()
+    job.wait(120000)
+    window.projects.mark_clean()
+    window.close()
+    print(f"screenshots in {HERE}; last event: {job.events[-1] if job.events else None}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,107 @@
+"""The shell: no display gives one line and status 2, first launch opens the sample
+abstracts, settings and window layout persist, closing during a job asks and then
+cancels it cleanly, and the About box names the versions."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+from PySide6.QtWidgets import QMessageBox
+
+from fastbioner.jobs import JobState, run_job
+from fastbioner_gui.app import display_available, sample_files, start_session
+from fastbioner_gui.dialogs.about import versions
+from fastbioner_gui.main_window import MainWindow
+from fastbioner_gui.settings import AppSettings, load_settings, save_settings
+
+
+def test_without_a_display_the_app_says_so_in_one_line_and_exits_2(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    proc = subprocess.run([sys.executable, "-c", "import sys; from fastbioner_gui.app import main; sys.exit(main())"],
+                          env=env, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "no display" in lines[0] and "QT_QPA_PLATFORM=offscreen" in lines[0]
+
+
+def test_display_detection():
+    assert not display_available({}, "linux")
+    assert display_available({"DISPLAY": ":0"}, "linux")
+    assert display_available({"WAYLAND_DISPLAY": "wayland-0"}, "linux")
+    assert display_available({"QT_QPA_PLATFORM": "offscreen"}, "linux")
+    assert not display_available({"QT_QPA_PLATFORM": "xcb", "WAYLAND_DISPLAY": "w"}, "linux")
+    assert display_available({}, "win32")
+
+
+def test_first_launch_opens_the_sample_abstracts(window, qtbot):
+    assert len(sample_files()) >= 1
+    start_session(window, [])
+    qtbot.waitUntil(lambda: len(window.workspace) >= 20, timeout=30000)
+    doc = window.workspace.document(0)
+    assert doc.id == "6794356" and doc.title.startswith("Tricuspid valve regurgitation")
+    assert {"Chemical", "Disease"} <= set(doc.labels())
+    assert window.row == 0 and window.entities.model.rowCount() == len(doc.spans)
+
+
+def test_settings_and_layout_persist(qtbot):
+    save_settings(AppSettings(device="cpu", batch_size=64, threads=2, low_confidence=0.7))
+    first = MainWindow()
+    first.show()
+    try:
+        assert first.settings.device == "cpu" and first.view.low_confidence == 0.7
+        first.resize(1300, 700)
+        first.jobs_dock.show()
+        first.splitter.setSizes([300, 700])
+        sizes = first.splitter.sizes()
+        first.save_layout()
+    finally:
+        first.close()
+    second = MainWindow()
+    second.show()
+    try:
+        # (The offscreen screen may clamp the width; the height is kept as saved.)
+        assert second.height() == 700
+        assert not second.jobs_dock.isHidden()
+        assert second.splitter.sizes() == sizes
+        assert load_settings().batch_size == 64
+    finally:
+        second.close()
+
+
+def test_standard_shortcuts_are_bound(window):
+    shortcuts = {a.text().replace("&", ""): a.shortcut().toString() for a in window.actions()}
+    assert shortcuts["Open files…"] == "Ctrl+O" and shortcuts["Save project"] == "Ctrl+S"
+    assert shortcuts["Find document…"] == "Ctrl+F" and shortcuts["Quit"] == "Ctrl+Q"
+    assert window.undo_action.shortcut().toString() == "Ctrl+Z"
+
+
+def test_closing_during_a_job_asks_then_cancels_it(qtbot, monkeypatch):
+    window = MainWindow()
+    window.show()
+
+    def slow(on_event, cancel):
+        def body(reporter):
+            reporter.stage("train", total=100000)
+            for i in range(100000):
+                reporter.check()
+                time.sleep(0.01)
+                reporter.emit(step=i + 1)
+        return run_job(body, on_event, cancel)
+
+    job = window.jobs.start("Distil something", slow, kind="train")
+    qtbot.waitUntil(lambda: len(job.events) > 2, timeout=10000)
+    asked = []
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: asked.append(a[1]) or QMessageBox.StandardButton.No)
+    assert not window.close() and job.running  # "No": the app stays, the job goes on
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: asked.append(a[1]) or QMessageBox.StandardButton.Yes)
+    assert window.close()
+    assert asked == ["Jobs are running", "Jobs are running"]
+    assert job.state is JobState.CANCELLED and job.events[-1].state is JobState.CANCELLED
+
+
+def test_about_names_the_versions():
+    found = versions()
+    assert found["FastBioNER"] and found["Qt"] and found["PySide6"]

@@ -1,0 +1,93 @@
+"""Distillation from the app on tiny models: the dialog fills the core's config, the
+job runs in the background with live curves in the jobs panel, the new student
+appears in the model picker; a cancelled run registers nothing."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from fastbioner.jobs import JobState
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tiny_models import make_tiny_model  # noqa: E402
+
+SENTENCES = [
+    [("cocaine", "B-Chemical"), ("induced", "O"), ("seizures", "B-Disease"), ("in", "O"), ("rats", "O")],
+    [("lithium", "B-Chemical"), ("carbonate", "I-Chemical"), ("toxicity", "B-Disease")],
+    [("naloxone", "B-Chemical"), ("and", "O"), ("clonidine", "B-Chemical"), ("after", "O"),
+     ("heart", "B-Disease"), ("failure", "I-Disease")],
+    [("the", "O"), ("dose", "O"), ("was", "O"), ("increased", "O")],
+]
+
+
+@pytest.fixture
+def tiny_teacher(tmp_path):
+    from fastbioner.registry import Registry
+
+    Registry().import_folder(make_tiny_model(tmp_path / "teacher-src"), "tiny-teacher", kind="teacher")
+    bio = tmp_path / "train.conll"
+    bio.write_text("\n\n".join("\n".join(f"{w}\t{t}" for w, t in s) for s in SENTENCES * 4) + "\n",
+                   encoding="utf-8")
+    return bio
+
+
+def _dialog(window, bio):
+    from fastbioner_gui.dialogs.training_dialog import TrainingDialog
+
+    dialog = TrainingDialog("distill", window.workspace, window.jobs, window.settings, ["tiny-teacher"], window)
+    dialog.jobStarted.connect(window._training_started)
+    dialog.train_files.add_paths([str(bio)])
+    dialog.dev_file.setText(str(bio))
+    dialog.layers.setCurrentText("custom")
+    dialog.custom_layers.setValue(1)
+    dialog.epochs.setValue(2)
+    dialog.batch_size.setValue(4)
+    dialog.device.setCurrentText("cpu")
+    dialog.name.setText("tiny-student")
+    return dialog
+
+
+def test_distillation_runs_with_live_curves_and_registers_the_student(window, tiny_teacher, qtbot):
+    dialog = _dialog(window, tiny_teacher)
+    assert dialog.method.currentText() == "fastbioner" and dialog.b.value() == pytest.approx(0.3)
+    config = dialog.build_config()
+    assert config.student.layers == 1 and config.method.b == pytest.approx(0.3)
+    job = dialog.start()
+    assert job is not None and window.jobs_dock.isVisible()
+    row = window.jobs_panel.row_for(job)
+    with qtbot.waitSignal(job.finished, timeout=120000):
+        pass
+    assert job.state is JobState.DONE, job.error
+    curves = window.jobs_panel.curves
+    curves.refresh()
+    assert {"phi", "soft", "gold", "hidden", "f1"} <= set(curves.series)
+    xs, phis = curves.series["phi"]
+    assert phis[0] == pytest.approx(0.5034, abs=0.01) and phis == sorted(phis, reverse=True)
+    assert len(curves.series["f1"][0]) == 2  # devel F1 after each epoch
+    row.update_view()
+    assert row.status.text().startswith("done") and not row.cancel.isEnabled()
+    qtbot.waitUntil(lambda: window.picker.findData("tiny-student") >= 0, timeout=30000)
+    assert window.picker.current_name() == "tiny-student"
+    assert "Teacher" in window.card.toPlainText() and "tiny-teacher" in window.card.toPlainText()
+
+
+def test_a_cancelled_distillation_registers_nothing(window, tiny_teacher, qtbot):
+    from fastbioner.registry import Registry
+
+    job = _dialog(window, tiny_teacher).start()
+    qtbot.waitUntil(lambda: len(job.events) > 0, timeout=60000)
+    window.jobs_panel.row_for(job).cancel.click()
+    with qtbot.waitSignal(job.finished, timeout=120000):
+        pass
+    assert job.state is JobState.CANCELLED
+    assert [e.name for e in Registry().list()] == ["tiny-teacher"]
+
+
+def test_the_dialog_refuses_settings_the_core_refuses(window, tiny_teacher):
+    dialog = _dialog(window, tiny_teacher)
+    dialog.teacher.setCurrentText("")
+    assert dialog.start() is None and "teacher" in dialog.error.text()
+    assert window.jobs.running() == [] or all(j.kind == "quiet" for j in window.jobs.running())
