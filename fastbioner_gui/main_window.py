@@ -378,6 +378,9 @@ class MainWindow(QMainWindow):
         splitter = store.value("window/splitter")
         if isinstance(splitter, QByteArray):
             self.splitter.restoreState(splitter)
+        else:  # first run: reading view and entity table share the width 3:2, once laid out
+            QTimer.singleShot(0, lambda: self.splitter.setSizes(
+                [3 * self.splitter.width() // 5, 2 * self.splitter.width() // 5]))
 
     def save_layout(self) -> None:
         store = settings_store()

@@ -12,6 +12,7 @@ training and 200 devel sentences of ../shared/data/bc5cdr/iob.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -89,7 +90,7 @@ def main() -> int:
     window.resizeDocks([window.jobs_dock], [430], __import__("PySide6.QtCore").QtCore.Qt.Orientation.Vertical)
     def far_enough() -> bool:
         e = job.last_event
-        return e is not None and e.stage == "train" and e.total and e.step >= 0.6 * e.total
+        return e is not None and e.stage in ("distill", "train") and e.total and e.step >= 0.6 * e.total
 
     wait(app, lambda: job.ended or far_enough(), 1800)
     wait(app, lambda: False, 0.6)
@@ -99,6 +100,7 @@ def main() -> int:
     window.projects.mark_clean()
     window.close()
     print(f"screenshots in {HERE}; last event: {job.events[-1] if job.events else None}")
+    shutil.rmtree(work, ignore_errors=True)
     return 0
 
 

@@ -89,10 +89,11 @@ def card_html(name: str, manifest: dict[str, Any]) -> str:
     if isinstance(speed, dict):
         tps = _first(speed, "tokens_per_second", "tokens_per_s")
         ms = _first(speed, "ms_per_abstract", "milliseconds_per_abstract")
-        where = _first(speed, "device_name", "cpu", "device", default="")
+        where = _first(speed, "hardware", "device", default="")
+        precision = _first(speed, "precision", default="")
         if tps is not None:
             rows.append(("Speed", f"{tps:,.0f} tokens/s" + (f", {ms:.1f} ms/abstract" if ms else "")
-                         + (f" on {where}" if where else "")))
+                         + (f" ({precision})" if precision else "") + (f" on {where}" if where else "")))
     elif isinstance(speed, list) and speed:
         rows.append(("Speed", html.escape(str(speed[-1]))))
     else:

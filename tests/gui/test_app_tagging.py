@@ -76,3 +76,19 @@ def test_a_cancelled_tagging_run_changes_nothing(loaded, tiny_model, qtbot):
     row = loaded.jobs_panel.row_for(job)
     row.update_view()
     assert row.status.text().startswith("cancelled")
+
+
+def test_model_card_shows_shape_size_scores_per_type_and_speed():
+    from fastbioner_gui.widgets.model_picker import card_html
+
+    manifest = {"kind": "student", "base_model": "/models/all-mpnet-base-v2", "layers": 3, "width": 768,
+                "parameters": 45_100_000, "size_bytes": 180 * 1024 * 1024, "parent": "mpnet-teacher",
+                "method": "fastbioner",
+                "metrics": {"f1": 0.8512, "per_type": {"Chemical": {"f1": 0.9023}, "Disease": {"f1": 0.7801}}},
+                "speed": {"tokens_per_s": 5230.4, "ms_per_abstract": 41.5, "precision": "bf16",
+                          "hardware": "Intel Xeon"}}
+    html = card_html("student-3", manifest)
+    for text in ("all-mpnet-base-v2", "3 × 768", "45.1 M", "180.0 MB", "mpnet-teacher", "85.12", "90.23",
+                 "78.01", "5,230 tokens/s", "41.5 ms/abstract", "bf16", "Intel Xeon"):
+        assert text in html, text
+    assert "not measured" in card_html("bare", {"kind": "teacher"})
