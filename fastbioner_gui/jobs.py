@@ -49,11 +49,8 @@ class _Worker(QObject):
         except Exception as exc:  # a bug, not a user error: keep the trace for the log
             traceback.print_exc(file=sys.stderr)
             self.failed.emit(f"{type(exc).__name__}: {exc}")
-        else:
-            if self._token.cancelled:
-                self.cancelled.emit()
-            else:
-                self.succeeded.emit(result)
+        else:  # a job that returned finished its work, even if cancel came too late
+            self.succeeded.emit(result)
         finally:
             self.done.emit()
 

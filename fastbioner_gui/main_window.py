@@ -378,9 +378,8 @@ class MainWindow(QMainWindow):
         splitter = store.value("window/splitter")
         if isinstance(splitter, QByteArray):
             self.splitter.restoreState(splitter)
-        else:  # first run: reading view and entity table share the width 3:2, once laid out
-            QTimer.singleShot(0, lambda: self.splitter.setSizes(
-                [3 * self.splitter.width() // 5, 2 * self.splitter.width() // 5]))
+        else:
+            self._split_on_show = True
 
     def save_layout(self) -> None:
         store = settings_store()
@@ -388,6 +387,13 @@ class MainWindow(QMainWindow):
         store.setValue("window/state", self.saveState(LAYOUT_VERSION))
         store.setValue("window/splitter", self.splitter.saveState())
         store.sync()
+
+    def showEvent(self, event) -> None:  # noqa: ANN001
+        super().showEvent(event)
+        if getattr(self, "_split_on_show", False):  # first run: reading view and table share 3:2
+            self._split_on_show = False
+            QTimer.singleShot(0, lambda: self.splitter.setSizes(
+                [3 * self.splitter.width() // 5, 2 * self.splitter.width() // 5]))
 
     # Drag and drop, closing ------------------------------------------------
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:

@@ -11,7 +11,7 @@ from PySide6.QtCore import QSettings
 from fastbioner.project import user_home
 
 DEVICES = ("auto", "cpu", "cuda")
-PRECISIONS = ("auto", "float32", "bfloat16", "float16", "int8")
+PRECISIONS = ("auto", "fp32", "bf16", "fp16", "int8")  # fastbioner.inference.TaggerConfig's
 
 
 @dataclass

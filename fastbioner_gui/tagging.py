@@ -33,9 +33,7 @@ class TaggingResult:
 def tagger_config(settings: AppSettings):
     from fastbioner.inference import TaggerConfig
 
-    return TaggerConfig(device=settings.device,
-                        precision={"float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}.get(
-                            settings.precision, settings.precision),
+    return TaggerConfig(device=settings.device, precision=settings.precision,
                         threads=settings.threads or None, max_batch_size=settings.batch_size)
 
 
@@ -91,14 +89,18 @@ class TaggingController(QObject):
         title = f"Tag {len(rows)} document{'s' if len(rows) != 1 else ''} with {model}"
         self.job = self.jobs.start(title, lambda on_event, cancel: tag_rows(
             model, rows, docs, settings, on_event, cancel), kind="tag")
-        self.job.succeeded.connect(self._apply)
+        project = self.workspace.project
+        self.job.succeeded.connect(lambda result: self._apply(result, project))
         self.job.failed.connect(lambda msg: self.message.emit(f"Tagging failed: {msg}"))
         self.job.cancelled.connect(lambda: self.message.emit("Tagging cancelled: nothing changed"))
         self.job.finished.connect(lambda: self.busyChanged.emit(False))
         self.busyChanged.emit(True)
         return self.job
 
-    def _apply(self, result: TaggingResult) -> None:
+    def _apply(self, result: TaggingResult, project) -> None:  # noqa: ANN001
+        if self.workspace.project is not project:  # another project was opened meanwhile
+            self.message.emit(f"{result.model}: results dropped, the project they were for was closed")
+            return
         command = tagging_command(self.workspace, result.spans, result.model, self.settings.replace_curated)
         self.workspace.record_model(result.model, result.provenance)
         n = sum(len(s) for s in result.spans.values())

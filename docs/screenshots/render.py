@@ -2,11 +2,12 @@
 tagged by a registered model, the distillation dialog, and the jobs panel during a
 small real distillation run.
 
-    QT_QPA_PLATFORM=offscreen python docs/screenshots/render.py MODEL_FOLDER
+    QT_QPA_PLATFORM=offscreen python docs/screenshots/render.py MODEL_FOLDER [--no-run]
 
 MODEL_FOLDER: a fine-tuned Chemical/Disease teacher (e.g. the registry's
 minilm-bc5cdr). It is imported into a private FASTBIONER_HOME; the run uses 400
-training and 200 devel sentences of ../shared/data/bc5cdr/iob.
+training and 200 devel sentences of ../shared/data/bc5cdr/iob. ``--no-run`` renders
+the main window and the dialog only (the run takes minutes on a busy CPU).
 """
 
 from __future__ import annotations
@@ -81,6 +82,11 @@ def main() -> int:
     dialog.show()
     wait(app, lambda: False, 0.5)
     dialog.grab().save(str(HERE / "distill-dialog.png"))
+    if "--no-run" in sys.argv:
+        window.projects.mark_clean()
+        window.close()
+        shutil.rmtree(work, ignore_errors=True)
+        return 0
     config = dialog.build_config()
     config.training.eval_every_steps = 10
     dialog.build_config = lambda: config  # evaluate often, for a devel F1 curve in a short run

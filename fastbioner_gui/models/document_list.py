@@ -15,10 +15,15 @@ from .workspace import Workspace
 
 Index = QModelIndex | QPersistentModelIndex
 ID_COLUMN, TITLE_COLUMN = 0, 1
-# Sorting by these roles sorts numbers as numbers.
-SORT_ROLE = Qt.ItemDataRole.UserRole + 1
-STATUS_ROLE = Qt.ItemDataRole.UserRole + 2
-SEARCH_ROLE = Qt.ItemDataRole.UserRole + 3
+# Roles as plain ints: data() runs thousands of times when a thousand rows are sorted,
+# and comparing ints is much cheaper there than comparing Qt enum objects.
+DISPLAY_ROLE = int(Qt.ItemDataRole.DisplayRole.value)
+TOOLTIP_ROLE = int(Qt.ItemDataRole.ToolTipRole.value)
+ALIGN_ROLE = int(Qt.ItemDataRole.TextAlignmentRole.value)
+SORT_ROLE = int(Qt.ItemDataRole.UserRole.value) + 1   # numbers sort as numbers
+STATUS_ROLE = int(Qt.ItemDataRole.UserRole.value) + 2
+SEARCH_ROLE = int(Qt.ItemDataRole.UserRole.value) + 3
+_RIGHT = int((Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter).value)
 
 
 class DocumentListModel(QAbstractTableModel):
@@ -34,13 +39,17 @@ class DocumentListModel(QAbstractTableModel):
 
     # Shape ----------------------------------------------------------------
     def rowCount(self, parent: Index = QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(self.workspace)
+        return 0 if parent.isValid() else len(self.workspace.project.entries)
 
     def columnCount(self, parent: Index = QModelIndex()) -> int:
-        return 0 if parent.isValid() else 3 + len(self._labels)
+        return 0 if parent.isValid() else self._status_column + 1
+
+    @property
+    def _status_column(self) -> int:
+        return 2 + len(self._labels)
 
     def status_column(self) -> int:
-        return 2 + len(self._labels)
+        return self._status_column
 
     def label_of_column(self, column: int) -> str | None:
         i = column - 2
@@ -62,28 +71,29 @@ class DocumentListModel(QAbstractTableModel):
             return label_color(label)
         return None
 
-    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole):
-        if not index.isValid():
+    def data(self, index: Index, role: int = DISPLAY_ROLE):
+        role = int(role)
+        if role not in (DISPLAY_ROLE, SORT_ROLE, TOOLTIP_ROLE, ALIGN_ROLE, STATUS_ROLE, SEARCH_ROLE):
             return None
-        entry = self.workspace.entry(index.row())
+        row, col = index.row(), index.column()
+        entry = self.workspace.project.entries[row]
         doc = entry.document
-        col = index.column()
-        label = self.label_of_column(col)
-        if role in (Qt.ItemDataRole.DisplayRole, SORT_ROLE):
+        if role == SORT_ROLE or role == DISPLAY_ROLE:
             if col == ID_COLUMN:
                 return doc.id
             if col == TITLE_COLUMN:
                 return doc.title or doc.text[:120]
-            if col == self.status_column():
+            if col == self._status_column:
                 return entry.status.value
-            count = self._count(index.row())[label]
+            count = self._count(row)[self._labels[col - 2]]
             return count if role == SORT_ROLE else str(count)
-        if role == Qt.ItemDataRole.ToolTipRole and col == TITLE_COLUMN:
+        label = self.label_of_column(col)
+        if role == TOOLTIP_ROLE and col == TITLE_COLUMN:
             origin = f"\nfrom {entry.origin}" if entry.origin else ""
             tagged = f"\ntagged by {entry.tagged_by}" if entry.tagged_by else ""
             return f"{doc.title or doc.id}{origin}{tagged}"
-        if role == Qt.ItemDataRole.TextAlignmentRole and label is not None:
-            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == ALIGN_ROLE and label is not None:
+            return _RIGHT
         if role == STATUS_ROLE:
             return entry.status.value
         if role == SEARCH_ROLE:

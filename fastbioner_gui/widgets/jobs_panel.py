@@ -68,7 +68,7 @@ class JobRow(QWidget):
             self.bar.setValue(min(event.step, event.total))
         else:
             self.bar.setRange(0, 0)
-        epoch = f" · epoch {event.epoch}" if event.epoch else ""
+        epoch = f" · epoch {event.epoch}" if event.epoch and "epoch" not in event.message else ""
         left = f" · {_duration(event.eta_seconds)} left" if event.eta_seconds is not None else ""
         message = f" · {event.message}" if event.message and event.message != event.stage else ""
         if self.job.token.cancelled:

@@ -5,21 +5,33 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from ..models.palette import label_color, strong_color
+
+KEY = ("<span style='color:#555'>solid: gold / curated · <i>pale italic: model suggestion</i> · "
+       "<span style='text-decoration:underline; color:#d01010'>red wavy</span>: low confidence · "
+       "<b><u>bold underlined</u></b>: overlapping</span>")
 
 
 class Legend(QWidget):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
-        self._layout = QHBoxLayout(self)
-        self._layout.setContentsMargins(4, 2, 4, 2)
+        self._chips = QHBoxLayout()
+        self._chips.setContentsMargins(0, 0, 0, 0)
+        # The key on its own line, wrapping: it never widens the reading view.
+        self.key = QLabel(KEY)
+        self.key.setWordWrap(True)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 2, 4, 2)
+        layout.setSpacing(2)
+        layout.addLayout(self._chips)
+        layout.addWidget(self.key)
         self.chips: list[QLabel] = []
 
     def set_labels(self, labels: Sequence[str]) -> None:
-        while self._layout.count():
-            item = self._layout.takeAt(0)
+        while self._chips.count():
+            item = self._chips.takeAt(0)
             if item.widget() is not None:
                 item.widget().deleteLater()
         self.chips = []
@@ -30,11 +42,6 @@ class Legend(QWidget):
                             f"Alt+{i + 1} keeps the exact selection" if i < 9 else label)
             chip.setStyleSheet(f"background:{label_color(label).name()}; border:1px solid "
                                f"{strong_color(label).name()}; border-radius:3px; padding:1px 6px;")
-            self._layout.addWidget(chip)
+            self._chips.addWidget(chip)
             self.chips.append(chip)
-        key = QLabel("<span style='color:#555'>solid: gold / curated · <i>pale italic: model suggestion</i> · "
-                     "<span style='text-decoration:underline; color:#d01010'>red wavy</span>: low confidence · "
-                     "<b><u>bold underlined</u></b>: overlapping</span>")
-        self._layout.addSpacing(12)
-        self._layout.addWidget(key)
-        self._layout.addStretch(1)
+        self._chips.addStretch(1)

@@ -268,3 +268,16 @@ def test_evaluation_scores_through_the_engine(trained, tagger, tmp_path):
     via_evaluation = evaluate_model(trained, devel)
     assert via_engine.f1 == via_evaluation.f1 == 1.0
     assert via_engine.support == via_evaluation.support > 30
+
+
+def test_span_agreement_counts_exact_offsets_and_type():
+    from fastbioner.speed import span_agreement
+
+    reference = [[Span(0, 5, "Chemical"), Span(6, 9, "Disease")], [], [Span(3, 4, "Disease")]]
+    other = [[Span(0, 5, "Chemical"), Span(6, 10, "Disease")], [Span(1, 2, "Chemical")],
+             [Span(3, 4, "Chemical")]]
+    a = span_agreement(reference, other)
+    assert (a.precision, a.recall) == (pytest.approx(1 / 4), pytest.approx(1 / 3))
+    assert a.f1 == pytest.approx(2 / 7) and a.identical_documents == 0 and not a.identical
+    same = span_agreement(reference, reference)
+    assert same.f1 == 1.0 and same.identical

@@ -80,7 +80,7 @@ def tag_command(args: argparse.Namespace) -> int:
     for path in args.inputs:
         if not Path(path).exists():
             raise InputError("no such file", path)
-    model = args.model or default_model().path
+    model = args.model or default_model().name
     config = _tagger_config(args)
     config.validate()
     tagger = Tagger.load(model, config)
