@@ -106,10 +106,12 @@ class JobsPanel(QWidget):
         row = JobRow(job)
         item = QListWidgetItem()
         item.setSizeHint(row.sizeHint())
+        self.rows.insert(0, row)  # before the list moves its current row down by one
         self.list.insertItem(0, item)
         self.list.setItemWidget(item, row)
-        self.rows.insert(0, row)
-        self.list.setCurrentRow(0)
+        # A training run takes the curves; a short job does not steal them from one.
+        if job.kind == "train" or self.list.count() == 1:
+            self.list.setCurrentRow(0)
 
     def row_for(self, job: Job) -> JobRow | None:
         return next((r for r in self.rows if r.job is job), None)

@@ -53,7 +53,7 @@ def compact_command(args: argparse.Namespace) -> int:
             manifest.compression = {**manifest.compression, "compacted_from": source.name,
                                     "vocabulary": report.to_dict()}
             manifest.training_data = [*manifest.training_data,
-                                      *(data_record(p, "vocabulary") for p in args.corpus)]
+                                      *(data_record(p, "vocabulary") for p in docs.files)]
             write_manifest(folder, manifest)
             entry = registry.install(folder, args.name, overwrite=args.overwrite)
     bar.close()
