@@ -174,6 +174,7 @@ def section_students(args, docs: list[Document]) -> dict[str, Any]:
     if not teacher_name:
         return {"skipped": "no students (with a parent teacher) in the registry and no --teacher"}
     wanted = [teacher_name] + [e.name for e in students if e.manifest.parent == teacher_name]
+    wanted += [n for n in args.also if n not in wanted]
     systems, info = {}, {}
     for name in wanted:
         for precision in ("fp32", "auto"):
@@ -254,6 +255,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pipeline-batch-size", type=int, default=1, help="the pipeline's batch_size (its default: 1)")
     ap.add_argument("--teacher", default=None, help="section 3's teacher (default: the students' parent)")
     ap.add_argument("--compare-docs", type=int, default=100, help="documents for section 3 (0: skip it)")
+    ap.add_argument("--also", nargs="*", default=[], metavar="NAME",
+                    help="more models for section 3 (e.g. the default model, whose parent is not the teacher)")
     ap.add_argument("--skip-engine", action="store_true", help="sections 1 and 2 not run")
     ap.add_argument("--round-docs", type=int, default=50, help="documents per timing round")
     ap.add_argument("--device", default="auto")

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-SPEED = REPO / "benchmarks" / "results" / "speed.json"
+SPEED = REPO / "benchmarks" / "results" / "students-speed.json"
 PLOT = "benchmarks-speed.png"
 # The paper's own figures (FastBioNER, BioBERT teacher, GPU): F1 points below the
 # teacher, size reduction, speed-up, for 6, 4 and 3 layers.
@@ -77,28 +77,35 @@ def depth_table(rows, results, table: int, dataset: str = "bc5cdr") -> list[str]
     return out
 
 
+def speed_rows(speed: dict | None) -> list[dict]:
+    return ((speed or {}).get("students") or {}).get("rows") or []
+
+
 def speed_section(speed: dict | None) -> list[str]:
-    if not speed:
-        return [f"_{NOT_RUN}: `python benchmarks/bench_inference.py` writes `{SPEED.relative_to(REPO)}`._"]
-    out = [f"Measured in one run by `{speed.get('command', 'benchmarks/bench_inference.py')}` on "
-           f"{speed.get('hardware', '?')}, {speed.get('documents', '?')} abstracts "
-           f"({speed.get('date', '')}). Ratios are against the teacher at float32 in the same run.", "",
-           "| model | precision | params | size on disk (MB) | tokens/s | ms per abstract | speed-up vs teacher | time saved | entity agreement with its float32 |",
+    rows = speed_rows(speed)
+    if not rows:
+        return [f"_{NOT_RUN}: `python benchmarks/bench_inference.py --skip-engine --teacher TEACHER` "
+                f"writes `{SPEED.relative_to(REPO)}`._"]
+    s = speed["students"]
+    out = [f"Measured in one run, interleaved round by round on the same {s['documents']} BC5CDR devel "
+           f"abstracts, by `{speed.get('command', 'benchmarks/bench_inference.py')}` "
+           f"({speed.get('hardware', 'CPU')}). Ratios are against the teacher at float32 in the same run; "
+           "absolute tokens/s on this shared machine are not comparable between runs.", "",
+           "| model | precision | params | size on disk (MB) | tokens/s | ms per abstract | speed vs teacher | time saved | devel F1 |",
            "|---|---|---|---|---|---|---|---|---|"]
-    for m in speed.get("models", []):
-        out.append(f"| {m['name']} | {m['precision']} | {millions(m.get('parameters'))} | "
+    for m in rows:
+        x = m["speed_vs_teacher_fp32"]
+        f1 = "–" if m.get("devel_f1") is None else pct(m["devel_f1"])
+        out.append(f"| {m['model']} | {m['precision']} | {millions(m.get('parameters'))} | "
                    f"{mb(m.get('size_bytes'))} | {m['tokens_per_s']:.0f} | {m['ms_per_abstract']:.1f} | "
-                   f"{m['speedup']:.2f}x | {100 * (1 - 1 / m['speedup']):.1f}% | "
-                   f"{'–' if m.get('agreement_f1') is None else pct(m['agreement_f1'])} |")
+                   f"{x:.2f}x | {100 * (1 - 1 / x):.1f}% | {f1} |")
     out += ["", f"![speed and size against the teacher]({PLOT})"]
     return out
 
 
 def paper_comparison(results: dict, speed: dict | None) -> list[str]:
     teacher = results.get("bc5cdr/teacher")
-    tspeed = {}
-    if speed:
-        tspeed = {m["name"]: m for m in speed.get("models", []) if m["precision"] == "float32"}
+    tspeed = {m["model"]: m for m in speed_rows(speed) if m["precision"] == "fp32"}
     out = ["| layers | paper: F1 below BioBERT | paper: smaller | paper: faster | ours: F1 below teacher | "
            "ours: smaller (parameters) | ours: faster (time saved, float32) |", "|---|---|---|---|---|---|---|"]
     for layers, (gap, smaller, faster) in PAPER.items():
@@ -129,8 +136,39 @@ def commands_section(rows, results) -> list[str]:
     return out
 
 
+def plot_speed(speed: dict | None, png: Path) -> bool:
+    """Parameters, size and tagging speed of each model (fp32) relative to the teacher."""
+    rows = [m for m in speed_rows(speed) if m["precision"] == "fp32"]
+    if not rows:
+        return False
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    teacher = rows[0]
+    names = [m["model"] for m in rows]
+    series = {"parameters": [m["parameters"] / teacher["parameters"] for m in rows],
+              "size on disk": [m["size_bytes"] / teacher["size_bytes"] for m in rows],
+              "CPU tagging time": [1 / m["speed_vs_teacher_fp32"] for m in rows]}
+    fig, ax = plt.subplots(figsize=(9, 4.5), dpi=110)
+    width = 0.27
+    for i, (label, values) in enumerate(series.items()):
+        ax.bar([x + (i - 1) * width for x in range(len(rows))], values, width, label=label)
+    ax.axhline(1.0, color="grey", lw=0.8, ls="--")
+    ax.set_xticks(range(len(rows)), names, rotation=20, ha="right", fontsize=8)
+    ax.set_ylabel("relative to the teacher (float32)")
+    ax.set_title("Compression and CPU tagging time against the teacher (lower is better)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(png)
+    plt.close(fig)
+    return True
+
+
 def write_report(rows, results: dict, out: Path, preamble: str = "") -> None:
     speed = json.loads(SPEED.read_text(encoding="utf-8")) if SPEED.is_file() else None
+    plot_speed(speed, out.parent / PLOT)
     doc: list[str] = ["# Benchmarks: FastBioNER on this hardware", ""]
     if preamble:
         doc += [preamble, ""]

@@ -47,6 +47,7 @@ class MainWindow(QMainWindow):
         self.loader = FileLoader(self.workspace, self.jobs, self)
         self.tagging = TaggingController(self.workspace, self.stack, self.jobs, self.settings, self)
         self.row = -1
+        self._splitter_placed = False
         self._build_widgets()
         self._build_actions()
         self._build_menus()
@@ -375,11 +376,10 @@ class MainWindow(QMainWindow):
             self.restoreGeometry(geometry)
         if isinstance(state, QByteArray):
             self.restoreState(state, LAYOUT_VERSION)
+        # The splitter is set once the window is laid out (see showEvent): before, the
+        # window's own resizing would redistribute it.
         splitter = store.value("window/splitter")
-        if isinstance(splitter, QByteArray):
-            self.splitter.restoreState(splitter)
-        else:
-            self._split_on_show = True
+        self._splitter_state = splitter if isinstance(splitter, QByteArray) else None
 
     def save_layout(self) -> None:
         store = settings_store()
@@ -390,10 +390,16 @@ class MainWindow(QMainWindow):
 
     def showEvent(self, event) -> None:  # noqa: ANN001
         super().showEvent(event)
-        if getattr(self, "_split_on_show", False):  # first run: reading view and table share 3:2
-            self._split_on_show = False
-            QTimer.singleShot(0, lambda: self.splitter.setSizes(
-                [3 * self.splitter.width() // 5, 2 * self.splitter.width() // 5]))
+        if not self._splitter_placed:
+            self._splitter_placed = True
+            QTimer.singleShot(0, self._place_splitter)
+
+    def _place_splitter(self) -> None:
+        if self._splitter_state is not None:
+            self.splitter.restoreState(self._splitter_state)
+        else:  # first run: reading view and entity table share the width 3:2
+            width = self.splitter.width()
+            self.splitter.setSizes([3 * width // 5, 2 * width // 5])
 
     # Drag and drop, closing ------------------------------------------------
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:

@@ -54,6 +54,7 @@ def test_settings_and_layout_persist(qtbot):
         assert first.settings.device == "cpu" and first.view.low_confidence == 0.7
         first.resize(1300, 700)
         first.jobs_dock.show()
+        qtbot.wait(50)
         first.splitter.setSizes([300, 700])
         sizes = first.splitter.sizes()
         first.save_layout()
@@ -61,6 +62,7 @@ def test_settings_and_layout_persist(qtbot):
         first.close()
     second = MainWindow()
     second.show()
+    qtbot.wait(50)  # the splitter is placed once the window is laid out
     try:
         # (The offscreen screen may clamp the width; the height is kept as saved.)
         assert second.height() == 700
