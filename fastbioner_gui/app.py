@@ -67,7 +67,7 @@ def start_session(window, paths: list[str]) -> None:  # noqa: ANN001 - MainWindo
     if last and Path(str(last)).is_file():
         window.open_project(str(last))
     elif sample_files():
-        window.loader.open(sample_files())
+        window.tag_all_when_ready(window.loader.open(sample_files()))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -18,7 +18,7 @@ from .curation import CurationController
 from .dialogs.about import show_about
 from .dialogs.load_errors import LoadErrorsDialog
 from .dialogs.settings_dialog import SettingsDialog
-from .jobs import QUIET_KIND, JobManager
+from .jobs import QUIET_KIND, Job, JobManager
 from .loading import FileLoader, LoadResult
 from .models.workspace import Workspace
 from .project import ProjectController
@@ -318,10 +318,22 @@ class MainWindow(QMainWindow):
         ExportDialog(self.workspace, self.documents.selected_rows(), self.settings, self).exec()
 
     # Models --------------------------------------------------------------
-    def refresh_models(self, select: str | None = None) -> None:
+    def refresh_models(self, select: str | None = None) -> Job:
         job = self.jobs.start("List models", list_models, kind=QUIET_KIND)
-        job.succeeded.connect(lambda entries: self.picker.set_entries(entries, select))
+        job.succeeded.connect(lambda listing: self.picker.set_entries(
+            listing.entries, select or self.picker.current_name() or listing.default))
         job.failed.connect(lambda message: self.statusBar().showMessage(f"Cannot list models: {message}", 10000))
+        self.models_listed = job
+        return job
+
+    def tag_all_when_ready(self, loading: Job) -> None:
+        """First launch: once the samples are read and the models listed, tag them all
+        with the chosen (default) model, so the curator sees suggestions at once."""
+        def go() -> None:
+            if loading.ended and self.models_listed.ended and self.picker.current_name() and len(self.workspace):
+                self.tag_all()
+        for job in (loading, self.models_listed):
+            job.finished.connect(go)
 
     def _model_chosen(self, name: str) -> None:
         self.card.show_model(name, self.picker.manifests.get(name, {}))

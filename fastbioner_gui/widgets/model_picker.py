@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import html
+from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
@@ -11,11 +12,24 @@ from PySide6.QtWidgets import QComboBox, QTextBrowser, QWidget
 
 
 
-def list_models(on_event=None, cancel=None) -> list[Any]:  # noqa: ANN001 - a job's arguments
-    """The registry's usable entries (a folder that cannot be used is left out)."""
+@dataclass
+class ModelListing:
+    entries: list[Any]
+    default: str | None  # the shipped default model's name, when it is installed
+
+
+def list_models(on_event=None, cancel=None) -> ModelListing:  # noqa: ANN001 - a job's arguments
+    """The registry's usable entries (a folder that cannot be used is left out), after
+    registering the shipped default model on first use."""
+    from fastbioner.defaults import default_model
+    from fastbioner.errors import ModelError
     from fastbioner.registry import Registry
 
-    return list(Registry().list())
+    try:
+        default = default_model().name
+    except ModelError:  # no default model shipped (or a broken one): the picker still works
+        default = None
+    return ModelListing(list(Registry().list()), default)
 
 
 def manifest_dict(entry: Any) -> dict[str, Any]:

@@ -7,6 +7,13 @@ import pytest
 from gui_documents import make_documents
 
 
+@pytest.fixture(autouse=True)
+def no_default_model(monkeypatch, tmp_path_factory):
+    """Windows list models; without this each would copy the shipped default model
+    into its test's private registry. Tests that want one point this elsewhere."""
+    monkeypatch.setenv("FASTBIONER_DEFAULT_MODEL", str(tmp_path_factory.getbasetemp() / "no-default-model"))
+
+
 @pytest.fixture
 def window(qtbot):
     from fastbioner_gui.main_window import MainWindow

@@ -7,7 +7,7 @@ import threading
 import time
 
 import pytest
-from PySide6.QtCore import QElapsedTimer, QThread, QTimer
+from PySide6.QtCore import QElapsedTimer, QTimer
 
 from fastbioner.errors import InputError
 from fastbioner.jobs import JobState, run_job

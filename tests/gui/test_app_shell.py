@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from PySide6.QtWidgets import QMessageBox
 
@@ -36,14 +37,30 @@ def test_display_detection():
     assert display_available({}, "win32")
 
 
-def test_first_launch_opens_the_sample_abstracts(window, qtbot):
-    assert len(sample_files()) >= 1
-    start_session(window, [])
-    qtbot.waitUntil(lambda: len(window.workspace) >= 20, timeout=30000)
-    doc = window.workspace.document(0)
-    assert doc.id == "6794356" and doc.title.startswith("Tricuspid valve regurgitation")
-    assert {"Chemical", "Disease"} <= set(doc.labels())
-    assert window.row == 0 and window.entities.model.rowCount() == len(doc.spans)
+def test_first_launch_opens_the_samples_and_tags_them_with_the_default_model(qtbot, tmp_path, monkeypatch):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from tiny_models import make_tiny_model
+
+    monkeypatch.setenv("FASTBIONER_DEFAULT_MODEL", str(make_tiny_model(tmp_path / "default-model")))
+    window = MainWindow()
+    window.show()
+    try:
+        assert len(sample_files()) >= 1
+        start_session(window, [])
+        qtbot.waitUntil(lambda: len(window.workspace) >= 20, timeout=30000)
+        doc = window.workspace.document(0)
+        assert doc.id == "6794356" and doc.title.startswith("Tricuspid valve regurgitation")
+        assert {"Chemical", "Disease"} <= set(doc.labels())
+        assert window.row == 0
+        # The shipped model is registered, chosen, and tags every sample once.
+        qtbot.waitUntil(lambda: window.workspace.entry(19).tagged_by == "default", timeout=60000)
+        assert window.picker.current_name() == "default"
+        assert all(window.workspace.entry(i).tagged_by == "default" for i in range(len(window.workspace)))
+        assert window.stack.count() == 1
+    finally:
+        window.jobs.cancel_all()
+        window.projects.mark_clean()
+        window.close()
 
 
 def test_settings_and_layout_persist(qtbot):
@@ -52,7 +69,7 @@ def test_settings_and_layout_persist(qtbot):
     first.show()
     try:
         assert first.settings.device == "cpu" and first.view.low_confidence == 0.7
-        first.resize(1300, 700)
+        first.resize(780, 560)  # within the offscreen screen, which clamps restored geometry
         first.jobs_dock.show()
         qtbot.wait(50)
         first.splitter.setSizes([300, 700])
@@ -64,10 +81,9 @@ def test_settings_and_layout_persist(qtbot):
     second.show()
     qtbot.wait(50)  # the splitter is placed once the window is laid out
     try:
-        # (The offscreen screen may clamp the width; the height is kept as saved.)
-        assert second.height() == 700
+        assert (second.width(), second.height()) == (780, 560)
         assert not second.jobs_dock.isHidden()
-        assert second.splitter.sizes()[0] == sizes[0]  # the reading view's width; the table takes the rest
+        assert second.splitter.sizes() == sizes
         assert load_settings().batch_size == 64
     finally:
         second.close()
