@@ -118,7 +118,9 @@ class JobsPanel(QWidget):
 
     def _show_curves(self, index: int) -> None:
         if 0 <= index < len(self.rows):
-            self.curves.follow(self.rows[index].job.events)
+            job = self.rows[index].job
+            self.curves.follow(job.events)
+            self.curves.setVisible(job.kind == "train")  # tagging and reading have no curves
 
     def _refresh(self) -> None:
         for row in self.rows:

@@ -109,7 +109,7 @@ def test_narrower_student_with_shifted_ids_learns_every_term(tmp_path, teacher):
     objective = _objective(t_model, student, "fastbioner", SubwordAligner(t_tok, s_tok))
     assert objective.parts.hidden_projection.in_features == 16  # W_h: 16 -> 32
     loss, terms = objective(batch, 0, 10)
-    assert set(terms) == {"soft", "gold", "hidden", "attention", "phi"}
+    assert set(terms) == {"soft", "gold", "hidden", "attention", "loss", "phi"}
     loss.backward()
     assert objective.parts.hidden_projection.weight.grad is not None
 

@@ -56,7 +56,8 @@ def test_weights_follow_phi_and_the_teacher_rests_once_phi_is_zero(setup):
     assert loss.item() == pytest.approx(expected, rel=1e-5)
     assert source.calls == 1
     loss, terms = objective(DistillBatch(batch, batch, unlabeled), 70, 100)  # s = (1 - b) G
-    assert set(terms) == {"gold", "phi"} and terms["phi"] == 0.0
+    assert set(terms) == {"gold", "loss", "phi"} and terms["phi"] == 0.0
+    assert terms["loss"] == pytest.approx(loss.item())
     assert loss.item() == pytest.approx(terms["gold"])
     assert source.calls == 1  # not consulted
 
@@ -65,7 +66,7 @@ def test_dropped_terms_and_constant_schedule(setup):
     teacher, student, batch = setup
     objective, _ = objective_for(teacher, student, drop_terms=["attention"], schedule="constant", alpha=0.25)
     loss, terms = objective(DistillBatch(batch, batch, torch.zeros(2, dtype=torch.bool)), 99, 100)
-    assert set(terms) == {"soft", "gold", "hidden", "phi"} and terms["phi"] == 0.25
+    assert set(terms) == {"soft", "gold", "hidden", "loss", "phi"} and terms["phi"] == 0.25
     assert loss.item() == pytest.approx(0.25 * (terms["soft"] + terms["hidden"]) + 0.75 * terms["gold"], rel=1e-5)
 
 

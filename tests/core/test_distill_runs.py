@@ -86,7 +86,7 @@ def test_every_method_runs_end_to_end_and_lowers_its_loss(trained, tmp_path, met
     result = distill(config(bio, method, epochs=4, dev=False, **kw), f"s-{method}", registry=registry,
                      on_event=events.append)
     logged = {k for e in events if e.stage == "distill" for k in e.losses}
-    expected = {t.name for t in MethodConfig(name=method).resolve().terms} | {"phi"}
+    expected = {t.name for t in MethodConfig(name=method).resolve().terms} | {"loss", "phi"}
     assert logged == expected
     assert events[-1].state is JobState.DONE
     m = result.entry.manifest

@@ -90,6 +90,7 @@ class DistillationObjective:
         # (possible only at a schedule's edge) is a valid, empty update.
         loss = s.logits.sum() * 0.0 + sum(active[name] * value for name, value in terms.items())
         logs = {name: float(value.detach()) for name, value in terms.items()}
+        logs["loss"] = float(loss.detach())  # L_total, the weighted sum the optimiser sees
         logs["phi"] = w
         return loss, logs
 
