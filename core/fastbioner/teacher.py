@@ -60,6 +60,22 @@ def checkpoint_folder(registry: Registry, name: str) -> Path:
     return registry.root / ".checkpoints" / name
 
 
+def claim_run(registry: Registry, name: str, *, overwrite: bool, resume: bool, restart: bool) -> Path:
+    """Check that a training run (teacher or student) may register ``name`` and return
+    its checkpoint folder: an existing model needs ``overwrite``, an interrupted run's
+    checkpoint needs ``resume`` (continue) or ``restart`` (discarded here)."""
+    registry.check_name(name)
+    if registry.exists(name) and not overwrite:
+        raise ModelError(f"a model named {name!r} already exists; choose another name or delete it")
+    ckpt = checkpoint_folder(registry, name)
+    if has_checkpoint(ckpt) and not (resume or restart):
+        raise ModelError(f"an interrupted run of {name!r} left a checkpoint in {ckpt}; "
+                         f"resume it (--resume) or discard it (--restart)")
+    if restart:
+        clear_checkpoints(ckpt)
+    return ckpt
+
+
 def _fingerprint(config: TeacherConfig, data: list[dict]) -> dict:
     """Settings a resumed run must share with the interrupted one (device and
     evaluation batch size may change; the data may not)."""
@@ -79,15 +95,7 @@ def train_teacher(config: TeacherConfig, name: str, *, registry: Registry | None
     early stopping applies); without, those of the last step."""
     config.validate()
     registry = registry or Registry()
-    registry.check_name(name)
-    if registry.exists(name) and not overwrite:
-        raise ModelError(f"a model named {name!r} already exists; choose another name or delete it")
-    ckpt = checkpoint_folder(registry, name)
-    if has_checkpoint(ckpt) and not (resume or restart):
-        raise ModelError(f"an interrupted run of {name!r} left a checkpoint in {ckpt}; "
-                         f"resume it (--resume) or discard it (--restart)")
-    if restart:
-        clear_checkpoints(ckpt)
+    ckpt = claim_run(registry, name, overwrite=overwrite, resume=resume, restart=restart)
 
     def job(reporter: ProgressReporter) -> TeacherResult:
         reporter.stage("prepare", message="reading the training data")

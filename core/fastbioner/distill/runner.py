@@ -19,7 +19,7 @@ from typing import Any, Optional, Sequence
 
 import torch
 
-from ..checkpoints import clear_checkpoints, has_checkpoint
+from ..checkpoints import clear_checkpoints
 from ..encoding import WordEncoder
 from ..errors import InputError, ModelError
 from ..evaluation import EvaluationReport, score_tags
@@ -29,7 +29,7 @@ from ..losses import make_token_loss
 from ..modeling import (folder_size, load_token_classifier, load_tokenizer, model_labels, model_shape,
                         pick_device, save_model)
 from ..registry import Manifest, ModelEntry, Registry, data_record, now_iso, write_manifest
-from ..teacher import checkpoint_folder, read_bio_files
+from ..teacher import claim_run, read_bio_files
 from ..training import Trainer, TrainingResult
 from .alignment import SubwordAligner, same_vocabulary
 from .capture import prepare_for_capture
@@ -157,15 +157,7 @@ def distill(config: DistillConfig, name: str, *, registry: Registry | None = Non
     config.validate()
     method = config.method.resolve()
     registry = registry or Registry()
-    registry.check_name(name)
-    if registry.exists(name) and not overwrite:
-        raise ModelError(f"a model named {name!r} already exists; choose another name or delete it")
-    ckpt = checkpoint_folder(registry, name)
-    if has_checkpoint(ckpt) and not (resume or restart):
-        raise ModelError(f"an interrupted run of {name!r} left a checkpoint in {ckpt}; "
-                         f"resume it (--resume) or discard it (--restart)")
-    if restart:
-        clear_checkpoints(ckpt)
+    ckpt = claim_run(registry, name, overwrite=overwrite, resume=resume, restart=restart)
 
     def job(reporter: ProgressReporter) -> DistillResult:
         notes: list[str] = []
