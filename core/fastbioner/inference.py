@@ -41,7 +41,7 @@ from .errors import ModelError
 from .jobs import CancelToken
 from .labels import check_tags, detect_scheme, repair_iob2, split_tag, tags_to_spans, to_iob2
 from .modeling import load_token_classifier, load_tokenizer, model_labels, pick_device
-from .precision import apply_precision, checks_from_manifest, choose_precision
+from .precision import apply_precision, checks_from_manifest, choose_precision, default_token_budget
 from .text import document_sentences
 
 
@@ -54,7 +54,8 @@ class TaggerConfig(Settings):
     threads: int | None = None      # torch intra-op threads; None leaves torch's default
     max_length: int = 256           # subwords per window, special tokens included
     window_overlap: int = 32        # subwords shared by consecutive windows of a long sentence
-    token_budget: int = 8192        # padded subword positions per batch (rows x longest row)
+    token_budget: int | None = None  # padded subword positions per batch (rows x longest row);
+                                     # None: the best measured for the device and precision
     max_batch_size: int = 256       # rows per batch, whatever the budget allows
 
     def validate(self) -> None:
@@ -62,7 +63,7 @@ class TaggerConfig(Settings):
 
         if self.threads is not None and self.threads < 1:
             raise ConfigError("threads must be at least 1")
-        if self.token_budget < 1 or self.max_batch_size < 1:
+        if (self.token_budget is not None and self.token_budget < 1) or self.max_batch_size < 1:
             raise ConfigError("token_budget and max_batch_size must be at least 1")
 
 
@@ -153,6 +154,7 @@ class Tagger:
         self.precision = choose_precision(self.config.precision, self.device,
                                           checks_from_manifest(self.manifest))
         self.model = apply_precision(model, self.precision, self.device)
+        self.token_budget = self.config.token_budget or default_token_budget(self.device, self.precision)
         self.tokenizer = tokenizer
         max_length = min(self.config.max_length, _position_limit(model))
         self.encoder = WordEncoder(tokenizer, self.labels, max_length=max_length,
@@ -176,7 +178,8 @@ class Tagger:
     def describe(self) -> dict[str, Any]:
         """What runs: for summaries and speed records."""
         return {"model": self.name or str(self.folder or ""), "device": str(self.device),
-                "precision": self.precision.value, "threads": torch.get_num_threads()}
+                "precision": self.precision.value, "threads": torch.get_num_threads(),
+                "token_budget": self.token_budget}
 
     # -- words -------------------------------------------------------------------
 
@@ -185,7 +188,7 @@ class Tagger:
         """One repaired IOB2 tag and probability per word of each sentence."""
         windows = self.encoder.encode(sentences)
         values: list[Any] = [None] * len(windows)
-        batches = token_budget_batches([len(w) for w in windows], self.config.token_budget,
+        batches = token_budget_batches([len(w) for w in windows], self.token_budget,
                                        self.config.max_batch_size)
         with torch.inference_mode():
             for idx in batches:

@@ -224,3 +224,15 @@ def test_crf_student_tags_through_its_own_decoder(trained, tmp_path):
         assert text[s.start:s.end].strip() == text[s.start:s.end] and 0 < s.score <= 1
     config = json.loads((folder / "config.json").read_text())
     assert config["model_type"] == "fastbioner-rnn"
+
+
+def test_batching_does_not_change_the_entities(trained, tagger):
+    """Small batches (much padding-free work) and large ones (padding to the longest
+    of many sentences) give the same entities and scores."""
+    rng = random.Random(12)
+    docs = [Document(str(i), planted_text(rng, rng.randint(1, 80), [" ", ", ", ". "])[0]) for i in range(40)]
+    small = Tagger.load(trained, TaggerConfig(precision="fp32", token_budget=64, max_batch_size=3))
+    assert small.token_budget == 64 and tagger.token_budget > 64
+    for a, b in zip(small.tag(docs), tagger.tag(docs)):
+        assert [(s.start, s.end, s.label) for s in a] == [(s.start, s.end, s.label) for s in b]
+        assert [s.score for s in a] == pytest.approx([s.score for s in b], abs=1e-5)
