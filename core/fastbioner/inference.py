@@ -52,7 +52,8 @@ class TaggerConfig(Settings):
     device: str = "auto"            # auto (CUDA when present), cpu, cuda, cuda:N
     precision: str = "auto"         # auto, fp32, bf16, fp16, int8 (see fastbioner.precision)
     threads: int | None = None      # torch intra-op threads; None leaves torch's default
-    max_length: int = 256           # subwords per window, special tokens included
+    max_length: int | None = None   # subwords per window, special tokens included; None: the
+                                    # model's training setting (manifest), else 256
     window_overlap: int = 32        # subwords shared by consecutive windows of a long sentence
     token_budget: int | None = None  # padded subword positions per batch (rows x longest row);
                                      # None: the best measured for the device and precision
@@ -63,6 +64,8 @@ class TaggerConfig(Settings):
 
         if self.threads is not None and self.threads < 1:
             raise ConfigError("threads must be at least 1")
+        if self.max_length is not None and self.max_length < 8:
+            raise ConfigError("max_length must be at least 8 subwords")
         if (self.token_budget is not None and self.token_budget < 1) or self.max_batch_size < 1:
             raise ConfigError("token_budget and max_batch_size must be at least 1")
 
@@ -156,7 +159,8 @@ class Tagger:
         self.model = apply_precision(model, self.precision, self.device)
         self.token_budget = self.config.token_budget or default_token_budget(self.device, self.precision)
         self.tokenizer = tokenizer
-        max_length = min(self.config.max_length, _position_limit(model))
+        trained = ((self.manifest.get("config") or {}).get("encoding") or {}).get("max_length")
+        max_length = min(self.config.max_length or trained or 256, _position_limit(model))
         self.encoder = WordEncoder(tokenizer, self.labels, max_length=max_length,
                                    overlap=self.config.window_overlap)
         self._o = self.labels.index("O")
