@@ -9,6 +9,13 @@ from __future__ import annotations
 from pathlib import Path
 
 
+def located(message: str, path: str | Path | None = None, line: int | None = None) -> str:
+    """``path:line: message`` (or ``path: message``, or the message alone)."""
+    if path is None:
+        return message
+    return f"{path}:{line}: {message}" if line is not None else f"{path}: {message}"
+
+
 class FastBioNERError(Exception):
     """Base of every error the user is meant to read."""
 
@@ -20,10 +27,7 @@ class InputError(FastBioNERError):
         self.path = str(path) if path is not None else None
         self.line = line
         self.message = message
-        where = ""
-        if self.path is not None:
-            where = f"{self.path}:{line}: " if line is not None else f"{self.path}: "
-        super().__init__(f"{where}{message}")
+        super().__init__(located(message, path, line))
 
 
 class ModelError(FastBioNERError):
@@ -38,7 +42,4 @@ class InputWarning(UserWarning):
         self.path = str(path) if path is not None else None
         self.line = line
         self.message = message
-        where = ""
-        if self.path is not None:
-            where = f"{self.path}:{line}: " if line is not None else f"{self.path}: "
-        super().__init__(f"{where}{message}")
+        super().__init__(located(message, path, line))

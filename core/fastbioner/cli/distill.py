@@ -6,9 +6,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..config import LOSS_KINDS, EncodingConfig, LossConfig, TrainingConfig
+from ..config import TrainingConfig
 from ..jobs import CancelToken, Cancelled
 from .progress import ProgressBar, ctrl_c_cancels
+from .training_options import add_training_options, encoding_config, loss_config, training_config
 
 RECURRENT_LR = 1e-3  # a recurrent student learns from scratch: a transformer's 5e-5 is far too small
 
@@ -58,29 +59,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="keep the teacher's outputs in memory or on disk, or compute them at every "
                         "step (none); auto: memory when it fits --cache-memory-mb")
     p.add_argument("--cache-memory-mb", type=int, default=4096)
-    d, e, lo = TrainingConfig(), EncodingConfig(), LossConfig()
-    p.add_argument("--epochs", type=int, default=d.epochs)
-    p.add_argument("--lr", type=float, default=None,
-                   help=f"peak learning rate (default {d.learning_rate}; {RECURRENT_LR} for bigru/bilstm)")
-    p.add_argument("--batch-size", type=int, default=d.batch_size)
-    p.add_argument("--eval-batch-size", type=int, default=d.eval_batch_size)
-    p.add_argument("--grad-accum", type=int, default=d.grad_accum_steps, metavar="N")
-    p.add_argument("--warmup", type=float, default=d.warmup_ratio, metavar="RATIO")
-    p.add_argument("--weight-decay", type=float, default=d.weight_decay)
-    p.add_argument("--max-length", type=int, default=e.max_length, help="subwords per window (%(default)s)")
-    p.add_argument("--label-mode", choices=("first", "all"), default=e.label_mode)
-    p.add_argument("--loss", choices=LOSS_KINDS, default=lo.kind, help="gold-label loss (%(default)s)")
-    p.add_argument("--seed", type=int, default=d.seed)
-    p.add_argument("--device", default=d.device)
-    p.add_argument("--eval-every", type=int, default=0, metavar="STEPS")
-    p.add_argument("--patience", type=int, default=0)
-    p.add_argument("--checkpoint-every", type=int, default=0, metavar="STEPS")
-    p.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (timing runs)")
-    group = p.add_mutually_exclusive_group()
-    group.add_argument("--resume", action="store_true", help="continue an interrupted run of --name")
-    group.add_argument("--restart", action="store_true", help="discard an interrupted run's checkpoint")
-    p.add_argument("--overwrite", action="store_true", help="replace a registered model of that name")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_training_options(p, lr_help=f"peak learning rate (default {TrainingConfig().learning_rate}; "
+                                    f"{RECURRENT_LR} for bigru/bilstm)")
     p.set_defaults(func=distill_command)
 
 
@@ -113,14 +93,8 @@ def config_from_args(args: argparse.Namespace):
         dev_file=_path(args.dev) if args.dev else None,
         unlabeled_files=[_path(p) for p in args.unlabeled],
         unlabeled_format=args.unlabeled_format, unlabeled_limit=args.unlabeled_limit,
-        encoding=EncodingConfig(max_length=args.max_length, label_mode=args.label_mode),
-        training=TrainingConfig(
-            epochs=args.epochs, learning_rate=lr, batch_size=args.batch_size,
-            eval_batch_size=args.eval_batch_size, grad_accum_steps=args.grad_accum,
-            warmup_ratio=args.warmup, weight_decay=args.weight_decay, seed=args.seed, device=args.device,
-            eval_every_steps=args.eval_every, early_stopping_patience=args.patience,
-            checkpoint_every_steps=args.checkpoint_every, max_steps=args.max_steps),
-        loss=LossConfig(kind=args.loss),
+        encoding=encoding_config(args), training=training_config(args, learning_rate=lr),
+        loss=loss_config(args),
         teacher_cache=args.teacher_cache, cache_memory_mb=args.cache_memory_mb)
 
 
