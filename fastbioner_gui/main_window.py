@@ -315,7 +315,7 @@ class MainWindow(QMainWindow):
     def export_dialog(self) -> None:
         from .dialogs.export_dialog import ExportDialog
 
-        ExportDialog(self.workspace, self.documents.selected_rows(), self.settings, self).exec()
+        ExportDialog(self.workspace, self.documents.selected_rows(), self.settings, self, self.jobs).exec()
 
     # Models --------------------------------------------------------------
     def refresh_models(self, select: str | None = None) -> Job:

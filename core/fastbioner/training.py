@@ -83,6 +83,7 @@ class TrainingResult:
     resumed_from: int
     epoch_seconds: list[float] = field(default_factory=list)  # training time per epoch, eval excluded
     seconds: float = 0.0
+    steps_per_epoch: int = 0
 
 
 def move_to(obj: Any, device: torch.device) -> Any:
@@ -318,7 +319,7 @@ class Trainer:
         st = self.state
         return TrainingResult(st.step, self.total_steps, st.best_step, st.best_metrics,
                               list(st.history), st.stopped, self.resumed_from,
-                              list(st.epoch_seconds), seconds)
+                              list(st.epoch_seconds), seconds, self.steps_per_epoch)
 
     def run(self, reporter: ProgressReporter, stage: str = "train") -> TrainingResult:
         """Drive :meth:`steps`, one progress event per optimisation step."""

@@ -80,6 +80,8 @@ def main() -> int:
     dialog.device.setCurrentText("cpu")
     dialog.name.setText("minilm-bc5cdr-fastbioner-3L")
     dialog.show()
+    estimate = dialog.estimate()  # the run time, measured from a few real steps
+    wait(app, lambda: estimate is not None and estimate.ended, 600)
     wait(app, lambda: False, 0.5)
     dialog.grab().save(str(HERE / "distill-dialog.png"))
     if "--no-run" in sys.argv:

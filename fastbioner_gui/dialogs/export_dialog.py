@@ -1,6 +1,8 @@
 """The export dialog: format (BIO/CoNLL IOB2 or IOBES, PubTator, BioC, JSONL), one
 file or one per document, which documents (all, selected, curated only) and which
-sources (gold, model, curator). It reports what the writers could not hold."""
+sources (gold, model, curator). It reports what the writers could not hold. The
+writing runs as a background job on a snapshot of the documents taken when Save is
+pressed, so a large export never blocks the window and later edits do not leak in."""
 
 from __future__ import annotations
 
@@ -11,11 +13,12 @@ from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QComboBox, QDialog, QDia
                                QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton, QRadioButton, QVBoxLayout,
                                QWidget)
 
+from fastbioner.curation import select_sources
 from fastbioner.documents import Document, Source
-from fastbioner.errors import FastBioNERError
 from fastbioner.export import EXPORT_FORMATS, ExportResult, ExportSettings, export_documents, extension
 from fastbioner.project import DocStatus
 
+from ..jobs import Job, JobManager
 from ..models.workspace import Workspace
 from ..settings import AppSettings
 
@@ -24,9 +27,11 @@ ALL, SELECTED, CURATED = "all", "selected", "curated"
 
 class ExportDialog(QDialog):
     def __init__(self, workspace: Workspace, selected_rows: Sequence[int], settings: AppSettings,
-                 parent: QWidget | None = None):
+                 parent: QWidget | None = None, jobs: JobManager | None = None):
         super().__init__(parent)
         self.setWindowTitle("Export")
+        self.jobs = jobs or JobManager(self)
+        self.job: Job | None = None
         self.workspace = workspace
         self.selected_rows = list(selected_rows)
         self.settings = settings
@@ -101,19 +106,38 @@ class ExportDialog(QDialog):
             rows = range(len(self.workspace))
         return [self.workspace.document(r) for r in rows]
 
-    def export(self) -> ExportResult | None:
-        docs = self.chosen_documents()
+    def export(self) -> Job | None:
+        """Start writing the chosen documents; the report says how it went."""
+        if self.job is not None and self.job.running:
+            return None
         sources = tuple(s for s, box in self.sources.items() if box.isChecked())
+        docs = [select_sources(d, sources) for d in self.chosen_documents()]  # the snapshot
         path = self.path.text().strip()
         if not docs or not path:
             self.report.setText("Nothing to export: choose documents and a file.")
             return None
         settings = ExportSettings(self.format.currentText(), sources, self.per_document.isChecked())
-        try:
-            self.result = export_documents(docs, path, settings)
-        except (FastBioNERError, OSError) as exc:
-            self.report.setText(f"<span style='color:#b00'>Export failed: {exc}</span>")
-            return None
+        self.result = None
+        self.job = self.jobs.start(f"Export {len(docs)} document(s)", lambda on_event, cancel: export_documents(
+            docs, path, settings, on_event=on_event, cancel=cancel), kind="export")
+        save = self.buttons.button(QDialogButtonBox.StandardButton.Save)
+        save.setEnabled(False)
+        self.report.setText(f"Exporting {len(docs)} document(s)…")
+        self.job.progress.connect(lambda e: e.total > 1 and self.report.setText(
+            f"Exporting: {e.step} of {e.total} files…"))
+        self.job.succeeded.connect(lambda result: self._exported(result, path, settings))
+        self.job.failed.connect(lambda message: self.report.setText(
+            f"<span style='color:#b00'>Export failed: {message}</span>"))
+        self.job.cancelled.connect(lambda: self.report.setText("Export cancelled; no file was half-written."))
+        self.job.finished.connect(lambda: save.setEnabled(True))
+        return self.job
+
+    def _exported(self, result: ExportResult, path: str, settings: ExportSettings) -> None:
+        self.result = result
         self.settings.export_folder = str(Path(path) if settings.per_document else Path(path).parent)
-        self.report.setText(self.result.summary())
-        return self.result
+        self.report.setText(result.summary())
+
+    def done(self, code: int) -> None:  # closing stops an export between files; each file is atomic
+        if self.job is not None and self.job.running:
+            self.job.cancel()
+        super().done(code)

@@ -17,7 +17,7 @@ from fastbioner.documents import Source
 from fastbioner.errors import FastBioNERError
 from fastbioner.project import DocStatus, user_home
 
-from ..jobs import JobManager
+from ..jobs import QUIET_KIND, Job, JobManager
 from ..models.workspace import Workspace
 from ..settings import DEVICES, AppSettings
 
@@ -143,6 +143,18 @@ class TrainingDialog(QDialog):
         form.addRow("Batch size", self.batch_size)
         form.addRow("Device", self.device)
         form.addRow("New model's name", self.name)
+        # The run time is measured, not guessed: a few real steps of these settings.
+        self.estimate_button = QPushButton("Estimate run time")
+        self.estimate_button.setToolTip("Time a few real training steps with these settings on this machine "
+                                        "and extrapolate to the whole run; nothing is trained or saved")
+        self.estimate_button.clicked.connect(self.estimate)
+        self.estimate_label = QLabel("not measured yet")
+        self.estimate_label.setWordWrap(True)
+        estimate_row = QHBoxLayout()
+        estimate_row.addWidget(self.estimate_button)
+        estimate_row.addWidget(self.estimate_label, 1)
+        form.addRow("Run time", estimate_row)
+        self.estimate_job: Job | None = None
         self.error = QLabel()
         self.error.setStyleSheet("color:#b00")
         self.error.setWordWrap(True)
@@ -212,6 +224,50 @@ class TrainingDialog(QDialog):
                               b=self.b.value() if self.method.currentText() == "fastbioner" else None)
         return DistillConfig(teacher=self.teacher.currentText().strip(), student=student, method=method,
                              train_files=train, dev_file=dev, training=training)
+
+    def estimate(self) -> Job | None:
+        """Measure a few steps of the current settings in the background; the label
+        shows the progress, then the estimate."""
+        self.cancel_estimate()
+        try:
+            config = self.build_config()
+            config.validate()
+        except (FastBioNERError, OSError) as exc:
+            self.error.setText(str(exc))
+            return None
+        self.error.clear()
+        from fastbioner.estimate import estimate_run
+
+        job = self.jobs.start("Estimate run time",
+                              lambda on_event, cancel: estimate_run(config, on_event=on_event, cancel=cancel),
+                              kind=QUIET_KIND)
+        self.estimate_job = job
+        self.estimate_label.setText("measuring…")
+        job.progress.connect(lambda e: self._estimate_progress(job, e))
+        job.succeeded.connect(lambda r: self._estimate_shown(job, r.describe()))
+        job.failed.connect(lambda m: self._estimate_shown(job, f"could not measure: {m}"))
+        job.cancelled.connect(lambda: self._estimate_shown(job, "not measured"))
+        return job
+
+    def _estimate_progress(self, job: Job, event) -> None:  # noqa: ANN001 - a ProgressEvent
+        if job is self.estimate_job and event.stage == "estimate" and event.step:
+            self.estimate_label.setText(f"measuring: step {event.step} of {event.total}…")
+        elif job is self.estimate_job and event.stage not in ("estimate",) and not event.step:
+            self.estimate_label.setText(f"measuring: {event.message}…")
+
+    def _estimate_shown(self, job: Job, text: str) -> None:
+        if job is self.estimate_job:
+            self.estimate_label.setText(text)
+            self.estimate_job = None
+
+    def cancel_estimate(self) -> None:
+        if self.estimate_job is not None and self.estimate_job.running:
+            self.estimate_job.cancel()
+        self.estimate_job = None
+
+    def done(self, result: int) -> None:  # closing the dialog in any way stops a measurement
+        self.cancel_estimate()
+        super().done(result)
 
     def start(self):  # noqa: ANN201 - the Job, or None when the settings are refused
         name = self.name.text().strip() or self.default_name()

@@ -243,3 +243,61 @@ def test_cli_distills_and_prints_the_scores(trained, tmp_path, monkeypatch, caps
     assert method["b"] == 0.5 and method["temperature"] == 2.0
     code = main(["distill", "--teacher", "no-such-teacher", "--train", str(bio), "--name", "x", "--quiet"])
     assert code == 2 and "no-such-teacher" in capsys.readouterr().err
+
+
+def test_run_time_estimate_measures_a_few_steps_and_registers_nothing(trained, tmp_path):
+    from fastbioner.estimate import estimate_run
+
+    registry = fresh_registry(trained, tmp_path)
+    _, bio = trained
+    cfg = config(bio, epochs=3, teacher_cache="memory")
+    events = []
+    estimate = estimate_run(cfg, registry=registry, steps=3, on_event=events.append)
+    real = distill(cfg, "real", registry=registry)
+    assert estimate.steps == real.training.total_steps == 9 and estimate.measured_steps == 3
+    assert estimate.evaluations == 3  # devel scored at each epoch's end
+    assert estimate.step_seconds > 0 and estimate.teacher_seconds > 0
+    assert estimate.total_seconds >= estimate.step_seconds * estimate.steps + estimate.teacher_seconds
+    assert "measured from 3 steps" in estimate.describe()
+    assert [e.name for e in registry.list()] == ["real", "tiny-teacher"]  # the probe left nothing
+    assert _registry_leftovers(registry) == []
+    steps = [e.step for e in events if e.stage == "estimate"]
+    assert steps[-1] == 3 and events[-1].state is JobState.DONE
+    longer = estimate_run(config(bio, epochs=6, dev=False), registry=registry, steps=2)
+    assert longer.steps == 18 and longer.evaluations == 0 and longer.teacher_seconds > 0
+
+
+def test_run_time_estimate_of_a_teacher_run_and_its_cancel(trained, tmp_path):
+    from fastbioner.estimate import estimate_run
+
+    registry = fresh_registry(trained, tmp_path)
+    _, bio = trained
+    base = registry.get("tiny-teacher").path
+    cfg = TeacherConfig(base_model=str(base), train_files=[str(bio)], dev_file=str(bio),
+                        training=TrainingConfig(epochs=2, batch_size=5))
+    estimate = estimate_run(cfg, registry=registry, steps=2)
+    assert estimate.steps == 6 and estimate.teacher_seconds == 0 and estimate.evaluations == 2
+    token = CancelToken()
+
+    def cancel_on_first_step(e):
+        if e.stage == "estimate" and e.step >= 1:
+            token.cancel()
+
+    with pytest.raises(Cancelled):
+        estimate_run(cfg, registry=registry, steps=3, on_event=cancel_on_first_step, cancel=token)
+    assert [e.name for e in registry.list()] == ["tiny-teacher"]
+
+
+def test_cli_estimate_prints_the_run_time_and_trains_nothing(trained, tmp_path, monkeypatch, capsys):
+    from fastbioner.cli.main import main
+
+    registry = fresh_registry(trained, tmp_path)
+    _, bio = trained
+    monkeypatch.setenv("FASTBIONER_HOME", str(registry.root.parent))
+    (registry.root.parent / "models").symlink_to(registry.root)
+    code = main(["distill", "--teacher", "tiny-teacher", "--train", str(bio), "--dev", str(bio), "--layers", "2",
+                 "--epochs", "2", "--batch-size", "5", "--name", "later", "--estimate", "3", "--quiet"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    assert "estimated run time: about" in out.out and "6 steps" in out.out and "measured from 3 steps" in out.out
+    assert not registry.exists("later")

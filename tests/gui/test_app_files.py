@@ -51,13 +51,22 @@ def test_dropped_files_open(window, tmp_path, qtbot):
     assert [window.workspace.document(i).id for i in range(len(window.workspace))] == ["6794356", "1000"]
 
 
-def test_export_bio_reports_overlaps_and_reads_back(loaded, tmp_path):
+def _export(dialog, qtbot):
+    """Press Save and wait for the background export."""
+    job = dialog.export()
+    assert job is not None
+    with qtbot.waitSignal(job.finished, timeout=30000):
+        pass
+    return dialog.result
+
+
+def test_export_bio_reports_overlaps_and_reads_back(loaded, tmp_path, qtbot):
     loaded.curation.add(0, 26, "Disease", exact=True)  # overlaps "Lithium carbonate" and "toxicity"
     dialog = ExportDialog(loaded.workspace, [], loaded.settings, loaded)
     dialog.format.setCurrentText("BIO / CoNLL (IOBES)")
     dialog.sources[Source.MODEL].setChecked(False)
     dialog.path.setText(str(tmp_path / "out.conll"))
-    result = dialog.export()
+    result = _export(dialog, qtbot)
     assert result is not None and result.left_out == 2
     assert "2 overlapping span(s) BIO could not hold" in dialog.report.text()
     back = list(read_documents(tmp_path / "out.conll"))
@@ -68,15 +77,36 @@ def test_export_bio_reports_overlaps_and_reads_back(loaded, tmp_path):
     assert [(first.span_text(s), s.label) for s in first.spans][0] == ("Lithium carbonate toxicity", "Disease")
 
 
-def test_export_curated_jsonl_one_file_per_document(loaded, tmp_path):
+def test_export_curated_jsonl_one_file_per_document(loaded, tmp_path, qtbot):
     loaded.accept_all_action.trigger()  # document 0 becomes curated
     dialog = ExportDialog(loaded.workspace, [], loaded.settings, loaded)
     dialog.format.setCurrentText("JSONL (lossless)")
     dialog.per_document.setChecked(True)
     dialog.which.buttons()[2].setChecked(True)  # curated only
     dialog.path.setText(str(tmp_path / "curated"))
-    assert dialog.export().documents == 1
+    assert _export(dialog, qtbot).documents == 1
     files = sorted(p.name for p in (tmp_path / "curated").iterdir())
     assert files == ["6794356.jsonl"]
     doc = next(read_documents(tmp_path / "curated" / files[0]))
     assert doc.spans == loaded.workspace.document(0).spans
+
+
+def test_export_runs_in_the_background_on_a_snapshot_and_reports_failures(loaded, tmp_path, qtbot):
+    dialog = ExportDialog(loaded.workspace, [], loaded.settings, loaded, loaded.jobs)
+    dialog.format.setCurrentText("JSONL (lossless)")
+    dialog.path.setText(str(tmp_path / "all.jsonl"))
+    before = list(loaded.workspace.document(0).spans)
+    job = dialog.export()
+    assert not dialog.buttons.button(dialog.buttons.StandardButton.Save).isEnabled()
+    loaded.curation.add(0, 26, "Disease", exact=True)  # an edit after Save is not in this export
+    with qtbot.waitSignal(job.finished, timeout=30000):
+        pass
+    assert dialog.result is not None and "3 document" in dialog.report.text()
+    assert next(read_documents(tmp_path / "all.jsonl")).spans == before
+    assert dialog.buttons.button(dialog.buttons.StandardButton.Save).isEnabled()
+    (tmp_path / "blocker").write_text("a file, not a folder", encoding="utf-8")
+    dialog.path.setText(str(tmp_path / "blocker" / "out.jsonl"))
+    job = dialog.export()
+    with qtbot.waitSignal(job.finished, timeout=30000):
+        pass
+    assert "Export failed" in dialog.report.text() and dialog.result is None

@@ -9,7 +9,8 @@ from pathlib import Path
 from ..config import TrainingConfig
 from ..jobs import CancelToken, Cancelled
 from .progress import ProgressBar, ctrl_c_cancels
-from .training_options import add_training_options, encoding_config, loss_config, training_config
+from .training_options import (add_training_options, encoding_config, loss_config, print_estimate,
+                               training_config)
 
 RECURRENT_LR = 1e-3  # a recurrent student learns from scratch: a transformer's 5e-5 is far too small
 
@@ -104,6 +105,8 @@ def distill_command(args: argparse.Namespace) -> int:
     from ..teacher import checkpoint_folder
 
     config = config_from_args(args)
+    if args.estimate:
+        return print_estimate(config, args)
     registry = Registry()
     token = CancelToken()
     bar = ProgressBar(quiet=args.quiet)

@@ -12,7 +12,8 @@ from ..errors import FastBioNERError
 from ..fileio import atomic_write
 from ..jobs import CancelToken, Cancelled
 from .progress import ProgressBar, ctrl_c_cancels
-from .training_options import add_training_options, encoding_config, loss_config, training_config
+from .training_options import (add_training_options, encoding_config, loss_config, print_estimate,
+                               training_config)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -57,6 +58,8 @@ def train_teacher_command(args: argparse.Namespace) -> int:
     from ..teacher import checkpoint_folder, train_teacher
 
     config = config_from_args(args)
+    if args.estimate:
+        return print_estimate(config, args)
     registry = Registry()
     token = CancelToken()
     bar = ProgressBar(quiet=args.quiet)

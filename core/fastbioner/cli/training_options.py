@@ -42,11 +42,33 @@ def add_training_options(p: argparse.ArgumentParser, lr_help: str | None = None)
     p.add_argument("--checkpoint-every", type=int, default=0, metavar="STEPS",
                    help="also checkpoint every STEPS steps (always: each epoch and on cancel)")
     p.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (timing runs)")
+    p.add_argument("--estimate", type=int, nargs="?", const=4, default=0, metavar="STEPS",
+                   help="time STEPS real steps (default 4) and print how long the whole run would take; "
+                        "trains and registers nothing")
     group = p.add_mutually_exclusive_group()
     group.add_argument("--resume", action="store_true", help="continue an interrupted run of --name")
     group.add_argument("--restart", action="store_true", help="discard an interrupted run's checkpoint")
     p.add_argument("--overwrite", action="store_true", help="replace a registered model of that name")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def print_estimate(config, args: argparse.Namespace) -> int:
+    """``--estimate``: measure a few steps of ``config`` and print the whole run's time."""
+    from ..estimate import estimate_run
+    from ..jobs import Cancelled, CancelToken
+    from .progress import ProgressBar, ctrl_c_cancels
+
+    token = CancelToken()
+    bar = ProgressBar(quiet=args.quiet)
+    try:
+        with ctrl_c_cancels(token):
+            estimate = estimate_run(config, steps=max(2, args.estimate), on_event=bar, cancel=token)
+    except Cancelled:
+        return 130
+    finally:
+        bar.close()
+    print(f"estimated run time: {estimate.describe()}")
+    return 0
 
 
 def encoding_config(args: argparse.Namespace) -> EncodingConfig:

@@ -1,0 +1,144 @@
+"""How long a training run will take on this machine, measured before it starts.
+
+:func:`estimate_run` runs the real job (teacher fine-tuning or distillation) for a
+few optimisation steps on the real data, with the real model, batch size, device and
+threads, into a throwaway registry, and extrapolates:
+
+- the steps: the median of the measured steps (the first is left out: it pays for
+  lazy initialisation) times the full run's step count;
+- distillation's teacher: the measurement runs the teacher live at every step and
+  times its forward passes; a real run with a teacher cache pays one teacher pass
+  over the data (the cache build) instead of one per epoch;
+- devel scoring: a forward pass is taken as a third of a training step (a backward
+  pass costs about twice a forward), scaled to the devel sentences, once per
+  evaluation;
+- setting up: loading the models and encoding the data, as measured.
+
+Nothing of the measuring run is kept; it cancels cleanly like any job.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import tempfile
+import time
+from dataclasses import dataclass, replace
+from typing import Any, Optional
+
+from .jobs import CancelToken, EventCallback, ProgressEvent, ProgressReporter, run_job, sub_progress
+from .registry import Registry
+
+TRAINING_STAGES = ("train", "distill")
+
+
+@dataclass(frozen=True)
+class RunEstimate:
+    total_seconds: float
+    setup_seconds: float          # models loaded and data encoded, as measured
+    step_seconds: float           # one optimisation step, teacher excluded (distillation)
+    steps: int                    # optimisation steps of the full run
+    teacher_seconds: float        # one teacher pass over the training data (0 for a teacher run)
+    evaluation_seconds: float     # all devel scoring of the run
+    evaluations: int
+    measured_steps: int
+
+    def describe(self) -> str:
+        parts = [f"{self.steps:,} steps at {self.step_seconds:.2f} s"]
+        if self.teacher_seconds:
+            parts.append(f"teacher pass {_duration(self.teacher_seconds)}")
+        if self.evaluations:
+            parts.append(f"{self.evaluations} devel scoring{'s' if self.evaluations > 1 else ''} "
+                         f"{_duration(self.evaluation_seconds)}")
+        parts.append(f"setup {_duration(self.setup_seconds)}")
+        return (f"about {_duration(self.total_seconds)} ({'; '.join(parts)}), "
+                f"measured from {self.measured_steps} steps on this machine")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+def _duration(seconds: float) -> str:
+    seconds = max(0.0, seconds)
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def estimate_run(config, *, registry: Registry | None = None, steps: int = 4,
+                 on_event: Optional[EventCallback] = None,
+                 cancel: Optional[CancelToken] = None) -> RunEstimate:
+    """Estimate the wall time of ``config`` (a :class:`~fastbioner.config.TeacherConfig`
+    or a :class:`~fastbioner.distill.config.DistillConfig`) from ``steps`` real steps."""
+    from .distill.config import DistillConfig
+
+    if steps < 2:
+        raise ValueError("at least 2 steps are needed to measure one")
+    config.validate()
+    registry = registry or Registry()
+    distilling = isinstance(config, DistillConfig)
+    probe_training = replace(config.training, max_steps=steps, checkpoint_every_steps=0,
+                             early_stopping_patience=0)
+    probe = replace(config, training=probe_training, dev_file=None)
+    if distilling:
+        # The teacher as the real run finds it, but run live so its cost is timed apart.
+        probe = replace(probe, teacher=str(registry.resolve(config.teacher).path), teacher_cache="none")
+
+    def job(reporter: ProgressReporter) -> RunEstimate:
+        step_times: list[float] = []
+        first_step_at: list[float] = []
+
+        def watch(event: ProgressEvent) -> None:
+            if event.stage in TRAINING_STAGES and event.step > len(step_times) and event.step > 0:
+                step_times.append(time.monotonic())
+                if event.step == 1:
+                    first_step_at.append(event.elapsed_seconds)
+                inner.emit(step=event.step, total=steps, message=f"measured step {event.step} of {steps}")
+            inner.check()
+
+        inner = sub_progress(reporter, "estimate")
+        inner.stage("estimate", total=steps, message=f"timing {steps} steps")
+        with tempfile.TemporaryDirectory(prefix="fastbioner-estimate-") as root:
+            scratch = Registry(root)
+            if distilling:
+                from .distill.runner import distill
+                result = distill(probe, "estimate", registry=scratch, on_event=watch, cancel=reporter.cancel)
+                teacher_total = float(result.teacher_cache.get("teacher_seconds", 0.0))
+            else:
+                from .teacher import train_teacher
+                result = train_teacher(probe, "estimate", registry=scratch, on_event=watch,
+                                       cancel=reporter.cancel)
+                teacher_total = 0.0
+        training = result.training
+        measured = training.steps
+        gaps = [b - a for a, b in zip(step_times, step_times[1:])]
+        if not gaps:
+            raise ValueError("the measuring run took fewer than 2 steps")
+        teacher_per_step = teacher_total / measured if measured else 0.0
+        step = max(1e-6, statistics.median(gaps) - teacher_per_step)
+        per_epoch = training.steps_per_epoch
+        total_steps = per_epoch * config.training.epochs
+        if config.training.max_steps:
+            total_steps = min(total_steps, config.training.max_steps)
+        teacher_pass = teacher_per_step * per_epoch if distilling else 0.0
+        evaluations, scoring = _devel_scoring(config, total_steps, per_epoch, step)
+        setup = first_step_at[0] - statistics.median(gaps) if first_step_at else 0.0
+        total = setup + step * total_steps + teacher_pass + scoring
+        return RunEstimate(round(total, 3), round(max(0.0, setup), 3), round(step, 4), total_steps,
+                           round(teacher_pass, 4), round(scoring, 4), evaluations, measured)
+
+    return run_job(job, on_event, cancel)
+
+
+def _devel_scoring(config, total_steps: int, per_epoch: int, step_seconds: float) -> tuple[int, float]:
+    if not config.dev_file:
+        return 0, 0.0
+    from .teacher import read_bio_files
+
+    sentences = len(read_bio_files([config.dev_file]))
+    every = config.training.eval_every_steps or per_epoch
+    evaluations = max(1, math.ceil(total_steps / every))
+    per_pass = sentences / config.training.batch_size * step_seconds / 3
+    return evaluations, evaluations * per_pass
