@@ -177,7 +177,7 @@ def section_students(args, docs: list[Document]) -> dict[str, Any]:
     wanted += [n for n in args.also if n not in wanted]
     systems, info = {}, {}
     for name in wanted:
-        for precision in ("fp32", "auto"):
+        for precision in args.compare_modes:
             tagger = Tagger.load(name, TaggerConfig(device=args.device, precision=precision, threads=args.threads))
             key = f"{name}@{tagger.precision.value}"
             if key in systems:
@@ -257,6 +257,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--compare-docs", type=int, default=100, help="documents for section 3 (0: skip it)")
     ap.add_argument("--also", nargs="*", default=[], metavar="NAME",
                     help="more models for section 3 (e.g. the default model, whose parent is not the teacher)")
+    ap.add_argument("--compare-modes", nargs="+", default=["fp32", "auto"], metavar="MODE",
+                    help="precision modes of each model in section 3 (default: fp32 auto)")
     ap.add_argument("--skip-engine", action="store_true", help="sections 1 and 2 not run")
     ap.add_argument("--round-docs", type=int, default=50, help="documents per timing round")
     ap.add_argument("--device", default="auto")

@@ -128,6 +128,12 @@ def all_rows() -> list[Row]:
         rows.append(student_row(ds, 2, "hinton", None, slug="hinton-minilm",
                                 title="hinton, all-MiniLM-L6-v2 student (6 layers, 384 wide), 3 epochs",
                                 student_from=str(BASES / "all-MiniLM-L6-v2"), epochs=3))
+        # The default model: the same, from the all-MiniLM-L6-v2 already fine-tuned on the
+        # corpus (minilm-bc5cdr, README "The default model"), refined by the teacher's soft labels.
+        rows.append(student_row(ds, 2, "hinton", None, slug="hinton-minilm-ft",
+                                title="hinton, student initialised from minilm-bc5cdr (all-MiniLM-L6-v2 "
+                                      "fine-tuned on BC5CDR), 2 epochs",
+                                student_from="minilm-bc5cdr", epochs=2))
         rows.append(student_row(ds, 2, "fastbioner", None, slug="fastbioner-bigru",
                                 title="fastbioner, BiGRU+CRF student", student_from="bigru"))
         unl = str(DATA / "bc5cdr" / "pubtator" / "CDR_TrainingSet.PubTator.txt")

@@ -304,6 +304,10 @@ class LengthGroupedBatches:
         rng.shuffle(batches)
         return batches
 
+    def padded_sizes(self, epoch: int) -> list[int]:
+        """Padded positions of each batch of ``epoch``, in order: what a step costs."""
+        return [len(b) * max(self.lengths[i] for i in b) for b in self.batches(epoch)]
+
 
 class WindowBatches:
     """A training set of windows as the training loop consumes it: ``len()`` batches
@@ -322,3 +326,6 @@ class WindowBatches:
     def epoch(self, epoch: int) -> Iterator[Batch]:
         for idx in self.sampler.batches(epoch):
             yield self.encoder.collate([self.windows[i] for i in idx], idx)
+
+    def padded_sizes(self, epoch: int) -> list[int]:
+        return self.sampler.padded_sizes(epoch)

@@ -4,8 +4,10 @@
 few optimisation steps on the real data, with the real model, batch size, device and
 threads, into a throwaway registry, and extrapolates:
 
-- the steps: the median of the measured steps (the first is left out: it pays for
-  lazy initialisation) times the full run's step count;
+- the steps: the measured steps (the first is left out: it pays for lazy
+  initialisation), split into what grows with the batch (forward and backward passes),
+  scaled to the epoch's mean padded positions per step, and what does not (the
+  optimiser update, batching), times the full run's steps;
 - distillation's teacher: the measurement runs the teacher live at every step and
   times its forward passes; a real run with a teacher cache pays one teacher pass
   over the data (the cache build) instead of one per epoch;
@@ -20,7 +22,6 @@ Nothing of the measuring run is kept; it cancels cleanly like any job.
 from __future__ import annotations
 
 import math
-import statistics
 import tempfile
 import time
 from dataclasses import dataclass, replace
@@ -67,7 +68,7 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
-def estimate_run(config, *, registry: Registry | None = None, steps: int = 4,
+def estimate_run(config, *, registry: Registry | None = None, steps: int = 10,
                  on_event: Optional[EventCallback] = None,
                  cancel: Optional[CancelToken] = None) -> RunEstimate:
     """Estimate the wall time of ``config`` (a :class:`~fastbioner.config.TeacherConfig`
@@ -116,15 +117,32 @@ def estimate_run(config, *, registry: Registry | None = None, steps: int = 4,
         gaps = [b - a for a, b in zip(step_times, step_times[1:])]
         if not gaps:
             raise ValueError("the measuring run took fewer than 2 steps")
+        # A step is a part that grows with the batch (forward and backward passes, the
+        # live teacher's included) and a part that does not (the optimiser update over
+        # every weight, batching). Batches are grouped by length, so the few measured
+        # steps may be shorter or longer than the epoch's typical one: the growing part
+        # is scaled by the epoch's mean padded positions per step against theirs.
+        # The timed steps are 2..n; the first pays for lazy initialisation.
+        sizes, compute = training.step_sizes, training.compute_seconds
         teacher_per_step = teacher_total / measured if measured else 0.0
-        step = max(1e-6, statistics.median(gaps) - teacher_per_step)
+        if len(sizes) >= measured and len(compute) >= measured and measured > 1:
+            timed = range(1, measured)
+            measured_positions = sum(sizes[: measured])
+            per_position_teacher = teacher_total / measured_positions
+            fixed = sum(gaps[k - 1] - compute[k] for k in timed) / len(timed)
+            per_position = sum(compute[k] for k in timed) / sum(sizes[k] for k in timed)
+            typical = sum(sizes) / len(sizes)
+            teacher_per_step = per_position_teacher * typical
+            step = max(1e-6, max(0.0, fixed) + per_position * typical - teacher_per_step)
+        else:
+            step = max(1e-6, sum(gaps) / len(gaps) - teacher_per_step)
         per_epoch = training.steps_per_epoch
         total_steps = per_epoch * config.training.epochs
         if config.training.max_steps:
             total_steps = min(total_steps, config.training.max_steps)
         teacher_pass = teacher_per_step * per_epoch if distilling else 0.0
         evaluations, scoring = _devel_scoring(config, total_steps, per_epoch, step)
-        setup = first_step_at[0] - statistics.median(gaps) if first_step_at else 0.0
+        setup = first_step_at[0] - sum(gaps) / len(gaps) if first_step_at else 0.0
         total = setup + step * total_steps + teacher_pass + scoring
         return RunEstimate(round(total, 3), round(max(0.0, setup), 3), round(step, 4), total_steps,
                            round(teacher_pass, 4), round(scoring, 4), evaluations, measured)

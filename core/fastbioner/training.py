@@ -84,6 +84,12 @@ class TrainingResult:
     epoch_seconds: list[float] = field(default_factory=list)  # training time per epoch, eval excluded
     seconds: float = 0.0
     steps_per_epoch: int = 0
+    # Padded positions of each optimisation step of the first epoch, in order, when the
+    # batch source can say (``padded_sizes``): run-time estimates weigh steps by them.
+    step_sizes: list[int] = field(default_factory=list)
+    # Seconds of forward and backward passes of each step run (the rest of a step,
+    # the optimiser update and batching, does not grow with the batch).
+    compute_seconds: list[float] = field(default_factory=list)
 
 
 def move_to(obj: Any, device: torch.device) -> Any:
@@ -164,6 +170,7 @@ class Trainer:
 
         self.state = TrainingState()
         self._best_weights: dict[str, dict[str, torch.Tensor]] | None = None
+        self._compute_seconds: list[float] = []  # this process's steps only, not a resumed run's
         seed_everything(config.seed)
         if resume and self.checkpoint_dir is not None:
             self._resume()
@@ -249,6 +256,7 @@ class Trainer:
         for m in self.modules.values():
             m.train()
         sums: dict[str, float] = {}
+        t_compute = time.perf_counter()
         for micro in group:
             micro = move_to(micro, self.device)
             with self._autocast():
@@ -260,6 +268,7 @@ class Trainer:
             (self.scaler.scale(loss) if self.scaler else loss).backward()
             for k, v in terms.items():
                 sums[k] = sums.get(k, 0.0) + float(v) / len(group)
+        self._compute_seconds.append(time.perf_counter() - t_compute)
         params = [p for g in self.optimizer.param_groups for p in g["params"]]
         if self.scaler is not None:
             self.scaler.unscale_(self.optimizer)
@@ -319,7 +328,16 @@ class Trainer:
         st = self.state
         return TrainingResult(st.step, self.total_steps, st.best_step, st.best_metrics,
                               list(st.history), st.stopped, self.resumed_from,
-                              list(st.epoch_seconds), seconds, self.steps_per_epoch)
+                              list(st.epoch_seconds), seconds, self.steps_per_epoch, self.step_sizes(),
+                              list(self._compute_seconds))
+
+    def step_sizes(self) -> list[int]:
+        sizes = getattr(self.batches, "padded_sizes", None)
+        if sizes is None:
+            return []
+        per_batch = sizes(0)
+        accum = self.config.grad_accum_steps
+        return [sum(per_batch[i:i + accum]) for i in range(0, len(per_batch), accum)]
 
     def run(self, reporter: ProgressReporter, stage: str = "train") -> TrainingResult:
         """Drive :meth:`steps`, one progress event per optimisation step."""

@@ -154,3 +154,6 @@ def test_window_batches_yield_collated_batches(tokenizer):
     assert len(batches) == len(source) == 3
     assert sorted(i for b in batches for i in b.indices) == list(range(10))
     assert all(isinstance(b.input_ids, torch.Tensor) and b.labels is not None for b in batches)
+    # What a step costs, known before it runs (the run-time estimate weighs steps by it).
+    assert source.padded_sizes(0) == [b.input_ids.numel() for b in batches]
+    assert source.padded_sizes(1) == [b.input_ids.numel() for b in source.epoch(1)]

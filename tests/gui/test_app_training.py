@@ -104,7 +104,7 @@ def test_the_dialog_measures_the_run_time_in_the_background(window, tiny_teacher
         pass
     assert job.state is JobState.DONE, job.error
     text = dialog.estimate_label.text()
-    assert text.startswith("about") and "8 steps" in text and "measured from 4 steps" in text  # 16 / 4 x 2
+    assert text.startswith("about") and "8 steps" in text and "measured from 8 steps" in text  # 16 / 4 x 2
     assert window.jobs_panel.row_for(job) is None  # housekeeping, not a job of the panel
     assert [e.name for e in Registry().list()] == ["tiny-teacher"]
 

@@ -42,8 +42,8 @@ def add_training_options(p: argparse.ArgumentParser, lr_help: str | None = None)
     p.add_argument("--checkpoint-every", type=int, default=0, metavar="STEPS",
                    help="also checkpoint every STEPS steps (always: each epoch and on cancel)")
     p.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (timing runs)")
-    p.add_argument("--estimate", type=int, nargs="?", const=4, default=0, metavar="STEPS",
-                   help="time STEPS real steps (default 4) and print how long the whole run would take; "
+    p.add_argument("--estimate", type=int, nargs="?", const=10, default=0, metavar="STEPS",
+                   help="time STEPS real steps (default 10) and print how long the whole run would take; "
                         "trains and registers nothing")
     group = p.add_mutually_exclusive_group()
     group.add_argument("--resume", action="store_true", help="continue an interrupted run of --name")

@@ -107,3 +107,6 @@ class PairedBatches:
                 [d.student_windows[i] for i in idx], idx)
             unlabeled = torch.tensor([d.unlabeled[i] for i in idx], dtype=torch.bool)
             yield DistillBatch(teacher, student, unlabeled)
+
+    def padded_sizes(self, epoch: int) -> list[int]:
+        return self.sampler.padded_sizes(epoch)
