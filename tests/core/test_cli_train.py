@@ -57,6 +57,13 @@ def test_train_evaluate_and_manage_models(encoder, bio, tmp_path, capsys):
     assert "overall" in capsys.readouterr().out
     scores = json.loads(out_json.read_text())
     assert scores["sentences"] == 3 and set(scores["per_type"]) <= {"Chemical", "Disease"}
+    other = tmp_path / "other.conll"  # scores on another file, recorded as the model's metrics
+    other.write_text("Naloxone\tB-Chemical\nhelps\tO\n", encoding="utf-8")
+    assert main(["evaluate", "cli-teacher", str(other), "--record", "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["models", "show", "cli-teacher", "--json"]) == 0
+    metrics = json.loads(capsys.readouterr().out)["metrics"]
+    assert metrics["sentences"] == 1 and metrics["source"]["file"] == str(other)
 
     assert main(["models", "export", "cli-teacher", str(tmp_path / "exported")]) == 0
     assert main(["models", "delete", "cli-teacher"]) == 0
@@ -67,6 +74,8 @@ def test_train_evaluate_and_manage_models(encoder, bio, tmp_path, capsys):
     assert "imported again" in capsys.readouterr().out
     assert main(["evaluate", str(tmp_path / "exported"), str(bio), "--json", "-"]) == 0
     assert json.loads(capsys.readouterr().out)["tokens"] == 10
+    assert main(["evaluate", str(tmp_path / "exported"), str(bio), "--record", "--quiet"]) == 2
+    assert "needs a registered model" in capsys.readouterr().err
 
 
 def test_user_errors_are_one_line(encoder, bio, tmp_path, capsys):

@@ -37,6 +37,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     ev.add_argument("--device", default="auto")
     ev.add_argument("--threads", type=int, default=0, help="CPU threads (0: one per core)")
     ev.add_argument("--json", metavar="OUT", help="also write the scores as JSON ('-' for stdout only)")
+    ev.add_argument("--record", action="store_true",
+                    help="store the scores as the registered model's devel metrics (its card shows them), "
+                         "e.g. after `fastbioner compact`")
     ev.add_argument("--quiet", action="store_true")
     ev.set_defaults(func=evaluate_command)
 
@@ -95,6 +98,19 @@ def evaluate_command(args: argparse.Namespace) -> int:
         import torch
 
         torch.set_num_threads(args.threads)
+    registry = None
+    if args.record:  # refused before the scoring, not after
+        from ..errors import ModelError
+        from ..registry import Registry
+
+        registry = Registry()
+        try:
+            registered = registry.exists(Registry.check_name(args.model))
+        except ModelError:
+            registered = False
+        if not registered:
+            raise FastBioNERError(f"--record needs a registered model; {args.model!r} is not one "
+                                  f"(see `fastbioner models list`)")
     token = CancelToken()
     bar = ProgressBar(quiet=args.quiet or args.json == "-")
     try:
@@ -106,6 +122,9 @@ def evaluate_command(args: argparse.Namespace) -> int:
         return 130
     finally:
         bar.close()
+    if args.record:
+        report.source = {"model": args.model, "file": str(Path(args.file).resolve())}
+        registry.update_manifest(args.model, metrics=report.to_dict())
     data = json.dumps(report.to_dict(), indent=2)
     if args.json == "-":
         print(data)
