@@ -80,16 +80,24 @@ def tagging_command(workspace: Workspace, results: dict[int, list[Span]], model:
     suggestions give way to the new ones (curated spans stay unless asked). The merge
     runs on the spans as they are now, so edits made while the model was running
     are kept."""
+    changes = [c for row, suggested in sorted(results.items())
+               if (c := tagging_change(workspace, row, suggested, model, replace_curated)) is not None]
+    return tagging_command_of(workspace, changes, model)
+
+
+def tagging_change(workspace: Workspace, row: int, suggested: list[Span], model: str,
+                   replace_curated: bool = False) -> SpanChange | None:
+    """One document's part of a tagging run, merged with its spans as they are now."""
     from fastbioner.project import DocStatus
 
-    changes = []
-    for row, suggested in sorted(results.items()):
-        before = state_of(workspace, row)
-        spans = curation.merge_model_spans(before.spans, suggested, replace_curated)
-        status = before.status if before.status is DocStatus.CURATED and not replace_curated else DocStatus.TAGGED
-        after = type(before)(tuple(spans), status, model)
-        if after != before:
-            changes.append(SpanChange(row, before, after))
+    before = state_of(workspace, row)
+    spans = curation.merge_model_spans(before.spans, suggested, replace_curated)
+    status = before.status if before.status is DocStatus.CURATED and not replace_curated else DocStatus.TAGGED
+    after = type(before)(tuple(spans), status, model)
+    return SpanChange(row, before, after) if after != before else None
+
+
+def tagging_command_of(workspace: Workspace, changes: list[SpanChange], model: str) -> SpansCommand | None:
     if not changes:
         return None
     n = len(changes)

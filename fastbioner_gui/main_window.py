@@ -183,6 +183,7 @@ class MainWindow(QMainWindow):
         ws = self.workspace
         self.documents.currentRowChanged.connect(self.show_row)
         ws.documentChanged.connect(self._document_changed)
+        ws.documentsChanged.connect(lambda first, last: first <= self.row <= last and self._document_changed(self.row))
         ws.labelsChanged.connect(self._labels_changed)
         ws.projectReset.connect(lambda: self.show_row(-1))
         ws.documentsAdded.connect(self._documents_added)

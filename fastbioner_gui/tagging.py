@@ -7,13 +7,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QUndoStack
 
 from fastbioner.documents import Document, Span
 from fastbioner.jobs import CancelToken, EventCallback, run_job
 
-from .curation import tagging_command
+from .curation import tagging_change, tagging_command_of
+from .undo import state_of
 from .jobs import Job, JobManager
 from .models.workspace import Workspace
 from .settings import AppSettings
@@ -21,6 +22,9 @@ from .settings import AppSettings
 # Documents per call of the tagger: big enough to batch well, small enough that
 # progress moves and a cancel is felt within a second or so.
 CHUNK = 32
+# Documents merged per turn of the event loop when a run's results are applied: the
+# merge of 1,000 documents took about 80 ms of the GUI thread in one go.
+APPLY_CHUNK = 100
 
 
 @dataclass
@@ -66,6 +70,7 @@ class TaggingController(QObject):
 
     busyChanged = Signal(bool)
     message = Signal(str)
+    applied = Signal()   # a run's results are in the documents (after its job has finished)
 
     def __init__(self, workspace: Workspace, stack: QUndoStack, jobs: JobManager, settings: AppSettings,
                  parent: QObject | None = None):
@@ -97,13 +102,31 @@ class TaggingController(QObject):
         self.busyChanged.emit(True)
         return self.job
 
-    def _apply(self, result: TaggingResult, project) -> None:  # noqa: ANN001
+    def _apply(self, result: TaggingResult, project, start: int = 0,  # noqa: ANN001
+               changes: list | None = None) -> None:
+        """Merge the results into the documents a chunk per event-loop turn, then push
+        one undoable command. A document the curator edited between two turns is
+        merged again against its edited spans, so no edit is lost."""
         if self.workspace.project is not project:  # another project was opened meanwhile
             self.message.emit(f"{result.model}: results dropped, the project they were for was closed")
             return
-        command = tagging_command(self.workspace, result.spans, result.model, self.settings.replace_curated)
+        rows = sorted(result.spans)
+        changes = [] if changes is None else changes
+        replace = self.settings.replace_curated
+        for row in rows[start:start + APPLY_CHUNK]:
+            change = tagging_change(self.workspace, row, result.spans[row], result.model, replace)
+            if change is not None:
+                changes.append(change)
+        if start + APPLY_CHUNK < len(rows):
+            QTimer.singleShot(0, lambda: self._apply(result, project, start + APPLY_CHUNK, changes))
+            return
+        current = [c if c.before == state_of(self.workspace, c.row) else
+                   tagging_change(self.workspace, c.row, result.spans[c.row], result.model, replace)
+                   for c in changes]
+        command = tagging_command_of(self.workspace, [c for c in current if c is not None], result.model)
         self.workspace.record_model(result.model, result.provenance)
         n = sum(len(s) for s in result.spans.values())
         if command is not None:
             self.stack.push(command)
         self.message.emit(f"{result.model}: {n} entities in {len(result.spans)} documents")
+        self.applied.emit()

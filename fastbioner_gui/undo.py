@@ -38,15 +38,17 @@ class SpansCommand(QUndoCommand):
         self.changes = list(changes)
 
     def redo(self) -> None:
-        for change in self.changes:
-            self._apply(change.row, change.after)
+        self._apply([(c.row, c.after) for c in self.changes])
 
     def undo(self) -> None:
-        for change in reversed(self.changes):
-            self._apply(change.row, change.before)
+        self._apply([(c.row, c.before) for c in reversed(self.changes)])
 
-    def _apply(self, row: int, state: DocState) -> None:
-        self.workspace.set_spans(row, state.spans, state.status, state.tagged_by)
+    def _apply(self, states: list[tuple[int, DocState]]) -> None:
+        if len(states) == 1:
+            row, state = states[0]
+            self.workspace.set_spans(row, state.spans, state.status, state.tagged_by)
+        else:
+            self.workspace.set_spans_many([(row, st.spans, st.status, st.tagged_by) for row, st in states])
 
 
 def state_of(workspace: Workspace, row: int) -> DocState:

@@ -35,6 +35,7 @@ class DocumentListModel(QAbstractTableModel):
         workspace.projectReset.connect(self._reset)
         workspace.documentsAdded.connect(self._added)
         workspace.documentChanged.connect(self._changed)
+        workspace.documentsChanged.connect(self._changed_range)
         workspace.labelsChanged.connect(self._relabel)
 
     # Shape ----------------------------------------------------------------
@@ -119,8 +120,12 @@ class DocumentListModel(QAbstractTableModel):
         self.endInsertRows()
 
     def _changed(self, row: int) -> None:
-        self._counts.pop(row, None)
-        self.dataChanged.emit(self.index(row, 0), self.index(row, self.columnCount() - 1))
+        self._changed_range(row, row)
+
+    def _changed_range(self, first: int, last: int) -> None:
+        for row in range(first, last + 1):
+            self._counts.pop(row, None)
+        self.dataChanged.emit(self.index(first, 0), self.index(last, self.columnCount() - 1))
 
     def _relabel(self) -> None:
         if self.workspace.labels() != self._labels:

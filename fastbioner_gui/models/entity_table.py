@@ -28,6 +28,7 @@ class EntityTableModel(QAbstractTableModel):
         self._spans: list[Span] = []
         self.low_confidence = 0.5
         workspace.documentChanged.connect(self._changed)
+        workspace.documentsChanged.connect(lambda first, last: first <= self.row <= last and self._changed(self.row))
         workspace.projectReset.connect(lambda: self.show_document(-1))
 
     @property

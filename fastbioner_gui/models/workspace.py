@@ -20,6 +20,7 @@ class Workspace(QObject):
     projectReset = Signal()              # everything replaced
     documentsAdded = Signal(int, int)    # first, last row (inclusive)
     documentChanged = Signal(int)        # spans or status of one row
+    documentsChanged = Signal(int, int)  # spans or status of rows first..last (one tagging run)
     labelsChanged = Signal()
     modified = Signal()                  # any change a save would record
 
@@ -79,6 +80,25 @@ class Workspace(QObject):
             entry.tagged_by = tagged_by
         self.documentChanged.emit(row)
         if self._merge_labels(s.label for s in spans):
+            self.labelsChanged.emit()
+        self.modified.emit()
+
+    def set_spans_many(self, changes: Sequence[tuple[int, Sequence[Span], DocStatus | None, object]]) -> None:
+        """:meth:`set_spans` for many rows at once (row, spans, status, tagged_by) with
+        one signal for the range: a tagging run over 1,000 documents must not make the
+        views refresh 1,000 times in the GUI thread."""
+        if not changes:
+            return
+        for row, spans, status, tagged_by in changes:
+            entry = self.project.entries[row]
+            entry.document.spans = list(spans)
+            if status is not None:
+                entry.status = status
+            if tagged_by is not KEEP:
+                entry.tagged_by = tagged_by
+        rows = [c[0] for c in changes]
+        self.documentsChanged.emit(min(rows), max(rows))
+        if self._merge_labels(s.label for c in changes for s in c[1]):
             self.labelsChanged.emit()
         self.modified.emit()
 

@@ -62,4 +62,8 @@ def compact_command(args: argparse.Namespace) -> int:
           f"{report.parameters_before:,} -> {report.parameters_after:,} parameters, "
           f"{report.bytes_before / mb:.1f} -> {report.bytes_after / mb:.1f} MB weights ({report.dtype}); "
           f"corpus segmentations changed: {report.changed_segmentations}")
+    if entry.manifest.metrics:
+        # The manifest still carries the parent's devel scores until the compacted weights are scored.
+        print(f"its devel scores are {source.name}'s; score the compacted weights with "
+              f"`fastbioner evaluate {entry.name} DEVEL_FILE --record`")
     return 0
