@@ -150,11 +150,15 @@ def plot_speed(speed: dict | None, png: Path) -> bool:
     names = [m["model"] for m in rows]
     series = {"parameters": [m["parameters"] / teacher["parameters"] for m in rows],
               "size on disk": [m["size_bytes"] / teacher["size_bytes"] for m in rows],
-              "CPU tagging time": [1 / m["speed_vs_teacher_fp32"] for m in rows]}
-    fig, ax = plt.subplots(figsize=(9, 4.5), dpi=110)
-    width = 0.27
+              "CPU tagging time (float32)": [1 / m["speed_vs_teacher_fp32"] for m in rows]}
+    bf16 = {m["model"]: m for m in speed_rows(speed) if m["precision"] == "bf16"}
+    if bf16:  # each model's own bfloat16 run, still against the teacher at float32
+        series["CPU tagging time (bfloat16)"] = [1 / bf16[n]["speed_vs_teacher_fp32"] if n in bf16 else 0.0
+                                                 for n in names]
+    fig, ax = plt.subplots(figsize=(max(9, 0.6 * len(rows) + 3), 4.8), dpi=110)
+    width = 0.8 / len(series)
     for i, (label, values) in enumerate(series.items()):
-        ax.bar([x + (i - 1) * width for x in range(len(rows))], values, width, label=label)
+        ax.bar([x + (i - (len(series) - 1) / 2) * width for x in range(len(rows))], values, width, label=label)
     ax.axhline(1.0, color="grey", lw=0.8, ls="--")
     ax.set_xticks(range(len(rows)), names, rotation=20, ha="right", fontsize=8)
     ax.set_ylabel("relative to the teacher (float32)")
