@@ -1,0 +1,36 @@
+"""The model shipped in assets/: what a curator gets before training anything."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fastbioner.defaults import ASSETS_MODEL
+from fastbioner.registry import read_manifest
+
+pytestmark = pytest.mark.skipif(not (ASSETS_MODEL / "config.json").is_file(), reason="no shipped default model")
+
+
+def test_shipped_model_is_a_small_safetensors_student_with_its_scores():
+    files = list(ASSETS_MODEL.iterdir())
+    assert sum(f.stat().st_size for f in files) <= 40 * 2**20
+    assert not [f for f in files if f.suffix in (".bin", ".pt", ".pkl", ".py")]  # safetensors, no code
+    m = read_manifest(ASSETS_MODEL)
+    assert m.kind == "student" and m.parent and m.method
+    assert set(m.labels) == {"O", "B-Chemical", "I-Chemical", "B-Disease", "I-Disease"}
+    assert {"Chemical", "Disease"} <= set(m.metrics["per_type"])
+
+
+def test_shipped_model_tags_a_sample_abstract(tmp_path, monkeypatch):
+    from fastbioner.defaults import default_model
+    from fastbioner.formats import read_documents
+    from fastbioner.inference import Tagger, TaggerConfig
+
+    entry = default_model()  # registered in the test's private registry on first use
+    assert entry.registered and Path(entry.path) != ASSETS_MODEL
+    sample = next(read_documents(Path(ASSETS_MODEL).parents[0] / "samples" / "bc5cdr-devel-sample.pubtator"))
+    tagger = Tagger.load(entry.name, TaggerConfig(device="cpu", precision="fp32"))
+    found = {(sample.text[s.start:s.end].lower(), s.label) for s in tagger.tag([sample])[0]}
+    assert ("lithium carbonate", "Chemical") in found
+    assert any(label == "Disease" for _, label in found)
