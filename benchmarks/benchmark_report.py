@@ -128,7 +128,8 @@ def commands_section(rows, results) -> list[str]:
     for r in rows:
         res = results.get(r.id)
         if res:
-            out.append(f"- `{r.id}` (seed {res['seed']}, {res['epochs']} epochs, "
+            epochs = f"{res['epochs']} epoch{'s' if res['epochs'] != 1 else ''}"
+            out.append(f"- `{r.id}` (seed {res['seed']}, {epochs}, "
                        f"{minutes(res['wall_seconds'])} wall on {res['cpu']}, {res['cores']} cores, "
                        f"finished {res['finished']}):  \n  `{res['command']}`")
         else:
