@@ -225,15 +225,21 @@ class TrainingDialog(QDialog):
         return DistillConfig(teacher=self.teacher.currentText().strip(), student=student, method=method,
                              train_files=train, dev_file=dev, training=training)
 
-    def estimate(self) -> Job | None:
-        """Measure a few steps of the current settings in the background; the label
-        shows the progress, then the estimate."""
-        self.cancel_estimate()
+    def checked_config(self):  # noqa: ANN201 - a validated config, or None (the error is shown)
         try:
             config = self.build_config()
             config.validate()
         except (FastBioNERError, OSError) as exc:
             self.error.setText(str(exc))
+            return None
+        return config
+
+    def estimate(self) -> Job | None:
+        """Measure a few steps of the current settings in the background; the label
+        shows the progress, then the estimate."""
+        self.cancel_estimate()
+        config = self.checked_config()
+        if config is None:
             return None
         self.error.clear()
         from fastbioner.estimate import estimate_run
@@ -271,11 +277,8 @@ class TrainingDialog(QDialog):
 
     def start(self):  # noqa: ANN201 - the Job, or None when the settings are refused
         name = self.name.text().strip() or self.default_name()
-        try:
-            config = self.build_config()
-            config.validate()
-        except (FastBioNERError, OSError) as exc:
-            self.error.setText(str(exc))
+        config = self.checked_config()
+        if config is None:
             return None
         if self.kind == "distill":
             from fastbioner.distill.runner import distill as run

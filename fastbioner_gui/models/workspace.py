@@ -72,16 +72,9 @@ class Workspace(QObject):
                   tagged_by: object = KEEP) -> None:
         """Replace a document's spans (and, when given, its status and the model that
         tagged it: ``None`` clears it, :data:`KEEP` leaves it)."""
-        entry = self.project.entries[row]
-        entry.document.spans = list(spans)
-        if status is not None:
-            entry.status = status
-        if tagged_by is not KEEP:
-            entry.tagged_by = tagged_by
+        self._store(row, spans, status, tagged_by)
         self.documentChanged.emit(row)
-        if self._merge_labels(s.label for s in spans):
-            self.labelsChanged.emit()
-        self.modified.emit()
+        self._after_change(spans)
 
     def set_spans_many(self, changes: Sequence[tuple[int, Sequence[Span], DocStatus | None, object]]) -> None:
         """:meth:`set_spans` for many rows at once (row, spans, status, tagged_by) with
@@ -89,16 +82,22 @@ class Workspace(QObject):
         views refresh 1,000 times in the GUI thread."""
         if not changes:
             return
-        for row, spans, status, tagged_by in changes:
-            entry = self.project.entries[row]
-            entry.document.spans = list(spans)
-            if status is not None:
-                entry.status = status
-            if tagged_by is not KEEP:
-                entry.tagged_by = tagged_by
+        for change in changes:
+            self._store(*change)
         rows = [c[0] for c in changes]
         self.documentsChanged.emit(min(rows), max(rows))
-        if self._merge_labels(s.label for c in changes for s in c[1]):
+        self._after_change(s for c in changes for s in c[1])
+
+    def _store(self, row: int, spans: Sequence[Span], status: DocStatus | None, tagged_by: object) -> None:
+        entry = self.project.entries[row]
+        entry.document.spans = list(spans)
+        if status is not None:
+            entry.status = status
+        if tagged_by is not KEEP:
+            entry.tagged_by = tagged_by
+
+    def _after_change(self, spans: Iterable[Span]) -> None:
+        if self._merge_labels(s.label for s in spans):
             self.labelsChanged.emit()
         self.modified.emit()
 
