@@ -67,7 +67,10 @@ the 3-layer student reaches 59.41 and without L_ML altogether 59.54, against 47.
 every term and 58.21 for `og`; b = 0, which keeps phi > 0 for longer, falls to 44.27.
 b = 0.5 (phi reaches 0 at half the steps) gives 50.22, and phi held at a constant 0.5
 gives 43.64: the decaying schedule helps, and the sooner it hands over to the gold labels
-the better at this budget. The row with unlabelled text has not been run. The paper's students train for several epochs, where the matching terms
+the better at this budget. With the training abstracts added again as unlabelled text
+(confidence-weighted soft labels) the 3-layer student reaches 63.09, but that run also
+has twice the steps (570), so it mixes the effect of the text with that of a longer run.
+The paper's students train for several epochs, where the matching terms
 are meant to pay off; at this budget they do not, and the attention term costs most.
 
 **The default model** (`assets/default-model`, README "The default model") is the
