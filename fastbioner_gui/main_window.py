@@ -182,8 +182,7 @@ class MainWindow(QMainWindow):
     def _connect(self) -> None:
         ws = self.workspace
         self.documents.currentRowChanged.connect(self.show_row)
-        ws.documentChanged.connect(self._document_changed)
-        ws.documentsChanged.connect(lambda first, last: first <= self.row <= last and self._document_changed(self.row))
+        ws.documentsChanged.connect(self._documents_changed)
         ws.labelsChanged.connect(self._labels_changed)
         ws.projectReset.connect(lambda: self.show_row(-1))
         ws.documentsAdded.connect(self._documents_added)
@@ -214,9 +213,9 @@ class MainWindow(QMainWindow):
         self.entities.show_document(row)
         self._update_actions()
 
-    def _document_changed(self, row: int) -> None:
-        if row == self.row:
-            self.view.show_document(self.workspace.document(row))
+    def _documents_changed(self, first: int, last: int) -> None:
+        if first <= self.row <= last:
+            self.view.show_document(self.workspace.document(self.row))
 
     def _documents_added(self, first: int, _last: int) -> None:
         if self.row < 0:

@@ -44,11 +44,7 @@ class SpansCommand(QUndoCommand):
         self._apply([(c.row, c.before) for c in reversed(self.changes)])
 
     def _apply(self, states: list[tuple[int, DocState]]) -> None:
-        if len(states) == 1:
-            row, state = states[0]
-            self.workspace.set_spans(row, state.spans, state.status, state.tagged_by)
-        else:
-            self.workspace.set_spans_many([(row, st.spans, st.status, st.tagged_by) for row, st in states])
+        self.workspace.set_spans_many([(row, st.spans, st.status, st.tagged_by) for row, st in states])
 
 
 def state_of(workspace: Workspace, row: int) -> DocState:

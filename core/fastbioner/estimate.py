@@ -122,20 +122,16 @@ def estimate_run(config, *, registry: Registry | None = None, steps: int = 10,
         # every weight, batching). Batches are grouped by length, so the few measured
         # steps may be shorter or longer than the epoch's typical one: the growing part
         # is scaled by the epoch's mean padded positions per step against theirs.
-        # The timed steps are 2..n; the first pays for lazy initialisation.
-        sizes, compute = training.step_sizes, training.compute_seconds
-        teacher_per_step = teacher_total / measured if measured else 0.0
-        if len(sizes) >= measured and len(compute) >= measured and measured > 1:
-            timed = range(1, measured)
-            measured_positions = sum(sizes[: measured])
-            per_position_teacher = teacher_total / measured_positions
-            fixed = sum(gaps[k - 1] - compute[k] for k in timed) / len(timed)
-            per_position = sum(compute[k] for k in timed) / sum(sizes[k] for k in timed)
-            typical = sum(sizes) / len(sizes)
-            teacher_per_step = per_position_teacher * typical
-            step = max(1e-6, max(0.0, fixed) + per_position * typical - teacher_per_step)
-        else:
-            step = max(1e-6, sum(gaps) / len(gaps) - teacher_per_step)
+        timed = range(1, measured)  # the first step pays for lazy initialisation
+        sizes = training.step_sizes  # of the first epoch; unknown, or a probe past it: all alike
+        if len(sizes) < measured:
+            sizes = [1] * measured
+        compute = training.compute_seconds
+        typical = sum(sizes) / len(sizes)
+        fixed = max(0.0, sum(gaps[k - 1] - compute[k] for k in timed) / len(timed))
+        per_position = sum(compute[k] for k in timed) / sum(sizes[k] for k in timed)
+        teacher_per_step = teacher_total / sum(sizes[:measured]) * typical
+        step = max(1e-6, fixed + per_position * typical - teacher_per_step)
         per_epoch = training.steps_per_epoch
         total_steps = per_epoch * config.training.epochs
         if config.training.max_steps:

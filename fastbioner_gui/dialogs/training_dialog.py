@@ -258,7 +258,7 @@ class TrainingDialog(QDialog):
     def _estimate_progress(self, job: Job, event) -> None:  # noqa: ANN001 - a ProgressEvent
         if job is self.estimate_job and event.stage == "estimate" and event.step:
             self.estimate_label.setText(f"measuring: step {event.step} of {event.total}…")
-        elif job is self.estimate_job and event.stage not in ("estimate",) and not event.step:
+        elif job is self.estimate_job and event.stage != "estimate" and not event.step:
             self.estimate_label.setText(f"measuring: {event.message}…")
 
     def _estimate_shown(self, job: Job, text: str) -> None:

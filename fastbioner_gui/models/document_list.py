@@ -34,8 +34,7 @@ class DocumentListModel(QAbstractTableModel):
         self._counts: dict[int, Counter] = {}
         workspace.projectReset.connect(self._reset)
         workspace.documentsAdded.connect(self._added)
-        workspace.documentChanged.connect(self._changed)
-        workspace.documentsChanged.connect(self._changed_range)
+        workspace.documentsChanged.connect(self._changed)
         workspace.labelsChanged.connect(self._relabel)
 
     # Shape ----------------------------------------------------------------
@@ -119,10 +118,7 @@ class DocumentListModel(QAbstractTableModel):
         self.beginInsertRows(QModelIndex(), first, last)
         self.endInsertRows()
 
-    def _changed(self, row: int) -> None:
-        self._changed_range(row, row)
-
-    def _changed_range(self, first: int, last: int) -> None:
+    def _changed(self, first: int, last: int) -> None:
         for row in range(first, last + 1):
             self._counts.pop(row, None)
         self.dataChanged.emit(self.index(first, 0), self.index(last, self.columnCount() - 1))

@@ -27,8 +27,7 @@ class EntityTableModel(QAbstractTableModel):
         self.row = -1  # the workspace row shown
         self._spans: list[Span] = []
         self.low_confidence = 0.5
-        workspace.documentChanged.connect(self._changed)
-        workspace.documentsChanged.connect(lambda first, last: first <= self.row <= last and self._changed(self.row))
+        workspace.documentsChanged.connect(self._changed)
         workspace.projectReset.connect(lambda: self.show_document(-1))
 
     @property
@@ -88,9 +87,9 @@ class EntityTableModel(QAbstractTableModel):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         return None
 
-    def _changed(self, row: int) -> None:
-        if row == self.row:
-            self.show_document(row)
+    def _changed(self, first: int, last: int) -> None:
+        if first <= self.row <= last:
+            self.show_document(self.row)
 
 
 class EntityFilter(QSortFilterProxyModel):

@@ -19,8 +19,9 @@ KEEP = object()  # "leave as it is", where None is a value
 class Workspace(QObject):
     projectReset = Signal()              # everything replaced
     documentsAdded = Signal(int, int)    # first, last row (inclusive)
-    documentChanged = Signal(int)        # spans or status of one row
-    documentsChanged = Signal(int, int)  # spans or status of rows first..last (one tagging run)
+    # Spans or status of rows first..last changed (one edit: first == last; a tagging
+    # run: one range, so views refresh once, not once per document).
+    documentsChanged = Signal(int, int)
     labelsChanged = Signal()
     modified = Signal()                  # any change a save would record
 
@@ -72,9 +73,7 @@ class Workspace(QObject):
                   tagged_by: object = KEEP) -> None:
         """Replace a document's spans (and, when given, its status and the model that
         tagged it: ``None`` clears it, :data:`KEEP` leaves it)."""
-        self._store(row, spans, status, tagged_by)
-        self.documentChanged.emit(row)
-        self._after_change(spans)
+        self.set_spans_many([(row, spans, status, tagged_by)])
 
     def set_spans_many(self, changes: Sequence[tuple[int, Sequence[Span], DocStatus | None, object]]) -> None:
         """:meth:`set_spans` for many rows at once (row, spans, status, tagged_by) with
@@ -82,22 +81,16 @@ class Workspace(QObject):
         views refresh 1,000 times in the GUI thread."""
         if not changes:
             return
-        for change in changes:
-            self._store(*change)
+        for row, spans, status, tagged_by in changes:
+            entry = self.project.entries[row]
+            entry.document.spans = list(spans)
+            if status is not None:
+                entry.status = status
+            if tagged_by is not KEEP:
+                entry.tagged_by = tagged_by
         rows = [c[0] for c in changes]
         self.documentsChanged.emit(min(rows), max(rows))
-        self._after_change(s for c in changes for s in c[1])
-
-    def _store(self, row: int, spans: Sequence[Span], status: DocStatus | None, tagged_by: object) -> None:
-        entry = self.project.entries[row]
-        entry.document.spans = list(spans)
-        if status is not None:
-            entry.status = status
-        if tagged_by is not KEEP:
-            entry.tagged_by = tagged_by
-
-    def _after_change(self, spans: Iterable[Span]) -> None:
-        if self._merge_labels(s.label for s in spans):
+        if self._merge_labels(s.label for c in changes for s in c[1]):
             self.labelsChanged.emit()
         self.modified.emit()
 
