@@ -140,8 +140,9 @@ def estimate_run(config, *, registry: Registry | None = None, steps: int = 10,
         evaluations, scoring = _devel_scoring(config, total_steps, per_epoch, step)
         setup = first_step_at[0] - sum(gaps) / len(gaps) if first_step_at else 0.0
         total = setup + step * total_steps + teacher_pass + scoring
-        return RunEstimate(round(total, 3), round(max(0.0, setup), 3), round(step, 4), total_steps,
-                           round(teacher_pass, 4), round(scoring, 4), evaluations, measured)
+        # Unrounded: describe() rounds for people; a short probe's parts can be a few ms.
+        return RunEstimate(total, max(0.0, setup), step, total_steps, teacher_pass, scoring,
+                           evaluations, measured)
 
     return run_job(job, on_event, cancel)
 

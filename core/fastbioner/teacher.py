@@ -24,7 +24,7 @@ from .labels import TaggedSentence, bio_labels, entity_types
 from .losses import make_token_loss
 from .modeling import load_token_classifier, load_tokenizer, model_shape, save_model
 from .registry import Manifest, ModelEntry, Registry, data_record, now_iso, write_manifest
-from .training import Trainer, TrainingResult
+from .training import Trainer, TrainingResult, seed_everything
 
 
 class TokenClassificationObjective:
@@ -108,6 +108,9 @@ def train_teacher(config: TeacherConfig, name: str, *, registry: Registry | None
         if config.dev_file:
             data.append(data_record(config.dev_file, "dev"))
         reporter.emit(message=f"loading {config.base_model}")
+        # Seeded before the model is built: its new tagging head is initialised at random,
+        # so the same seed gives the same weights.
+        seed_everything(config.training.seed)
         tokenizer = load_tokenizer(config.base_model)
         model = load_token_classifier(config.base_model, labels=labels)
         enc = config.encoding
