@@ -118,17 +118,27 @@ def linear_warmup_decay(warmup: int, total: int) -> Callable[[int], float]:
     return factor
 
 
-def _param_groups(modules: Mapping[str, nn.Module], weight_decay: float) -> list[dict]:
-    decay, no_decay, seen = [], [], set()
-    for module in modules.values():
+def _param_groups(modules: Mapping[str, nn.Module], weight_decay: float,
+                  learning_rates: Mapping[str, float] | None = None) -> list[dict]:
+    """Decayed and undecayed parameters, and a pair of groups of their own for each
+    module given its own peak learning rate (a projection W_h, say)."""
+    learning_rates = learning_rates or {}
+    groups: dict[float | None, tuple[list, list]] = {}
+    seen: set[int] = set()
+    for name, module in modules.items():
+        decay, no_decay = groups.setdefault(learning_rates.get(name), ([], []))
         for p in module.parameters():
             if not p.requires_grad or id(p) in seen:
                 continue
             seen.add(id(p))
             # Biases and LayerNorm weights (1-D) are not decayed, as in BERT.
             (decay if p.ndim >= 2 else no_decay).append(p)
-    return [{"params": decay, "weight_decay": weight_decay},
-            {"params": no_decay, "weight_decay": 0.0}]
+    out = []
+    for lr, (decay, no_decay) in groups.items():
+        extra = {} if lr is None else {"lr": lr}
+        out += [{"params": decay, "weight_decay": weight_decay, **extra},
+                {"params": no_decay, "weight_decay": 0.0, **extra}]
+    return out
 
 
 class Trainer:
@@ -138,7 +148,8 @@ class Trainer:
                  config: TrainingConfig, *, evaluate: Callable[[], dict[str, float]] | None = None,
                  frozen: Sequence[nn.Module] = (), checkpoint_dir: str | Path | None = None,
                  resume: bool = False, fingerprint: dict | None = None,
-                 check: Callable[[], None] | None = None):
+                 check: Callable[[], None] | None = None,
+                 learning_rates: Mapping[str, float] | None = None):
         if len(batches) == 0:
             raise FastBioNERError("no training data: the batch source is empty")
         self.modules = dict(modules)
@@ -161,7 +172,8 @@ class Trainer:
             m.to(self.device)
         for m in frozen:
             m.to(self.device).eval().requires_grad_(False)
-        self.optimizer = torch.optim.AdamW(_param_groups(self.modules, config.weight_decay),
+        # ``learning_rates``: peak rates of named modules that differ from the config's.
+        self.optimizer = torch.optim.AdamW(_param_groups(self.modules, config.weight_decay, learning_rates),
                                            lr=config.learning_rate)
         warmup = int(config.warmup_ratio * self.total_steps)
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(

@@ -17,7 +17,7 @@ RECURRENT_LR = 1e-3  # a recurrent student learns from scratch: a transformer's 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     from ..distill.config import CACHE_MODES, StudentConfig
-    from ..distill.methods import METHOD_NAMES, METHODS, TERM_NAMES
+    from ..distill.methods import ATTENTION_FORMS, CALIBRATIONS, METHOD_NAMES, METHODS, TERM_NAMES, MethodConfig
     from ..distill.schedules import SCHEDULE_NAMES
 
     methods = "; ".join(f"{n}: {m.summary}" for n, m in METHODS.items())
@@ -53,9 +53,28 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--alpha", type=float, default=None, help="weight of a constant schedule")
     p.add_argument("--drop-terms", default="", metavar="T1,T2",
                    help=f"leave out loss terms (ablations): {', '.join(TERM_NAMES)}")
-    p.add_argument("--attention", choices=("scores", "probs"), default="scores",
-                   help="attention maps to match: QK^T/sqrt(d_k) before softmax (the paper's), or "
-                        "probabilities after softmax")
+    m = MethodConfig()
+    p.add_argument("--term-weight", action="append", default=[], metavar="TERM=W", type=_term_weight,
+                   help=f"weight of one loss term, multiplying the method's own (repeat for several; "
+                        f"terms: {', '.join(TERM_NAMES)}); e.g. --term-weight attention=0.01. Every weight "
+                        f"1 and --calibrate none is the paper's literal form")
+    p.add_argument("--calibrate", choices=CALIBRATIONS, default=m.calibrate,
+                   help="grad-norm: before training, scale each matching term (hidden, attention, ...) so "
+                        "its weighted gradient norm equals the gold term's (recorded in the manifest) "
+                        "(default %(default)s)")
+    p.add_argument("--calibration-batches", type=int, default=m.calibration_batches, metavar="N",
+                   help="batches the calibration averages over (%(default)s)")
+    p.add_argument("--calibration-ratio", type=float, default=m.calibration_ratio, metavar="R",
+                   help="each matching term's gradient norm as a multiple of the gold term's (%(default)s)")
+    p.add_argument("--attention", choices=ATTENTION_FORMS, default=m.attention,
+                   help="attention maps to match: scores QK^T/sqrt(d_k) before softmax (the paper's); "
+                        "centred: the same with each query row's mean removed (softmax ignores it); "
+                        "probs: probabilities after softmax (default %(default)s)")
+    p.add_argument("--projection-init", choices=("lstsq", "random"), default=m.projection_init,
+                   help="W_h of a student of another width: least-squares fit on the first batches, or "
+                        "random (default %(default)s)")
+    p.add_argument("--projection-lr", type=float, default=None, metavar="LR",
+                   help="peak learning rate of W_h (default: the student's)")
     p.add_argument("--teacher-cache", choices=CACHE_MODES, default="auto",
                    help="keep the teacher's outputs in memory or on disk, or compute them at every "
                         "step (none); auto: memory when it fits --cache-memory-mb")
@@ -63,6 +82,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_training_options(p, lr_help=f"peak learning rate (default {TrainingConfig().learning_rate}; "
                                     f"{RECURRENT_LR} for bigru/bilstm)")
     p.set_defaults(func=distill_command)
+
+
+def _term_weight(text: str) -> tuple[str, float]:
+    name, sep, value = text.partition("=")
+    try:
+        weight = float(value)
+    except ValueError:
+        weight = None
+    if not sep or weight is None:
+        raise argparse.ArgumentTypeError(f"expected TERM=WEIGHT (e.g. attention=0.01), got {text!r}")
+    return name.strip(), weight
 
 
 def _path(p: str) -> str:
@@ -89,7 +119,10 @@ def config_from_args(args: argparse.Namespace):
         method=MethodConfig(name=args.method, schedule=args.schedule, b=args.b, alpha=args.alpha,
                             temperature=args.temperature, scale_by_t2=not args.no_t2,
                             drop_terms=[t.strip() for t in args.drop_terms.split(",") if t.strip()],
-                            attention=args.attention),
+                            attention=args.attention, term_weights=dict(args.term_weight),
+                            calibrate=args.calibrate, calibration_batches=args.calibration_batches,
+                            calibration_ratio=args.calibration_ratio, projection_init=args.projection_init,
+                            projection_lr=args.projection_lr),
         train_files=[_path(p) for p in args.train],
         dev_file=_path(args.dev) if args.dev else None,
         unlabeled_files=[_path(p) for p in args.unlabeled],

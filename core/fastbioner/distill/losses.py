@@ -78,15 +78,26 @@ def head_average(attention: torch.Tensor) -> torch.Tensor:
     return attention.mean(dim=1, keepdim=True)
 
 
+def centre_rows(attention: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Each query row minus its mean over the real keys: softmax(x + c) = softmax(x),
+    so a per-row offset of the scores carries nothing the student could use."""
+    keys = mask[:, None, None, :].to(attention.dtype)  # (B, 1, 1, L)
+    mean = (attention * keys).sum(-1, keepdim=True) / keys.sum(-1, keepdim=True).clamp(min=1)
+    return attention - mean
+
+
 def attention_mse(student_attention: torch.Tensor, teacher_attention: torch.Tensor,
-                  mask: torch.Tensor) -> torch.Tensor:
+                  mask: torch.Tensor, centre: bool = False) -> torch.Tensor:
     """Mean over heads of MSE(A_s, A_t), over query and key positions that are both
     real tokens. When the head counts differ (or the teacher's maps were cached
-    head-averaged) both sides are compared as head-averaged maps."""
+    head-averaged) both sides are compared as head-averaged maps. ``centre``
+    compares row-centred maps (:func:`centre_rows`)."""
     a_s, a_t = student_attention.float(), teacher_attention.float()
     if a_s.shape[1] != a_t.shape[1]:
         a_s = head_average(a_s)
         a_t = head_average(a_t) if a_t.shape[1] != 1 else a_t
+    if centre:
+        a_s, a_t = centre_rows(a_s, mask), centre_rows(a_t, mask)
     pair = (mask[:, :, None] & mask[:, None, :]).to(a_s.dtype)  # (B, L, L)
     count = pair.sum() * a_s.shape[1]
     if count == 0:

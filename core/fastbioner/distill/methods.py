@@ -15,6 +15,11 @@ Terms:
 - ``hidden-norm``: Patient KD's distance between unit-normalised hidden states;
 - ``embedding``: MSE between the embedding layers' outputs (TinyBERT);
 - ``prob-mse`` / ``logit-mse``: squared distance between softmax outputs / logits.
+
+Every term's weight is the schedule's share times the method's coefficient times the
+user's ``term_weights`` entry (1 unless set) times, for the matching terms, the
+calibration scale measured at the start of a run (``calibrate``; 1 unless asked for).
+The paper's literal form is every user weight 1 and no calibration.
 """
 
 from __future__ import annotations
@@ -29,6 +34,13 @@ SHARES = ("w", "1-w", "fixed")
 # Terms that compare positions one by one and so need the same subwords on both sides.
 TOKEN_LEVEL_TERMS = ("hidden", "attention", "hidden-norm", "embedding")
 TEACHER_FREE_TERMS = ("gold",)
+# Terms that match the teacher's insides rather than its outputs: calibration scales these.
+MATCHING_TERMS = ("hidden", "attention", "hidden-norm", "embedding")
+# How attention maps are compared: the paper's pre-softmax scores QK^T/sqrt(d_k); the same
+# with each query row's mean over the real keys taken out (softmax ignores a row offset,
+# so that part of the score MSE teaches nothing); or the probabilities after softmax.
+ATTENTION_FORMS = ("scores", "centred", "probs")
+CALIBRATIONS = ("none", "grad-norm")
 
 
 @dataclass(frozen=True)
@@ -123,16 +135,48 @@ class MethodConfig(Settings):
     temperature: float | None = None
     scale_by_t2: bool = True          # multiply the soft-label term by T^2
     drop_terms: list[str] = field(default_factory=list)  # e.g. ["attention"] for an ablation
-    attention: str = "scores"         # scores (QK^T/sqrt(d_k), the paper's) | probs (after softmax)
+    attention: str = "scores"         # scores (QK^T/sqrt(d_k), the paper's) | centred | probs
+    # A weight per loss term by name (``{"attention": 0.01}``), multiplying the method's own;
+    # terms not named keep 1. The paper's literal form: no entry (every weight 1).
+    term_weights: dict[str, float] = field(default_factory=dict)
+    # grad-norm: before the first step, scale each matching term so that its weighted
+    # gradient norm equals the gold term's (mean over ``calibration_batches`` batches,
+    # times ``calibration_ratio``); the scales are recorded in the manifest.
+    calibrate: str = "none"
+    calibration_batches: int = 4
+    calibration_ratio: float = 1.0
+    # W_h (students of another width): least-squares fit to the teacher's hidden states
+    # on the first batches ("lstsq") or Xavier-random ("random"); its own peak learning
+    # rate (None: the student's).
+    projection_init: str = "lstsq"
+    projection_lr: float | None = None
+
+    @property
+    def capture_kind(self) -> str:
+        """What the hooks capture: probabilities, or scores (centred ones are scores
+        centred in the loss)."""
+        return "probs" if self.attention == "probs" else "scores"
 
     def validate(self) -> None:
         if self.name not in METHODS:
             raise ConfigError(f"unknown method {self.name!r}; choose from {', '.join(METHOD_NAMES)}")
-        bad = [t for t in self.drop_terms if t not in TERM_NAMES]
+        bad = [t for t in [*self.drop_terms, *self.term_weights] if t not in TERM_NAMES]
         if bad:
             raise ConfigError(f"unknown loss term(s) {', '.join(bad)}; terms are {', '.join(TERM_NAMES)}")
-        if self.attention not in ("scores", "probs"):
-            raise ConfigError("attention must be 'scores' or 'probs'")
+        for term, weight in self.term_weights.items():
+            if not isinstance(weight, (int, float)) or isinstance(weight, bool) or not weight >= 0 \
+                    or weight == float("inf"):
+                raise ConfigError(f"the weight of term {term} must be a finite number >= 0, not {weight!r}")
+        if self.attention not in ATTENTION_FORMS:
+            raise ConfigError(f"attention must be one of {', '.join(ATTENTION_FORMS)}")
+        if self.calibrate not in CALIBRATIONS:
+            raise ConfigError(f"calibrate must be one of {', '.join(CALIBRATIONS)}")
+        if self.calibration_batches < 1 or not self.calibration_ratio > 0:
+            raise ConfigError("calibration needs at least 1 batch and a positive ratio")
+        if self.projection_init not in ("lstsq", "random"):
+            raise ConfigError("projection_init must be 'lstsq' or 'random'")
+        if self.projection_lr is not None and not self.projection_lr > 0:
+            raise ConfigError("projection_lr must be positive")
         if self.temperature is not None and self.temperature <= 0:
             raise ConfigError("temperature must be positive")
 
@@ -151,7 +195,8 @@ class MethodConfig(Settings):
             sched.build()  # an unknown schedule name fails here, before any work
         except ValueError as exc:
             raise ConfigError(str(exc)) from None
-        terms = tuple(t for t in base.terms if t.name not in self.drop_terms)
+        terms = tuple(replace(t, coefficient=t.coefficient * float(self.term_weights.get(t.name, 1.0)))
+                      for t in base.terms if t.name not in self.drop_terms)
         if not terms:
             raise ConfigError(f"method {self.name} has no loss term left after dropping "
                                   f"{', '.join(self.drop_terms)}")

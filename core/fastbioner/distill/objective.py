@@ -24,8 +24,6 @@ from .losses import (attention_mse, confidence_weights, hidden_mse, logit_mse, n
 from .methods import TOKEN_LEVEL_TERMS, Method
 from .teacher_cache import TeacherOutputs, TeacherSource
 
-LABEL_TERMS = ("soft", "prob-mse", "logit-mse")
-
 
 @dataclass
 class ObjectiveParts:
@@ -44,6 +42,84 @@ class ObjectiveParts:
         return out
 
 
+class TermInputs:
+    """What a loss term reads for one batch: the student's capture, the teacher's
+    outputs and the masks, with the label-level views built once, on first use."""
+
+    def __init__(self, objective: "DistillationObjective", batch: DistillBatch, s, t: TeacherOutputs | None):
+        self.objective, self.batch, self.s, self.t = objective, batch, s, t
+        self.real = batch.student.attention_mask.bool()
+        self.pairs = list(enumerate(objective.mapping, start=1))
+        self._labels: tuple | None = None
+
+    def label_level(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Student logits, teacher logits, mask and per-position weights where the
+        label terms compare them: every labelled subword when both sides share the
+        tokenizer, else the first subword of each word."""
+        if self._labels is None:
+            batch, student_logits, teacher_logits = self.batch, self.s.logits, self.t.logits
+            if batch.shared:
+                mask = batch.student.labels != IGNORE_INDEX
+            else:
+                teacher_logits, t_valid = word_level(teacher_logits, batch.teacher)
+                student_logits, mask = word_level(student_logits, batch.student)
+                check_same_words(t_valid, mask, batch.teacher)
+            # Unlabelled rows learn from soft labels weighted by the teacher's confidence.
+            weights = torch.where(batch.unlabeled[:, None], confidence_weights(teacher_logits),
+                                  torch.ones_like(mask, dtype=torch.float32))
+            self._labels = (student_logits, teacher_logits, mask, weights)
+        return self._labels
+
+
+def _gold(x: TermInputs) -> torch.Tensor:
+    sb = x.batch.student
+    labels = sb.labels.masked_fill(x.batch.unlabeled[:, None], IGNORE_INDEX)
+    return x.objective.gold_loss(x.s.logits, labels)
+
+
+def _soft(x: TermInputs) -> torch.Tensor:
+    student, teacher, mask, weights = x.label_level()
+    method = x.objective.method
+    return soft_label_loss(student, teacher, mask, method.temperature, x.objective.scale_by_t2, weights)
+
+
+def _prob_mse(x: TermInputs) -> torch.Tensor:
+    student, teacher, mask, _ = x.label_level()
+    return prob_mse(student, teacher, mask)
+
+
+def _logit_mse(x: TermInputs) -> torch.Tensor:
+    student, teacher, mask, _ = x.label_level()
+    return logit_mse(student, teacher, mask)
+
+
+def _embedding(x: TermInputs) -> torch.Tensor:
+    return hidden_mse(x.s.hidden[0], x.t.hidden[0], x.real, x.objective.parts.embedding_projection)
+
+
+def _hidden(x: TermInputs) -> torch.Tensor:
+    proj = x.objective.parts.hidden_projection
+    return sum(hidden_mse(x.s.hidden[j], x.t.hidden[m], x.real, proj) for j, m in x.pairs)
+
+
+def _hidden_norm(x: TermInputs) -> torch.Tensor:
+    proj = x.objective.parts.hidden_projection
+    return sum(normalized_hidden_mse(x.s.hidden[j], x.t.hidden[m], x.real, proj) for j, m in x.pairs)
+
+
+def _attention(x: TermInputs) -> torch.Tensor:
+    centre = x.objective.attention_form == "centred"
+    return sum(attention_mse(x.s.attention[j], x.t.attention[m], x.real, centre=centre) for j, m in x.pairs)
+
+
+# Every loss term by name: a new term is one function and one entry here (and its name
+# in methods.TERM_NAMES).
+TERMS: dict[str, Callable[[TermInputs], torch.Tensor]] = {
+    "gold": _gold, "soft": _soft, "prob-mse": _prob_mse, "logit-mse": _logit_mse,
+    "embedding": _embedding, "hidden": _hidden, "hidden-norm": _hidden_norm, "attention": _attention,
+}
+
+
 class DistillationObjective:
     def __init__(self, student: nn.Module, method: Method, teacher: TeacherSource | None,
                  mapping: Sequence[int], gold_loss: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
@@ -56,81 +132,57 @@ class DistillationObjective:
         self.gold_loss = gold_loss
         self.parts = parts or ObjectiveParts()
         self.scale_by_t2 = scale_by_t2
-        self.attention_kind = attention_kind
+        # "scores", "centred" (scores with each query row's mean taken out) or "probs"
+        self.attention_form = attention_kind
         self.aligner = aligner
+        # Per-term factors found by calibration (fastbioner.distill.calibration); 1 if absent.
+        self.scales: dict[str, float] = {}
         if method.needs_teacher and teacher is None:
             raise ValueError(f"method {method.name} needs the teacher's outputs")
 
-    def __call__(self, batch: DistillBatch, step: int, total_steps: int) -> tuple[torch.Tensor, dict[str, float]]:
+    @property
+    def capture_kind(self) -> str:
+        return "probs" if self.attention_form == "probs" else "scores"
+
+    def weights(self, step: int, total_steps: int) -> tuple[float, dict[str, float]]:
+        """The schedule's ``w`` and each term's full weight (method, user, calibration)."""
         w, weights = self.method.weights(step, total_steps)
-        active = {name: wt for name, wt in weights.items() if wt != 0.0}
+        return w, {name: wt * self.scales.get(name, 1.0) for name, wt in weights.items()}
+
+    def terms(self, batch: DistillBatch, names: Sequence[str]) -> dict[str, torch.Tensor]:
+        """The unweighted values of the terms ``names`` on ``batch`` (one student pass)."""
         sb = batch.student
         n = len(self.mapping)
         hidden_layers: list[int] = []
-        if "embedding" in active:
+        if "embedding" in names:
             hidden_layers.append(0)
-        if "hidden" in active or "hidden-norm" in active:
+        if "hidden" in names or "hidden-norm" in names:
             hidden_layers.extend(range(1, n + 1))
-        attention_layers = list(range(1, n + 1)) if "attention" in active else []
+        attention_layers = list(range(1, n + 1)) if "attention" in names else []
         s = capture(self.student, sb.input_ids, sb.attention_mask, hidden_layers, attention_layers,
-                    self.attention_kind)
-
-        terms: dict[str, torch.Tensor] = {}
-        if "gold" in active:
-            labels = sb.labels.masked_fill(batch.unlabeled[:, None], IGNORE_INDEX)
-            terms["gold"] = self.gold_loss(s.logits, labels)
-        if any(name != "gold" for name in active):
+                    self.capture_kind)
+        t = None
+        if any(name != "gold" for name in names):
             t = self.teacher.outputs(batch.teacher)
-            if any(name in TOKEN_LEVEL_TERMS for name in active) and not batch.shared:
+            if any(name in TOKEN_LEVEL_TERMS for name in names) and not batch.shared:
                 self.aligner.check(batch.teacher, batch.student)
-            terms.update(self._label_terms(active, s.logits, t, batch))
-            terms.update(self._layer_terms(active, s, t, sb.attention_mask.bool()))
+        inputs = TermInputs(self, batch, s, t)
+        values = {name: TERMS[name](inputs) for name in names}
+        # Tied to the student, so a step with no weighted term (possible only at a
+        # schedule's edge) is a valid, empty update.
+        values[_ANCHOR] = s.logits.sum() * 0.0
+        return values
 
-        # Starts from a zero tied to the student, so a step with no weighted term
-        # (possible only at a schedule's edge) is a valid, empty update.
-        loss = s.logits.sum() * 0.0 + sum(active[name] * value for name, value in terms.items())
+    def __call__(self, batch: DistillBatch, step: int, total_steps: int) -> tuple[torch.Tensor, dict[str, float]]:
+        w, weights = self.weights(step, total_steps)
+        active = {name: wt for name, wt in weights.items() if wt != 0.0}
+        terms = self.terms(batch, list(active))
+        anchor = terms.pop(_ANCHOR)
+        loss = anchor + sum(active[name] * value for name, value in terms.items())
         logs = {name: float(value.detach()) for name, value in terms.items()}
         logs["loss"] = float(loss.detach())  # L_total, the weighted sum the optimiser sees
         logs["phi"] = w
         return loss, logs
 
-    def _label_terms(self, active: dict[str, float], student_logits: torch.Tensor, t: TeacherOutputs,
-                     batch: DistillBatch) -> dict[str, torch.Tensor]:
-        wanted = [name for name in LABEL_TERMS if name in active]
-        if not wanted:
-            return {}
-        teacher_logits = t.logits
-        if batch.shared:
-            mask = batch.student.labels != IGNORE_INDEX
-        else:  # another tokenizer: compare at the first subword of each word
-            teacher_logits, t_valid = word_level(teacher_logits, batch.teacher)
-            student_logits, mask = word_level(student_logits, batch.student)
-            check_same_words(t_valid, mask, batch.teacher)
-        # Unlabelled rows learn from soft labels weighted by the teacher's confidence.
-        weights = torch.where(batch.unlabeled[:, None], confidence_weights(teacher_logits),
-                              torch.ones_like(mask, dtype=torch.float32))
-        out = {}
-        if "soft" in active:
-            out["soft"] = soft_label_loss(student_logits, teacher_logits, mask, self.method.temperature,
-                                          self.scale_by_t2, weights)
-        if "prob-mse" in active:
-            out["prob-mse"] = prob_mse(student_logits, teacher_logits, mask)
-        if "logit-mse" in active:
-            out["logit-mse"] = logit_mse(student_logits, teacher_logits, mask)
-        return out
 
-    def _layer_terms(self, active: dict[str, float], s, t: TeacherOutputs,
-                     real: torch.Tensor) -> dict[str, torch.Tensor]:
-        out = {}
-        proj = self.parts.hidden_projection
-        pairs = list(enumerate(self.mapping, start=1))
-        if "embedding" in active:
-            out["embedding"] = hidden_mse(s.hidden[0], t.hidden[0], real, self.parts.embedding_projection)
-        if "hidden" in active:
-            out["hidden"] = sum(hidden_mse(s.hidden[j], t.hidden[m], real, proj) for j, m in pairs)
-        if "hidden-norm" in active:
-            out["hidden-norm"] = sum(normalized_hidden_mse(s.hidden[j], t.hidden[m], real, proj)
-                                     for j, m in pairs)
-        if "attention" in active:
-            out["attention"] = sum(attention_mse(s.attention[j], t.attention[m], real) for j, m in pairs)
-        return out
+_ANCHOR = "_anchor"

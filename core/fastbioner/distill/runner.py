@@ -19,7 +19,7 @@ from typing import Any, Optional, Sequence
 
 import torch
 
-from ..checkpoints import clear_checkpoints
+from ..checkpoints import clear_checkpoints, has_checkpoint
 from ..encoding import WordEncoder
 from ..errors import InputError, ModelError
 from ..evaluation import EvaluationReport, score_tags
@@ -30,8 +30,9 @@ from ..modeling import (folder_size, load_token_classifier, load_tokenizer, mode
                         pick_device, save_model)
 from ..registry import Manifest, ModelEntry, Registry, data_record, now_iso, write_manifest
 from ..teacher import claim_run, read_bio_files
-from ..training import Trainer, TrainingResult, seed_everything
+from ..training import Trainer, TrainingResult, move_to, seed_everything
 from .alignment import SubwordAligner, same_vocabulary
+from .calibration import Calibration, calibrate, fit_projections
 from .capture import prepare_for_capture
 from .config import DistillConfig, StudentConfig
 from .data import EncodedData, PairedBatches, encode, read_unlabeled
@@ -113,7 +114,7 @@ def _fingerprint(config: DistillConfig, data: list[dict]) -> dict:
 def _teacher_source(config: DistillConfig, method: Method, built: BuiltStudent, teacher, data: EncodedData,
                     registry: Registry, device: torch.device, reporter: ProgressReporter,
                     cleanup: contextlib.ExitStack, notes: list[str]):
-    needs = teacher_needs(method, built.mapping, built.model, teacher, config.method.attention)
+    needs = teacher_needs(method, built.mapping, built.model, teacher, config.method.capture_kind)
     if not method.needs_teacher:
         return None, {"mode": "unused"}
     mode = config.teacher_cache
@@ -152,6 +153,78 @@ def _cache_figures(source, info: dict[str, Any], epochs_run: float) -> dict[str,
     return info
 
 
+@dataclass
+class PreparedRun:
+    teacher_entry: ModelEntry
+    teacher: torch.nn.Module
+    built: BuiltStudent
+    labels: list[str]
+    method: Method                 # as this student can use it (terms it cannot have dropped)
+    data: EncodedData
+    data_files: list[dict]
+    train: list[TaggedSentence]
+    dev: list[TaggedSentence]
+    device: torch.device
+    source: Any                    # TeacherCache, LiveTeacher or None
+    cache_info: dict[str, Any]
+    parts: ObjectiveParts
+    objective: DistillationObjective
+
+
+def prepare_run(config: DistillConfig, method: Method, registry: Registry, reporter: ProgressReporter,
+                cleanup: contextlib.ExitStack, notes: list[str]) -> PreparedRun:
+    """Everything a distillation run trains with, built but not trained: the teacher
+    and its outputs (cached or live; their clean-up on ``cleanup``), the student, the
+    data and the objective. ``distill`` trains it; ``benchmarks/loss_scales.py``
+    measures its loss terms."""
+    reporter.stage("prepare", message=f"loading the teacher {config.teacher}")
+    t_entry = registry.resolve(config.teacher)
+    teacher = freeze(load_token_classifier(t_entry.path))
+    t_tok = load_tokenizer(t_entry.path)
+    labels = model_labels(teacher)
+    # Seeded before anything random is built (a recurrent student, W_h), so the
+    # same seed gives the same student.
+    seed_everything(config.training.seed)
+    built = build_student(config.student, teacher, t_tok, labels, registry)
+    same_labels(built.model, teacher)
+    shared = same_vocabulary(built.tokenizer, t_tok)
+    run_method = usable_method(method, built, notes)
+    for model in (teacher, built.model):
+        prepare_for_capture(model, config.method.capture_kind if run_method.uses("attention") else None)
+
+    reporter.emit(message="reading the training data")
+    train = read_bio_files(config.train_files)
+    _check_tags(train, labels, config.train_files[0])
+    dev = read_bio_files([config.dev_file]) if config.dev_file else []
+    unlabeled = read_unlabeled(config.unlabeled_files, config.unlabeled_limit,
+                               config.unlabeled_format) if config.unlabeled_files else []
+    data_files = [data_record(p, "train") for p in config.train_files]
+    data_files += [data_record(p, "unlabeled") for p in config.unlabeled_files]
+    if config.dev_file:
+        data_files.append(data_record(config.dev_file, "dev"))
+    enc = config.encoding
+    t_encoder = WordEncoder(t_tok, labels, enc.max_length, enc.window_overlap, enc.label_mode)
+    s_encoder = None if shared else WordEncoder(built.tokenizer, labels, enc.max_length,
+                                                enc.window_overlap, enc.label_mode)
+    data = encode(t_encoder, s_encoder, [(s.words, s.tags) for s in train], unlabeled)
+    if unlabeled:
+        notes.append(f"{len(unlabeled)} unlabelled sentences with confidence-weighted soft labels")
+
+    device = pick_device(config.training.device)
+    source, cache_info = _teacher_source(config, run_method, built, teacher, data, registry,
+                                         device, reporter, cleanup, notes)
+    parts = ObjectiveParts(
+        projection_for(built.model, teacher) if run_method.uses("hidden", "hidden-norm") else None,
+        projection_for(built.model, teacher) if run_method.uses("embedding") else None)
+    gold = built.model.gold_loss if isinstance(built.model, RecurrentTagger) and built.model.crf \
+        else make_token_loss(config.loss, len(labels), data.label_ids)
+    objective = DistillationObjective(
+        built.model, run_method, source, built.mapping, gold, parts, config.method.scale_by_t2,
+        config.method.attention, None if shared else SubwordAligner(t_tok, built.tokenizer))
+    return PreparedRun(t_entry, teacher, built, labels, run_method, data, data_files, train, dev, device,
+                       source, cache_info, parts, objective)
+
+
 def distill(config: DistillConfig, name: str, *, registry: Registry | None = None,
             resume: bool = False, restart: bool = False, overwrite: bool = False,
             on_event: Optional[EventCallback] = None, cancel: Optional[CancelToken] = None) -> DistillResult:
@@ -163,51 +236,12 @@ def distill(config: DistillConfig, name: str, *, registry: Registry | None = Non
 
     def job(reporter: ProgressReporter) -> DistillResult:
         notes: list[str] = []
-        reporter.stage("prepare", message=f"loading the teacher {config.teacher}")
-        t_entry = registry.resolve(config.teacher)
-        teacher = freeze(load_token_classifier(t_entry.path))
-        t_tok = load_tokenizer(t_entry.path)
-        labels = model_labels(teacher)
-        # Seeded before anything random is built (a recurrent student, W_h), so the
-        # same seed gives the same student.
-        seed_everything(config.training.seed)
-        built = build_student(config.student, teacher, t_tok, labels, registry)
-        same_labels(built.model, teacher)
-        shared = same_vocabulary(built.tokenizer, t_tok)
-        run_method = usable_method(method, built, notes)
-        for model in (teacher, built.model):
-            prepare_for_capture(model, config.method.attention if run_method.uses("attention") else None)
-
-        reporter.emit(message="reading the training data")
-        train = read_bio_files(config.train_files)
-        _check_tags(train, labels, config.train_files[0])
-        dev = read_bio_files([config.dev_file]) if config.dev_file else []
-        unlabeled = read_unlabeled(config.unlabeled_files, config.unlabeled_limit,
-                                   config.unlabeled_format) if config.unlabeled_files else []
-        data_files = [data_record(p, "train") for p in config.train_files]
-        data_files += [data_record(p, "unlabeled") for p in config.unlabeled_files]
-        if config.dev_file:
-            data_files.append(data_record(config.dev_file, "dev"))
-        enc = config.encoding
-        t_encoder = WordEncoder(t_tok, labels, enc.max_length, enc.window_overlap, enc.label_mode)
-        s_encoder = None if shared else WordEncoder(built.tokenizer, labels, enc.max_length,
-                                                    enc.window_overlap, enc.label_mode)
-        data = encode(t_encoder, s_encoder, [(s.words, s.tags) for s in train], unlabeled)
-        if unlabeled:
-            notes.append(f"{len(unlabeled)} unlabelled sentences with confidence-weighted soft labels")
-
-        device = pick_device(config.training.device)
         with contextlib.ExitStack() as cleanup:
-            source, cache_info = _teacher_source(config, run_method, built, teacher, data, registry,
-                                                 device, reporter, cleanup, notes)
-            parts = ObjectiveParts(
-                projection_for(built.model, teacher) if run_method.uses("hidden", "hidden-norm") else None,
-                projection_for(built.model, teacher) if run_method.uses("embedding") else None)
-            gold = built.model.gold_loss if isinstance(built.model, RecurrentTagger) and built.model.crf \
-                else make_token_loss(config.loss, len(labels), data.label_ids)
-            objective = DistillationObjective(
-                built.model, run_method, source, built.mapping, gold, parts, config.method.scale_by_t2,
-                config.method.attention, None if shared else SubwordAligner(t_tok, built.tokenizer))
+            run = prepare_run(config, method, registry, reporter, cleanup, notes)
+            t_entry, teacher, built, labels, run_method = (run.teacher_entry, run.teacher, run.built,
+                                                           run.labels, run.method)
+            data, data_files, dev, device, source = run.data, run.data_files, run.dev, run.device, run.source
+            cache_info, parts, objective = run.cache_info, run.parts, run.objective
             reports: list[EvaluationReport] = []
 
             def evaluate_dev() -> dict[str, float]:
@@ -216,11 +250,14 @@ def distill(config: DistillConfig, name: str, *, registry: Registry | None = Non
 
             tc = config.training
             live = isinstance(source, LiveTeacher)
-            trainer = Trainer({"student": built.model, **parts.modules()}, objective,
-                              PairedBatches(data, tc.batch_size, tc.seed), tc,
+            batches = PairedBatches(data, tc.batch_size, tc.seed)
+            setup = _start_objective(objective, batches, config, device, ckpt, resume, reporter, notes)
+            projection_lr = config.method.projection_lr
+            trainer = Trainer({"student": built.model, **parts.modules()}, objective, batches, tc,
                               evaluate=evaluate_dev if dev else None,
                               frozen=[teacher] if live else [], checkpoint_dir=ckpt, resume=resume,
-                              fingerprint=_fingerprint(config, data_files), check=reporter.check)
+                              fingerprint=_fingerprint(config, data_files), check=reporter.check,
+                              learning_rates={n: projection_lr for n in parts.modules()} if projection_lr else None)
             result = trainer.run(reporter, stage="distill")
             cache_info = _cache_figures(source, cache_info, result.steps / trainer.steps_per_epoch)
 
@@ -245,6 +282,8 @@ def distill(config: DistillConfig, name: str, *, registry: Registry | None = Non
                           "epoch_seconds": result.epoch_seconds, "seconds": result.seconds,
                           "resumed_from": result.resumed_from, "history": result.history,
                           "layer_map": built.mapping, "terms": list(run_method.term_names),
+                          "term_weights": {t.name: t.coefficient for t in run_method.terms},
+                          **setup,
                           "teacher_cache": cache_info, "notes": notes},
                 parent=t_entry.name, method=method.name, compression=compression, created=now_iso(),
                 **model_shape(student))
@@ -255,6 +294,62 @@ def distill(config: DistillConfig, name: str, *, registry: Registry | None = Non
         return DistillResult(entry, report, result, compression, cache_info, notes)
 
     return run_job(job, on_event, cancel)
+
+
+def _start_objective(objective: DistillationObjective, batches: PairedBatches, config: DistillConfig,
+                     device, ckpt: Path, resume: bool, reporter: ProgressReporter,
+                     notes: list[str]) -> dict[str, Any]:
+    """Before the first step: fit W_h by least squares and calibrate the matching
+    terms, each on the first batches of the first epoch, with the student in eval
+    mode (no dropout), so the same seed gives the same start. A resumed run reads
+    the calibration its first start saved beside the checkpoints."""
+    mc = config.method
+    out: dict[str, Any] = {}
+    k = mc.calibration_batches
+    first = None
+
+    def first_batches():
+        nonlocal first
+        if first is None:
+            first = [move_to(b, device) for _, b in zip(range(k), batches.epoch(0))]
+        return first
+
+    student = objective.student.to(device)
+    for part in objective.parts.modules().values():
+        part.to(device)
+    was_training = student.training
+    student.eval()
+    try:
+        if mc.projection_init == "lstsq" and objective.parts.modules() and not (resume and has_checkpoint(ckpt)):
+            reporter.emit(message="fitting W_h by least squares")
+            fitted = fit_projections(objective, first_batches())
+            out["projection_fit_mse"] = {n: round(v, 6) for n, v in fitted.items()}
+            notes.append("W_h fitted by least squares on the first batches: "
+                         + ", ".join(f"{n} MSE {v:.4f}" for n, v in fitted.items()))
+        if mc.calibrate != "none":
+            saved = Calibration.load(ckpt) if resume else None
+            if saved is None:
+                reporter.emit(message=f"calibrating the matching terms on {k} batches")
+                params = [p for m in (student, *objective.parts.modules().values())
+                          for p in m.parameters() if p.requires_grad]
+                total = batches_total(batches, config)
+                saved = calibrate(objective, first_batches(), params, total, mc.calibration_ratio)
+                saved.save(ckpt)
+            objective.scales = dict(saved.scales)
+            out["calibration"] = saved.to_dict()
+            notes.append("calibrated term scales (weighted gradient norm = the "
+                         f"{saved.reference} term's x {saved.ratio:g}): "
+                         + ", ".join(f"{n} x{v:.4g}" for n, v in saved.scales.items()))
+    finally:
+        student.train(was_training)
+    return out
+
+
+def batches_total(batches: PairedBatches, config: DistillConfig) -> int:
+    """Optimisation steps of the whole run, as the Trainer counts them."""
+    tc = config.training
+    total = -(-len(batches) // tc.grad_accum_steps) * tc.epochs
+    return min(total, tc.max_steps) if tc.max_steps else total
 
 
 def _check_tags(train: list[TaggedSentence], labels: Sequence[str], where: str) -> None:

@@ -1,0 +1,230 @@
+"""Per-term loss weights, calibration of the matching terms, row-centred attention
+and the least-squares W_h, on tiny random models (issue 11)."""
+
+import json
+
+import pytest
+import torch
+
+from fastbioner.config import ConfigError
+from fastbioner.distill.calibration import Calibration, fit_projection
+from fastbioner.distill.config import StudentConfig
+from fastbioner.distill.losses import attention_mse, centre_rows
+from fastbioner.distill.methods import MethodConfig
+from fastbioner.distill.runner import distill
+from tests.core.test_distill_runs import config, fresh_registry, trained  # noqa: F401 (fixtures)
+from tests.tiny_models import make_tiny_model
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def test_term_weights_multiply_the_methods_own_and_are_checked():
+    plain = MethodConfig(name="fastbioner").resolve()
+    weighted = MethodConfig(name="fastbioner", term_weights={"attention": 0.01, "soft": 2.0}).resolve()
+    _, w0 = plain.weights(0, 100)
+    _, w1 = weighted.weights(0, 100)
+    assert w1["attention"] == pytest.approx(0.01 * w0["attention"])
+    assert w1["soft"] == pytest.approx(2.0 * w0["soft"])
+    assert w1["gold"] == w0["gold"] and w1["hidden"] == w0["hidden"]
+    for bad in ({"attentoin": 1.0}, {"attention": -1.0}, {"attention": float("nan")}, {"hidden": float("inf")}):
+        with pytest.raises(ConfigError):
+            MethodConfig(name="fastbioner", term_weights=bad).validate()
+    # a config round trip (the manifest) keeps them
+    again = MethodConfig.from_dict(MethodConfig(term_weights={"attention": 0.5}).to_dict())
+    assert again.term_weights == {"attention": 0.5}
+
+
+def test_a_term_weight_reaches_the_loss_the_optimiser_sees(trained, tmp_path):
+    """L_total logged at each step is the weighted sum: with the attention term
+    weighted 0.001 it is far below the same run with weight 1 (the attention-score
+    MSE is the largest term), and equals the sum of the weighted logged terms."""
+    totals = {}
+    for weight in (1.0, 0.001):
+        registry = fresh_registry(trained, tmp_path / str(weight))
+        _, bio = trained
+        events = []
+        cfg = config(bio, epochs=1, dev=False, m={"term_weights": {"attention": weight}})
+        distill(cfg, "w", registry=registry, on_event=events.append)
+        steps = [e for e in events if e.stage == "distill" and e.losses]
+        first = steps[0].losses
+        method = cfg.method.resolve()
+        _, weights = method.weights(0, steps[0].total)
+        expected = sum(weights[n] * first[n] for n in method.term_names if n in first)
+        assert first["loss"] == pytest.approx(expected, rel=1e-4)
+        totals[weight] = first["loss"]
+        manifest = registry.get("w").manifest.to_dict()
+        assert manifest["training"]["term_weights"]["attention"] == pytest.approx(weight)
+    assert totals[0.001] < totals[1.0]
+
+
+def test_calibration_is_measured_recorded_and_evens_out_the_gradient_norms(trained, tmp_path):
+    registry = fresh_registry(trained, tmp_path)
+    _, bio = trained
+    cfg = config(bio, epochs=1, dev=False, m={"calibrate": "grad-norm", "calibration_batches": 2})
+    result = distill(cfg, "cal", registry=registry)
+    training = registry.get("cal").manifest.to_dict()["training"]
+    cal = Calibration.from_dict(training["calibration"])
+    assert cal.reference == "gold" and cal.batches == 2
+    assert set(cal.scales) == {"hidden", "attention"}  # the matching terms only
+    gold = cal.mean_weighted_norms["gold"]
+    for term, scale in cal.scales.items():
+        # after scaling, each matching term pulls as hard as the gold labels did
+        assert scale * cal.mean_weighted_norms[term] == pytest.approx(gold, rel=1e-6)
+    assert any("calibrated term scales" in n for n in result.notes)
+    assert json.loads(json.dumps(training["calibration"])) == training["calibration"]
+
+
+def test_calibration_of_a_resumed_run_is_the_one_its_first_start_measured(trained, tmp_path):
+    from fastbioner.jobs import Cancelled, CancelToken
+
+    registry = fresh_registry(trained, tmp_path)
+    _, bio = trained
+    cfg = config(bio, epochs=2, dev=False, m={"calibrate": "grad-norm", "calibration_batches": 1})
+    token = CancelToken()
+
+    def cancel_after_two(e):
+        if e.stage == "distill" and e.step >= 2:
+            token.cancel()
+
+    with pytest.raises(Cancelled):
+        distill(cfg, "r", registry=registry, on_event=cancel_after_two, cancel=token)
+    first = Calibration.load(registry.root / ".checkpoints" / "r")
+    assert first is not None and first.scales
+    distill(cfg, "r", registry=registry, resume=True)
+    got = registry.get("r").manifest.to_dict()["training"]["calibration"]
+    assert got["scales"] == first.scales
+
+
+def test_centred_attention_ignores_row_offsets_that_softmax_ignores():
+    torch.manual_seed(0)
+    a = torch.randn(2, 3, 5, 5)
+    mask = torch.tensor([[True] * 5, [True] * 3 + [False] * 2])
+    offset = torch.randn(2, 3, 5, 1) * 10  # a per-query-row constant
+    assert float(attention_mse(a + offset, a, mask, centre=True)) == pytest.approx(0.0, abs=1e-8)
+    assert float(attention_mse(a + offset, a, mask)) > 1.0
+    centred = centre_rows(a, mask)
+    keys = mask[:, None, None, :].float()
+    assert torch.allclose((centred * keys).sum(-1), torch.zeros(2, 3, 5), atol=1e-5)
+    # softmax over the real keys is unchanged by centring
+    neg = torch.finfo(a.dtype).min
+    sm = lambda x: x.masked_fill(~mask[:, None, None, :], neg).softmax(-1)  # noqa: E731
+    assert torch.allclose(sm(centred), sm(a), atol=1e-6)
+
+
+def test_centred_attention_runs_end_to_end(trained, tmp_path):
+    registry = fresh_registry(trained, tmp_path)
+    _, bio = trained
+    result = distill(config(bio, epochs=1, dev=False, m={"attention": "centred"}), "c", registry=registry)
+    assert result.training.steps > 0
+    assert registry.get("c").manifest.to_dict()["config"]["method"]["attention"] == "centred"
+
+
+def test_least_squares_projection_fits_a_linear_map():
+    torch.manual_seed(0)
+    x = torch.randn(400, 8)
+    true_w, true_b = torch.randn(12, 8), torch.randn(12)
+    y = x @ true_w.T + true_b
+    proj = torch.nn.Linear(8, 12)
+    mse = fit_projection(proj, [(x[:200], y[:200]), (x[200:], y[200:])])
+    assert mse < 1e-4
+    assert torch.allclose(proj.weight, true_w, atol=1e-2) and torch.allclose(proj.bias, true_b, atol=1e-2)
+
+
+def test_least_squares_w_h_starts_a_narrower_student_with_a_smaller_hidden_loss(trained, tmp_path):
+    """A student of another width (16 against the teacher's 32): W_h fitted by least
+    squares on the first batches gives a first-step hidden MSE well below a random
+    W_h's, and the fit is noted in the manifest."""
+    registry = fresh_registry(trained, tmp_path)
+    _, bio = trained
+    narrow = make_tiny_model(tmp_path / "narrow", ["O", "B-Chemical", "I-Chemical", "B-Disease", "I-Disease"],
+                             layers=2, hidden=16, seed=5)
+    first_hidden = {}
+    for init in ("random", "lstsq"):
+        events = []
+        cfg = config(bio, epochs=1, dev=False, student=StudentConfig(source=str(narrow), layers=2),
+                     m={"projection_init": init, "drop_terms": ["attention"]})
+        distill(cfg, f"n-{init}", registry=registry, on_event=events.append)
+        first_hidden[init] = next(e.losses["hidden"] for e in events if e.stage == "distill" and e.losses)
+    assert first_hidden["lstsq"] < 0.5 * first_hidden["random"], first_hidden
+    training = registry.get("n-lstsq").manifest.to_dict()["training"]
+    assert "hidden_projection" in training["projection_fit_mse"]
+    assert "projection_fit_mse" not in registry.get("n-random").manifest.to_dict()["training"]
+
+
+def test_projection_learning_rate_is_its_own():
+    from fastbioner.training import _param_groups
+
+    student, proj = torch.nn.Linear(4, 4), torch.nn.Linear(4, 8)
+    groups = _param_groups({"student": student, "hidden_projection": proj}, 0.01, {"hidden_projection": 1e-3})
+    lrs = {id(p): g.get("lr") for g in groups for p in g["params"]}
+    assert lrs[id(proj.weight)] == 1e-3 and lrs[id(proj.bias)] == 1e-3
+    assert lrs[id(student.weight)] is None  # the optimiser's default, the config's rate
+
+
+def test_distill_help_lists_term_weights_calibration_and_attention_forms(capsys):
+    from fastbioner.cli.main import main
+
+    with pytest.raises(SystemExit):
+        main(["distill", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    for flag in ("--term-weight", "--calibrate", "--calibration-batches", "--calibration-ratio",
+                 "--projection-init", "--projection-lr", "centred", "grad-norm"):
+        assert flag in out, flag
+
+
+def test_term_weight_flags_reach_the_config():
+    import argparse
+
+    from fastbioner.cli import distill as cli
+
+    parser = argparse.ArgumentParser()
+    cli.register(parser.add_subparsers())
+    args = parser.parse_args(["distill", "--teacher", "t", "--train", "x.tsv", "--name", "s",
+                              "--term-weight", "attention=0.01", "--term-weight", "hidden=2",
+                              "--calibrate", "grad-norm", "--attention", "centred"])
+    cfg = cli.config_from_args(args)
+    assert cfg.method.term_weights == {"attention": 0.01, "hidden": 2.0}
+    assert cfg.method.calibrate == "grad-norm" and cfg.method.attention == "centred"
+    with pytest.raises(SystemExit):
+        parser.parse_args(["distill", "--teacher", "t", "--train", "x.tsv", "--name", "s",
+                           "--term-weight", "attention"])
+
+
+def test_loss_scales_script_prints_terms_gradients_and_the_calibration(trained, tmp_path, monkeypatch, capsys):
+    """benchmarks/loss_scales.py reproduces the loss-scale figures of any distill
+    configuration (values, weighted gradient norms, attention forms, the schedule)
+    and what calibration would do, training and registering nothing."""
+    import importlib.util
+    import shutil
+    from pathlib import Path
+
+    registry, bio = trained
+    home = tmp_path / "home"
+    shutil.copytree(registry.root / "tiny-teacher", home / "models" / "tiny-teacher")
+    monkeypatch.setenv("FASTBIONER_HOME", str(home))
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "loss_scales.py"
+    spec = importlib.util.spec_from_file_location("loss_scales", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    out_json = tmp_path / "scales.json"
+    assert module.main(["--batches", "2", "--json", str(out_json), "--", "--teacher", "tiny-teacher",
+                        "--train", str(bio), "--name", "probe", "--layers", "2", "--batch-size", "5",
+                        "--temperature", "2"]) == 0
+    figures = json.loads(out_json.read_text())
+    assert len(figures["batches"]) == 2
+    first = figures["batches"][0]
+    assert set(first["values"]) == {"soft", "gold", "hidden", "attention"}
+    assert all(v >= 0 for v in first["weighted_grad_norms"].values())
+    assert -1.0 <= first["label_cosine"] <= 1.0
+    forms = figures["attention_forms"][0]
+    assert forms["centred"] <= forms["scores"] + 1e-9  # centring only removes what softmax ignores
+    assert set(figures["would_calibrate"]["scales"]) == {"hidden", "attention"}
+    assert figures["schedule"]["w_zero_step"] is not None
+    assert "calibration" not in figures
+    assert [p.name for p in (home / "models").iterdir()] == ["tiny-teacher"]  # nothing registered
