@@ -1,17 +1,20 @@
 #!/usr/bin/env python
 """Reproduce the FastBioNER paper's experiments on this hardware, one row at a time.
 
-Every row is one ``fastbioner`` command (teacher fine-tuning or distillation). Running
-a row executes that command, then reads the registered model's manifest (devel
-scores, parameters, size, training time) and stores the row's result, with the exact
-command, seed, epochs, wall time and CPU, in ``benchmarks/results/paper_rows.json``.
+Every row is one ``fastbioner`` command (teacher fine-tuning or distillation) run
+with one or more seeds. A finished run's registered manifest (devel scores and their
+history, parameters, size, training time) is stored with the exact command, seed,
+epochs, wall time, CPU and commit.
 ``report`` writes ``docs/benchmarks.md`` from what has been run; a row that has not
 been run is shown as such, never with a guessed number.
 
     python benchmarks/paper_tables.py list
-    python benchmarks/paper_tables.py run bc5cdr/teacher bc5cdr/fastbioner-6 ...
-    python benchmarks/paper_tables.py run --table 1 --dataset bc5cdr
     python benchmarks/paper_tables.py report
+
+Rows are run by ``benchmarks/experiment_queue.py`` (in the background, two at a
+time, resumable, each row's seeds as separate runs); each finished run is stored in
+``benchmarks/results/paper_rows.json`` as ``{row: {seed: result}}``. The one-epoch rows
+of the first sessions are kept in ``paper_rows_1epoch.json``.
 
 The speed and compression table (the paper's Figure 3) comes from
 ``benchmarks/bench_inference.py``'s JSON, measured side by side in one run.
@@ -36,8 +39,20 @@ DATA = Path(os.environ.get("FASTBIONER_SHARED_DATA", REPO.parent / "shared" / "d
 BASES = Path(os.environ.get("FASTBIONER_BASE_MODELS", Path.home() / ".cache" / "fastbioner" / "base-models"))
 RESULTS = REPO / "benchmarks" / "results" / "paper_rows.json"
 SEED = 13
-TEACHER_EPOCHS = 2
-STUDENT_EPOCHS = 1  # what fits a shared 2-core CPU in one session; see docs/benchmarks.md
+SEEDS = (13, 14, 15)         # the top rows of each table: mean and standard deviation
+TEACHER_EPOCHS = 3
+STUDENT_EPOCHS = 3
+STUDENT_LR = 5e-5            # the students' peak learning rate (table 0 chooses it)
+SWEEP_LRS = (5e-5, 1e-4, 2e-4)
+TEMPERATURE = 2.0            # one temperature for every soft-label method in a comparison
+SOFT_LABEL_METHODS = ("hinton", "pkd", "tinybert", "fastbioner")
+RECURRENT = ("bigru", "bilstm")
+# Devel is scored three times per epoch (285 and 339 steps of batch 16), so the
+# history shows whether a student has converged.
+EVAL_EVERY = {"bc5cdr": 95, "ncbi": 113}
+# The calibrated method: each matching term's gradient norm at the start set to the gold
+# term's, attention compared as row-centred scores.
+CALIBRATED = ("--calibrate", "grad-norm", "--attention", "centred")
 
 DATASETS = {"bc5cdr": "bc5cdr/iob", "ncbi": "ncbi-disease/iob"}
 
@@ -96,14 +111,19 @@ class Row:
     table: int
     dataset: str
     title: str
-    model: str              # registry name the command registers
-    args: tuple[str, ...]   # fastbioner arguments
+    model: str              # registry name the command registers (a student's gets -s<seed>)
+    args: tuple[str, ...]   # fastbioner arguments, without --name and --seed
     epochs: int
     teacher: str | None = None
-    extra: dict = field(default_factory=dict)
+    seeds: tuple[int, ...] = (SEED,)
+    per_seed_name: bool = True   # students: one model per seed; prerequisites keep one name
+    requires: tuple[str, ...] = ()  # rows whose models this row's command reads
 
-    def command(self) -> list[str]:
-        return ["fastbioner", *self.args]
+    def model_name(self, seed: int) -> str:
+        return f"{self.model}-s{seed}" if self.per_seed_name else self.model
+
+    def command(self, seed: int = SEED) -> list[str]:
+        return ["fastbioner", *self.args, "--name", self.model_name(seed), "--seed", str(seed)]
 
 
 def _data(dataset: str) -> tuple[str, str]:
@@ -116,78 +136,128 @@ def teacher_row(dataset: str) -> Row:
     name = f"teacher-mpnet-{dataset}"
     return Row(f"{dataset}/teacher", 1, dataset, "teacher (all-mpnet-base-v2, 12 layers)", name,
                ("train-teacher", "--train", train, "--dev", dev, "--base", str(BASES / "all-mpnet-base-v2"),
-                "--name", name, "--epochs", str(TEACHER_EPOCHS), "--batch-size", "16", "--lr", "5e-5",
-                "--seed", str(SEED), "--checkpoint-every", "100", "--resume"), TEACHER_EPOCHS)
+                "--epochs", str(TEACHER_EPOCHS), "--batch-size", "16", "--lr", "5e-5",
+                "--checkpoint-every", "100", "--resume"), TEACHER_EPOCHS, per_seed_name=False)
+
+
+def minilm_row(dataset: str) -> Row:
+    """all-MiniLM-L6-v2 fine-tuned on the corpus: the default model's starting point."""
+    train, dev = _data(dataset)
+    return Row(f"{dataset}/minilm-ft", 2, dataset, "all-MiniLM-L6-v2 fine-tuned (no teacher), 3 epochs",
+               f"minilm-{dataset}",
+               ("train-teacher", "--train", train, "--dev", dev, "--base", str(BASES / "all-MiniLM-L6-v2"),
+                "--epochs", "3", "--batch-size", "16", "--lr", "5e-5", "--eval-every", str(EVAL_EVERY[dataset]),
+                "--checkpoint-every", "100", "--resume"), 3, per_seed_name=False)
 
 
 def student_row(dataset: str, table: int, method: str, layers: int | None, *, slug: str | None = None,
                 title: str | None = None, student_from: str = "teacher", extra_args: tuple[str, ...] = (),
-                epochs: int = STUDENT_EPOCHS) -> Row:
+                epochs: int = STUDENT_EPOCHS, lr: float | None = None, seeds: tuple[int, ...] = (SEED,),
+                requires: tuple[str, ...] = ()) -> Row:
     train, dev = _data(dataset)
     teacher = f"teacher-mpnet-{dataset}"
     slug = slug or f"{method}-{layers}"
-    name = f"{dataset}-{slug}"
-    args = ["distill", "--teacher", teacher, "--train", train, "--dev", dev, "--name", name,
+    args = ["distill", "--teacher", teacher, "--train", train, "--dev", dev,
             "--method", method, "--student-from", student_from, "--epochs", str(epochs),
-            "--batch-size", "16", "--seed", str(SEED), "--checkpoint-every", "100", "--resume"]
+            "--batch-size", "16", "--eval-every", str(EVAL_EVERY[dataset]),
+            "--checkpoint-every", "100", "--resume"]
+    if student_from not in RECURRENT:  # a recurrent student keeps its own default (1e-3)
+        args += ["--lr", f"{lr if lr is not None else STUDENT_LR:g}"]
     if layers is not None:
         args += ["--layers", str(layers)]
+    if method in SOFT_LABEL_METHODS:
+        args += ["--temperature", f"{TEMPERATURE:g}"]
     args += list(extra_args)
-    return Row(f"{dataset}/{slug}", table, dataset, title or f"{method}, {layers} layers", name,
-               tuple(args), epochs, teacher=teacher)
+    return Row(f"{dataset}/{slug}", table, dataset, title or f"{method}, {layers} layers", f"{dataset}-{slug}",
+               tuple(args), epochs, teacher=teacher, seeds=seeds, requires=(f"{dataset}/teacher", *requires))
 
 
 def all_rows() -> list[Row]:
     rows: list[Row] = []
+    # Table 0: the students' learning rate, chosen at 3 layers for the gold-only baseline,
+    # soft labels and calibrated FastBioNER (issue 11); the tables use STUDENT_LR.
+    for lr in SWEEP_LRS:
+        for method, extra, label in (("og", (), "og"), ("hinton", (), "hinton"),
+                                     ("fastbioner", CALIBRATED, "fastbioner-cal")):
+            rows.append(student_row("bc5cdr", 0, method, 3, slug=f"sweep-{label}-3-lr{lr:g}",
+                                    title=f"{label}, 3 layers, lr {lr:g}", extra_args=extra, lr=lr))
     for ds in DATASETS:
         rows.append(teacher_row(ds))
-        for method in ("og", "hinton", "pkd", "tinybert", "mse-prob", "mse-logit", "fastbioner"):
-            rows.append(student_row(ds, 1, method, 6))
+        for method in ("og", "hinton", "pkd", "tinybert", "mse-prob", "mse-logit"):
+            rows.append(student_row(ds, 1, method, 6, seeds=SEEDS if method in ("og", "hinton") else (SEED,)))
+        rows.append(student_row(ds, 1, "fastbioner", 6, title="fastbioner as the paper writes it "
+                                "(every weight 1, attention scores), 6 layers"))
+        rows.append(student_row(ds, 1, "fastbioner", 6, slug="fastbioner-cal-6", extra_args=CALIBRATED,
+                                title="fastbioner, calibrated (grad-norm, centred attention), 6 layers",
+                                seeds=SEEDS))
     for ds in ("bc5cdr",):
         for layers in (4, 3):
-            rows.append(student_row(ds, 2, "fastbioner", layers))
-        rows.append(student_row(ds, 2, "og", 3))
-        rows.append(student_row(ds, 2, "fastbioner", 6, slug="fastbioner-minilm",
-                                title="fastbioner, all-MiniLM-L6-v2 student (6 layers, 384 wide)",
-                                student_from=str(BASES / "all-MiniLM-L6-v2")))
-        # The default model's candidate: soft and gold labels only, 3 epochs, because at one
-        # epoch the matching terms left the narrower MiniLM student far behind (40.50).
+            rows.append(student_row(ds, 2, "fastbioner", layers, slug=f"fastbioner-cal-{layers}",
+                                    extra_args=CALIBRATED, seeds=SEEDS if layers == 3 else (SEED,),
+                                    title=f"fastbioner, calibrated, {layers} layers"))
+            rows.append(student_row(ds, 2, "og", layers, seeds=SEEDS if layers == 3 else (SEED,)))
+            rows.append(student_row(ds, 2, "hinton", layers, seeds=SEEDS if layers == 3 else (SEED,)))
+            rows.append(student_row(ds, 2, "fastbioner", layers,
+                                    title=f"fastbioner as the paper writes it, {layers} layers"))
+        minilm = str(BASES / "all-MiniLM-L6-v2")
+        rows.append(student_row(ds, 2, "fastbioner", None, slug="fastbioner-cal-minilm", extra_args=CALIBRATED,
+                                title="fastbioner, calibrated, all-MiniLM-L6-v2 student (6 layers, 384 wide; "
+                                      "W_h by least squares)", student_from=minilm))
         rows.append(student_row(ds, 2, "hinton", None, slug="hinton-minilm",
-                                title="hinton, all-MiniLM-L6-v2 student (6 layers, 384 wide), 3 epochs",
-                                student_from=str(BASES / "all-MiniLM-L6-v2"), epochs=3))
-        # The default model: the same, from the all-MiniLM-L6-v2 already fine-tuned on the
-        # corpus (minilm-bc5cdr, README "The default model"), refined by the teacher's soft labels.
+                                title="hinton, all-MiniLM-L6-v2 student (6 layers, 384 wide)", student_from=minilm))
+        rows.append(minilm_row(ds))
+        # The default model's recipe: the MiniLM already fine-tuned on the corpus, refined
+        # by the teacher's soft labels.
         rows.append(student_row(ds, 2, "hinton", None, slug="hinton-minilm-ft",
                                 title="hinton, student initialised from minilm-bc5cdr (all-MiniLM-L6-v2 "
-                                      "fine-tuned on BC5CDR), 2 epochs",
-                                student_from="minilm-bc5cdr", epochs=2))
+                                      "fine-tuned on BC5CDR)", student_from=f"minilm-{ds}",
+                                requires=(f"{ds}/minilm-ft",)))
         rows.append(student_row(ds, 2, "fastbioner", None, slug="fastbioner-bigru",
-                                title="fastbioner, BiGRU+CRF student", student_from="bigru"))
+                                title="fastbioner (label terms), BiGRU+CRF student", student_from="bigru",
+                                extra_args=("--temperature", f"{TEMPERATURE:g}")))
         unl = str(DATA / "bc5cdr" / "pubtator" / "CDR_TrainingSet.PubTator.txt")
+        cal = ("--calibrate", "grad-norm")
         for slug, title, extra in (
-                ("ablate-no-ml", "without L_ML", ("--drop-terms", "hidden,attention")),
-                ("ablate-no-attention", "without the attention term", ("--drop-terms", "attention")),
-                ("ablate-constant-phi", "phi replaced by a constant 0.5", ("--schedule", "constant", "--alpha", "0.5")),
-                ("ablate-b0", "b = 0", ("--b", "0")),
-                ("ablate-b05", "b = 0.5", ("--b", "0.5")),
-                ("ablate-unlabeled", "with unlabelled text (BC5CDR train abstracts as raw text)",
-                 ("--unlabeled", unl))):
-            rows.append(student_row(ds, 4, "fastbioner", 3, slug=f"{slug}-3", title=f"3 layers, {title}",
+                ("cal-scores", "attention scores (not centred)", (*cal, "--attention", "scores")),
+                ("cal-probs", "attention probabilities", (*cal, "--attention", "probs")),
+                ("cal-no-attention", "without the attention term", (*CALIBRATED, "--drop-terms", "attention")),
+                ("cal-no-ml", "without L_ML (soft and gold labels under phi)", ("--drop-terms", "hidden,attention")),
+                ("cal-constant-phi", "phi replaced by a constant 0.5",
+                 (*CALIBRATED, "--schedule", "constant", "--alpha", "0.5")),
+                ("cal-b0", "b = 0", (*CALIBRATED, "--b", "0")),
+                ("cal-b05", "b = 0.5", (*CALIBRATED, "--b", "0.5")),
+                ("cal-unlabeled", "with unlabelled text (BC5CDR train abstracts as raw text)",
+                 (*CALIBRATED, "--unlabeled", unl))):
+            rows.append(student_row(ds, 4, "fastbioner", 3, slug=f"{slug}-3", title=f"3 layers, calibrated, {title}",
                                     extra_args=extra))
     return rows
 
 
-def load_results() -> dict:
-    if RESULTS.is_file():
-        return json.loads(RESULTS.read_text(encoding="utf-8"))
+def load_results(path: Path = RESULTS) -> dict:
+    """``{row id: {seed: result}}``."""
+    if path.is_file():
+        return json.loads(path.read_text(encoding="utf-8"))
     return {}
 
 
-def save_results(results: dict) -> None:
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    tmp = RESULTS.with_suffix(".tmp")
+def save_results(results: dict, path: Path = RESULTS) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, RESULTS)
+    os.replace(tmp, path)
+
+
+def record(row: Row, seed: int, entry: dict, path: Path = RESULTS) -> None:
+    """Store one finished run, re-reading the file first (another process may have
+    written meanwhile)."""
+    import fcntl
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        results = load_results(path)
+        results.setdefault(row.id, {})[str(seed)] = entry
+        save_results(results, path)
 
 
 def cpu_name() -> str:
@@ -216,56 +286,61 @@ def result_from_manifest(m: dict) -> dict:
             "layers": m.get("layers"), "width": m.get("width"), "method": m.get("method"),
             "parent": m.get("parent"), "epoch_seconds": training.get("epoch_seconds"),
             "steps": training.get("steps"), "best_step": training.get("best_step"),
+            "history": [{"step": h.get("step"), "f1": h.get("f1")} for h in training.get("history") or []],
+            "calibration": (training.get("calibration") or {}).get("scales"),
             "compression": m.get("compression") or {}}
 
 
-def run_rows(rows: list[Row], force: bool, dry_run: bool) -> int:
-    results = load_results()
-    failed = 0
-    for row in rows:
-        if row.id in results and not force:
-            print(f"[skip] {row.id}: already run ({results[row.id]['finished']})")
+def result_entry(row: Row, seed: int, command: str, wall: float | None, manifest: dict,
+                 commit: str | None = None) -> dict:
+    return {"command": command, "seed": seed, "epochs": row.epochs,
+            "wall_seconds": None if wall is None else round(wall, 1), "cpu": cpu_name(),
+            "cores": os.cpu_count(), "commit": commit,
+            "finished": datetime.now(timezone.utc).replace(microsecond=0).isoformat(),
+            "model": row.model_name(seed), **result_from_manifest(manifest)}
+
+
+def _mean_sd(xs: list[float]) -> tuple[float, float | None]:
+    m = sum(xs) / len(xs)
+    if len(xs) < 2:
+        return m, None
+    return m, (sum((x - m) ** 2 for x in xs) / (len(xs) - 1)) ** 0.5
+
+
+def aggregate(results: dict) -> dict:
+    """One entry per row for the report: the first seed's figures, with precision,
+    recall and F1 (overall and per type) replaced by their means over the seeds run,
+    and ``f1_sd`` (sample standard deviation) and ``seeds`` added."""
+    out = {}
+    for row_id, by_seed in results.items():
+        runs = [by_seed[k] for k in sorted(by_seed, key=int)]
+        if not runs:
             continue
-        cmd = row.command()
-        print(f"[run] {row.id}: {shlex.join(cmd)}", flush=True)
-        if dry_run:
-            continue
-        if force:
-            subprocess.run(["fastbioner", "models", "delete", row.model], capture_output=True)
-        t0 = time.monotonic()
-        proc = subprocess.run(cmd)
-        wall = time.monotonic() - t0
-        if proc.returncode != 0:
-            print(f"[fail] {row.id}: exit {proc.returncode}", file=sys.stderr)
-            failed += 1
-            continue
-        results = load_results()  # another runner may have written meanwhile
-        results[row.id] = {"command": shlex.join(cmd), "seed": SEED, "epochs": row.epochs,
-                           "wall_seconds": round(wall, 1), "cpu": cpu_name(), "cores": os.cpu_count(),
-                           "finished": datetime.now(timezone.utc).replace(microsecond=0).isoformat(),
-                           "model": row.model, **result_from_manifest(manifest_of(row.model))}
-        save_results(results)
-        print(f"[done] {row.id}: devel F1 {results[row.id]['f1']:.4f} in {wall / 60:.1f} min", flush=True)
-    return 1 if failed else 0
+        first = dict(runs[0])
+        for key in ("precision", "recall", "f1"):
+            vals = [r[key] for r in runs if r.get(key) is not None]
+            if vals:
+                first[key], sd = _mean_sd(vals)
+                first[f"{key}_sd"] = sd
+        for typ in first.get("per_type") or {}:
+            vals = [r["per_type"][typ]["f1"] for r in runs if typ in (r.get("per_type") or {})]
+            first["per_type"] = {**first["per_type"], typ: {**first["per_type"][typ], "f1": _mean_sd(vals)[0]}}
+        first["seeds"] = [r["seed"] for r in runs]
+        first["runs"] = runs
+        out[row_id] = first
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("list", help="the rows, and which have been run")
-    run = sub.add_parser("run", help="run rows (skips rows already run unless --force)")
-    run.add_argument("rows", nargs="*", help="row ids (see list)")
-    run.add_argument("--table", type=int)
-    run.add_argument("--dataset", choices=sorted(DATASETS))
-    run.add_argument("--force", action="store_true")
-    run.add_argument("--dry-run", action="store_true")
+    sub.add_parser("list", help="the rows, and which seeds have been run")
     adopt = sub.add_parser("adopt", help="record a row from a model already registered by the given "
                            "command (run by hand or by another script); the command is stored as given")
     adopt.add_argument("row")
     adopt.add_argument("--command", required=True, help="the exact command that made the model")
     adopt.add_argument("--model", help="registry name, if not the row's")
     adopt.add_argument("--seed", type=int, required=True)
-    adopt.add_argument("--epochs", type=int, required=True)
     rep = sub.add_parser("report", help="write docs/benchmarks.md")
     rep.add_argument("--out", default=str(REPO / "docs" / "benchmarks.md"))
     args = parser.parse_args(argv)
@@ -274,34 +349,25 @@ def main(argv: list[str] | None = None) -> int:
     if args.cmd == "list":
         done = load_results()
         for r in rows:
-            state = f"F1 {done[r.id]['f1']:.4f}" if r.id in done else "not yet run"
-            print(f"table {r.table}  {r.id:<34} {state:<16} {r.title}")
+            got = done.get(r.id, {})
+            seeds = ", ".join(f"s{k} {100 * v['f1']:.2f}" for k, v in sorted(got.items()) if v.get("f1") is not None)
+            missing = [s for s in r.seeds if str(s) not in got]
+            state = seeds + (f"; not yet run: {', '.join(f's{s}' for s in missing)}" if missing else "")
+            print(f"table {r.table}  {r.id:<36} {state or 'not yet run':<40} {r.title}")
         return 0
-    if args.cmd == "run":
-        chosen = [r for r in rows if (not args.rows or r.id in args.rows)
-                  and (args.table is None or r.table == args.table)
-                  and (args.dataset is None or r.dataset == args.dataset)]
-        unknown = set(args.rows) - {r.id for r in rows}
-        if unknown:
-            parser.error(f"unknown row(s): {', '.join(sorted(unknown))}")
-        return run_rows(chosen, args.force, args.dry_run)
     if args.cmd == "adopt":
         row = next((r for r in rows if r.id == args.row), None)
         if row is None:
             parser.error(f"unknown row {args.row}")
-        name = args.model or row.model
+        name = args.model or row.model_name(args.seed)
         m = manifest_of(name)
-        results = load_results()
-        results[row.id] = {"command": args.command, "seed": args.seed, "epochs": args.epochs,
-                           "wall_seconds": (m.get("training") or {}).get("seconds"), "cpu": cpu_name(),
-                           "cores": os.cpu_count(), "finished": m.get("created"), "model": name,
-                           **result_from_manifest(m)}
-        save_results(results)
-        print(f"recorded {row.id} from {name}: devel F1 {results[row.id]['f1']:.4f}")
+        entry = result_entry(row, args.seed, args.command, (m.get("training") or {}).get("seconds"), m)
+        record(row, args.seed, entry)
+        print(f"recorded {row.id} seed {args.seed} from {name}: devel F1 {entry['f1']:.4f}")
         return 0
     from benchmark_report import write_report  # noqa: E402 (beside this script)
 
-    write_report(rows, load_results(), Path(args.out), PREAMBLE)
+    write_report(rows, aggregate(load_results()), Path(args.out), PREAMBLE)
     print(f"wrote {args.out}")
     return 0
 
