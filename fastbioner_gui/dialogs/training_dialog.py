@@ -10,8 +10,8 @@ from typing import Sequence
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QDoubleSpinBox, QFileDialog,
-                               QFormLayout, QHBoxLayout, QLabel, QLineEdit, QListWidget, QPushButton, QSpinBox,
-                               QVBoxLayout, QWidget)
+                               QFormLayout, QGridLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit, QListWidget,
+                               QPushButton, QSpinBox, QVBoxLayout, QWidget)
 
 from fastbioner.documents import Source
 from fastbioner.errors import FastBioNERError
@@ -23,17 +23,63 @@ from ..settings import DEVICES, AppSettings
 
 STUDENT_SOURCES = ("teacher", "bigru", "bilstm")
 LAYER_CHOICES = ("6", "4", "3", "custom")
-# Mirrors fastbioner.distill.methods.METHOD_NAMES; read from there when it imports.
-_FALLBACK_METHODS = ("fastbioner", "og", "hinton", "pkd", "tinybert", "mse-prob", "mse-logit")
 
 
 def _methods() -> dict[str, tuple[str, float]]:
     """Each method's one-line summary and its own temperature."""
-    try:
-        from fastbioner.distill.methods import METHODS
-    except ImportError:
-        return {m: ("", 1.0) for m in _FALLBACK_METHODS}
+    from fastbioner.distill.methods import METHODS
+
     return {name: (m.summary, m.temperature) for name, m in METHODS.items()}
+
+
+class AdvancedMethodSettings(QGroupBox):
+    """The research settings of a distillation method, folded away by default: a
+    weight per loss term, calibration of the matching terms, and how attention maps
+    are compared. Defaults come from :class:`MethodConfig`, as the CLI's do."""
+
+    def __init__(self, parent: QWidget | None = None):
+        from fastbioner.distill.methods import ATTENTION_FORMS, TERM_NAMES, MethodConfig
+
+        super().__init__("Advanced: loss-term weights, calibration, attention", parent)
+        defaults = MethodConfig()
+        self.setCheckable(True)
+        self.setChecked(False)
+        self.body = QWidget()
+        form = QFormLayout(self.body)
+        self.weights: dict[str, QDoubleSpinBox] = {}
+        grid = QGridLayout()
+        for i, term in enumerate(TERM_NAMES):
+            box = QDoubleSpinBox(minimum=0.0, maximum=1e4, decimals=4, singleStep=0.1,
+                                 value=defaults.term_weights.get(term, 1.0))
+            box.setToolTip(f"weight of the {term} term, multiplying the method's own (1: as the method says)")
+            self.weights[term] = box
+            grid.addWidget(QLabel(term), i // 4, 2 * (i % 4))
+            grid.addWidget(box, i // 4, 2 * (i % 4) + 1)
+        form.addRow("Term weights", grid)
+        self.calibrate = QCheckBox("scale each matching term so its gradient norm at the start equals the "
+                                   "gold labels'")
+        self.calibrate.setChecked(defaults.calibrate != "none")
+        form.addRow("Calibration", self.calibrate)
+        self.attention = QComboBox()
+        self.attention.addItems(ATTENTION_FORMS)
+        self.attention.setCurrentText(defaults.attention)
+        self.attention.setToolTip("scores: QK^T/sqrt(d_k) (the paper's); centred: the same with each query "
+                                  "row's mean removed (softmax ignores it); probs: after softmax")
+        form.addRow("Attention maps", self.attention)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.body)
+        self.body.setVisible(False)
+        self.toggled.connect(self.body.setVisible)
+
+    def apply(self, method):  # noqa: ANN001,ANN201 - a MethodConfig, returned filled in
+        """The settings into ``method`` (only while the section is open: folded,
+        the method's defaults stand)."""
+        if not self.isChecked():
+            return method
+        method.term_weights = {t: box.value() for t, box in self.weights.items() if box.value() != 1.0}
+        method.calibrate = "grad-norm" if self.calibrate.isChecked() else "none"
+        method.attention = self.attention.currentText()
+        return method
 
 
 class FileList(QWidget):
@@ -130,9 +176,13 @@ class TrainingDialog(QDialog):
             form.addRow("Method", self.method)
             form.addRow("Temperature T", self.temperature)
             form.addRow("b (phi offset)", self.b)
+            self.advanced = AdvancedMethodSettings()
         self.epochs = QSpinBox(minimum=1, maximum=100, value=3)
+        from fastbioner.config import TrainingConfig
+
+        # The CLI's default, from the same dataclass.
         self.learning_rate = QDoubleSpinBox(minimum=1e-6, maximum=1e-2, decimals=6, singleStep=1e-5,
-                                            value=1e-4 if kind == "distill" else 5e-5)
+                                            value=TrainingConfig().learning_rate)
         self.batch_size = QSpinBox(minimum=1, maximum=1024, value=16)
         self.device = QComboBox()
         self.device.addItems(DEVICES)
@@ -164,6 +214,8 @@ class TrainingDialog(QDialog):
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
         layout.addLayout(form)
+        if kind == "distill":
+            layout.addWidget(self.advanced)
         layout.addWidget(self.error)
         layout.addWidget(buttons)
         self.resize(620, 0)
@@ -220,8 +272,9 @@ class TrainingDialog(QDialog):
 
         source = self.student_source.currentText().strip()
         student = StudentConfig(source=source, layers=None if source in ("bigru", "bilstm") else self.layer_count())
-        method = MethodConfig(name=self.method.currentText(), temperature=self.temperature.value(),
-                              b=self.b.value() if self.method.currentText() == "fastbioner" else None)
+        method = self.advanced.apply(MethodConfig(
+            name=self.method.currentText(), temperature=self.temperature.value(),
+            b=self.b.value() if self.method.currentText() == "fastbioner" else None))
         return DistillConfig(teacher=self.teacher.currentText().strip(), student=student, method=method,
                              train_files=train, dev_file=dev, training=training)
 

@@ -117,3 +117,27 @@ def test_closing_the_dialog_stops_a_measurement(window, tiny_teacher, qtbot):
         pass
     assert job.state in (JobState.CANCELLED, JobState.DONE)
     assert job.token.cancelled
+
+
+def test_the_advanced_section_sets_term_weights_calibration_and_attention(window, tiny_teacher):
+    """Folded (the default) it leaves the method's defaults; opened, its weights,
+    calibration and attention form reach the config the job runs with, and the
+    learning rate starts at the CLI's default."""
+    from fastbioner.config import TrainingConfig
+    from fastbioner.distill.methods import MethodConfig
+
+    dialog = _dialog(window, tiny_teacher)
+    assert dialog.learning_rate.value() == pytest.approx(TrainingConfig().learning_rate)
+    folded = dialog.build_config().method
+    assert folded.term_weights == MethodConfig().term_weights and folded.calibrate == MethodConfig().calibrate
+    assert not dialog.advanced.body.isVisible()
+    dialog.advanced.setChecked(True)
+    assert dialog.advanced.body.isVisibleTo(dialog)
+    dialog.advanced.weights["attention"].setValue(0.01)
+    dialog.advanced.calibrate.setChecked(True)
+    dialog.advanced.attention.setCurrentText("centred")
+    method = dialog.build_config().method
+    assert method.term_weights == {"attention": pytest.approx(0.01)}
+    assert method.calibrate == "grad-norm" and method.attention == "centred"
+    method.resolve()  # a valid method
+    dialog.reject()
