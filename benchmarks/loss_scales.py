@@ -65,6 +65,9 @@ def main(argv: list[str] | None = None) -> int:
 
     args, dargs = parse(sys.argv[1:] if argv is None else argv)
     config = config_from_args(dargs)
+    # A few batches only: the teacher runs on them live rather than filling a cache
+    # over the whole training set first.
+    config.teacher_cache = "none"
     config.validate()
     if config.training.threads:
         torch.set_num_threads(config.training.threads)
