@@ -26,7 +26,6 @@ Decisions a caller may rely on:
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
@@ -128,17 +127,6 @@ def _read_labels(model, where: str) -> tuple[list[str], str]:
     return labels, scheme
 
 
-def register_custom_models(folder: Path) -> None:
-    """Model types that are ours (the recurrent student) register their classes with
-    transformers on import; import only what this folder needs."""
-    try:
-        model_type = json.loads((folder / "config.json").read_text(encoding="utf-8")).get("model_type")
-    except (OSError, ValueError):
-        return  # modeling.check_weights gives the clear error
-    if model_type == "fastbioner-rnn":
-        from .distill import recurrent  # noqa: F401
-
-
 class Tagger:
     """A token classifier ready to tag: load with :meth:`load`, then :meth:`tag`."""
 
@@ -170,7 +158,6 @@ class Tagger:
     def load(cls, name_or_folder: str | Path, config: TaggerConfig | None = None) -> "Tagger":
         """From a registry name or a model folder (safetensors only, no remote code)."""
         folder, name, manifest = resolve_model(name_or_folder)
-        register_custom_models(folder)
         model = load_token_classifier(folder, device="cpu")
         tokenizer = load_tokenizer(folder)
         return cls(model, tokenizer, config, name=name, folder=folder, manifest=manifest)

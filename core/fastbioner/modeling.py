@@ -115,6 +115,9 @@ def load_token_classifier(ref: str | Path, labels: Sequence[str] | None = None,
     """
     from transformers import AutoModelForTokenClassification
 
+    from .models import register_architectures
+
+    register_architectures()  # a folder may hold one of the project's own model types
     if _is_local(ref):
         check_weights(ref)
     options: dict[str, Any] = dict(use_safetensors=True, trust_remote_code=False,

@@ -141,6 +141,9 @@ def manifest_from_folder(folder: str | Path, kind: str = "teacher") -> Manifest:
 
     from transformers import AutoConfig
 
+    from .models import register_architectures
+
+    register_architectures()  # the folder may hold one of the project's own model types
     folder = Path(folder)
     check_weights(folder)
     try:  # AutoConfig fills what config.json leaves at defaults (id2label LABEL_0 ...)

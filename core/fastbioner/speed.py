@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Callable, ContextManager, Iterable, Mapping, Sequence
 
 from .documents import Document, Span
-from .inference import Tagger, TaggerConfig, register_custom_models, resolve_model
+from .inference import Tagger, TaggerConfig, resolve_model
 from .jobs import CancelToken, EventCallback, ProgressReporter, run_job
 from .modeling import load_token_classifier, load_tokenizer
 from .precision import (
@@ -146,7 +146,6 @@ def precision_taggers(model: str | Path, config: TaggerConfig | None = None,
     device offers) over a single load of the model."""
     config = config or TaggerConfig()
     folder, name, _ = resolve_model(model)
-    register_custom_models(folder)
     base = load_token_classifier(folder, device="cpu")
     tokenizer = load_tokenizer(folder)
 

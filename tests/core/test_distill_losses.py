@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from fastbioner.distill.capture import capture, prepare_for_capture
-from fastbioner.distill.crf import CRF
+from fastbioner.models.crf import CRF
 from fastbioner.distill.losses import (
     attention_mse, confidence_weights, first_positions, gather_positions, hidden_mse, logit_mse,
     normalized_hidden_mse, prob_mse, soft_label_loss,

@@ -106,7 +106,7 @@ def result_objective(trained, registry, method, student_cfg):
     from fastbioner.distill.data import PairedBatches, encode
     from fastbioner.distill.objective import DistillationObjective, ObjectiveParts
     from fastbioner.distill.teacher_cache import LiveTeacher, teacher_needs
-    from fastbioner.distill.recurrent import RecurrentTagger
+    from fastbioner.models.recurrent import RecurrentTagger
     from fastbioner.encoding import WordEncoder
     from fastbioner.losses import CrossEntropy
     from fastbioner.modeling import load_tokenizer, model_labels

@@ -5,7 +5,8 @@ import pytest
 import torch
 
 from fastbioner.distill.capture import capture
-from fastbioner.distill.recurrent import RecurrentTagger, recurrent_student
+from fastbioner.distill.students import recurrent_student
+from fastbioner.models.recurrent import RecurrentTagger
 from fastbioner.distill.students import (
     projection_for, student_from_teacher, truncate_layers, uniform_layer_map,
 )

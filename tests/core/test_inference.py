@@ -211,7 +211,7 @@ def test_threads_setting_is_applied(trained):
 
 
 def test_crf_student_tags_through_its_own_decoder(trained, tmp_path):
-    from fastbioner.distill.recurrent import recurrent_student
+    from fastbioner.distill.students import recurrent_student
     from fastbioner.modeling import load_token_classifier, load_tokenizer, save_model
 
     student = recurrent_student(load_token_classifier(trained), hidden_size=16, use_crf=True)
@@ -236,3 +236,25 @@ def test_batching_does_not_change_the_entities(trained, tagger):
     for a, b in zip(small.tag(docs), tagger.tag(docs)):
         assert [(s.start, s.end, s.label) for s in a] == [(s.start, s.end, s.label) for s in b]
         assert [s.score for s in a] == pytest.approx([s.score for s in b], abs=1e-5)
+
+
+def test_a_recurrent_student_evaluates_in_a_fresh_process(trained, tmp_path):
+    """`fastbioner evaluate` on a BiGRU+CRF student in a process that has imported
+    nothing else: loading a model registers the project's own model types, so no
+    earlier import has to have done it."""
+    import os
+    import subprocess
+    import sys
+
+    from fastbioner.distill.students import recurrent_student
+    from fastbioner.modeling import load_token_classifier, load_tokenizer, save_model
+
+    student = recurrent_student(load_token_classifier(trained), hidden_size=16, use_crf=True)
+    folder = save_model(student, load_tokenizer(trained), tmp_path / "rnn")
+    bio = tmp_path / "dev.tsv"
+    bio.write_text("Cocaine\tB-Chemical\ncaused\tO\nhypertension\tB-Disease\n\n", encoding="utf-8")
+    env = {**os.environ, "FASTBIONER_HOME": str(tmp_path / "home")}
+    proc = subprocess.run([sys.executable, "-m", "fastbioner.cli.main", "evaluate", str(folder), str(bio)],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "F1" in proc.stdout or "f1" in proc.stdout

@@ -38,9 +38,10 @@ from .config import DistillConfig, StudentConfig
 from .data import EncodedData, PairedBatches, encode, read_unlabeled
 from .methods import TOKEN_LEVEL_TERMS, Method
 from .objective import DistillationObjective, ObjectiveParts
-from .recurrent import RecurrentTagger, recurrent_student
-from .students import (copy_head, freeze, hidden_width, parameter_count, projection_for, same_labels,
-                       student_from_teacher, truncate_layers, uniform_layer_map)
+from ..models.recurrent import RecurrentTagger
+from .students import (copy_head, freeze, hidden_width, parameter_count, projection_for,
+                       recurrent_student, same_labels, student_from_teacher, truncate_layers,
+                       uniform_layer_map)
 from .teacher_cache import LiveTeacher, TeacherCache, teacher_needs
 
 

@@ -1,5 +1,5 @@
 """Building students: from the teacher's own layers, from another pretrained
-encoder, or the recurrent student (:mod:`fastbioner.distill.recurrent`).
+encoder, or the recurrent student (:mod:`fastbioner.models.recurrent`).
 
 Layer mapping (the paper's uniform mapping): student layer ``j`` (1-based) learns
 from, and when built from the teacher starts as, teacher layer ``j * m / n``. When
@@ -20,6 +20,7 @@ from torch import nn
 from transformers import PreTrainedModel
 
 from ..errors import FastBioNERError
+from ..models.recurrent import RecurrentTagger, RecurrentTaggerConfig
 
 
 def uniform_layer_map(teacher_layers: int, student_layers: int) -> list[int]:
@@ -130,3 +131,20 @@ def copy_head(student: PreTrainedModel, teacher: PreTrainedModel) -> bool:
     s_head.weight.copy_(t_head.weight)
     s_head.bias.copy_(t_head.bias)
     return True
+
+
+def recurrent_student(teacher: PreTrainedModel, hidden_size: int = 256, num_layers: int = 1,
+                      cell: str = "gru", use_crf: bool = True, dropout: float = 0.1) -> RecurrentTagger:
+    """A recurrent tagger whose wordpiece embeddings are a copy of ``teacher``'s
+    (so it uses the teacher's tokenizer), with the teacher's labels."""
+    source = teacher.get_input_embeddings().weight.detach()
+    tc = teacher.config
+    config = RecurrentTaggerConfig(
+        vocab_size=source.shape[0], embedding_size=source.shape[1], hidden_size=hidden_size,
+        num_layers=num_layers, cell=cell, use_crf=use_crf, dropout=dropout,
+        pad_token_id=tc.pad_token_id if tc.pad_token_id is not None else 0,
+        id2label=dict(tc.id2label), label2id=dict(tc.label2id))
+    model = RecurrentTagger(config)
+    with torch.no_grad():
+        model.embeddings.weight.copy_(source)
+    return model

@@ -9,7 +9,8 @@ each word are the CRF's emissions, so transitions are between word labels.
 It is a Hugging Face ``PreTrainedModel`` registered under the model type
 ``fastbioner-rnn``: ``save_pretrained`` writes safetensors and ``config.json``, and
 ``AutoModelForTokenClassification.from_pretrained`` loads it once this module is
-imported (no remote code: the class is ours, not the folder's).
+imported (no remote code: the class is ours, not the folder's). Building one from a
+teacher is the distillation package's job (:func:`fastbioner.distill.students.recurrent_student`).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from transformers.modeling_outputs import TokenClassifierOutput
 
 from ..losses import CrossEntropy
 from .crf import CRF
-from .losses import first_positions, gather_positions
+from .positions import first_positions, gather_positions
 
 
 class RecurrentTaggerConfig(PretrainedConfig):
@@ -107,20 +108,3 @@ class RecurrentTagger(PreTrainedModel):
 
 AutoConfig.register(RecurrentTaggerConfig.model_type, RecurrentTaggerConfig, exist_ok=True)
 AutoModelForTokenClassification.register(RecurrentTaggerConfig, RecurrentTagger, exist_ok=True)
-
-
-def recurrent_student(teacher: PreTrainedModel, hidden_size: int = 256, num_layers: int = 1,
-                      cell: str = "gru", use_crf: bool = True, dropout: float = 0.1) -> RecurrentTagger:
-    """A recurrent tagger whose wordpiece embeddings are a copy of ``teacher``'s
-    (so it uses the teacher's tokenizer), with the teacher's labels."""
-    source = teacher.get_input_embeddings().weight.detach()
-    tc = teacher.config
-    config = RecurrentTaggerConfig(
-        vocab_size=source.shape[0], embedding_size=source.shape[1], hidden_size=hidden_size,
-        num_layers=num_layers, cell=cell, use_crf=use_crf, dropout=dropout,
-        pad_token_id=tc.pad_token_id if tc.pad_token_id is not None else 0,
-        id2label=dict(tc.id2label), label2id=dict(tc.label2id))
-    model = RecurrentTagger(config)
-    with torch.no_grad():
-        model.embeddings.weight.copy_(source)
-    return model

@@ -1,0 +1,14 @@
+"""Every architecture the project can ship: Hugging Face transformer token
+classifiers (loaded as they are) and the recurrent tagger with its CRF
+(:mod:`fastbioner.models.recurrent`). Loading a model
+(:func:`fastbioner.modeling.load_token_classifier`) registers ours with transformers
+first, so any process can load any kind of student; the distillation package only
+builds and trains them.
+"""
+
+from __future__ import annotations
+
+
+def register_architectures() -> None:
+    """Make transformers' Auto classes know the project's own model types."""
+    from . import recurrent  # noqa: F401 (registers on import)
