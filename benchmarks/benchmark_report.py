@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 SPEED = REPO / "benchmarks" / "results" / "students-speed.json"

@@ -58,7 +58,6 @@ def main(argv: list[str] | None = None) -> int:
     from fastbioner.distill.data import PairedBatches
     from fastbioner.distill.losses import attention_mse
     from fastbioner.distill.runner import batches_total, prepare_run
-    from fastbioner.distill.schedules import dynamic_phi  # noqa: F401 (documented above)
     from fastbioner.jobs import ProgressReporter
     from fastbioner.registry import Registry
     from fastbioner.training import linear_warmup_decay, move_to
@@ -110,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
             figures["attention_forms"] = attention_forms(objective, first, attention_mse)
         if config.method.calibrate == "none":
             cal = calibrate(objective, first, params, total, config.method.calibration_ratio)
-            print(f"\n(--calibrate grad-norm would scale: "
+            print("\n(--calibrate grad-norm would scale: "
                   + (", ".join(f"{n} x{v:.4g}" for n, v in cal.scales.items()) or "nothing") + ")")
             figures["would_calibrate"] = cal.to_dict()
         else:

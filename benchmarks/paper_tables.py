@@ -26,11 +26,8 @@ import argparse
 import json
 import os
 import platform
-import shlex
-import subprocess
 import sys
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 

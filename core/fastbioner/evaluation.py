@@ -2,10 +2,11 @@
 overall and per entity type, plus a token-level block for imbalanced labels
 (accuracy, balanced accuracy, Matthews correlation).
 
-Predictions go through one function, :func:`predict_words` (words in, IOB2 tags
-out, long sentences windowed and stitched by :mod:`fastbioner.encoding`);
-:func:`evaluate_model` takes any other ``predictor`` with the same shape, so the
-inference engine's Tagger can replace it without changing how scores are made.
+Predictions go through one function, the inference engine's
+:meth:`fastbioner.inference.Tagger.predict_words` (words in, repaired IOB2 tags out,
+CRF decoding where the model has one, long sentences windowed and stitched), here as
+in training-time scoring, tagging and the benchmarks; :func:`evaluate_model` also
+takes any other ``predictor`` of the same shape.
 """
 
 from __future__ import annotations
@@ -15,12 +16,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
-import torch
 
-from .encoding import WordEncoder, length_sorted_batches
 from .errors import InputError
 from .jobs import CancelToken, EventCallback, ProgressReporter, run_job
-from .labels import repair_iob2
 
 WordPredictor = Callable[[Sequence[Sequence[str]], ProgressReporter], "list[list[str]]"]
 
@@ -82,7 +80,7 @@ def score_tags(gold: Sequence[Sequence[str]], predicted: Sequence[Sequence[str]]
 
     Entities are scored by seqeval in strict mode: an entity counts only when its
     type and both boundaries match, and an ``I-`` that does not continue an entity
-    starts none (predictions from :func:`predict_words` are already repaired)."""
+    starts none (the Tagger's predictions are already repaired)."""
     from seqeval.metrics import classification_report
     from seqeval.scheme import IOB2
     from sklearn.metrics import balanced_accuracy_score, matthews_corrcoef
@@ -112,56 +110,23 @@ def score_tags(gold: Sequence[Sequence[str]], predicted: Sequence[Sequence[str]]
                             int(micro["support"]), per_type, accuracy, balanced, mcc, n, len(gold))
 
 
-def predict_words(model, tokenizer, sentences: Sequence[Sequence[str]], batch_size: int = 32,
-                  device: str | torch.device | None = None, *, encoder: WordEncoder | None = None,
-                  max_length: int = 256, check: Callable[[], None] | None = None,
-                  on_batch: Callable[[int, int], None] | None = None,
-                  repair: bool = True) -> list[list[str]]:
-    """IOB2 tags, one per word, for each sentence (invalid sequences repaired unless
-    ``repair=False``: an ``I-`` that does not continue an entity begins one). Long
-    sentences are windowed and stitched; a word with no subword is tagged ``O``."""
-    from .modeling import model_labels, pick_device
-
-    labels = model_labels(model)
-    encoder = encoder or WordEncoder(tokenizer, labels, max_length=max_length)
-    device = pick_device(device) if device is not None else next(model.parameters()).device
-    windows = encoder.encode(sentences)
-    per_window: list[list[int]] = [[] for _ in windows]
-    batches = length_sorted_batches([len(w) for w in windows], batch_size)
-    was_training = model.training
-    model.eval()
-    try:
-        with torch.inference_mode():
-            for b, idx in enumerate(batches, 1):
-                if check is not None:
-                    check()
-                batch = encoder.collate([windows[i] for i in idx], idx).to(device)
-                ids = model(**batch.model_inputs()).logits.argmax(-1).cpu().tolist()
-                for row, i in enumerate(idx):
-                    per_window[i] = ids[row]
-                if on_batch is not None:
-                    on_batch(b, len(batches))
-    finally:
-        model.train(was_training)
-    fill = labels.index("O") if "O" in labels else 0
-    ids_per_word = encoder.stitch(windows, per_window, len(sentences), fill=fill)
-    tags = [[labels[i] for i in row] for row in ids_per_word]
-    return [repair_iob2(t)[0] for t in tags] if repair else tags
-
-
-def _model_predictor(entry, batch_size: int, device: str) -> WordPredictor:
+def _model_predictor(entry, device: str, batch_size: int) -> WordPredictor:
+    """Predictions as the model tags in use (:meth:`fastbioner.inference.Tagger.predict_words`,
+    CRF decoding included), at float32, windowed as the model was trained."""
+    from .inference import Tagger, TaggerConfig
     from .modeling import load_token_classifier, load_tokenizer, model_labels
     from .registry import check_bio_labels
 
-    model = load_token_classifier(entry.path, device=device)
-    tokenizer = load_tokenizer(entry.path)
+    model = load_token_classifier(entry.path, device="cpu")
     check_bio_labels(model_labels(model), entry.path)
-    max_length = int(entry.manifest.config.get("encoding", {}).get("max_length", 256))
+    tagger = Tagger(model, load_tokenizer(entry.path), TaggerConfig(device=device, precision="fp32",
+                                                                   max_batch_size=batch_size),
+                    name=entry.name, folder=entry.path, manifest=entry.manifest.to_dict())
 
     def predict(sentences: Sequence[Sequence[str]], reporter: ProgressReporter) -> list[list[str]]:
-        return predict_words(model, tokenizer, sentences, batch_size, max_length=max_length,
-                             check=reporter.check,
-                             on_batch=lambda i, n: reporter.emit(step=i, total=n))
+        got = tagger.predict_words(sentences, reporter.cancel,
+                                   on_batch=lambda i, n: reporter.emit(step=i, total=n))
+        return [p.tags for p in got]
     return predict
 
 
@@ -180,7 +145,7 @@ def evaluate_model(model_ref: str | Path, file: str | Path, *, batch_size: int =
         sentences = read_tagged_sentences(file)
         if not sentences:
             raise InputError("no sentences to evaluate", file)
-        predict = predictor or _model_predictor(entry, batch_size, device)
+        predict = predictor or _model_predictor(entry, device, batch_size)
         reporter.check()
         reporter.stage("evaluate", message=f"tagging {len(sentences)} sentences")
         tags = predict([s.words for s in sentences], reporter)

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 import torch
@@ -127,6 +127,14 @@ def _read_labels(model, where: str) -> tuple[list[str], str]:
     return labels, scheme
 
 
+def scoring_tagger(model, tokenizer, max_length: int, window_overlap: int) -> "Tagger":
+    """A Tagger over a model being trained, for devel scoring: on the model's own
+    device, at float32, windowed as the model was trained."""
+    device = next(model.parameters()).device
+    return Tagger(model, tokenizer, TaggerConfig(device=str(device), precision="fp32", max_length=max_length,
+                                                 window_overlap=window_overlap))
+
+
 class Tagger:
     """A token classifier ready to tag: load with :meth:`load`, then :meth:`tag`."""
 
@@ -174,17 +182,22 @@ class Tagger:
 
     # -- words -------------------------------------------------------------------
 
-    def predict_words(self, sentences: Sequence[Sequence[str]],
-                      cancel: CancelToken | None = None) -> list[WordTags]:
-        """One repaired IOB2 tag and probability per word of each sentence."""
+    def predict_words(self, sentences: Sequence[Sequence[str]], cancel: CancelToken | None = None,
+                      on_batch: Callable[[int, int], None] | None = None) -> list[WordTags]:
+        """One repaired IOB2 tag and probability per word of each sentence: the one
+        way words get labels (tagging, evaluation, training-time scoring and the
+        benchmarks all come here), with CRF decoding where the model has a CRF.
+        ``on_batch(done, total)`` follows the batches."""
         windows = self.encoder.encode(sentences)
         values: list[Any] = [None] * len(windows)
         batches = token_budget_batches([len(w) for w in windows], self.token_budget,
                                        self.config.max_batch_size)
         with torch.inference_mode():
-            for idx in batches:
+            for b, idx in enumerate(batches, 1):
                 if cancel is not None:
                     cancel.check()
+                if on_batch is not None:
+                    on_batch(b, len(batches))
                 group = [windows[i] for i in idx]
                 if self._decode is None:
                     ids, mask = (t.to(self.device) for t in _pad(group, self.encoder.pad_id))

@@ -18,7 +18,8 @@ from .checkpoints import clear_checkpoints, has_checkpoint
 from .config import TeacherConfig
 from .encoding import WindowBatches, WordEncoder
 from .errors import InputError, ModelError
-from .evaluation import EvaluationReport, predict_words, score_tags
+from .evaluation import EvaluationReport, score_tags
+from .inference import scoring_tagger
 from .jobs import CancelToken, EventCallback, ProgressReporter, run_job
 from .labels import TaggedSentence, bio_labels, entity_types
 from .losses import make_token_loss
@@ -123,9 +124,9 @@ def train_teacher(config: TeacherConfig, name: str, *, registry: Registry | None
         reports: list[EvaluationReport] = []
 
         def evaluate_dev() -> dict[str, float]:
-            tags = predict_words(model, tokenizer, [s.words for s in dev], tc.eval_batch_size,
-                                 encoder=encoder, check=reporter.check)
-            reports.append(score_tags([s.tags for s in dev], tags))
+            tagger = scoring_tagger(model, tokenizer, enc.max_length, enc.window_overlap)
+            predicted = tagger.predict_words([s.words for s in dev], reporter.cancel)
+            reports.append(score_tags([s.tags for s in dev], [p.tags for p in predicted]))
             return reports[-1].metrics()
 
         trainer = Trainer({"model": model}, TokenClassificationObjective(model, loss_fn), batches, tc,

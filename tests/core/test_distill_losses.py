@@ -8,8 +8,9 @@ import torch
 
 from fastbioner.distill.capture import capture, prepare_for_capture
 from fastbioner.models.crf import CRF
+from fastbioner.models.positions import first_positions, gather_positions
 from fastbioner.distill.losses import (
-    attention_mse, confidence_weights, first_positions, gather_positions, hidden_mse, logit_mse,
+    attention_mse, confidence_weights, hidden_mse, logit_mse,
     normalized_hidden_mse, prob_mse, soft_label_loss,
 )
 from fastbioner.distill.students import student_from_teacher

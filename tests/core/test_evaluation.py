@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from fastbioner.evaluation import EvaluationReport, evaluate_model, predict_words, score_tags
+from fastbioner.evaluation import EvaluationReport, evaluate_model, score_tags
 from fastbioner.jobs import Cancelled, CancelToken, JobState
 from fastbioner.labels import invalid_iob2_positions
 from fastbioner.modeling import load_token_classifier, load_tokenizer
@@ -72,22 +72,33 @@ def tiny(tmp_path_factory):
     return folder, load_token_classifier(folder), load_tokenizer(folder)
 
 
-def test_predict_words_reads_the_first_subword_of_each_word(tiny):
+def _tagger(model, tok, **kw):
+    from fastbioner.inference import Tagger, TaggerConfig
+
+    return Tagger(model, tok, TaggerConfig(device="cpu", precision="fp32", **kw))
+
+
+def test_predictions_read_the_first_subword_of_each_word(tiny):
+    """The one prediction path (the Tagger, used by evaluation and training-time
+    scoring): each word takes its first subword's label, repaired to valid IOB2."""
+    from fastbioner.labels import repair_iob2
+
     _, model, tok = tiny
     words = ["cocaine", "xqzinduced", "heart", "failure"]
-    tags = predict_words(model, tok, [words], repair=False)[0]
+    tags = _tagger(model, tok).predict_words([words])[0].tags
     enc = tok([words], is_split_into_words=True, return_tensors="pt")
     with torch.inference_mode():
         ids = model(**enc).logits.argmax(-1)[0].tolist()
     wids = enc.word_ids(0)
     firsts = [ids[k] for k in range(len(wids)) if wids[k] is not None and (k == 0 or wids[k] != wids[k - 1])]
-    assert tags == [model.config.id2label[i] for i in firsts]
+    assert tags == repair_iob2([model.config.id2label[i] for i in firsts])[0]
 
 
-def test_predict_words_windows_long_sentences_and_repairs(tiny):
+def test_predictions_window_long_sentences_and_repair(tiny):
     _, model, tok = tiny
     long = ["cocaine", "induced", "heart", "failure", "in", "rats"] * 20
-    out = predict_words(model, tok, [long, [], ["aspirin"]], batch_size=2, max_length=16)
+    out = [p.tags for p in _tagger(model, tok, max_length=16, max_batch_size=2).predict_words(
+        [long, [], ["aspirin"]])]
     assert [len(t) for t in out] == [len(long), 0, 1]
     assert all(invalid_iob2_positions(t) == [] for t in out)
 

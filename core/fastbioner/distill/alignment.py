@@ -18,7 +18,7 @@ import torch
 
 from ..encoding import Batch
 from ..errors import FastBioNERError
-from .losses import first_positions, gather_positions
+from ..models.positions import first_positions, gather_positions
 
 _SPECIAL_ROLES = ("cls_token", "sep_token", "pad_token", "unk_token", "mask_token", "bos_token", "eos_token")
 

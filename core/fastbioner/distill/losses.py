@@ -16,8 +16,6 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from ..encoding import IGNORE_INDEX  # noqa: F401
-from ..models.positions import first_positions, gather_positions  # noqa: F401 (used beside these terms)
 
 def _empty(like: torch.Tensor) -> torch.Tensor:
     return like.sum() * 0.0

@@ -23,6 +23,7 @@ from ..checkpoints import clear_checkpoints, has_checkpoint
 from ..encoding import WordEncoder
 from ..errors import InputError, ModelError
 from ..evaluation import EvaluationReport, score_tags
+from ..inference import scoring_tagger
 from ..jobs import CancelToken, EventCallback, ProgressReporter, run_job
 from ..labels import TaggedSentence
 from ..losses import make_token_loss
@@ -364,14 +365,10 @@ def _check_tags(train: list[TaggedSentence], labels: Sequence[str], where: str) 
 
 def _score(built: BuiltStudent, dev: list[TaggedSentence], config: DistillConfig, device,
            reporter: ProgressReporter) -> EvaluationReport:
-    """Devel scores as the student will tag in use: the inference Tagger, so a CRF
-    student is scored on its Viterbi paths."""
-    from ..inference import Tagger, TaggerConfig
-
+    """Devel scores as the student will tag in use (the inference Tagger, so a CRF
+    student is scored on its Viterbi paths)."""
     enc = config.encoding
-    tagger = Tagger(built.model, built.tokenizer,
-                    TaggerConfig(device=str(device), precision="fp32", max_length=enc.max_length,
-                                 window_overlap=enc.window_overlap))
+    tagger = scoring_tagger(built.model, built.tokenizer, enc.max_length, enc.window_overlap)
     predicted = tagger.predict_words([s.words for s in dev], reporter.cancel)
     return score_tags([s.tags for s in dev], [p.tags for p in predicted])
 

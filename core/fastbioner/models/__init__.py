@@ -11,4 +11,4 @@ from __future__ import annotations
 
 def register_architectures() -> None:
     """Make transformers' Auto classes know the project's own model types."""
-    from . import recurrent  # noqa: F401 (registers on import)
+    from . import recurrent  # noqa: F401  (registers on import)
