@@ -96,9 +96,10 @@ def file_sha256(path: str | Path) -> str:
 
 
 def data_record(path: str | Path, role: str) -> dict[str, Any]:
-    """A training-data entry for the manifest: absolute path, role and checksum."""
-    p = Path(path).resolve()
-    return {"path": str(p), "role": role, "sha256": file_sha256(p)}
+    """A training-data entry for the manifest: file name, role and checksum (not
+    the path: a model shipped elsewhere names no folder of the machine it was made on)."""
+    p = Path(path)
+    return {"file": p.name, "role": role, "sha256": file_sha256(p)}
 
 
 def _version_tuple(version: str) -> tuple[int, ...]:

@@ -3,6 +3,8 @@ manifest, cancel, resume."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from fastbioner.config import EncodingConfig, LossConfig, TeacherConfig, TrainingConfig
@@ -10,7 +12,8 @@ from fastbioner.errors import ModelError
 from fastbioner.jobs import Cancelled, CancelToken, JobState
 from fastbioner.modeling import load_token_classifier
 from fastbioner.registry import Registry, file_sha256
-from fastbioner.teacher import checkpoint_folder, train_teacher
+from fastbioner.runs import checkpoint_folder
+from fastbioner.teacher import train_teacher
 from tiny_models import make_tiny_encoder
 
 SENTENCES = [
@@ -63,9 +66,15 @@ def test_train_teacher_registers_a_model_with_a_full_manifest(encoder_folder, da
     assert m.kind == "teacher" and m.base_model == str(encoder_folder)
     assert m.labels == ["O", "B-Chemical", "I-Chemical", "B-Disease", "I-Disease"]
     assert (m.layers, m.width) == (2, 32) and m.parameters > 0 and m.size_bytes > 0
-    assert TeacherConfig.from_dict(m.config) == make_config(encoder_folder, [train_a, train_b], dev)
-    assert [(d["role"], d["sha256"]) for d in m.training_data] == [
-        ("train", file_sha256(train_a)), ("train", file_sha256(train_b)), ("dev", file_sha256(dev))]
+    # the resolved settings, with the training files by name (their checksums beside)
+    expected = make_config(encoder_folder, [train_a, train_b], dev)
+    expected.train_files = [train_a.name, train_b.name]
+    expected.dev_file = dev.name
+    assert TeacherConfig.from_dict(m.config) == expected
+    assert str(train_a.parent) not in json.dumps(m.config) and "null" not in json.dumps(m.config)
+    assert [(d["file"], d["role"], d["sha256"]) for d in m.training_data] == [
+        (train_a.name, "train", file_sha256(train_a)), (train_b.name, "train", file_sha256(train_b)),
+        (dev.name, "dev", file_sha256(dev))]
     assert set(m.metrics["per_type"]) == {"Chemical", "Disease"}
     assert m.metrics["f1"] == result.report.f1 == result.training.best_metrics["f1"]
     assert m.training["steps"] == result.training.total_steps == 2 * 6  # 21 sentences, batch 4

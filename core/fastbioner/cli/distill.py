@@ -135,7 +135,7 @@ def config_from_args(args: argparse.Namespace):
 def distill_command(args: argparse.Namespace) -> int:
     from ..distill.runner import distill
     from ..registry import Registry
-    from ..teacher import checkpoint_folder
+    from ..runs import checkpoint_folder
 
     config = config_from_args(args)
     if args.estimate:

@@ -84,7 +84,7 @@ def show_command(args: argparse.Namespace) -> int:
     if m.parent:
         print(f"  parent: {m.parent}" + (f", method {m.method}" if m.method else ""))
     for d in m.training_data:
-        print(f"  data ({d.get('role')}): {d.get('path')}  sha256 {str(d.get('sha256'))[:12]}...")
+        print(f"  data ({d.get('role')}): {d.get('file') or d.get('path')}  sha256 {str(d.get('sha256'))[:12]}...")
     if m.metrics:
         from ..evaluation import EvaluationReport
 

@@ -58,7 +58,8 @@ def config_from_args(args: argparse.Namespace) -> TeacherConfig:
 def train_teacher_command(args: argparse.Namespace) -> int:
     from ..checkpoints import has_checkpoint
     from ..registry import Registry
-    from ..teacher import checkpoint_folder, train_teacher
+    from ..runs import checkpoint_folder
+    from ..teacher import train_teacher
 
     config = config_from_args(args)
     if args.estimate:

@@ -19,7 +19,7 @@ from typing import Any, Optional, Sequence
 
 import torch
 
-from ..checkpoints import clear_checkpoints, has_checkpoint
+from ..checkpoints import has_checkpoint
 from ..encoding import WordEncoder
 from ..errors import InputError, ModelError
 from ..evaluation import EvaluationReport, score_tags
@@ -28,9 +28,10 @@ from ..jobs import CancelToken, EventCallback, ProgressReporter, run_job
 from ..labels import TaggedSentence
 from ..losses import make_token_loss
 from ..modeling import (folder_size, load_token_classifier, load_tokenizer, model_labels, model_shape,
-                        pick_device, save_model)
-from ..registry import Manifest, ModelEntry, Registry, data_record, now_iso, write_manifest
-from ..teacher import claim_run, read_bio_files
+                        pick_device)
+from .. import runs
+from ..registry import Manifest, ModelEntry, Registry, now_iso
+from ..runs import read_bio_files
 from ..training import Trainer, TrainingResult, move_to, seed_everything
 from .alignment import SubwordAligner, same_vocabulary
 from .calibration import Calibration, calibrate, fit_projections
@@ -102,15 +103,14 @@ def usable_method(method: Method, student: BuiltStudent, notes: list[str]) -> Me
     return method
 
 
-def _fingerprint(config: DistillConfig, data: list[dict]) -> dict:
-    """Settings a resumed run must share with the interrupted one; how the teacher's
-    outputs are kept and where it runs may change."""
-    cfg = config.to_dict()
-    for key in ("device", "eval_batch_size", "checkpoint_every_steps", "early_stopping_patience"):
-        cfg["training"].pop(key, None)
-    for key in ("teacher_cache", "cache_memory_mb"):
-        cfg.pop(key, None)
-    return {"config": cfg, "data": [d["sha256"] for d in data]}
+def resolved_config(config: DistillConfig, method: Method) -> DistillConfig:
+    """The config with every method setting it left to the method filled in, as the
+    run used it (the manifest's copy): schedule, b, alpha, temperature, W_h's rate."""
+    mc = config.method
+    resolved = replace(mc, schedule=method.schedule.name, b=method.schedule.b, alpha=method.schedule.alpha,
+                       temperature=method.temperature,
+                       projection_lr=mc.projection_lr or config.training.learning_rate)
+    return replace(config, method=resolved)
 
 
 def _teacher_source(config: DistillConfig, method: Method, built: BuiltStudent, teacher, data: EncodedData,
@@ -200,10 +200,7 @@ def prepare_run(config: DistillConfig, method: Method, registry: Registry, repor
     dev = read_bio_files([config.dev_file]) if config.dev_file else []
     unlabeled = read_unlabeled(config.unlabeled_files, config.unlabeled_limit,
                                config.unlabeled_format) if config.unlabeled_files else []
-    data_files = [data_record(p, "train") for p in config.train_files]
-    data_files += [data_record(p, "unlabeled") for p in config.unlabeled_files]
-    if config.dev_file:
-        data_files.append(data_record(config.dev_file, "dev"))
+    data_files = runs.data_records(config.train_files, config.dev_file, config.unlabeled_files)
     enc = config.encoding
     t_encoder = WordEncoder(t_tok, labels, enc.max_length, enc.window_overlap, enc.label_mode)
     s_encoder = None if shared else WordEncoder(built.tokenizer, labels, enc.max_length,
@@ -234,7 +231,7 @@ def distill(config: DistillConfig, name: str, *, registry: Registry | None = Non
     config.validate()
     method = config.method.resolve()
     registry = registry or Registry()
-    ckpt = claim_run(registry, name, overwrite=overwrite, resume=resume, restart=restart)
+    ckpt = runs.claim_run(registry, name, overwrite=overwrite, resume=resume, restart=restart)
 
     def job(reporter: ProgressReporter) -> DistillResult:
         notes: list[str] = []
@@ -258,42 +255,33 @@ def distill(config: DistillConfig, name: str, *, registry: Registry | None = Non
             trainer = Trainer({"student": built.model, **parts.modules()}, objective, batches, tc,
                               evaluate=evaluate_dev if dev else None,
                               frozen=[teacher] if live else [], checkpoint_dir=ckpt, resume=resume,
-                              fingerprint=_fingerprint(config, data_files), check=reporter.check,
+                              fingerprint=runs.fingerprint(config, data_files), check=reporter.check,
                               learning_rates={n: projection_lr for n in parts.modules()} if projection_lr else None)
             result = trainer.run(reporter, stage="distill")
             cache_info = _cache_figures(source, cache_info, result.steps / trainer.steps_per_epoch)
 
         report = None
         if dev:
-            report = next((r for r in reports if r.metrics() == result.best_metrics), None)
-            if report is None:  # the best evaluation happened before a resume
-                reporter.stage("evaluate", message="scoring the selected weights on devel")
-                report = _score(built, dev, config, device, reporter)
-            report.source = {"model": name, "file": str(config.dev_file)}
+            report = runs.selected_report(reports, result, lambda: _score(built, dev, config, device, reporter),
+                                          reporter, {"model": name, "file": Path(config.dev_file).name})
+        figures: dict[str, Any] = {}
 
-        reporter.stage("save", message=f"registering {name}")
-        student = built.model.to("cpu")
-        with registry.staging() as folder:
-            save_model(student, built.tokenizer, folder)
-            compression = _compression(student, teacher, folder, t_entry)
-            manifest = Manifest(
-                kind="student", base_model=built.base, labels=list(labels), config=config.to_dict(),
-                training_data=data_files, metrics=report.to_dict() if report else {},
-                training={"steps": result.steps, "total_steps": result.total_steps,
-                          "best_step": result.best_step, "stopped_early": result.stopped_early,
-                          "epoch_seconds": result.epoch_seconds, "seconds": result.seconds,
-                          "resumed_from": result.resumed_from, "history": result.history,
-                          "layer_map": built.mapping, "terms": list(run_method.term_names),
-                          "term_weights": {t.name: t.coefficient for t in run_method.terms},
-                          **setup,
-                          "teacher_cache": cache_info, "notes": notes},
-                parent=t_entry.name, method=method.name, compression=compression, created=now_iso(),
-                **model_shape(student))
-            write_manifest(folder, manifest)
-            reporter.check()  # a cancel now still leaves nothing registered
-            entry = registry.install(folder, name, overwrite=overwrite)
-        clear_checkpoints(ckpt)
-        return DistillResult(entry, report, result, compression, cache_info, notes)
+        def manifest_for(folder: Path) -> Manifest:
+            figures["compression"] = _compression(built.model, teacher, folder, t_entry)
+            return Manifest(
+                kind="student", base_model=built.base, labels=list(labels),
+                config=runs.manifest_config(resolved_config(config, run_method)), training_data=data_files,
+                metrics=report.to_dict() if report else {},
+                training=runs.training_record(
+                    result, layer_map=built.mapping, terms=list(run_method.term_names),
+                    term_weights={t.name: t.coefficient for t in run_method.terms}, **setup,
+                    teacher_cache=cache_info, notes=notes),
+                parent=t_entry.name, method=method.name, compression=figures["compression"], created=now_iso(),
+                **model_shape(built.model))
+
+        entry = runs.install(registry, name, built.model, built.tokenizer, manifest_for, overwrite=overwrite,
+                             reporter=reporter, checkpoint=ckpt)
+        return DistillResult(entry, report, result, figures["compression"], cache_info, notes)
 
     return run_job(job, on_event, cancel)
 

@@ -1,0 +1,43 @@
+"""What teacher and distillation runs share (fastbioner.runs): one fingerprint,
+resolved settings in the manifest, training files by name."""
+
+import json
+
+from fastbioner.config import TeacherConfig, TrainingConfig
+from fastbioner.distill.config import DistillConfig
+from fastbioner.runs import fingerprint, manifest_config
+from tests.core.test_distill_runs import config, fresh_registry, trained  # noqa: F401 (fixtures)
+
+DATA = [{"file": "train.tsv", "role": "train", "sha256": "ab"}]
+
+
+def test_one_fingerprint_ignores_how_a_run_runs_but_not_what_it_learns():
+    for make in (lambda **t: TeacherConfig(base_model="b", train_files=["/x/train.tsv"], training=TrainingConfig(**t)),
+                 lambda **t: DistillConfig(teacher="t", train_files=["/x/train.tsv"], training=TrainingConfig(**t))):
+        base = fingerprint(make(), DATA)
+        # threads, device, evaluation batch, checkpoint cadence and patience may change on resume
+        assert fingerprint(make(threads=1, device="cpu", eval_batch_size=8, checkpoint_every_steps=5,
+                                early_stopping_patience=2), DATA) == base
+        assert fingerprint(make(learning_rate=1e-3), DATA) != base
+        assert fingerprint(make(), [{**DATA[0], "sha256": "cd"}]) != base  # other data
+    moved = DistillConfig(teacher="t", train_files=["/elsewhere/train.tsv"])
+    assert fingerprint(moved, DATA) == fingerprint(DistillConfig(teacher="t", train_files=["/x/train.tsv"]), DATA)
+
+
+def test_manifest_config_names_files_and_leaves_nothing_unset():
+    cfg = DistillConfig(teacher="t", train_files=["/data/a/train.tsv"], dev_file="/data/a/devel.tsv")
+    saved = manifest_config(cfg)
+    assert saved["train_files"] == ["train.tsv"] and saved["dev_file"] == "devel.tsv"
+    assert "null" not in json.dumps(saved)
+    assert DistillConfig.from_dict(saved).method == cfg.method  # reloads to the same settings
+
+
+def test_a_distilled_students_manifest_holds_the_resolved_method(trained, tmp_path):
+    from fastbioner.distill.runner import distill
+
+    registry = fresh_registry(trained, tmp_path)
+    _, bio = trained
+    distill(config(bio, method="hinton", epochs=1, dev=False), "h", registry=registry)
+    method = registry.get("h").manifest.to_dict()["config"]["method"]
+    assert method["temperature"] == 2.0 and method["schedule"] == "constant" and method["alpha"] == 0.5
+    assert "null" not in json.dumps(registry.get("h").manifest.to_dict()["config"])
