@@ -9,7 +9,6 @@ from pathlib import Path
 
 from fastbioner.errors import FastBioNERError
 
-SAMPLES = Path(__file__).resolve().parents[1] / "assets" / "samples"
 # Platforms that need no display server.
 _HEADLESS_PLATFORMS = ("offscreen", "minimal", "vnc", "eglfs", "linuxfb", "vkkhrdisplay")
 
@@ -33,7 +32,9 @@ def display_available(environ=os.environ, platform: str = sys.platform) -> bool:
 
 
 def sample_files() -> list[str]:
-    return [str(p) for p in sorted(SAMPLES.glob("*")) if p.is_file() and not p.name.startswith(".")]
+    from fastbioner.defaults import samples_folder
+
+    return [str(p) for p in sorted(samples_folder().glob("*")) if p.is_file() and not p.name.startswith(".")]
 
 
 def start_session(window, paths: list[str]) -> None:  # noqa: ANN001 - MainWindow

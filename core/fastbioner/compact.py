@@ -30,7 +30,7 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from .errors import ModelError
-from .jobs import CancelToken, EventCallback, ProgressReporter
+from .jobs import CancelToken, EventCallback, ProgressReporter, run_job
 
 WEIGHTS = "model.safetensors"
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt")
@@ -80,97 +80,100 @@ def compact_model(src: str | Path, dest: str | Path, corpus: Iterable[str], *,
     ``dest`` must not exist (or be an empty folder, such as a registry staging
     folder); it is built beside itself and renamed into place only when complete. Files other than weights and tokenizer are copied as they are.
     """
-    from tokenizers import Tokenizer
-
     src, dest = Path(src), Path(dest)
-    reporter = ProgressReporter(on_event, cancel)
-    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
-        raise ModelError(f"{dest}: already exists")
-    tok_path = src / "tokenizer.json"
-    if not tok_path.is_file() or not (src / WEIGHTS).is_file():
-        raise ModelError(f"{src}: needs tokenizer.json and {WEIGHTS} (a fast tokenizer and safetensors weights)")
-    tok_json = json.loads(tok_path.read_text(encoding="utf-8"))
-    if tok_json.get("model", {}).get("type") != "WordPiece":
-        raise ModelError(f"{src}: only WordPiece vocabularies can be trimmed")
-    old_vocab: dict[str, int] = tok_json["model"]["vocab"]
-    old_size = max(old_vocab.values()) + 1
-    tokenizer = Tokenizer.from_file(str(tok_path))
 
-    counts, texts = _piece_counts(tokenizer, corpus, reporter)
-    id_to_piece = {i: p for p, i in old_vocab.items()}
-    keep = {id_to_piece[i] for i, n in counts.items() if n >= min_count and i in id_to_piece}
-    keep |= _printable_pieces(old_vocab)
-    keep |= {t["content"] for t in tok_json.get("added_tokens", [])}
-    keep |= {tok_json["model"].get("unk_token", "[UNK]")}
-    kept = sorted((old_vocab[p] for p in keep if p in old_vocab))
-    remap = {old: new for new, old in enumerate(kept)}
-    new_vocab = {id_to_piece[old]: new for old, new in remap.items()}
+    def job(reporter: ProgressReporter) -> CompactionReport:
+        from tokenizers import Tokenizer
 
-    reporter.stage("write", total=3)
-    config = json.loads((src / "config.json").read_text(encoding="utf-8"))
-    state = load_file(str(src / WEIGHTS))
-    index = torch.tensor(kept, dtype=torch.long)
-    params_before = sum(t.numel() for t in state.values())
-    resized = 0
-    for name, tensor in list(state.items()):
-        if tensor.ndim == 2 and tensor.shape[0] == old_size and "embed" in name:
-            state[name] = tensor.index_select(0, index)
-            resized += 1
-        if tensor.is_floating_point():
-            state[name] = state[name].to(dtype).contiguous()
-    if not resized:
-        raise ModelError(f"{src}: found no word-embedding matrix of {old_size} rows to trim")
-    config["vocab_size"] = len(kept)
-    for key in ("pad_token_id", "bos_token_id", "eos_token_id", "sep_token_id", "cls_token_id"):
-        if isinstance(config.get(key), int) and config[key] in remap:
-            config[key] = remap[config[key]]
-    config["torch_dtype"] = str(dtype).replace("torch.", "")
-    reporter.emit(step=1)
-    reporter.check()
+        if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
+            raise ModelError(f"{dest}: already exists")
+        tok_path = src / "tokenizer.json"
+        if not tok_path.is_file() or not (src / WEIGHTS).is_file():
+            raise ModelError(f"{src}: needs tokenizer.json and {WEIGHTS} (a fast tokenizer and safetensors weights)")
+        tok_json = json.loads(tok_path.read_text(encoding="utf-8"))
+        if tok_json.get("model", {}).get("type") != "WordPiece":
+            raise ModelError(f"{src}: only WordPiece vocabularies can be trimmed")
+        old_vocab: dict[str, int] = tok_json["model"]["vocab"]
+        old_size = max(old_vocab.values()) + 1
+        tokenizer = Tokenizer.from_file(str(tok_path))
 
-    tok_json["model"]["vocab"] = new_vocab
-    for added in tok_json.get("added_tokens", []):
-        added["id"] = remap[added["id"]]
-    post = tok_json.get("post_processor") or {}
-    for processor in post.get("processors", [post]):
-        for special in (processor.get("special_tokens") or {}).values():
-            special["ids"] = [remap[i] for i in special["ids"]]
-        for key in ("sep", "cls"):  # RobertaProcessing / BertProcessing keep [token, id]
-            if isinstance(processor.get(key), list):
-                processor[key][1] = remap[processor[key][1]]
+        counts, texts = _piece_counts(tokenizer, corpus, reporter)
+        id_to_piece = {i: p for p, i in old_vocab.items()}
+        keep = {id_to_piece[i] for i, n in counts.items() if n >= min_count and i in id_to_piece}
+        keep |= _printable_pieces(old_vocab)
+        keep |= {t["content"] for t in tok_json.get("added_tokens", [])}
+        keep |= {tok_json["model"].get("unk_token", "[UNK]")}
+        kept = sorted((old_vocab[p] for p in keep if p in old_vocab))
+        remap = {old: new for new, old in enumerate(kept)}
+        new_vocab = {id_to_piece[old]: new for old, new in remap.items()}
 
-    tmp = dest.with_name(f".{dest.name}.partial")
-    shutil.rmtree(tmp, ignore_errors=True)
-    try:
-        tmp.mkdir(parents=True)
-        for item in src.iterdir():
-            if item.name in (WEIGHTS, "config.json", *TOKENIZER_FILES) or item.name.startswith("."):
-                continue
-            (shutil.copytree if item.is_dir() else shutil.copy2)(item, tmp / item.name)
-        save_file(state, str(tmp / WEIGHTS), metadata={"format": "pt"})
-        (tmp / "config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
-        (tmp / "tokenizer.json").write_text(json.dumps(tok_json, ensure_ascii=False), encoding="utf-8")
-        (tmp / "vocab.txt").write_text("\n".join(id_to_piece[o] for o in kept) + "\n", encoding="utf-8")
-        for name in ("tokenizer_config.json", "special_tokens_map.json"):
-            if (src / name).is_file():
-                shutil.copy2(src / name, tmp / name)
-        reporter.emit(step=2)
+        reporter.stage("write", total=3)
+        config = json.loads((src / "config.json").read_text(encoding="utf-8"))
+        state = load_file(str(src / WEIGHTS))
+        index = torch.tensor(kept, dtype=torch.long)
+        params_before = sum(t.numel() for t in state.values())
+        resized = 0
+        for name, tensor in list(state.items()):
+            if tensor.ndim == 2 and tensor.shape[0] == old_size and "embed" in name:
+                state[name] = tensor.index_select(0, index)
+                resized += 1
+            if tensor.is_floating_point():
+                state[name] = state[name].to(dtype).contiguous()
+        if not resized:
+            raise ModelError(f"{src}: found no word-embedding matrix of {old_size} rows to trim")
+        config["vocab_size"] = len(kept)
+        for key in ("pad_token_id", "bos_token_id", "eos_token_id", "sep_token_id", "cls_token_id"):
+            if isinstance(config.get(key), int) and config[key] in remap:
+                config[key] = remap[config[key]]
+        config["torch_dtype"] = str(dtype).replace("torch.", "")
+        reporter.emit(step=1)
+        reporter.check()
 
-        # Same pieces as before for every text of the corpus, by construction; checked.
-        trimmed = Tokenizer.from_file(str(tmp / "tokenizer.json"))
-        changed = 0
-        for i in range(0, len(texts), 256):
-            reporter.check()
-            a = tokenizer.encode_batch(texts[i:i + 256], add_special_tokens=False)
-            b = trimmed.encode_batch(texts[i:i + 256], add_special_tokens=False)
-            changed += sum(x.tokens != y.tokens for x, y in zip(a, b))
-        reporter.emit(step=3)
-        tmp.rename(dest)
-    except BaseException:
+        tok_json["model"]["vocab"] = new_vocab
+        for added in tok_json.get("added_tokens", []):
+            added["id"] = remap[added["id"]]
+        post = tok_json.get("post_processor") or {}
+        for processor in post.get("processors", [post]):
+            for special in (processor.get("special_tokens") or {}).values():
+                special["ids"] = [remap[i] for i in special["ids"]]
+            for key in ("sep", "cls"):  # RobertaProcessing / BertProcessing keep [token, id]
+                if isinstance(processor.get(key), list):
+                    processor[key][1] = remap[processor[key][1]]
+
+        tmp = dest.with_name(f".{dest.name}.partial")
         shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return CompactionReport(
-        vocab_before=old_size, vocab_after=len(kept), parameters_before=params_before,
-        parameters_after=sum(t.numel() for t in state.values()),
-        bytes_before=(src / WEIGHTS).stat().st_size, bytes_after=(dest / WEIGHTS).stat().st_size,
-        dtype=config["torch_dtype"], corpus_pieces=sum(counts.values()), changed_segmentations=changed)
+        try:
+            tmp.mkdir(parents=True)
+            for item in src.iterdir():
+                if item.name in (WEIGHTS, "config.json", *TOKENIZER_FILES) or item.name.startswith("."):
+                    continue
+                (shutil.copytree if item.is_dir() else shutil.copy2)(item, tmp / item.name)
+            save_file(state, str(tmp / WEIGHTS), metadata={"format": "pt"})
+            (tmp / "config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
+            (tmp / "tokenizer.json").write_text(json.dumps(tok_json, ensure_ascii=False), encoding="utf-8")
+            (tmp / "vocab.txt").write_text("\n".join(id_to_piece[o] for o in kept) + "\n", encoding="utf-8")
+            for name in ("tokenizer_config.json", "special_tokens_map.json"):
+                if (src / name).is_file():
+                    shutil.copy2(src / name, tmp / name)
+            reporter.emit(step=2)
+
+            # Same pieces as before for every text of the corpus, by construction; checked.
+            trimmed = Tokenizer.from_file(str(tmp / "tokenizer.json"))
+            changed = 0
+            for i in range(0, len(texts), 256):
+                reporter.check()
+                a = tokenizer.encode_batch(texts[i:i + 256], add_special_tokens=False)
+                b = trimmed.encode_batch(texts[i:i + 256], add_special_tokens=False)
+                changed += sum(x.tokens != y.tokens for x, y in zip(a, b))
+            reporter.emit(step=3)
+            tmp.rename(dest)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        return CompactionReport(
+            vocab_before=old_size, vocab_after=len(kept), parameters_before=params_before,
+            parameters_after=sum(t.numel() for t in state.values()),
+            bytes_before=(src / WEIGHTS).stat().st_size, bytes_after=(dest / WEIGHTS).stat().st_size,
+            dtype=config["torch_dtype"], corpus_pieces=sum(counts.values()), changed_segmentations=changed)
+
+    return run_job(job, on_event, cancel)  # ends with its final event, as every job does

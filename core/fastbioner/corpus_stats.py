@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from .documents import Document
-from .jobs import CancelToken, EventCallback, ProgressReporter
+from .jobs import CancelToken, EventCallback, ProgressReporter, run_job
 from .labels import document_tagged_sentences
 
 
@@ -57,12 +57,14 @@ def corpus_stats(docs: Iterable[Document], on_event: EventCallback | None = None
                  cancel: CancelToken | None = None) -> CorpusStats:
     """Count documents, sentences, tokens and entities (per label), and the spans a
     BIO export could not hold."""
-    reporter = ProgressReporter(on_event, cancel)
-    reporter.stage("stats")
-    stats = CorpusStats()
-    for n, doc in enumerate(docs, 1):
-        reporter.check()
-        stats.add(doc)
-        if n % 100 == 0:
-            reporter.emit(step=n)
-    return stats
+    def job(reporter: ProgressReporter) -> CorpusStats:
+        reporter.stage("stats")
+        stats = CorpusStats()
+        for n, doc in enumerate(docs, 1):
+            reporter.check()
+            stats.add(doc)
+            if n % 100 == 0:
+                reporter.emit(step=n)
+        return stats
+
+    return run_job(job, on_event, cancel)  # ends with its final event, as every job does

@@ -13,12 +13,28 @@ from pathlib import Path
 from .errors import ModelError
 from .registry import MANIFEST, ModelEntry, Registry, read_manifest
 
-ASSETS_MODEL = Path(__file__).resolve().parents[2] / "assets" / "default-model"
+def assets_folder() -> Path:
+    """The shipped data: the installed ``fastbioner_assets`` package (a wheel or an
+    editable install), else the checkout's ``assets/`` beside ``core/`` (code run
+    from a source tree with only ``core`` on the path)."""
+    try:
+        from importlib.resources import files
+
+        folder = Path(str(files("fastbioner_assets")))
+        if folder.is_dir():
+            return folder
+    except ModuleNotFoundError:
+        pass
+    return Path(__file__).resolve().parents[2] / "assets"
 
 
 def shipped_model_folder() -> Path:
     override = os.environ.get("FASTBIONER_DEFAULT_MODEL")
-    return Path(override).expanduser() if override else ASSETS_MODEL
+    return Path(override).expanduser() if override else assets_folder() / "default-model"
+
+
+def samples_folder() -> Path:
+    return assets_folder() / "samples"
 
 
 def default_model(registry: Registry | None = None) -> ModelEntry:

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
-from typing import Any, Iterator, Sequence
-
-import torch
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 from .errors import ModelError
+
+if TYPE_CHECKING:
+    import torch
 
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle")
 HEAD_NAMES = ("classifier", "score")  # token-classification heads a base model lacks
@@ -23,6 +24,8 @@ HEAD_NAMES = ("classifier", "score")  # token-classification heads a base model 
 
 def pick_device(spec: str | torch.device | None = "auto") -> torch.device:
     """``auto`` (or None): CUDA when present, else CPU; otherwise the named device."""
+    import torch  # here, not at the top: light commands (models list, --help) need no torch
+
     if isinstance(spec, torch.device):
         return spec
     if spec in (None, "", "auto"):
@@ -113,6 +116,7 @@ def load_token_classifier(ref: str | Path, labels: Sequence[str] | None = None,
     encoder); without, the folder must be a complete tagger (its head included).
     Extra ``kwargs`` go to ``from_pretrained`` (e.g. ``attn_implementation="eager"``).
     """
+    import torch
     from transformers import AutoModelForTokenClassification
 
     from .models import register_architectures

@@ -33,7 +33,6 @@ class Precision(str, Enum):
 
 
 PRECISION_CHOICES = [p.value for p in Precision]
-DEVICE_CHOICES = ["auto", "cpu", "cuda"]
 
 
 def cpu_has_bf16() -> bool:

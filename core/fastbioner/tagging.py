@@ -128,25 +128,6 @@ def tag_files(tagger: Tagger, inputs: Sequence[str | Path], out: str | Path, out
     return run_job(job, on_event, cancel)
 
 
-def annotate_documents(tagger: Tagger, docs: Sequence[Document], *, chunk_documents: int = 32,
-                       keep: Iterable[Source] = (Source.CURATOR,), on_event: EventCallback | None = None,
-                       cancel: CancelToken | None = None) -> list[Document]:
-    """Tagged copies of documents already in memory (the app's open documents), as
-    a job: stage ``tag`` with one event per chunk; a cancel returns nothing."""
-    keep = tuple(keep)
-
-    def job(reporter: ProgressReporter) -> list[Document]:
-        reporter.stage("tag", total=len(docs), message=f"tagging {len(docs)} document(s)")
-        out: list[Document] = []
-        for chunk in _chunks(docs, chunk_documents):
-            reporter.check()
-            out.extend(tagger.annotate(chunk, keep, reporter.cancel))
-            reporter.emit(step=len(out), message=f"{len(out)}/{len(docs)} documents")
-        return out
-
-    return run_job(job, on_event, cancel)
-
-
 def _run_info(tagger: Tagger) -> dict[str, Any]:
     info = tagger.describe()
     return {"model": info["model"], "device": info["device"], "precision": info["precision"],

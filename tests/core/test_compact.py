@@ -77,3 +77,25 @@ def test_cli_compact_registers_a_smaller_model_with_its_provenance(tmp_path, cap
     assert small.manifest.size_bytes < registry.get("tiny").manifest.size_bytes
     assert any(d["role"] == "vocabulary" for d in small.manifest.training_data)
     assert "registered tiny-small" in capsys.readouterr().out
+
+
+def test_compaction_and_corpus_stats_end_with_a_final_event(tmp_path):
+    """Every long operation follows the job protocol: its last event says how it
+    ended (the app's jobs panel and the CLI's bar close on it)."""
+    from fastbioner.corpus_stats import corpus_stats
+    from fastbioner.documents import Document
+    from fastbioner.jobs import Cancelled, CancelToken, JobState
+
+    src = make_tiny_model(tmp_path / "m")
+    events = []
+    compact_model(src, tmp_path / "small", CORPUS, on_event=events.append)
+    assert events[-1].state is JobState.DONE and all(e.state is JobState.RUNNING for e in events[:-1])
+    events = []
+    corpus_stats([Document(str(i), "Cocaine caused seizures.") for i in range(3)], on_event=events.append)
+    assert events[-1].state is JobState.DONE
+    token = CancelToken()
+    token.cancel()
+    events = []
+    with pytest.raises(Cancelled):
+        corpus_stats([Document("1", "x")], on_event=events.append, cancel=token)
+    assert events[-1].state is JobState.CANCELLED

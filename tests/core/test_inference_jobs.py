@@ -238,21 +238,6 @@ def test_benchmark_command_records_speed_and_auto_follows_it(trained, tmp_path, 
     assert Tagger.load("tiny-tagger").precision.value == speed["precision"]
 
 
-def test_annotate_documents_job_reports_each_chunk_and_cancels(tagger):
-    from fastbioner.tagging import annotate_documents
-
-    docs, truth = corpus(20, seed=7)
-    events = []
-    out = annotate_documents(tagger, docs, chunk_documents=8, on_event=events.append)
-    assert [found(d) for d in out] == [truth[d.id] for d in docs]
-    assert [e.step for e in events if e.stage == "tag" and not e.finished] == [0, 8, 16, 20]
-    assert events[-1].state is JobState.DONE
-    token = CancelToken()
-    with pytest.raises(Cancelled):
-        annotate_documents(tagger, docs, chunk_documents=8, cancel=token,
-                           on_event=lambda e: e.step >= 8 and token.cancel())
-
-
 def test_evaluation_scores_through_the_engine(trained, tagger, tmp_path):
     from fastbioner.evaluation import evaluate_model
     from inference_models import random_tagged_sentence
