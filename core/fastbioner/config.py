@@ -56,6 +56,22 @@ class Settings:
         return obj
 
 
+def opt(default: Any = dataclasses.MISSING, help: str = "", *, flag: str | None = None,
+        factory: Any = None, choices: Any = None, metavar: str | None = None, kind: str | None = None) -> Any:
+    """A setting and its command-line flag in one place: the CLI's parsers are built
+    from this metadata (:mod:`fastbioner.cli.config_flags`), so every setting has a
+    flag and the CLI, the app's dialogs and the manifest share one default.
+
+    ``flag``: the flag's name (default ``--field-name``); ``kind``: ``path`` /
+    ``paths`` (resolved to absolute paths), ``model`` (a folder is resolved, an id
+    kept), ``negate`` (a ``--no-...`` switch for a setting that defaults to True),
+    ``comma-list`` (``a,b``), ``term-weights`` (repeated ``NAME=VALUE``)."""
+    meta = {"help": help, "flag": flag, "choices": choices, "metavar": metavar, "kind": kind}
+    if factory is not None:
+        return field(default_factory=factory, metadata=meta)
+    return field(default=default, metadata=meta)
+
+
 def _check(ok: bool, message: str) -> None:
     if not ok:
         raise ConfigError(message)
@@ -63,9 +79,10 @@ def _check(ok: bool, message: str) -> None:
 
 @dataclass
 class EncodingConfig(Settings):
-    max_length: int = 256            # subwords per window, special tokens included
-    window_overlap: int = 32         # subwords shared by consecutive windows of a long sentence
-    label_mode: str = "first"        # "first" subword only, or "all" (label propagation)
+    max_length: int = opt(256, "subwords per window, special tokens included")
+    window_overlap: int = opt(32, "subwords shared by consecutive windows of a long sentence")
+    label_mode: str = opt("first", "label the first subword of each word, or all (label propagation)",
+                          choices=("first", "all"))
 
     def validate(self) -> None:
         _check(self.max_length >= 8, "max_length must be at least 8")
@@ -77,24 +94,30 @@ class EncodingConfig(Settings):
 class TrainingConfig(Settings):
     """The shared training loop's settings (teacher fine-tuning and distillation)."""
 
-    epochs: int = 3
-    learning_rate: float = 5e-5
-    batch_size: int = 16
-    eval_batch_size: int = 64
-    grad_accum_steps: int = 1        # micro-batches per optimisation step
-    warmup_ratio: float = 0.1        # of all optimisation steps, then linear decay to 0
-    weight_decay: float = 0.01       # not applied to biases and LayerNorm weights
-    max_grad_norm: float = 1.0       # 0 disables clipping
-    seed: int = 42
-    device: str = "auto"             # auto (CUDA when present), cpu, cuda, cuda:1 ...
-    threads: int = 0                 # CPU threads for torch, 0: its default (one per core); on a
-                                     # machine shared with other jobs, 1 avoids oversubscription
-    mixed_precision: bool = True     # autocast on CUDA only (bf16 where supported, else fp16)
-    eval_every_steps: int = 0        # 0: evaluate at the end of each epoch
-    early_stopping_patience: int = 0  # evaluations without improvement before stopping; 0: off
-    checkpoint_every_steps: int = 0  # 0: checkpoint only at epoch ends and on cancel
-    max_steps: int = 0               # stop after this many steps (0: all epochs); for timing runs
-    selection_metric: str = "f1"     # devel metric that picks the best model (higher is better)
+    epochs: int = opt(3, "passes over the training data")
+    learning_rate: float = opt(5e-5, "peak learning rate", flag="--lr")
+    batch_size: int = opt(16, "sentences (windows) per micro-batch")
+    eval_batch_size: int = opt(64, "windows per batch when the teacher's outputs are cached")
+    grad_accum_steps: int = opt(1, "micro-batches per optimisation step", flag="--grad-accum", metavar="N")
+    warmup_ratio: float = opt(0.1, "warm-up share of all optimisation steps, then linear decay to 0",
+                              flag="--warmup", metavar="RATIO")
+    weight_decay: float = opt(0.01, "AdamW weight decay (not on biases and LayerNorm weights)")
+    max_grad_norm: float = opt(1.0, "gradient clipping norm; 0 disables clipping")
+    seed: int = opt(42, "seed of every random choice (initialisation, batch order, dropout)")
+    device: str = opt("auto", "auto (CUDA when present), cpu, cuda, cuda:N")
+    threads: int = opt(0, "CPU threads for torch, 0: one per core; on a machine shared with other "
+                          "jobs, 1 avoids oversubscription")
+    mixed_precision: bool = opt(True, "no autocast on CUDA (it is used on CUDA only: bf16 where supported, "
+                                      "else fp16)", flag="--no-mixed-precision", kind="negate")
+    eval_every_steps: int = opt(0, "score devel every STEPS steps (0: at the end of each epoch)",
+                                flag="--eval-every", metavar="STEPS")
+    early_stopping_patience: int = opt(0, "stop after this many evaluations without improvement (0: off)",
+                                       flag="--patience")
+    checkpoint_every_steps: int = opt(0, "also checkpoint every STEPS steps (always: each epoch and on cancel)",
+                                      flag="--checkpoint-every", metavar="STEPS")
+    max_steps: int = opt(0, "stop after this many steps (0: all epochs); for timing runs")
+    selection_metric: str = opt("f1", "devel metric that picks the best weights (higher is better), e.g. f1, "
+                                      "f1_Disease")
 
     def validate(self) -> None:
         _check(self.epochs >= 1, "epochs must be at least 1")
@@ -117,9 +140,10 @@ class LossConfig(Settings):
     """Gold-label loss: cross-entropy, class-weighted cross-entropy (weights from the
     training labels' frequencies) or focal loss; DRET's answers to the dominant O."""
 
-    kind: str = "ce"
-    focal_gamma: float = 2.0
-    class_weight_power: float = 0.5  # weights = (balanced weights) ** power; 1 = fully balanced
+    kind: str = opt("ce", "gold-label loss", flag="--loss", choices=LOSS_KINDS)
+    focal_gamma: float = opt(2.0, "gamma of the focal loss")
+    class_weight_power: float = opt(0.5, "weighted-ce: weights = (balanced weights) ** power; 1 = fully "
+                                         "balanced")
 
     def validate(self) -> None:
         _check(self.kind in LOSS_KINDS, f"loss must be one of {', '.join(LOSS_KINDS)}")
@@ -131,9 +155,11 @@ class LossConfig(Settings):
 class TeacherConfig(Settings):
     """Everything that decides a fine-tuned teacher (saved in its manifest)."""
 
-    base_model: str = ""
-    train_files: list[str] = field(default_factory=list)
-    dev_file: str | None = None
+    base_model: str = opt("", "Hugging Face model id or folder", flag="--base", metavar="MODEL", kind="model")
+    train_files: list[str] = opt(help="BIO training file(s)", flag="--train", factory=list, metavar="FILE",
+                                 kind="paths")
+    dev_file: str | None = opt(None, "BIO devel file for model selection and early stopping", flag="--dev",
+                               metavar="FILE", kind="path")
     encoding: EncodingConfig = field(default_factory=EncodingConfig)
     training: TrainingConfig = field(default_factory=TrainingConfig)
     loss: LossConfig = field(default_factory=LossConfig)

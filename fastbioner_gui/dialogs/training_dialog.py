@@ -184,6 +184,12 @@ class TrainingDialog(QDialog):
         self.learning_rate = QDoubleSpinBox(minimum=1e-6, maximum=1e-2, decimals=6, singleStep=1e-5,
                                             value=TrainingConfig().learning_rate)
         self.batch_size = QSpinBox(minimum=1, maximum=1024, value=16)
+        if kind == "distill":
+            from fastbioner.distill.config import default_learning_rate
+
+            # A recurrent student learns from scratch at a larger rate; the CLI's rule, from core.
+            self.student_source.currentTextChanged.connect(
+                lambda source: self.learning_rate.setValue(default_learning_rate(source.strip())))
         self.device = QComboBox()
         self.device.addItems(DEVICES)
         self.device.setCurrentText(settings.device)

@@ -131,6 +131,12 @@ def test_the_advanced_section_sets_term_weights_calibration_and_attention(window
     folded = dialog.build_config().method
     assert folded.term_weights == MethodConfig().term_weights and folded.calibrate == MethodConfig().calibrate
     assert not dialog.advanced.body.isVisible()
+    dialog.student_source.setCurrentText("bigru")
+    from fastbioner.distill.config import RECURRENT_LR
+
+    assert dialog.learning_rate.value() == pytest.approx(RECURRENT_LR)
+    dialog.student_source.setCurrentText("teacher")
+    assert dialog.learning_rate.value() == pytest.approx(TrainingConfig().learning_rate)
     dialog.advanced.setChecked(True)
     assert dialog.advanced.body.isVisibleTo(dialog)
     dialog.advanced.weights["attention"].setValue(0.01)

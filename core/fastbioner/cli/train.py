@@ -12,8 +12,8 @@ from ..errors import FastBioNERError
 from ..fileio import atomic_write
 from ..jobs import CancelToken, Cancelled
 from .progress import ProgressBar, ctrl_c_cancels
-from .training_options import (add_training_options, encoding_config, loss_config, print_estimate,
-                               training_config)
+from .config_flags import add_config_flags, config_from_flags
+from .training_options import add_run_flags, print_estimate
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -21,11 +21,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "train-teacher", help="fine-tune a teacher model on BIO files and register it",
         description="Fine-tune a Hugging Face encoder (model id or folder) for NER on BIO files, "
                     "select it on devel F1 and register it. Ctrl-C cancels cleanly; --resume continues.")
-    t.add_argument("--train", nargs="+", required=True, metavar="FILE", help="BIO training file(s)")
-    t.add_argument("--dev", metavar="FILE", help="BIO devel file for model selection and early stopping")
-    t.add_argument("--base", required=True, metavar="MODEL", help="Hugging Face model id or folder")
     t.add_argument("--name", required=True, help="registry name of the new model")
-    add_training_options(t)
+    add_config_flags(t, TeacherConfig, required=("base_model", "train_files"))
+    add_run_flags(t)
     t.set_defaults(func=train_teacher_command)
 
     ev = subparsers.add_parser("evaluate", help="score a model on a BIO file",
@@ -45,14 +43,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def config_from_args(args: argparse.Namespace) -> TeacherConfig:
-    base = args.base
-    if Path(base).expanduser().exists():
-        base = str(Path(base).expanduser().resolve())
-    return TeacherConfig(
-        base_model=base,
-        train_files=[str(Path(p).resolve()) for p in args.train],
-        dev_file=str(Path(args.dev).resolve()) if args.dev else None,
-        encoding=encoding_config(args), training=training_config(args), loss=loss_config(args))
+    return config_from_flags(TeacherConfig, args)
 
 
 def train_teacher_command(args: argparse.Namespace) -> int:

@@ -4,10 +4,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..config import ConfigError, EncodingConfig, LossConfig, Settings, TrainingConfig
+from ..config import ConfigError, EncodingConfig, LossConfig, Settings, TrainingConfig, opt
 from .methods import MethodConfig
 
 RECURRENT_SOURCES = ("bigru", "bilstm")
+RECURRENT_LR = 1e-3  # a recurrent student learns from scratch: a transformer's 5e-5 is far too small
+
+
+def default_learning_rate(source: str) -> float:
+    """The peak learning rate a student from ``source`` trains at unless told:
+    the CLI and the app's dialog both take it from here."""
+    return RECURRENT_LR if source in RECURRENT_SOURCES else TrainingConfig().learning_rate
 CACHE_MODES = ("auto", "memory", "disk", "none")
 
 
@@ -20,12 +27,14 @@ class StudentConfig(Settings):
     encoder: a Hugging Face id, a folder or a registry name (its first ``layers``
     layers; all when None)."""
 
-    source: str = "teacher"
-    layers: int | None = 6           # transformer layers; recurrent: see rnn_layers
-    rnn_hidden: int = 256            # recurrent: units per direction
-    rnn_layers: int = 1
-    crf: bool = True                 # recurrent: CRF over the first subword of each word
-    dropout: float = 0.1             # recurrent only
+    source: str = opt("teacher", "teacher (its own layers), bigru, bilstm, or a model id / folder / registry "
+                                 "name", flag="--student-from", metavar="SOURCE", kind="model")
+    layers: int | None = opt(6, "student layers (from the teacher: default 6; another encoder: its first N, "
+                                "default all)")
+    rnn_hidden: int = opt(256, "recurrent student: units per direction")
+    rnn_layers: int = opt(1, "recurrent student: stacked layers")
+    crf: bool = opt(True, "recurrent student without a CRF", flag="--no-crf", kind="negate")
+    dropout: float = opt(0.1, "recurrent student: dropout", flag="--rnn-dropout")
 
     @property
     def recurrent(self) -> bool:
@@ -44,19 +53,25 @@ class StudentConfig(Settings):
 
 @dataclass
 class DistillConfig(Settings):
-    teacher: str = ""                # registry name or folder of the fine-tuned teacher
+    teacher: str = opt("", "registry name or folder of the teacher", metavar="NAME", kind="model")
     student: StudentConfig = field(default_factory=StudentConfig)
     method: MethodConfig = field(default_factory=MethodConfig)
-    train_files: list[str] = field(default_factory=list)
-    dev_file: str | None = None
-    unlabeled_files: list[str] = field(default_factory=list)
-    unlabeled_format: str | None = None   # None: by extension / content
-    unlabeled_limit: int = 0         # sentences taken from the unlabelled files (0: all)
+    train_files: list[str] = opt(help="BIO training file(s)", flag="--train", factory=list, metavar="FILE",
+                                 kind="paths")
+    dev_file: str | None = opt(None, "BIO devel file for model selection", flag="--dev", metavar="FILE",
+                               kind="path")
+    unlabeled_files: list[str] = opt(help="unlabelled text (PubTator, BioC, PubMed XML, plain text ...) for "
+                                          "soft labels", flag="--unlabeled", factory=list, metavar="FILE",
+                                     kind="paths")
+    unlabeled_format: str | None = opt(None, "format of the unlabelled files (default: guess)")
+    unlabeled_limit: int = opt(0, "take the first N unlabelled sentences (0: all)", metavar="N")
     encoding: EncodingConfig = field(default_factory=EncodingConfig)
     training: TrainingConfig = field(default_factory=TrainingConfig)
     loss: LossConfig = field(default_factory=LossConfig)  # the gold-label term
-    teacher_cache: str = "auto"      # auto | memory | disk | none (compute at every step)
-    cache_memory_mb: int = 4096      # auto: memory when the cache fits this, else disk
+    teacher_cache: str = opt("auto", "keep the teacher's outputs in memory or on disk, or compute them at "
+                                     "every step (none); auto: memory when it fits --cache-memory-mb",
+                             choices=CACHE_MODES)
+    cache_memory_mb: int = opt(4096, "auto cache: memory when the cache fits this many MB, else disk")
 
     def validate(self) -> None:
         if not self.teacher:

@@ -26,8 +26,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from ..config import ConfigError, Settings
-from .schedules import ScheduleConfig
+from ..config import ConfigError, Settings, opt
+from .schedules import SCHEDULE_NAMES, ScheduleConfig
 
 TERM_NAMES = ("soft", "gold", "hidden", "attention", "hidden-norm", "embedding", "prob-mse", "logit-mse")
 SHARES = ("w", "1-w", "fixed")
@@ -128,28 +128,31 @@ class MethodConfig(Settings):
     """A method by name plus the overrides an ablation or a user asks for; saved
     whole in the student's manifest. ``None`` keeps the method's own value."""
 
-    name: str = "fastbioner"
-    schedule: str | None = None       # dynamic | constant | linear | two-stage
-    b: float | None = None            # dynamic phi's offset
-    alpha: float | None = None        # constant schedule's weight
-    temperature: float | None = None
-    scale_by_t2: bool = True          # multiply the soft-label term by T^2
-    drop_terms: list[str] = field(default_factory=list)  # e.g. ["attention"] for an ablation
-    attention: str = "scores"         # scores (QK^T/sqrt(d_k), the paper's) | centred | probs
-    # A weight per loss term by name (``{"attention": 0.01}``), multiplying the method's own;
-    # terms not named keep 1. The paper's literal form: no entry (every weight 1).
-    term_weights: dict[str, float] = field(default_factory=dict)
-    # grad-norm: before the first step, scale each matching term so that its weighted
-    # gradient norm equals the gold term's (mean over ``calibration_batches`` batches,
-    # times ``calibration_ratio``); the scales are recorded in the manifest.
-    calibrate: str = "none"
-    calibration_batches: int = 4
-    calibration_ratio: float = 1.0
-    # W_h (students of another width): least-squares fit to the teacher's hidden states
-    # on the first batches ("lstsq") or Xavier-random ("random"); its own peak learning
-    # rate (None: the student's).
-    projection_init: str = "lstsq"
-    projection_lr: float | None = None
+    name: str = opt("fastbioner", "distillation method", flag="--method", choices=METHOD_NAMES)
+    schedule: str | None = opt(None, "replace the method's schedule", choices=SCHEDULE_NAMES)
+    b: float | None = opt(None, "offset b of the dynamic phi (0.3)")
+    alpha: float | None = opt(None, "weight of a constant schedule")
+    temperature: float | None = opt(None, "soft-label temperature (default: the method's)")
+    scale_by_t2: bool = opt(True, "do not scale the soft-label term by T^2", flag="--no-t2", kind="negate")
+    drop_terms: list[str] = opt(help=f"leave out loss terms (ablations): {', '.join(TERM_NAMES)}", factory=list,
+                                metavar="T1,T2", kind="comma-list")
+    attention: str = opt("scores", "attention maps to match: scores QK^T/sqrt(d_k) before softmax (the "
+                                   "paper's); centred: the same with each query row's mean removed (softmax "
+                                   "ignores it); probs: probabilities after softmax", choices=ATTENTION_FORMS)
+    term_weights: dict[str, float] = opt(
+        help=f"weight of one loss term, multiplying the method's own (repeat for several; terms: "
+             f"{', '.join(TERM_NAMES)}); e.g. --term-weight attention=0.01. Every weight 1 and --calibrate "
+             f"none is the paper's literal form", flag="--term-weight", factory=dict, metavar="TERM=W",
+        kind="term-weights")
+    calibrate: str = opt("none", "grad-norm: before training, scale each matching term (hidden, attention, "
+                                 "...) so its weighted gradient norm equals the gold term's (recorded in the "
+                                 "manifest)", choices=CALIBRATIONS)
+    calibration_batches: int = opt(4, "batches the calibration averages over", metavar="N")
+    calibration_ratio: float = opt(1.0, "each matching term's gradient norm as a multiple of the gold term's",
+                                   metavar="R")
+    projection_init: str = opt("lstsq", "W_h of a student of another width: least-squares fit on the first "
+                                        "batches, or random", choices=("lstsq", "random"))
+    projection_lr: float | None = opt(None, "peak learning rate of W_h (default: the student's)", metavar="LR")
 
     @property
     def capture_kind(self) -> str:

@@ -1,0 +1,92 @@
+"""The training commands' flags come from the configs: every setting has one, the
+defaults are the dataclasses', and every command this project has written down (the
+README, the benchmark rows and their recorded results) still parses."""
+
+import json
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from fastbioner.cli.config_flags import config_fields
+from fastbioner.cli.main import build_parser
+from fastbioner.config import TeacherConfig
+from fastbioner.distill.config import DistillConfig
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _commands() -> list[list[str]]:
+    """`fastbioner train-teacher|distill ...` commands from the README and results."""
+    out = []
+    readme = REPO / "README.md"
+    text = re.sub(r"\\\n\s*", " ", readme.read_text(encoding="utf-8"))
+    for line in text.splitlines():
+        m = re.search(r"fastbioner (train-teacher|distill) [^`|#)]*", line)
+        if m:
+            out.append(shlex.split(m.group(0).replace("$D", "D").replace("$B", "B"))[1:])
+    for path in (REPO / "benchmarks" / "results").glob("paper_rows*.json"):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        for row in data.values():
+            for entry in (row.values() if "command" not in row else [row]):
+                if isinstance(entry, dict) and "command" in entry:
+                    # a recorded command may carry a note in brackets after it
+                    out.append(shlex.split(entry["command"].split(" (", 1)[0])[1:])
+    return out
+
+
+COMMANDS = _commands()
+
+
+def test_commands_were_found():
+    assert len(COMMANDS) >= 10 and {c[0] for c in COMMANDS} == {"train-teacher", "distill"}
+
+
+@pytest.mark.parametrize("argv", COMMANDS, ids=lambda a: " ".join(a)[:60])
+def test_every_recorded_command_still_parses(argv):
+    args = build_parser().parse_args(argv)
+    config = args.func.__module__  # the command resolved to its module
+    assert config.startswith("fastbioner.cli.")
+
+
+@pytest.mark.parametrize("cls,command", [(TeacherConfig, "train-teacher"), (DistillConfig, "distill")])
+def test_every_setting_has_a_flag_with_the_configs_default(cls, command):
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command").choices[command]
+    dests = {a.dest: a for a in sub._actions}
+    defaults = cls()
+    for path, _field, _hint in config_fields(cls):
+        action = dests.get(path.replace(".", "__"))
+        assert action is not None, f"{cls.__name__}.{path} has no flag"
+        value = defaults
+        for part in path.split("."):
+            value = getattr(value, part)
+        if path in ("training.learning_rate", "student.layers") and command == "distill":
+            continue  # decided from the student once it is known (see test below)
+        if action.required:
+            continue  # no default: it must be given
+        if isinstance(value, list) and action.default == ",".join(value):
+            continue  # a comma list
+        if isinstance(value, dict):
+            assert action.default == [] and value == {}
+            continue
+        assert action.default == value, f"{path}: flag default {action.default!r}, config {value!r}"
+
+
+def test_distill_defaults_follow_the_student():
+    from fastbioner.cli.distill import config_from_args
+    from fastbioner.distill.config import RECURRENT_LR
+
+    parser = build_parser()
+    base = ["distill", "--teacher", "t", "--train", "x.tsv", "--name", "s"]
+    cfg = config_from_args(parser.parse_args(base))
+    assert cfg.student.layers == 6 and cfg.training.learning_rate == DistillConfig().training.learning_rate
+    cfg = config_from_args(parser.parse_args(base + ["--student-from", "bigru"]))
+    assert cfg.training.learning_rate == RECURRENT_LR and cfg.student.source == "bigru"
+    cfg = config_from_args(parser.parse_args(base + ["--lr", "1e-4", "--no-crf", "--drop-terms", "attention,hidden",
+                                                     "--window-overlap", "16", "--selection-metric", "f1_Disease"]))
+    assert cfg.training.learning_rate == 1e-4 and cfg.student.crf is False
+    assert cfg.method.drop_terms == ["attention", "hidden"] and cfg.encoding.window_overlap == 16
+    assert cfg.training.selection_metric == "f1_Disease"
+    assert Path(cfg.train_files[0]).is_absolute()
