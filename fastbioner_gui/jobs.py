@@ -65,10 +65,13 @@ class Job(QObject):
     cancelled = Signal()
     finished = Signal()            # after any of the three above
 
-    def __init__(self, title: str, kind: str, parent: QObject | None = None):
+    def __init__(self, title: str, kind: str, parent: QObject | None = None, *, config: Any = None,
+                 model_name: str = ""):
         super().__init__(parent)
         self.title = title
         self.kind = kind
+        self.config = config            # the typed config a training job runs with
+        self.model_name = model_name    # the model a training job registers
         self.token = CancelToken()
         self.events: list[ProgressEvent] = []
         self.state = JobState.RUNNING
@@ -141,8 +144,9 @@ class JobManager(QObject):
         super().__init__(parent)
         self._jobs: list[Job] = []
 
-    def start(self, title: str, fn: JobFunction, kind: str = "job") -> Job:
-        job = Job(title, kind, self)
+    def start(self, title: str, fn: JobFunction, kind: str = "job", *, config: Any = None,
+              model_name: str = "") -> Job:
+        job = Job(title, kind, self, config=config, model_name=model_name)
         thread = QThread(self)
         thread.setObjectName(f"job: {title}")
         worker = _Worker(fn, job.token)

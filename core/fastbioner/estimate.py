@@ -30,7 +30,6 @@ from typing import Any, Optional
 from .jobs import CancelToken, EventCallback, ProgressEvent, ProgressReporter, run_job, sub_progress
 from .registry import Registry
 
-TRAINING_STAGES = ("train", "distill")
 
 
 @dataclass(frozen=True)
@@ -92,7 +91,7 @@ def estimate_run(config, *, registry: Registry | None = None, steps: int = 10,
         first_step_at: list[float] = []
 
         def watch(event: ProgressEvent) -> None:
-            if event.stage in TRAINING_STAGES and event.step > len(step_times) and event.step > 0:
+            if event.optimisation_step and event.step > len(step_times) and event.step > 0:
                 step_times.append(time.monotonic())
                 if event.step == 1:
                     first_step_at.append(event.elapsed_seconds)

@@ -61,6 +61,9 @@ class ProgressEvent:
     state: JobState = JobState.RUNNING
     # A global counter over the whole job: strictly increasing, across stages too.
     seq: int = 0
+    # Set on the event the training loop sends after each optimisation step (what a
+    # run-time estimate times), whatever the stage is called.
+    optimisation_step: bool = False
 
     @property
     def finished(self) -> bool:

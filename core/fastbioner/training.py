@@ -366,7 +366,7 @@ class Trainer:
                                   if isinstance(v, (int, float)))
                 message += f": devel {shown}" + (" (best so far)" if r.improved else "")
             reporter.emit(step=r.step, total=r.total_steps, epoch=r.epoch + 1, losses=r.losses,
-                          metrics=r.metrics or {}, message=message)
+                          metrics=r.metrics or {}, message=message, optimisation_step=True)
         return self.result(time.monotonic() - t0)
 
 

@@ -346,9 +346,7 @@ class TrainingDialog(QDialog):
             from fastbioner.teacher import train_teacher as run
             title = f"Fine-tune {name}"
         job = self.jobs.start(title, lambda on_event, cancel: run(config, name, on_event=on_event, cancel=cancel),
-                              kind="train")
-        job.config = config
-        job.model_name = name
+                              kind="train", config=config, model_name=name)
         self.jobStarted.emit(job)
         self.accept()
         return job
