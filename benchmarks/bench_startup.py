@@ -1,0 +1,82 @@
+#!/usr/bin/env python
+"""Start-up costs a user feels, measured as whole processes and in process.
+
+- ``fastbioner --help`` (target: under 0.5 s; it must not import torch);
+- ``fastbioner tag`` on one abstract, whole process (imports, model load, tagging);
+- one abstract tagged in process by a loaded Tagger (median of N).
+
+Each whole-process figure is the median of ``--repeat`` runs. Absolute times depend
+on the machine and its load; run it on a quiet machine and compare figures from the
+same run only.
+
+    python benchmarks/bench_startup.py [--model NAME] [--repeat 5] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ABSTRACT = ("12345|t|Cocaine-induced myocardial infarction in a young adult\n"
+            "12345|a|A 24-year-old man developed chest pain and acute myocardial infarction after "
+            "intranasal cocaine use. Naloxone was not given; aspirin and nitroglycerin relieved the pain.\n")
+
+
+def timed(cmd: list[str], env: dict[str, str]) -> float:
+    t0 = time.perf_counter()
+    subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - t0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", help="registry name (default: the shipped default model)")
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--json")
+    args = parser.parse_args(argv)
+    exe = [sys.executable, "-m", "fastbioner.cli.main"]
+    env = dict(os.environ)
+    figures: dict = {"python": sys.version.split()[0], "repeat": args.repeat}
+    with tempfile.TemporaryDirectory() as tmp:
+        doc = Path(tmp) / "one.pubtator"
+        doc.write_text(ABSTRACT, encoding="utf-8")
+        model = ["--model", args.model] if args.model else []
+        tag = [*exe, "tag", str(doc), "--out", str(Path(tmp) / "out.jsonl"), "--format", "jsonl",
+               "--threads", str(args.threads), "--quiet", *model]
+        timed(tag, env)  # first use registers the default model; not what is timed
+        figures["help_seconds"] = statistics.median(timed([*exe, "--help"], env) for _ in range(args.repeat))
+        figures["tag_one_abstract_process_seconds"] = statistics.median(timed(tag, env) for _ in range(args.repeat))
+
+        from fastbioner.defaults import default_model
+        from fastbioner.documents import Document
+        from fastbioner.inference import Tagger, TaggerConfig
+
+        name = args.model or default_model().name
+        tagger = Tagger.load(name, TaggerConfig(threads=args.threads))
+        text = ABSTRACT.split("|t|")[1].split("\n")[0] + " " + ABSTRACT.split("|a|")[1].strip()
+        tagger.tag([Document("warm", text)])
+        times = []
+        for i in range(max(20, args.repeat)):
+            t0 = time.perf_counter()
+            tagger.tag([Document(str(i), text)])
+            times.append(time.perf_counter() - t0)
+        figures["tag_one_abstract_in_process_ms"] = 1000 * statistics.median(times)
+        figures["model"] = name
+        figures["precision"] = tagger.precision.value if hasattr(tagger.precision, "value") else str(tagger.precision)
+    for k, v in figures.items():
+        print(f"{k}: {v:.3f}" if isinstance(v, float) else f"{k}: {v}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(figures, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
