@@ -10,6 +10,7 @@ from PySide6.QtGui import QUndoStack
 
 from fastbioner import curation
 from fastbioner.documents import Source, Span
+from fastbioner.project import DocStatus
 
 from .models.workspace import Workspace
 from .undo import SpanChange, SpansCommand, edit_command, state_of
@@ -62,14 +63,36 @@ class CurationController(QObject):
         self._edit(lambda s: curation.reject_suggestions(s, spans),
                    "Reject all suggestions" if spans is None else "Reject suggestion")
 
-    def mark_curated(self) -> None:
-        self._edit(list, "Mark curated")
+    def resize(self, span: Span, edge: str, tokens: int) -> Span | None:
+        """Move one edge of ``span`` by whole tokens (keyboard boundary fixing); the
+        resized span, or None when it could not move."""
+        if self.row < 0:
+            return None
+        doc = self.workspace.document(self.row)
+        spans = curation.resize_span(doc.spans, span, doc.text, edge, tokens)
+        new = next((s for s in spans if s not in doc.spans), None)
+        if new is None:
+            return None
+        verb = "Extend" if (edge == "end") == (tokens > 0) else "Shrink"
+        self._edit(lambda _s: spans, f"{verb} '{doc.span_text(new)}'")
+        self.spanAdded.emit(new)
+        return new
 
-    def _edit(self, change: Callable[[list[Span]], list[Span]], text: str) -> None:
+    def toggle_reviewed(self) -> DocStatus | None:
+        """Mark the document reviewed, or (when it is) reopen it for review: one
+        undoable step that changes no span. Returns the new status."""
+        if self.row < 0:
+            return None
+        status = self.workspace.entry(self.row).status
+        new = DocStatus.IN_REVIEW if status is DocStatus.REVIEWED else DocStatus.REVIEWED
+        self._edit(list, "Mark reviewed" if new is DocStatus.REVIEWED else "Reopen for review", new)
+        return new
+
+    def _edit(self, change: Callable[[list[Span]], list[Span]], text: str, status: DocStatus | None = None) -> None:
         if self.row < 0:
             return
         spans = change(list(self.workspace.document(self.row).spans))
-        command = edit_command(self.workspace, self.row, spans, text)
+        command = edit_command(self.workspace, self.row, spans, text, status)
         if command is not None:
             self.stack.push(command)
 
@@ -87,12 +110,13 @@ def tagging_command(workspace: Workspace, results: dict[int, list[Span]], model:
 
 def tagging_change(workspace: Workspace, row: int, suggested: list[Span], model: str,
                    replace_curated: bool = False) -> SpanChange | None:
-    """One document's part of a tagging run, merged with its spans as they are now."""
-    from fastbioner.project import DocStatus
-
+    """One document's part of a tagging run, merged with its spans as they are now. A
+    document in review or reviewed keeps its status (its curator's decisions stay)
+    unless re-tagging may replace them."""
     before = state_of(workspace, row)
     spans = curation.merge_model_spans(before.spans, suggested, replace_curated)
-    status = before.status if before.status is DocStatus.CURATED and not replace_curated else DocStatus.TAGGED
+    reviewing = before.status in (DocStatus.IN_REVIEW, DocStatus.REVIEWED)
+    status = before.status if reviewing and not replace_curated else DocStatus.TAGGED
     after = type(before)(tuple(spans), status, model)
     return SpanChange(row, before, after) if after != before else None
 

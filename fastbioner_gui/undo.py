@@ -52,11 +52,18 @@ def state_of(workspace: Workspace, row: int) -> DocState:
     return DocState(tuple(entry.document.spans), entry.status, entry.tagged_by)
 
 
+def status_after_edit(status: DocStatus) -> DocStatus:
+    """A curator's edit puts a document in review; it never marks it reviewed (that is
+    a deliberate action), and a reviewed document stays reviewed through a later fix."""
+    return status if status is DocStatus.REVIEWED else DocStatus.IN_REVIEW
+
+
 def edit_command(workspace: Workspace, row: int, spans: Sequence[Span], text: str,
-                 status: DocStatus = DocStatus.CURATED, tagged_by: object = None) -> SpansCommand | None:
-    """A command for one document's new spans (a curator's edit marks it curated), or
-    None when nothing would change."""
+                 status: DocStatus | None = None, tagged_by: object = None) -> SpansCommand | None:
+    """A command for one document's new spans and status (by default: what an edit
+    makes of its status, :func:`status_after_edit`), or None when nothing would change."""
     before = state_of(workspace, row)
+    status = status_after_edit(before.status) if status is None else status
     after = DocState(tuple(spans), status, before.tagged_by if tagged_by is None else tagged_by)
     if after == before:
         return None

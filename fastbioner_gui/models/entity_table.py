@@ -1,12 +1,12 @@
 """The entity table's model: the spans of the document being read, one per row
-(text, label, start, end, score, source), and a proxy that filters them."""
+(text, label, review state, score, start, end), and a proxy that filters them."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt
 from PySide6.QtGui import QFont
 
-from fastbioner.curation import is_low_confidence
+from fastbioner.curation import entity_state, is_low_confidence
 from fastbioner.documents import Document, Source, Span
 
 from .palette import label_color
@@ -14,8 +14,10 @@ from .refilter import refilter_rows
 from .workspace import Workspace
 
 Index = QModelIndex | QPersistentModelIndex
-COLUMNS = ("Text", "Label", "Start", "End", "Score", "Source")
-TEXT, LABEL, START, END, SCORE, SOURCE = range(len(COLUMNS))
+# The text first and the decision next to it; offsets last, where a narrow panel
+# cuts them rather than the entity's text.
+COLUMNS = ("Text", "Label", "State", "Score", "Start", "End")
+TEXT, LABEL, STATE, SCORE, START, END = range(len(COLUMNS))
 SPAN_ROLE = Qt.ItemDataRole.UserRole + 1
 SORT_ROLE = Qt.ItemDataRole.UserRole + 2
 
@@ -68,8 +70,8 @@ class EntityTableModel(QAbstractTableModel):
         if role == SPAN_ROLE:
             return span
         if role in (Qt.ItemDataRole.DisplayRole, SORT_ROLE):
-            value = (self.document.span_text(span), span.label, span.start, span.end,
-                     span.score, span.source.value)[col]
+            value = (self.document.span_text(span), span.label, entity_state(span), span.score,
+                     span.start, span.end)[col]
             if role == SORT_ROLE:
                 return -1.0 if col == SCORE and value is None else value
             if col == SCORE:
@@ -81,8 +83,9 @@ class EntityTableModel(QAbstractTableModel):
             font = QFont()
             font.setItalic(True)  # suggestions look provisional
             return font
-        if role == Qt.ItemDataRole.ToolTipRole and is_low_confidence(span, self.low_confidence):
-            return "low-confidence model suggestion"
+        if role == Qt.ItemDataRole.ToolTipRole:
+            low = "\nlow-confidence model suggestion" if is_low_confidence(span, self.low_confidence) else ""
+            return f"{self.document.span_text(span)}\n{span.label} · {entity_state(span)}{low}"
         if role == Qt.ItemDataRole.TextAlignmentRole and col in (START, END, SCORE):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         return None

@@ -1,7 +1,8 @@
 """The reading view: a document's title and sections with its entities highlighted,
-and the gestures of curation (select and press a number, click an entity, context
-menu). It only reports gestures as signals with document offsets; what they do is
-decided by the curation controller and the core's curation rules.
+and the mouse gestures of curation (click an entity, context menu; the keys are the
+actions of :mod:`fastbioner_gui.keyboard`). It only reports gestures as signals with
+document offsets; what they do is decided by the curation controller and the core's
+curation rules.
 
 How spans look: the label's colour as background; a model suggestion is pale and
 italic, a low-confidence one has a red wavy underline; text covered by two or more
@@ -14,7 +15,7 @@ import bisect
 from typing import Sequence
 
 from PySide6.QtCore import QEvent, QObject, QPoint, Qt, Signal
-from PySide6.QtGui import (QAction, QColor, QContextMenuEvent, QFont, QKeyEvent, QMouseEvent, QTextBlockFormat,
+from PySide6.QtGui import (QAction, QColor, QContextMenuEvent, QFont, QMouseEvent, QTextBlockFormat,
                            QTextCharFormat, QTextCursor, QTextDocument, QTextFormat)
 from PySide6.QtWidgets import QMenu, QTextEdit, QToolTip, QWidget
 
@@ -212,30 +213,6 @@ class DocumentView(QTextEdit):
         self.setExtraSelections([sel])
 
     # Gestures ----------------------------------------------------------------
-    def keyPressEvent(self, event: QKeyEvent) -> None:
-        key = event.key()
-        if Qt.Key.Key_1 <= key <= Qt.Key.Key_9 and self.document_ is not None:
-            index = key - Qt.Key.Key_1
-            if index < len(self.labels):
-                label = self.labels[index]
-                exact = bool(event.modifiers() & Qt.KeyboardModifier.AltModifier)
-                selection = self.selection_offsets()
-                if selection is not None:
-                    self.addRequested.emit(selection[0], selection[1], label, exact)
-                elif self.selected_span is not None:
-                    self.relabelRequested.emit(self.selected_span, label)
-                event.accept()
-                return
-        if key in (Qt.Key.Key_Delete, Qt.Key.Key_Backspace) and self.selected_span is not None:
-            self.deleteRequested.emit([self.selected_span])
-            event.accept()
-            return
-        if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and self.selected_span is not None:
-            self.acceptRequested.emit([self.selected_span])
-            event.accept()
-            return
-        super().keyPressEvent(event)
-
     def mousePressEvent(self, event: QMouseEvent) -> None:
         self._press = event.position().toPoint()
         super().mousePressEvent(event)

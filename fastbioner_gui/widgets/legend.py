@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from ..models.palette import label_color, strong_color
 
-KEY = ("<span style='color:#555'>solid: gold / curated · <i>pale italic: model suggestion</i> · "
+KEY = ("<span style='color:#555'>solid: gold / accepted · <i>pale italic: model suggestion</i> · "
        "<span style='text-decoration:underline; color:#d01010'>red wavy</span>: low confidence · "
        "<b><u>bold underlined</u></b>: overlapping</span>")
 

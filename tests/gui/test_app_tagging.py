@@ -48,7 +48,7 @@ def test_tag_all_in_background_keeps_curated_and_undoes(loaded, tiny_model, qtbo
         pass
     assert job.state is JobState.DONE, job.error
     assert [ws.entry(i).tagged_by for i in range(3)] == [tiny_model] * 3
-    assert ws.entry(0).status is DocStatus.CURATED and ws.entry(2).status is DocStatus.TAGGED
+    assert ws.entry(0).status is DocStatus.IN_REVIEW and ws.entry(2).status is DocStatus.TAGGED
     assert ws.document(0).spans_by(Source.CURATOR) == curated
     assert [ws.document(i).spans_by(Source.GOLD) for i in range(3)] == gold
     for i in range(3):
