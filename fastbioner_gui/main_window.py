@@ -29,6 +29,7 @@ from .tagging import TaggingController
 from .widgets.document_view import DocumentView
 from .widgets.documents_panel import DocumentsPanel
 from .widgets.entity_panel import EntityPanel
+from .widgets.job_strip import JobStrip
 from .widgets.jobs_panel import JobsPanel
 from .widgets.legend import Legend
 from .widgets.model_picker import ModelCard, ModelPicker, list_models
@@ -92,7 +93,14 @@ class MainWindow(QMainWindow):
         self.splitter.setStretchFactor(0, 3)
         self.splitter.setStretchFactor(1, 2)
         self.splitter.setSizes([640, 420])
-        self.setCentralWidget(self.splitter)
+        self.job_strip = JobStrip(self.jobs)
+        central = QWidget()
+        column = QVBoxLayout(central)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(0)
+        column.addWidget(self.splitter, 1)
+        column.addWidget(self.job_strip)
+        self.setCentralWidget(central)
         self.documents = DocumentsPanel(self.workspace)
         self.documents_dock = self._dock("Documents", "documents", self.documents, Qt.DockWidgetArea.LeftDockWidgetArea)
         self.card = ModelCard()
@@ -232,7 +240,10 @@ class MainWindow(QMainWindow):
         self.tagging.message.connect(lambda msg: self.statusBar().showMessage(msg, 10000))
         self.tagging.busyChanged.connect(self._update_actions)
         self.picker.modelChosen.connect(self._model_chosen)
-        self.jobs.jobStarted.connect(lambda job: job.kind in ("tag", "train") and self.jobs_dock.show())
+        self.job_strip.curvesRequested.connect(self.show_curves)
+        self.tagging.merged.connect(lambda done, total: self.statusBar().showMessage(
+            f"Tagging: {done} of {total} documents have their suggestions", 5000))
+        self.jobs.jobFinished.connect(self._job_finished)
 
     # Reading -------------------------------------------------------------
     def show_row(self, row: int) -> None:
@@ -410,8 +421,21 @@ class MainWindow(QMainWindow):
         dialog.jobStarted.connect(self._training_started)
         dialog.exec()
 
-    def _training_started(self, job) -> None:  # noqa: ANN001
+    def show_curves(self, job: Job) -> None:
+        """Open the Jobs dock on ``job`` (its live curves)."""
         self.jobs_dock.show()
+        self.jobs_dock.raise_()
+        self.jobs_panel.show_job(job)
+
+    def _job_finished(self, job: Job) -> None:
+        # Tagging and opening say what they did themselves.
+        if job.kind in ("tag", "open", QUIET_KIND):
+            return
+        outcome = {"done": "done", "cancelled": "cancelled", "failed": f"failed: {job.error}"}.get(
+            job.state.value, job.state.value)
+        self.statusBar().showMessage(f"{job.title}: {outcome}", 10000)
+
+    def _training_started(self, job) -> None:  # noqa: ANN001
         job.succeeded.connect(lambda _result: self.refresh_models(select=job.model_name))
         job.succeeded.connect(lambda _result: self.statusBar().showMessage(
             f"{job.model_name} is registered and in the model picker", 10000))
@@ -441,6 +465,8 @@ class MainWindow(QMainWindow):
             self.restoreGeometry(geometry)
         if isinstance(state, QByteArray):
             self.restoreState(state, LAYOUT_VERSION)
+        # No job runs at launch: the Jobs dock would open on empty charts.
+        self.jobs_dock.hide()
         # The splitter is set once the window is laid out (see showEvent): before, the
         # window's own resizing would redistribute it.
         splitter = store.value("window/splitter")

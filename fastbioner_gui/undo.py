@@ -47,6 +47,36 @@ class SpansCommand(QUndoCommand):
         self.workspace.set_spans_many([(row, st.spans, st.status, st.tagged_by) for row, st in states])
 
 
+class MergingSpansCommand(SpansCommand):
+    """A part of a longer change (one chunk of a tagging run) that joins the previous
+    part on the undo stack when that is the command just done, so the whole run is
+    one undo step. ``key`` tells the runs apart."""
+
+    ID = 1501
+
+    def __init__(self, workspace: Workspace, changes: Sequence[SpanChange], key: int, text: str, total: int):
+        super().__init__(workspace, changes, text)
+        self.key = key
+        self.total = total
+        self._name = text
+        self._label()
+
+    def _label(self) -> None:
+        n = len(self.changes)
+        self.setText(f"{self._name} ({n} of {self.total} document{'s' if self.total != 1 else ''})"
+                     if n < self.total else f"{self._name} ({n} document{'s' if n != 1 else ''})")
+
+    def id(self) -> int:  # noqa: A003 - Qt's name
+        return self.ID
+
+    def mergeWith(self, other: QUndoCommand) -> bool:  # noqa: N802 - Qt's name
+        if not isinstance(other, MergingSpansCommand) or other.key != self.key:
+            return False
+        self.changes.extend(other.changes)
+        self._label()
+        return True
+
+
 def state_of(workspace: Workspace, row: int) -> DocState:
     entry = workspace.entry(row)
     return DocState(tuple(entry.document.spans), entry.status, entry.tagged_by)

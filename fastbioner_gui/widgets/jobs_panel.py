@@ -1,5 +1,6 @@
-"""The jobs panel: each background job with its progress, time left and a cancel
-button, and the live curves of the job selected."""
+"""The jobs panel (the Jobs dock, opened by the curator from View > Jobs or a
+training run's Curves button): every background job of the session with its
+progress, time left and a cancel button, and the live curves of the job selected."""
 
 from __future__ import annotations
 
@@ -11,15 +12,8 @@ from fastbioner.jobs import JobState
 
 from ..jobs import QUIET_KIND, Job, JobManager
 from .curves import Curves
-
-
-def _duration(seconds: float | None) -> str:
-    if seconds is None:
-        return "…"
-    seconds = int(round(seconds))
-    h, rest = divmod(seconds, 3600)
-    m, s = divmod(rest, 60)
-    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
+from .job_strip import ElidedLabel
+from .job_strip import duration as _duration
 
 
 class JobRow(QWidget):
@@ -28,7 +22,10 @@ class JobRow(QWidget):
     def __init__(self, job: Job, parent: QWidget | None = None):
         super().__init__(parent)
         self.job = job
-        self.title = QLabel(f"<b>{job.title}</b>")
+        self.title = ElidedLabel(job.title)  # a long name shortens; Cancel stays
+        bold = self.title.font()
+        bold.setBold(True)
+        self.title.setFont(bold)
         self.status = QLabel("starting…")
         self.bar = QProgressBar()
         self.bar.setRange(0, 0)
@@ -99,6 +96,12 @@ class JobsPanel(QWidget):
         self._timer.setInterval(200)
         self._timer.timeout.connect(self._refresh)
         self._timer.start()
+
+    def show_job(self, job: Job) -> None:
+        """Select ``job`` so its curves show."""
+        row = self.row_for(job)
+        if row is not None:
+            self.list.setCurrentRow(self.rows.index(row))
 
     def add_job(self, job: Job) -> None:
         if job.kind == QUIET_KIND:
