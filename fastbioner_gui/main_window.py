@@ -341,9 +341,10 @@ class MainWindow(QMainWindow):
             QMessageBox.warning(self, "Cannot open project", str(exc))
 
     def _files_loaded(self, result: LoadResult) -> None:
-        self.statusBar().showMessage(f"Loaded {result.documents} documents from {len(result.files)} files", 10000)
-        if result.errors:
-            LoadErrorsDialog(result.errors, result.documents, self).open()
+        self.statusBar().showMessage(result.summary(), 15000)
+        if result.errors or result.duplicates or result.warnings:
+            LoadErrorsDialog(result.errors, result.documents - len(result.duplicates), self,
+                             result.duplicates, result.warnings).open()
 
     def save(self) -> bool:
         if self.projects.path is None:

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import QMenu, QTextEdit, QToolTip, QWidget
 from fastbioner.curation import LOW_CONFIDENCE, is_low_confidence, spans_at
 from fastbioner.documents import Document, Source, Span
 
-from ..models.palette import label_color, strong_color
+from ..models.palette import blend, label_color, readable, strong_color, text_on
 
 
 def _utf16_len(s: str) -> int:
@@ -174,6 +174,9 @@ class DocumentView(QTextEdit):
             fill.setAlpha(130)
             fmt.setFontItalic(True)
         fmt.setBackground(fill)
+        # Text on a label's fill is dark or light by the fill as shown, never the
+        # palette's text colour (white on a pale fill under a dark desktop theme).
+        fmt.setForeground(text_on(blend(fill, self.palette().color(self.palette().ColorRole.Base))))
         if len(covering) > 1:
             outer = max(covering, key=lambda s: (s.end - s.start, s.label))
             fmt.setFontWeight(QFont.Weight.Bold)
@@ -194,7 +197,8 @@ class DocumentView(QTextEdit):
         fmt = QTextCharFormat()
         fmt.setFontWeight(QFont.Weight.DemiBold)
         fmt.setFontCapitalization(QFont.Capitalization.SmallCaps)
-        fmt.setForeground(QColor("#555555"))
+        base = self.palette().color(self.palette().ColorRole.Base)
+        fmt.setForeground(readable(QColor("#555555"), base))
         return fmt
 
     def _mark_selected(self) -> None:

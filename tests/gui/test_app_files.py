@@ -155,3 +155,47 @@ def test_a_write_failure_is_one_line(loaded, tmp_path, qtbot, monkeypatch):
     report = dialog.report.text()
     assert f"Export failed: cannot write {tmp_path / 'out.conll'}: No space left on device" in report
     assert "OSError" not in report and dialog.result is None
+
+
+def test_the_same_pmid_twice_is_reported_not_added(window, tmp_path, qtbot):
+    folder = _write_inputs(tmp_path / "in")
+    with qtbot.waitSignal(window.loader.loaded, timeout=10000):
+        window.loader.open([folder / "good.pubtator"])
+    assert len(window.workspace) == 2
+    with qtbot.waitSignal(window.loader.loaded, timeout=10000) as blocker:
+        window.loader.open([folder / "good.pubtator"])  # the same file again
+    assert len(window.workspace) == 2
+    assert blocker.args[0].duplicates == ["6794356 (good.pubtator)", "1000 (good.pubtator)"]
+    assert "2 already open, not added again" in window.statusBar().currentMessage()
+    dialog = window.findChildren(LoadErrorsDialog)[-1]
+    assert dialog.isVisible() and "6794356 (good.pubtator)" in dialog.details.toPlainText()
+    assert "2 documents already open" in dialog.summary.text()
+    dialog.close()
+
+
+def test_a_repaired_file_warns_in_the_app(window, tmp_path, qtbot):
+    iob1 = tmp_path / "old.conll"
+    iob1.write_text("Lithium\tI-Chemical\ntoxicity\tO\n.\tO\n", encoding="utf-8")  # I- after nothing: IOB1
+    with qtbot.waitSignal(window.loader.loaded, timeout=10000) as blocker:
+        window.loader.open([iob1])
+    result = blocker.args[0]
+    assert len(window.workspace) == 1 and not result.errors
+    assert len(result.warnings) == 1 and "old.conll" in result.warnings[0] and "repaired" in result.warnings[0]
+    assert "1 warning" in window.statusBar().currentMessage()
+    dialog = window.findChildren(LoadErrorsDialog)[-1]
+    assert "Warnings:" in dialog.details.toPlainText() and "old.conll" in dialog.details.toPlainText()
+    dialog.close()
+
+
+def test_a_failed_open_names_the_files(window, tmp_path, qtbot):
+    (tmp_path / "bad.jsonl").write_text("{broken\n", encoding="utf-8")
+    with qtbot.waitSignal(window.loader.loaded, timeout=10000):
+        window.loader.open([tmp_path / "bad.jsonl"])
+    message = window.statusBar().currentMessage()
+    assert message.startswith("Could not open bad.jsonl: ") and f"{tmp_path / 'bad.jsonl'}:1:" in message
+    assert "Loaded 0" not in message
+    with qtbot.waitSignal(window.loader.loaded, timeout=10000):
+        window.loader.open([tmp_path / "missing.pubtator", tmp_path / "bad.jsonl"])
+    assert window.statusBar().currentMessage().startswith("Could not open missing.pubtator and 1 more: ")
+    for dialog in window.findChildren(LoadErrorsDialog):
+        dialog.close()

@@ -132,3 +132,39 @@ def test_a_new_label_from_a_file_gets_a_colour_and_a_key(window, qtbot):
     assert window.workspace.labels()[:3] == ["Disease", "Chemical", "Species"]
     assert window.legend.chips[2].text().endswith("Species")
     assert window.view.labels[2] == "Species"
+
+
+def test_a_dark_palette_keeps_the_legend_and_the_entities_readable(qtbot):
+    from PySide6.QtGui import QColor, QPalette
+
+    from fastbioner_gui.main_window import MainWindow
+    from fastbioner_gui.models.palette import blend, contrast_ratio
+    from gui_documents import make_documents
+
+    app = QApplication.instance()
+    original = app.palette()
+    dark = QPalette()
+    for role, colour in ((QPalette.ColorRole.Window, "#202124"), (QPalette.ColorRole.WindowText, "#e8eaed"),
+                         (QPalette.ColorRole.Base, "#171717"), (QPalette.ColorRole.Text, "#e8eaed")):
+        dark.setColor(role, QColor(colour))
+    app.setPalette(dark)
+    window = MainWindow()
+    window.show()
+    try:
+        window.workspace.add_documents(make_documents())
+        qtbot.waitUntil(lambda: window.row == 0)
+        legend, background = window.legend, QColor("#202124")
+        for name, colour in legend.key_colors.items():
+            assert contrast_ratio(colour, background) >= 4.5, name
+        for chip, label in zip(legend.chips, ("Disease", "Chemical")):
+            assert f"color:#000000" in chip.styleSheet()
+            assert contrast_ratio(QColor("black"), label_color(label)) >= 4.5
+        view, doc = window.view, window.workspace.document(0)
+        for offset in (3, doc.text.index("heart failure")):  # a gold span and a pale suggestion
+            fmt = _format_at(view, offset)
+            shown = blend(fmt.background().color(), QColor("#171717"))
+            assert contrast_ratio(fmt.foreground().color(), shown) >= 4.5
+    finally:
+        app.setPalette(original)
+        window.projects.mark_clean()
+        window.close()
