@@ -11,7 +11,6 @@ from PySide6.QtWidgets import (QHBoxLayout, QLabel, QListWidget, QListWidgetItem
 from fastbioner.jobs import JobState
 
 from ..jobs import QUIET_KIND, Job, JobManager
-from .curves import Curves
 from .job_strip import ElidedLabel
 from .job_strip import duration as _duration
 
@@ -79,10 +78,15 @@ class JobsPanel(QWidget):
         super().__init__(parent)
         self.manager = manager
         self.list = QListWidget()
-        self.curves = Curves()
+        # The curves (pyqtgraph) are built when a training run first shows them:
+        # importing pyqtgraph took 1.5 s of every launch, for a chart most sessions
+        # never open.
+        self._curves = None
+        self._curves_slot = QWidget()
         splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.addWidget(self.list)
-        splitter.addWidget(self.curves)
+        splitter.addWidget(self._curves_slot)
+        self._splitter = splitter
         splitter.setSizes([320, 640])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -119,11 +123,34 @@ class JobsPanel(QWidget):
     def row_for(self, job: Job) -> JobRow | None:
         return next((r for r in self.rows if r.job is job), None)
 
+    @property
+    def curves(self):  # noqa: ANN201 - a Curves, built on first use
+        if self._curves is None:
+            from .curves import Curves
+
+            self._curves = Curves()
+            self._splitter.replaceWidget(1, self._curves)
+            self._curves_slot.deleteLater()
+        return self._curves
+
+    def has_curves(self) -> bool:
+        return self._curves is not None
+
     def _show_curves(self, index: int) -> None:
         if 0 <= index < len(self.rows):
             job = self.rows[index].job
+            if job.kind != "train":  # tagging and reading have no curves
+                if self._curves is not None:
+                    self._curves.setVisible(False)
+                return
+            if self._curves is None and not self.isVisible():
+                return  # built when the panel is shown (showEvent)
             self.curves.follow(job.events)
-            self.curves.setVisible(job.kind == "train")  # tagging and reading have no curves
+            self.curves.setVisible(True)
+
+    def showEvent(self, event) -> None:  # noqa: ANN001, N802
+        super().showEvent(event)
+        self._show_curves(self.list.currentRow())
 
     def _refresh(self) -> None:
         for row in self.rows:
