@@ -60,8 +60,26 @@ class CurationController(QObject):
                    "Accept all suggestions" if spans is None else "Accept suggestion")
 
     def reject(self, spans: Sequence[Span] | None = None) -> None:
+        """Drop suggestions and remember them as rejected, so re-tagging does not
+        offer them again (undo forgets that too)."""
+        if self.row < 0:
+            return
+        entry = self.workspace.entry(self.row)
+        rejected = curation.rejected_after(entry.rejected, entry.document.spans, spans)
         self._edit(lambda s: curation.reject_suggestions(s, spans),
-                   "Reject all suggestions" if spans is None else "Reject suggestion")
+                   "Reject all suggestions" if spans is None else "Reject suggestion", rejected=rejected)
+
+    def accept_rejected(self, spans: Sequence[Span]) -> None:
+        """Change one's mind: rejected suggestions come back, accepted."""
+        if self.row < 0:
+            return
+        entry = self.workspace.entry(self.row)
+        back = [s for s in spans if s in entry.rejected]
+        if not back:
+            return
+        rejected = [r for r in entry.rejected if r not in back]
+        self._edit(lambda s: s + [b.with_(source=Source.CURATOR) for b in back],
+                   f"Accept {len(back)} rejected suggestion{'s' if len(back) != 1 else ''}", rejected=rejected)
 
     def resize(self, span: Span, edge: str, tokens: int) -> Span | None:
         """Move one edge of ``span`` by whole tokens (keyboard boundary fixing); the
@@ -88,11 +106,12 @@ class CurationController(QObject):
         self._edit(list, "Mark reviewed" if new is DocStatus.REVIEWED else "Reopen for review", new)
         return new
 
-    def _edit(self, change: Callable[[list[Span]], list[Span]], text: str, status: DocStatus | None = None) -> None:
+    def _edit(self, change: Callable[[list[Span]], list[Span]], text: str, status: DocStatus | None = None,
+              rejected: Sequence[Span] | None = None) -> None:
         if self.row < 0:
             return
         spans = change(list(self.workspace.document(self.row).spans))
-        command = edit_command(self.workspace, self.row, spans, text, status)
+        command = edit_command(self.workspace, self.row, spans, text, status, rejected=rejected)
         if command is not None:
             self.stack.push(command)
 
@@ -114,10 +133,10 @@ def tagging_change(workspace: Workspace, row: int, suggested: list[Span], model:
     document in review or reviewed keeps its status (its curator's decisions stay)
     unless re-tagging may replace them."""
     before = state_of(workspace, row)
-    spans = curation.merge_model_spans(before.spans, suggested, replace_curated)
+    spans = curation.merge_model_spans(before.spans, suggested, replace_curated, before.rejected)
     reviewing = before.status in (DocStatus.IN_REVIEW, DocStatus.REVIEWED)
     status = before.status if reviewing and not replace_curated else DocStatus.TAGGED
-    after = type(before)(tuple(spans), status, model)
+    after = type(before)(tuple(spans), status, model, before.rejected)
     return SpanChange(row, before, after) if after != before else None
 
 

@@ -116,6 +116,11 @@ class CurationKeys(QObject):
         self.select(nxt if nxt is not None else (now[-1] if now else None))
 
     def accept_current(self) -> None:
+        doc_spans = self._doc_spans()
+        rejected = [s for s in self.targets() if s not in doc_spans]
+        if rejected:  # picked from the table's Rejected list: accepted after all
+            self.curation.accept_rejected(rejected)
+            return
         spans = [s for s in self.targets() if s.source is Source.MODEL]
         if spans:
             self._after(spans, lambda: self.curation.accept(spans))

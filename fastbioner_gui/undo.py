@@ -1,6 +1,7 @@
 """Undo and redo: every change to a document's spans is one command on the
-``QUndoStack``. A command stores the spans, status and tagging model of each
-document it touched, before and after, so undo restores them exactly."""
+``QUndoStack``. A command stores the spans, status, tagging model and rejected
+suggestions of each document it touched, before and after, so undo restores them
+exactly."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ class DocState:
     spans: tuple[Span, ...]
     status: DocStatus
     tagged_by: str | None
+    rejected: tuple[Span, ...] = ()   # suggestions a curator rejected
 
 
 @dataclass(frozen=True)
@@ -44,7 +46,7 @@ class SpansCommand(QUndoCommand):
         self._apply([(c.row, c.before) for c in reversed(self.changes)])
 
     def _apply(self, states: list[tuple[int, DocState]]) -> None:
-        self.workspace.set_spans_many([(row, st.spans, st.status, st.tagged_by) for row, st in states])
+        self.workspace.set_spans_many([(row, st.spans, st.status, st.tagged_by, st.rejected) for row, st in states])
 
 
 class MergingSpansCommand(SpansCommand):
@@ -79,7 +81,7 @@ class MergingSpansCommand(SpansCommand):
 
 def state_of(workspace: Workspace, row: int) -> DocState:
     entry = workspace.entry(row)
-    return DocState(tuple(entry.document.spans), entry.status, entry.tagged_by)
+    return DocState(tuple(entry.document.spans), entry.status, entry.tagged_by, tuple(entry.rejected))
 
 
 def status_after_edit(status: DocStatus) -> DocStatus:
@@ -89,12 +91,14 @@ def status_after_edit(status: DocStatus) -> DocStatus:
 
 
 def edit_command(workspace: Workspace, row: int, spans: Sequence[Span], text: str,
-                 status: DocStatus | None = None, tagged_by: object = None) -> SpansCommand | None:
+                 status: DocStatus | None = None, tagged_by: object = None,
+                 rejected: Sequence[Span] | None = None) -> SpansCommand | None:
     """A command for one document's new spans and status (by default: what an edit
     makes of its status, :func:`status_after_edit`), or None when nothing would change."""
     before = state_of(workspace, row)
     status = status_after_edit(before.status) if status is None else status
-    after = DocState(tuple(spans), status, before.tagged_by if tagged_by is None else tagged_by)
+    after = DocState(tuple(spans), status, before.tagged_by if tagged_by is None else tagged_by,
+                     before.rejected if rejected is None else tuple(rejected))
     if after == before:
         return None
     return SpansCommand(workspace, [SpanChange(row, before, after)], text)

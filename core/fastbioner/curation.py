@@ -124,14 +124,26 @@ def reject_suggestions(spans: Sequence[Span], which: Iterable[Span] | None = Non
             if not (s.source is Source.MODEL and (chosen is None or s in chosen))]
 
 
+def rejected_after(rejected: Sequence[Span], spans: Sequence[Span], which: Iterable[Span] | None = None) -> list[Span]:
+    """The rejected suggestions once ``which`` (all suggestions when None) of ``spans``
+    are rejected too: what re-tagging must not offer again."""
+    chosen = None if which is None else set(which)
+    new = [s for s in spans if s.source is Source.MODEL and (chosen is None or s in chosen)]
+    out = list(rejected)
+    for s in new:
+        if not any(_same_mention(s, r) for r in out):
+            out.append(s)
+    return out
+
+
 def merge_model_spans(existing: Sequence[Span], suggested: Iterable[Span],
-                      replace_curated: bool = False) -> list[Span]:
+                      replace_curated: bool = False, rejected: Sequence[Span] = ()) -> list[Span]:
     """Re-tagging: the model's previous suggestions give way to its new ones.
 
     Curated spans stay, and a new suggestion overlapping a curated span is dropped
     (the curator already decided that text) unless ``replace_curated``, which drops
     the curated spans instead. Gold spans stay; a suggestion identical to a gold or
-    curated span adds nothing."""
+    curated span adds nothing, nor does one a curator rejected (``rejected``)."""
     suggested = [s.with_(source=Source.MODEL) for s in suggested]
     kept = [s for s in existing if s.source is not Source.MODEL]
     if replace_curated:
@@ -139,7 +151,7 @@ def merge_model_spans(existing: Sequence[Span], suggested: Iterable[Span],
     curated = [s for s in kept if s.source is Source.CURATOR]
     out = list(kept)
     for s in suggested:
-        if any(_same_mention(s, k) for k in kept):
+        if any(_same_mention(s, k) for k in kept) or any(_same_mention(s, r) for r in rejected):
             continue
         if any(s.overlaps(c) for c in curated):
             continue

@@ -3,14 +3,15 @@
 
 The file is JSON Lines: a header line (format name, version, the models used with
 their provenance), then one line per document in the lossless JSONL document format
-of :mod:`fastbioner.formats.jsonl` with three extra keys, ``status``, ``tagged_by``
-and ``origin``. It is always written atomically, so a project file (or an autosave)
+of :mod:`fastbioner.formats.jsonl` with four extra keys, ``status``, ``tagged_by``,
+``origin`` and ``rejected`` (the suggestions a curator rejected, so that re-tagging
+does not offer them again). It is always written atomically, so a project file (or an autosave)
 is complete or absent, never half-written.
 
 Format versions: 1 knew the statuses new, tagged and curated, where "curated" meant
 only that the document had been edited; 2 has the review workflow (new, tagged, in
-review, reviewed). A version 1 file still opens: its "curated" documents become
-"in review" (touched, but nobody said they were done).
+review, reviewed) and the rejected suggestions. A version 1 file still opens: its
+"curated" documents become "in review" (touched, but nobody said they were done).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from . import __version__
-from .documents import Document, Source
+from .documents import Document, Source, Span
 from .errors import InputError
 from .fileio import atomic_write, read_text
 
@@ -68,6 +69,8 @@ class ProjectEntry:
     status: DocStatus = DocStatus.NEW
     tagged_by: str | None = None  # registry name of the model that made its suggestions
     origin: str | None = None     # the file it was read from
+    # Suggestions a curator rejected: re-tagging does not offer the same mention again.
+    rejected: list[Span] = field(default_factory=list)
 
 
 @dataclass
@@ -109,6 +112,9 @@ def save_project(project: Project, path: str | Path) -> None:
             record["status"] = entry.status.value
             record["tagged_by"] = entry.tagged_by
             record["origin"] = entry.origin
+            if entry.rejected:
+                record["rejected"] = [{"start": r.start, "end": r.end, "label": r.label, "score": r.score}
+                                      for r in entry.rejected]
             fh.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
@@ -140,13 +146,19 @@ def load_project(path: str | Path) -> Project:
             raise InputError(f"unknown status: {exc}", path, number) from None
         tagged_by = record.pop("tagged_by", None)
         origin = record.pop("origin", None)
+        rejected_records = record.pop("rejected", None) or []
+        try:
+            rejected = [Span(int(r["start"]), int(r["end"]), str(r["label"]), Source.MODEL,
+                             None if r.get("score") is None else float(r["score"])) for r in rejected_records]
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise InputError(f"bad rejected suggestion: {exc}", path, number) from None
         try:
             doc = jsonl.document_from_dict(record)
         except KeyError as exc:
             raise InputError(f"document without the required key {exc.args[0]!r}", path, number) from None
         except (TypeError, ValueError) as exc:
             raise InputError(f"bad document: {exc}", path, number) from None
-        project.entries.append(ProjectEntry(doc, status, tagged_by, origin))
+        project.entries.append(ProjectEntry(doc, status, tagged_by, origin, rejected))
     return project
 
 

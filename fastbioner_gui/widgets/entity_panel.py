@@ -7,14 +7,15 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLineEdit, QTableView,
                                QVBoxLayout, QWidget)
 
-from fastbioner.documents import Source, Span
+from fastbioner.documents import Span
 
-from ..models.entity_table import COLUMNS, END, LABEL, SCORE, START, STATE, TEXT, EntityFilter, EntityTableModel
+from ..models.entity_table import (COLUMNS, END, LABEL, SCORE, SHOWN_STATES, START, STATE, TEXT, EntityFilter,
+                                   EntityTableModel)
 from ..models.workspace import Workspace
 
-_SOURCE_CHOICES = [("All entities", tuple(Source)), ("Suggested", (Source.MODEL,)),
-                   ("Gold", (Source.GOLD,)), ("Accepted", (Source.CURATOR,)),
-                   ("Gold and accepted", (Source.GOLD, Source.CURATOR))]
+_STATE_CHOICES = [("All entities", SHOWN_STATES), ("Suggested", ("suggested",)), ("Gold", ("gold",)),
+                  ("Accepted", ("accepted",)), ("Gold and accepted", ("gold", "accepted")),
+                  ("Rejected", ("rejected",))]
 
 
 class EntityPanel(QWidget):
@@ -28,10 +29,10 @@ class EntityPanel(QWidget):
         self.search = QLineEdit(placeholderText="Filter entities")
         self.search.setClearButtonEnabled(True)
         self.search.textChanged.connect(self.proxy.set_text)
-        self.sources = QComboBox()
-        for text, sources in _SOURCE_CHOICES:
-            self.sources.addItem(text, sources)
-        self.sources.currentIndexChanged.connect(lambda i: self.proxy.set_sources(self.sources.itemData(i)))
+        self.sources = QComboBox()  # the review states shown
+        for text, states in _STATE_CHOICES:
+            self.sources.addItem(text, states)
+        self.sources.currentIndexChanged.connect(lambda i: self.proxy.set_states(self.sources.itemData(i)))
         self.table = QTableView()
         self.table.setModel(self.proxy)
         self.table.setSortingEnabled(True)

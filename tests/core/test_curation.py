@@ -106,3 +106,13 @@ def test_resize_moves_one_edge_by_whole_tokens():
 def test_entity_states_name_the_review_decision():
     assert [curation.entity_state(Span(0, 1, "X", src)) for src in (Source.GOLD, Source.CURATOR, Source.MODEL)] \
         == ["gold", "accepted", "suggested"]
+
+
+def test_a_rejected_suggestion_is_not_offered_again():
+    m1 = Span(26, 39, "Disease", Source.MODEL, 0.9)
+    m2 = Span(43, 47, "Chemical", Source.MODEL, 0.2)
+    rejected = curation.rejected_after([], [m1, m2], [m2])
+    assert rejected == [m2] and curation.rejected_after(rejected, [m2]) == [m2]  # not doubled
+    again = [Span(43, 47, "Chemical", Source.MODEL, 0.3), Span(43, 47, "Disease", Source.MODEL, 0.6)]
+    merged = curation.merge_model_spans([m1], again, rejected=rejected)
+    assert merged == [again[1]]  # the same mention stays rejected; another label is new

@@ -105,3 +105,12 @@ def test_reviewed_documents_are_the_ones_marked_reviewed():
     project.entries[0].status = DocStatus.IN_REVIEW
     assert reviewed_documents(project) == []
     assert needs_review(DocStatus.IN_REVIEW) and not needs_review(DocStatus.REVIEWED)
+
+
+def test_rejected_suggestions_are_saved_with_their_document(tmp_path):
+    project = _project()
+    project.entries[0].rejected = [Span(9, 15, "Chemical", Source.MODEL, 0.4)]
+    save_project(project, tmp_path / "r.fbproj")
+    back = load_project(tmp_path / "r.fbproj")
+    assert back.entries[0].rejected == [Span(9, 15, "Chemical", Source.MODEL, 0.4)]
+    assert back.entries[1].rejected == []

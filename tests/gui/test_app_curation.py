@@ -245,3 +245,27 @@ def test_redo_keys_are_unambiguous_and_the_shortcuts_page_lists_the_bindings(loa
     # rebinding an action changes the page: it is read from the actions
     loaded.keys.reject.setShortcut("Shift+X")
     assert "Shift+X" in shortcuts_html(loaded.menuBar())
+
+
+def test_a_rejected_suggestion_stays_rejected_through_retagging_and_can_come_back(loaded, qtbot):
+    ws, doc, view, panel = loaded.workspace, loaded.workspace.document(0), loaded.view, loaded.entities
+    lithium = next(s for s in doc.spans if doc.span_text(s) == "lithium")
+    view.select_span(lithium)
+    view.setFocus()
+    qtbot.keyClick(view, Qt.Key.Key_X)
+    assert lithium not in doc.spans and ws.entry(0).rejected == [lithium]
+    assert panel.proxy.rowCount() == 3  # the table shows the document's entities ...
+    panel.sources.setCurrentIndex(panel.sources.findText("Rejected"))
+    assert panel.proxy.rowCount() == 1  # ... and, when asked, what was rejected
+    assert panel.proxy.index(0, 2).data() == "rejected"
+    # re-tagging offers the same mention again: it stays rejected
+    loaded.stack.push(tagging_command(ws, {0: [lithium.with_(score=0.6)]}, "tiny"))
+    assert not any(s.start == lithium.start and s.label == "Chemical" for s in doc.spans)
+    # accepted after all, from the table
+    panel.table.setFocus()
+    panel.select_span(lithium, notify=True)
+    qtbot.keyClick(panel.table, Qt.Key.Key_A)
+    assert lithium.with_(source=Source.CURATOR) in doc.spans and ws.entry(0).rejected == []
+    for _ in range(3):
+        loaded.stack.undo()
+    assert lithium in doc.spans and ws.entry(0).rejected == []
