@@ -240,6 +240,7 @@ class MainWindow(QMainWindow):
         self.tagging.message.connect(lambda msg: self.statusBar().showMessage(msg, 10000))
         self.tagging.busyChanged.connect(self._update_actions)
         self.picker.modelChosen.connect(self._model_chosen)
+        self.documents.search.textChanged.connect(self.view.set_highlight)
         self.job_strip.curvesRequested.connect(self.show_curves)
         self.tagging.merged.connect(lambda done, total: self.statusBar().showMessage(
             f"Tagging: {done} of {total} documents have their suggestions", 5000))

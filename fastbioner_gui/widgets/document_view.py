@@ -63,6 +63,7 @@ class DocumentView(QTextEdit):
         self.labels: list[str] = []
         self.low_confidence = LOW_CONFIDENCE
         self.selected_span: Span | None = None
+        self.highlight = ""  # the documents search: its hits are marked in the text
         self._map = OffsetMap(0)
         self._press = QPoint()
         font = self.font()
@@ -201,10 +202,37 @@ class DocumentView(QTextEdit):
         fmt.setForeground(readable(QColor("#555555"), base))
         return fmt
 
+    def set_highlight(self, text: str) -> None:
+        """Mark every occurrence of ``text`` (case-insensitive) in the document."""
+        self.highlight = text.strip()
+        self._mark_selected()
+
+    def highlight_offsets(self) -> list[tuple[int, int]]:
+        """Document offsets of the search hits shown."""
+        if not self.highlight or self.document_ is None:
+            return []
+        text, needle = self.document_.text.casefold(), self.highlight.casefold()
+        hits, at = [], text.find(needle)
+        while at >= 0 and len(hits) < 1000:
+            hits.append((at, at + len(needle)))
+            at = text.find(needle, at + len(needle))
+        return hits
+
     def _mark_selected(self) -> None:
+        marks = []
+        for start, end in self.highlight_offsets():
+            hit = QTextEdit.ExtraSelection()
+            cursor = QTextCursor(self.document())
+            cursor.setPosition(self._map.to_view(start))
+            cursor.setPosition(self._map.to_view(end), QTextCursor.MoveMode.KeepAnchor)
+            hit.cursor = cursor
+            hit.format.setBackground(QColor("#ffe600"))
+            hit.format.setForeground(QColor("black"))
+            hit.format.setFontUnderline(True)
+            marks.append(hit)
         span = self.selected_span
         if span is None or self.document_ is None:
-            self.setExtraSelections([])
+            self.setExtraSelections(marks)
             return
         sel = QTextEdit.ExtraSelection()
         cursor = QTextCursor(self.document())
@@ -214,7 +242,7 @@ class DocumentView(QTextEdit):
         sel.format.setBackground(strong_color(span.label))
         sel.format.setForeground(QColor("white"))
         sel.format.setProperty(QTextFormat.Property.FullWidthSelection, False)
-        self.setExtraSelections([sel])
+        self.setExtraSelections(marks + [sel])
 
     # Gestures ----------------------------------------------------------------
     def mousePressEvent(self, event: QMouseEvent) -> None:

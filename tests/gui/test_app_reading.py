@@ -168,3 +168,15 @@ def test_a_dark_palette_keeps_the_legend_and_the_entities_readable(qtbot):
         app.setPalette(original)
         window.projects.mark_clean()
         window.close()
+
+
+def test_the_documents_search_marks_its_hits_in_the_text(loaded, qtbot):
+    view, doc = loaded.view, loaded.workspace.document(0)
+    loaded.documents.search.setText("NEWBORN")
+    hits = [(s, e) for s, e in view.highlight_offsets()]
+    assert [doc.text[s:e] for s, e in hits] == ["newborn", "newborn"]
+    marked = [(sel.cursor.selectionStart(), sel.cursor.selectionEnd()) for sel in view.extraSelections()]
+    assert all((view._map.to_view(s), view._map.to_view(e)) in marked for s, e in hits)
+    loaded.documents.search.clear()
+    assert view.extraSelections() == [] or all(
+        sel.format.background().color().name() != "#ffe600" for sel in view.extraSelections())
