@@ -157,7 +157,7 @@ def test_a_dark_palette_keeps_the_legend_and_the_entities_readable(qtbot):
         for name, colour in legend.key_colors.items():
             assert contrast_ratio(colour, background) >= 4.5, name
         for chip, label in zip(legend.chips, ("Disease", "Chemical")):
-            assert f"color:#000000" in chip.styleSheet()
+            assert "color:#000000" in chip.styleSheet()
             assert contrast_ratio(QColor("black"), label_color(label)) >= 4.5
         view, doc = window.view, window.workspace.document(0)
         for offset in (3, doc.text.index("heart failure")):  # a gold span and a pale suggestion
