@@ -125,3 +125,20 @@ def test_closing_the_dialog_stops_a_measurement(window, tiny_teacher, qtbot):
         pass
     assert job.state in (JobState.CANCELLED, JobState.DONE)
     assert job.token.cancelled
+
+
+def test_training_on_curated_work_takes_reviewed_documents_with_gold_and_accepted_entities(window, tiny_teacher,
+                                                                                           qtbot):
+    from fastbioner.documents import Source
+    from fastbioner.formats import read_documents
+    from gui_documents import make_documents
+
+    window.workspace.add_documents(make_documents())
+    qtbot.waitUntil(lambda: window.row == 0)
+    window.curation.accept([s for s in window.workspace.document(0).spans if s.source is Source.MODEL][:1])
+    dialog = _dialog(window, tiny_teacher)
+    assert dialog.curated_training_file() is None  # edited, in review: not yet for training
+    window.mark_reviewed_action.trigger()
+    path = dialog.curated_training_file()
+    (doc,) = list(read_documents(path))
+    assert [doc.span_text(s) for s in doc.spans] == ["Lithium carbonate", "toxicity", "heart failure"]
