@@ -66,7 +66,11 @@ class DocumentListModel(QAbstractTableModel):
                 return "Title"
             if section == self.status_column():
                 return "Status"
-            return label
+            # Count columns are headed by the label's colour and its first letters (the
+            # whole name in the tooltip), so the title keeps the panel's width.
+            return label if len(label) <= 4 else label[:3] + "."
+        if role == Qt.ItemDataRole.ToolTipRole and label is not None:
+            return f"{label} entities"
         if role == Qt.ItemDataRole.DecorationRole and label is not None:
             return label_color(label)
         return None

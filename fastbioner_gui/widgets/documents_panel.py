@@ -9,7 +9,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeade
 
 from fastbioner.project import DocStatus, needs_review
 
-from ..models.document_list import TITLE_COLUMN, DocumentFilter, DocumentListModel
+from ..models.document_list import ID_COLUMN, TITLE_COLUMN, DocumentFilter, DocumentListModel
 from ..models.workspace import Workspace
 
 
@@ -47,6 +47,9 @@ class DocumentsPanel(QWidget):
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setDefaultSectionSize(72)
         header.setSectionResizeMode(TITLE_COLUMN, QHeaderView.ResizeMode.Stretch)
+        header.setMinimumSectionSize(24)
+        self.proxy.modelReset.connect(self._fit_columns)
+        self._fit_columns()
         self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 8)
         self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         self.table.selectionModel().currentRowChanged.connect(self._current_changed)
@@ -62,6 +65,20 @@ class DocumentsPanel(QWidget):
         layout.addWidget(self.table)
         layout.addWidget(self.count)
         self._update_count()
+
+    def _fit_columns(self) -> None:
+        """PMID, counts and status as narrow as their contents: the title gets the rest."""
+        header, metrics = self.table.horizontalHeader(), self.table.fontMetrics()
+        for column in range(self.model.columnCount()):
+            if column == TITLE_COLUMN:
+                continue
+            if column == ID_COLUMN:
+                width = metrics.horizontalAdvance("00000000") + 14
+            elif column == self.model.status_column():
+                width = metrics.horizontalAdvance("in review") + 14
+            else:  # a count: its colour swatch and short header
+                width = metrics.horizontalAdvance(str(self.model.headerData(column, Qt.Orientation.Horizontal))) + 34
+            header.resizeSection(column, width)
 
     def current_row(self) -> int:
         index = self.table.currentIndex()
