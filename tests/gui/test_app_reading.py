@@ -180,3 +180,22 @@ def test_the_documents_search_marks_its_hits_in_the_text(loaded, qtbot):
     loaded.documents.search.clear()
     assert view.extraSelections() == [] or all(
         sel.format.background().color().name() != "#ffe600" for sel in view.extraSelections())
+
+
+def test_the_entity_table_gives_its_width_to_the_entity_text(qtbot):
+    from fastbioner_gui.models.entity_table import SCORE, START, STATE, TEXT
+    from fastbioner_gui.models.workspace import Workspace
+    from fastbioner_gui.widgets.entity_panel import EntityPanel
+
+    workspace = Workspace()
+    workspace.add_documents([make_document()])
+    panel = EntityPanel(workspace)
+    qtbot.addWidget(panel)
+    panel.show_document(0)
+    panel.resize(panel.minimumWidth(), 300)
+    panel.show()
+    qtbot.waitUntil(panel.isVisible)
+    header, metrics = panel.table.horizontalHeader(), panel.table.fontMetrics()
+    assert header.sectionSize(TEXT) >= metrics.horizontalAdvance("Tricuspid valve")
+    assert header.sectionSize(TEXT) > max(header.sectionSize(STATE), header.sectionSize(SCORE))
+    assert panel.table.isColumnHidden(START)  # offsets on request (header menu), not by default
