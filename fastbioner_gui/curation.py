@@ -10,6 +10,7 @@ from PySide6.QtGui import QUndoStack
 
 from fastbioner import curation
 from fastbioner.documents import Source, Span
+from fastbioner.project import DocStatus
 
 from .models.workspace import Workspace
 from .undo import SpanChange, SpansCommand, edit_command, state_of
@@ -59,17 +60,58 @@ class CurationController(QObject):
                    "Accept all suggestions" if spans is None else "Accept suggestion")
 
     def reject(self, spans: Sequence[Span] | None = None) -> None:
+        """Drop suggestions and remember them as rejected, so re-tagging does not
+        offer them again (undo forgets that too)."""
+        if self.row < 0:
+            return
+        entry = self.workspace.entry(self.row)
+        rejected = curation.rejected_after(entry.rejected, entry.document.spans, spans)
         self._edit(lambda s: curation.reject_suggestions(s, spans),
-                   "Reject all suggestions" if spans is None else "Reject suggestion")
+                   "Reject all suggestions" if spans is None else "Reject suggestion", rejected=rejected)
 
-    def mark_curated(self) -> None:
-        self._edit(list, "Mark curated")
+    def accept_rejected(self, spans: Sequence[Span]) -> None:
+        """Change one's mind: rejected suggestions come back, accepted."""
+        if self.row < 0:
+            return
+        entry = self.workspace.entry(self.row)
+        back = [s for s in spans if s in entry.rejected]
+        if not back:
+            return
+        rejected = [r for r in entry.rejected if r not in back]
+        self._edit(lambda s: s + [b.with_(source=Source.CURATOR) for b in back],
+                   f"Accept {len(back)} rejected suggestion{'s' if len(back) != 1 else ''}", rejected=rejected)
 
-    def _edit(self, change: Callable[[list[Span]], list[Span]], text: str) -> None:
+    def resize(self, span: Span, edge: str, tokens: int) -> Span | None:
+        """Move one edge of ``span`` by whole tokens (keyboard boundary fixing); the
+        resized span, or None when it could not move."""
+        if self.row < 0:
+            return None
+        doc = self.workspace.document(self.row)
+        spans = curation.resize_span(doc.spans, span, doc.text, edge, tokens)
+        new = next((s for s in spans if s not in doc.spans), None)
+        if new is None:
+            return None
+        verb = "Extend" if (edge == "end") == (tokens > 0) else "Shrink"
+        self._edit(lambda _s: spans, f"{verb} '{doc.span_text(new)}'")
+        self.spanAdded.emit(new)
+        return new
+
+    def toggle_reviewed(self) -> DocStatus | None:
+        """Mark the document reviewed, or (when it is) reopen it for review: one
+        undoable step that changes no span. Returns the new status."""
+        if self.row < 0:
+            return None
+        status = self.workspace.entry(self.row).status
+        new = DocStatus.IN_REVIEW if status is DocStatus.REVIEWED else DocStatus.REVIEWED
+        self._edit(list, "Mark reviewed" if new is DocStatus.REVIEWED else "Reopen for review", new)
+        return new
+
+    def _edit(self, change: Callable[[list[Span]], list[Span]], text: str, status: DocStatus | None = None,
+              rejected: Sequence[Span] | None = None) -> None:
         if self.row < 0:
             return
         spans = change(list(self.workspace.document(self.row).spans))
-        command = edit_command(self.workspace, self.row, spans, text)
+        command = edit_command(self.workspace, self.row, spans, text, status, rejected=rejected)
         if command is not None:
             self.stack.push(command)
 
@@ -87,13 +129,14 @@ def tagging_command(workspace: Workspace, results: dict[int, list[Span]], model:
 
 def tagging_change(workspace: Workspace, row: int, suggested: list[Span], model: str,
                    replace_curated: bool = False) -> SpanChange | None:
-    """One document's part of a tagging run, merged with its spans as they are now."""
-    from fastbioner.project import DocStatus
-
+    """One document's part of a tagging run, merged with its spans as they are now. A
+    document in review or reviewed keeps its status (its curator's decisions stay)
+    unless re-tagging may replace them."""
     before = state_of(workspace, row)
-    spans = curation.merge_model_spans(before.spans, suggested, replace_curated)
-    status = before.status if before.status is DocStatus.CURATED and not replace_curated else DocStatus.TAGGED
-    after = type(before)(tuple(spans), status, model)
+    spans = curation.merge_model_spans(before.spans, suggested, replace_curated, before.rejected)
+    reviewing = before.status in (DocStatus.IN_REVIEW, DocStatus.REVIEWED)
+    status = before.status if reviewing and not replace_curated else DocStatus.TAGGED
+    after = type(before)(tuple(spans), status, model, before.rejected)
     return SpanChange(row, before, after) if after != before else None
 
 

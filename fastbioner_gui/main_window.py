@@ -11,14 +11,16 @@ from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKe
 from PySide6.QtWidgets import (QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox, QSplitter,
                                QVBoxLayout, QWidget)
 
+from fastbioner.documents import Source
 from fastbioner.errors import FastBioNERError
-from fastbioner.project import PROJECT_SUFFIX
+from fastbioner.project import PROJECT_SUFFIX, DocStatus
 
 from .curation import CurationController
 from .dialogs.about import show_about
 from .dialogs.load_errors import LoadErrorsDialog
 from .dialogs.settings_dialog import SettingsDialog
 from .jobs import QUIET_KIND, Job, JobManager
+from .keyboard import CurationKeys
 from .loading import FileLoader, LoadResult
 from .models.workspace import Workspace
 from .project import ProjectController
@@ -27,12 +29,24 @@ from .tagging import TaggingController
 from .widgets.document_view import DocumentView
 from .widgets.documents_panel import DocumentsPanel
 from .widgets.entity_panel import EntityPanel
+from .widgets.job_strip import JobStrip
 from .widgets.jobs_panel import JobsPanel
 from .widgets.legend import Legend
 from .widgets.model_picker import ModelCard, ModelPicker, list_models
 
 PROJECT_FILTER = f"FastBioNER projects (*{PROJECT_SUFFIX})"
 LAYOUT_VERSION = 1
+
+
+def redo_keys() -> list[QKeySequence]:
+    """Redo: the platform's keys and Ctrl+Shift+Z, each once. Binding a key twice (the
+    platform's Redo is Ctrl+Y on Windows, and it was added again by hand) makes Qt call
+    it ambiguous and do nothing."""
+    keys: list[QKeySequence] = []
+    for key in [*QKeySequence.keyBindings(QKeySequence.StandardKey.Redo), QKeySequence("Ctrl+Shift+Z")]:
+        if key.toString() and all(k.toString() != key.toString() for k in keys):
+            keys.append(key)
+    return keys
 
 
 class MainWindow(QMainWindow):
@@ -79,7 +93,14 @@ class MainWindow(QMainWindow):
         self.splitter.setStretchFactor(0, 3)
         self.splitter.setStretchFactor(1, 2)
         self.splitter.setSizes([640, 420])
-        self.setCentralWidget(self.splitter)
+        self.job_strip = JobStrip(self.jobs)
+        central = QWidget()
+        column = QVBoxLayout(central)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(0)
+        column.addWidget(self.splitter, 1)
+        column.addWidget(self.job_strip)
+        self.setCentralWidget(central)
         self.documents = DocumentsPanel(self.workspace)
         self.documents_dock = self._dock("Documents", "documents", self.documents, Qt.DockWidgetArea.LeftDockWidgetArea)
         self.card = ModelCard()
@@ -123,14 +144,18 @@ class MainWindow(QMainWindow):
         self.undo_action = self.stack.createUndoAction(self, "&Undo")
         self.undo_action.setShortcut(K.Undo)
         self.redo_action = self.stack.createRedoAction(self, "&Redo")
-        self.redo_action.setShortcuts([QKeySequence(K.Redo), QKeySequence("Ctrl+Y")])
+        self.redo_action.setShortcuts(redo_keys())
+        self.addActions([self.undo_action, self.redo_action])  # window-wide, wherever the focus is
         self.find_action = self._action("&Find document…", self.find, K.Find)
         self.accept_all_action = self._action("Accept all suggestions", lambda: self.curation.accept(None), "Ctrl+Return")
         self.reject_all_action = self._action("Reject all suggestions", lambda: self.curation.reject(None),
                                               "Ctrl+Shift+Backspace")
-        self.mark_curated_action = self._action("Mark document curated", self.curation.mark_curated, "Ctrl+M")
+        self.mark_reviewed_action = self._action("Mark document reviewed", self.toggle_reviewed, "Ctrl+M",
+                                                 "Mark the document reviewed (again: reopen it for review)")
         self.next_action = self._action("Next document", lambda: self.documents.step(1), "Ctrl+PgDown")
         self.prev_action = self._action("Previous document", lambda: self.documents.step(-1), "Ctrl+PgUp")
+        self.next_review_action = self._action("Next document needing review", self.next_needing_review, "Ctrl+R")
+        self.keys = CurationKeys(self.view, self.entities, self.curation, self)
         self.tag_doc_action = self._action("&Tag document", self.tag_document, "Ctrl+T",
                                            "Tag the document being read with the chosen model")
         self.tag_all_action = self._action("Tag &all", self.tag_all, "Ctrl+Shift+T",
@@ -141,6 +166,7 @@ class MainWindow(QMainWindow):
         self.settings_action = self._action("&Preferences…", self.settings_dialog,
                                             K.Preferences if QKeySequence(K.Preferences).count() else "Ctrl+,")
         self.about_action = self._action("&About FastBioNER Studio", lambda: show_about(self))
+        self.shortcuts_action = self._action("&Keyboard shortcuts", self.show_shortcuts, "F1")
 
     def _build_menus(self) -> None:
         bar = self.menuBar()
@@ -149,10 +175,20 @@ class MainWindow(QMainWindow):
                   self.save_as_action, self.export_action, None, self.quit_action):
             file.addSeparator() if a is None else file.addAction(a)
         edit = bar.addMenu("&Edit")
-        for a in (self.undo_action, self.redo_action, None, self.accept_all_action, self.reject_all_action,
-                  self.mark_curated_action, None, self.find_action, self.next_action, self.prev_action, None,
-                  self.settings_action):
+        for a in (self.undo_action, self.redo_action, None, self.find_action, None, self.settings_action):
             edit.addSeparator() if a is None else edit.addAction(a)
+        curate = bar.addMenu("&Curate")
+        keys = self.keys
+        for a in (keys.next_entity, keys.previous_entity, None, keys.accept, keys.reject, keys.delete, None,
+                  *keys.label_actions):
+            curate.addSeparator() if a is None else curate.addAction(a)
+        exact = curate.addMenu("Label the exact selection")
+        exact.addActions(keys.exact_label_actions)
+        boundary = curate.addMenu("Boundary")
+        boundary.addActions([keys.extend_end, keys.shrink_end, keys.extend_start, keys.shrink_start])
+        for a in (None, self.accept_all_action, self.reject_all_action, None, self.mark_reviewed_action,
+                  self.next_review_action, None, self.next_action, self.prev_action):
+            curate.addSeparator() if a is None else curate.addAction(a)
         model = bar.addMenu("&Model")
         for a in (self.tag_doc_action, self.tag_all_action, None, self.distill_action, self.train_action, None,
                   self.refresh_models_action):
@@ -160,7 +196,9 @@ class MainWindow(QMainWindow):
         view = bar.addMenu("&View")
         for dock in (self.documents_dock, self.card_dock, self.jobs_dock):
             view.addAction(dock.toggleViewAction())
-        bar.addMenu("&Help").addAction(self.about_action)
+        help_menu = bar.addMenu("&Help")
+        help_menu.addAction(self.shortcuts_action)
+        help_menu.addAction(self.about_action)
         tools = self.addToolBar("Main")
         tools.setObjectName("main-toolbar")
         for a in (self.open_action, self.save_action, None):
@@ -195,7 +233,6 @@ class MainWindow(QMainWindow):
         v.acceptRequested.connect(self.curation.accept)
         v.rejectRequested.connect(self.curation.reject)
         self.entities.spanSelected.connect(self.view.select_span)
-        self.entities.deletePressed.connect(self.curation.delete)
         self.curation.spanAdded.connect(self._select_new_span)
         self.projects.stateChanged.connect(self._update_title)
         self.projects.autosaveFailed.connect(lambda msg: self.statusBar().showMessage(msg, 10000))
@@ -203,7 +240,11 @@ class MainWindow(QMainWindow):
         self.tagging.message.connect(lambda msg: self.statusBar().showMessage(msg, 10000))
         self.tagging.busyChanged.connect(self._update_actions)
         self.picker.modelChosen.connect(self._model_chosen)
-        self.jobs.jobStarted.connect(lambda job: job.kind in ("tag", "train") and self.jobs_dock.show())
+        self.documents.search.textChanged.connect(self.view.set_highlight)
+        self.job_strip.curvesRequested.connect(self.show_curves)
+        self.tagging.merged.connect(lambda done, total: self.statusBar().showMessage(
+            f"Tagging: {done} of {total} documents have their suggestions", 5000))
+        self.jobs.jobFinished.connect(self._job_finished)
 
     # Reading -------------------------------------------------------------
     def show_row(self, row: int) -> None:
@@ -216,6 +257,27 @@ class MainWindow(QMainWindow):
     def _documents_changed(self, first: int, last: int) -> None:
         if first <= self.row <= last:
             self.view.show_document(self.workspace.document(self.row))
+            self._update_actions()
+
+    # Review ----------------------------------------------------------------
+    def toggle_reviewed(self) -> None:
+        status = self.curation.toggle_reviewed()
+        if status is DocStatus.REVIEWED:
+            left = len(self.workspace.document(self.row).spans_by(Source.MODEL))
+            note = (f"; its {left} undecided suggestion{'s are' if left != 1 else ' is'} not exported by default"
+                    if left else "")
+            self.statusBar().showMessage(f"{self.workspace.document(self.row).id} reviewed{note}", 10000)
+        elif status is DocStatus.IN_REVIEW:
+            self.statusBar().showMessage(f"{self.workspace.document(self.row).id} reopened for review", 10000)
+
+    def next_needing_review(self) -> None:
+        if self.documents.next_needing_review() < 0:
+            self.statusBar().showMessage("Every document shown is reviewed", 10000)
+
+    def show_shortcuts(self) -> None:
+        from .dialogs.shortcuts import ShortcutsDialog
+
+        ShortcutsDialog(self.menuBar(), self).exec()
 
     def _documents_added(self, first: int, _last: int) -> None:
         if self.row < 0:
@@ -225,6 +287,7 @@ class MainWindow(QMainWindow):
         labels = self.workspace.labels()
         self.view.set_labels(labels)
         self.legend.set_labels(labels)
+        self.keys.set_labels(labels)
 
     def _select_new_span(self, span) -> None:  # noqa: ANN001
         self.view.select_span(span)
@@ -233,6 +296,8 @@ class MainWindow(QMainWindow):
     def _update_actions(self) -> None:
         busy = self.tagging.busy
         has_model = bool(self.picker.current_name())
+        reviewed = self.row >= 0 and self.workspace.entry(self.row).status is DocStatus.REVIEWED
+        self.mark_reviewed_action.setText("Reopen document for review" if reviewed else "Mark document reviewed")
         self.tag_doc_action.setEnabled(not busy and has_model and self.row >= 0)
         self.tag_all_action.setEnabled(not busy and has_model and len(self.workspace) > 0)
 
@@ -277,9 +342,10 @@ class MainWindow(QMainWindow):
             QMessageBox.warning(self, "Cannot open project", str(exc))
 
     def _files_loaded(self, result: LoadResult) -> None:
-        self.statusBar().showMessage(f"Loaded {result.documents} documents from {len(result.files)} files", 10000)
-        if result.errors:
-            LoadErrorsDialog(result.errors, result.documents, self).open()
+        self.statusBar().showMessage(result.summary(), 15000)
+        if result.errors or result.duplicates or result.warnings:
+            LoadErrorsDialog(result.errors, result.documents - len(result.duplicates), self,
+                             result.duplicates, result.warnings).open()
 
     def save(self) -> bool:
         if self.projects.path is None:
@@ -357,8 +423,21 @@ class MainWindow(QMainWindow):
         dialog.jobStarted.connect(self._training_started)
         dialog.exec()
 
-    def _training_started(self, job) -> None:  # noqa: ANN001
+    def show_curves(self, job: Job) -> None:
+        """Open the Jobs dock on ``job`` (its live curves)."""
         self.jobs_dock.show()
+        self.jobs_dock.raise_()
+        self.jobs_panel.show_job(job)
+
+    def _job_finished(self, job: Job) -> None:
+        # Tagging and opening say what they did themselves.
+        if job.kind in ("tag", "open", QUIET_KIND):
+            return
+        outcome = {"done": "done", "cancelled": "cancelled", "failed": f"failed: {job.error}"}.get(
+            job.state.value, job.state.value)
+        self.statusBar().showMessage(f"{job.title}: {outcome}", 10000)
+
+    def _training_started(self, job) -> None:  # noqa: ANN001
         job.succeeded.connect(lambda _result: self.refresh_models(select=job.model_name))
         job.succeeded.connect(lambda _result: self.statusBar().showMessage(
             f"{job.model_name} is registered and in the model picker", 10000))
@@ -388,6 +467,8 @@ class MainWindow(QMainWindow):
             self.restoreGeometry(geometry)
         if isinstance(state, QByteArray):
             self.restoreState(state, LAYOUT_VERSION)
+        # No job runs at launch: the Jobs dock would open on empty charts.
+        self.jobs_dock.hide()
         # The splitter is set once the window is laid out (see showEvent): before, the
         # window's own resizing would redistribute it.
         splitter = store.value("window/splitter")

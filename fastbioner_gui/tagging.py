@@ -1,30 +1,34 @@
 """Tagging documents with a registry model in the background: the job that runs the
 core's :class:`~fastbioner.inference.Tagger` over chunks of documents with progress
-and cancel, and the controller that turns its result into one undoable command."""
+and cancel, and the controller that merges each chunk's results into the documents
+as soon as it is tagged (the curator sees suggestions arrive), all of one run as one
+undoable step, and keeps what merged when the run is cancelled."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from itertools import count
+from typing import Callable, Sequence
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoStack
 
 from fastbioner.documents import Document, Span
 from fastbioner.jobs import CancelToken, EventCallback, run_job
 
-from .curation import tagging_change, tagging_command_of
-from .undo import state_of
+from .curation import tagging_change
 from .jobs import Job, JobManager
+from .undo import MergingSpansCommand
 from .models.workspace import Workspace
 from .settings import AppSettings
 
 # Documents per call of the tagger: big enough to batch well, small enough that
-# progress moves and a cancel is felt within a second or so.
+# progress moves, results show and a cancel is felt within a second or so.
 CHUNK = 32
-# Documents merged per turn of the event loop when a run's results are applied: the
-# merge of 1,000 documents took about 80 ms of the GUI thread in one go.
-APPLY_CHUNK = 100
+# Most documents the GUI thread merges in one event-loop turn: each chunk arrives as
+# one turn's work (the merge of 1,000 documents in one go took about 80 ms).
+APPLY_CHUNK = CHUNK
+_runs = count(1)
 
 
 @dataclass
@@ -42,35 +46,63 @@ def tagger_config(settings: AppSettings):
 
 
 def tag_rows(model: str, rows: Sequence[int], docs: Sequence[Document], settings: AppSettings,
-             on_event: EventCallback, cancel: CancelToken) -> TaggingResult:
-    """The job: load ``model`` and tag ``docs`` (rows of the workspace), chunk by chunk."""
+             on_event: EventCallback, cancel: CancelToken,
+             on_chunk: Callable[[dict[int, list[Span]]], None] | None = None,
+             on_loaded: Callable[[dict], None] | None = None) -> TaggingResult:
+    """The job: load ``model`` and tag ``docs`` (rows of the workspace), chunk by chunk.
+    ``on_loaded`` gets the model's provenance once it is loaded, ``on_chunk`` each
+    chunk's spans (row -> spans) as soon as they are found."""
     from fastbioner.inference import Tagger
 
     def job(reporter) -> TaggingResult:
         reporter.stage("load", message=f"loading {model}")
         tagger = Tagger.load(model, tagger_config(settings))
+        provenance = dict(tagger.describe())
+        provenance.update({k: tagger.manifest.get(k) for k in ("kind", "base_model", "created", "version")
+                           if k in tagger.manifest})
+        if on_loaded is not None:
+            on_loaded(provenance)
         reporter.stage("tag", total=len(docs), message=f"tagging with {model}")
         spans: dict[int, list[Span]] = {}
         for i in range(0, len(docs), CHUNK):
             reporter.check()
             chunk = docs[i:i + CHUNK]
-            for row, found in zip(rows[i:i + CHUNK], tagger.tag(chunk, cancel)):
-                spans[row] = found
+            found_here = dict(zip(rows[i:i + CHUNK], tagger.tag(chunk, cancel)))
+            spans.update(found_here)
+            if on_chunk is not None:
+                on_chunk(found_here)
             reporter.emit(step=min(i + CHUNK, len(docs)))
-        provenance = dict(tagger.describe())
-        provenance.update({k: tagger.manifest.get(k) for k in ("kind", "base_model", "created", "version")
-                           if k in tagger.manifest})
         return TaggingResult(model, spans, provenance)
 
     return run_job(job, on_event, cancel)
 
 
+class _Relay(QObject):
+    """Lives in the GUI thread; the job's thread emits on it, so each signal is
+    delivered (queued) in the GUI thread."""
+
+    chunk = Signal(object)    # dict row -> spans
+    loaded = Signal(object)   # provenance
+
+
+@dataclass
+class _Run:
+    key: int
+    model: str
+    project: object
+    rows: int
+    documents: int = 0        # documents merged so far
+    entities: int = 0         # entities found so far
+    provenance: dict | None = None
+
+
 class TaggingController(QObject):
-    """Starts tagging jobs (one at a time) and applies what they found."""
+    """Starts tagging jobs (one at a time) and merges what they find as it comes."""
 
     busyChanged = Signal(bool)
     message = Signal(str)
-    applied = Signal()   # a run's results are in the documents (after its job has finished)
+    merged = Signal(int, int)  # documents merged so far, documents in the run
+    applied = Signal()         # a run has ended and everything it found is merged
 
     def __init__(self, workspace: Workspace, stack: QUndoStack, jobs: JobManager, settings: AppSettings,
                  parent: QObject | None = None):
@@ -91,42 +123,50 @@ class TaggingController(QObject):
         rows = list(rows)
         docs = [self.workspace.document(r) for r in rows]
         settings = self.settings
+        run = _Run(next(_runs), model, self.workspace.project, len(rows))
+        relay = _Relay(self)
+        relay.chunk.connect(lambda spans: self._merge(run, spans))
+        relay.loaded.connect(lambda provenance: setattr(run, "provenance", provenance))
         title = f"Tag {len(rows)} document{'s' if len(rows) != 1 else ''} with {model}"
         self.job = self.jobs.start(title, lambda on_event, cancel: tag_rows(
-            model, rows, docs, settings, on_event, cancel), kind="tag")
-        project = self.workspace.project
-        self.job.succeeded.connect(lambda result: self._apply(result, project))
-        self.job.failed.connect(lambda msg: self.message.emit(f"Tagging failed: {msg}"))
-        self.job.cancelled.connect(lambda: self.message.emit("Tagging cancelled: nothing changed"))
-        self.job.finished.connect(lambda: self.busyChanged.emit(False))
+            model, rows, docs, settings, on_event, cancel, relay.chunk.emit, relay.loaded.emit), kind="tag")
+        self.job.failed.connect(lambda msg: self._ended(run, f"Tagging failed: {msg}"))
+        self.job.cancelled.connect(lambda: self._ended(run, "Tagging cancelled"))
+        self.job.succeeded.connect(lambda _result: self._ended(run, None))
+        self.job.finished.connect(lambda: (relay.deleteLater(), self.busyChanged.emit(False), self.applied.emit()))
         self.busyChanged.emit(True)
         return self.job
 
-    def _apply(self, result: TaggingResult, project, start: int = 0,  # noqa: ANN001
-               changes: list | None = None) -> None:
-        """Merge the results into the documents a chunk per event-loop turn, then push
-        one undoable command. A document the curator edited between two turns is
-        merged again against its edited spans, so no edit is lost."""
-        if self.workspace.project is not project:  # another project was opened meanwhile
-            self.message.emit(f"{result.model}: results dropped, the project they were for was closed")
+    def _merge(self, run: _Run, found: dict[int, list[Span]]) -> None:
+        """Merge one chunk's results (against the documents as they are now, so an
+        edit made while the model ran is kept) as one command that joins the run's
+        earlier ones on the undo stack: the run is one undo step. (A curator's edit
+        between two chunks ends that step: the rest of the run is a second one, so
+        undo never reverts the edit together with the run.)"""
+        if self.workspace.project is not run.project:  # another project was opened meanwhile
             return
-        rows = sorted(result.spans)
-        changes = [] if changes is None else changes
+        if run.provenance is not None and run.model not in self.workspace.project.models:
+            self.workspace.record_model(run.model, run.provenance)
         replace = self.settings.replace_curated
-        for row in rows[start:start + APPLY_CHUNK]:
-            change = tagging_change(self.workspace, row, result.spans[row], result.model, replace)
-            if change is not None:
-                changes.append(change)
-        if start + APPLY_CHUNK < len(rows):
-            QTimer.singleShot(0, lambda: self._apply(result, project, start + APPLY_CHUNK, changes))
+        changes = [c for row in sorted(found)
+                   if (c := tagging_change(self.workspace, row, found[row], run.model, replace)) is not None]
+        run.documents += len(found)
+        run.entities += sum(len(s) for s in found.values())
+        if changes:
+            self.stack.push(MergingSpansCommand(self.workspace, changes, run.key,
+                                                f"Tag documents with {run.model}", run.rows))
+        self.merged.emit(run.documents, run.rows)
+
+    def _ended(self, run: _Run, problem: str | None) -> None:
+        if self.workspace.project is not run.project:
+            self.message.emit(f"{run.model}: results dropped, the project they were for was closed")
             return
-        current = [c if c.before == state_of(self.workspace, c.row) else
-                   tagging_change(self.workspace, c.row, result.spans[c.row], result.model, replace)
-                   for c in changes]
-        command = tagging_command_of(self.workspace, [c for c in current if c is not None], result.model)
-        self.workspace.record_model(result.model, result.provenance)
-        n = sum(len(s) for s in result.spans.values())
-        if command is not None:
-            self.stack.push(command)
-        self.message.emit(f"{result.model}: {n} entities in {len(result.spans)} documents")
-        self.applied.emit()
+        if run.provenance is not None:
+            self.workspace.record_model(run.model, run.provenance)
+        done = f"{run.model}: {run.entities} entities in {run.documents} documents"
+        if problem is None:
+            self.message.emit(done)
+        elif run.documents:
+            self.message.emit(f"{problem}; kept what was tagged: {done} (one undo step)")
+        else:
+            self.message.emit(f"{problem}: nothing changed")

@@ -1,6 +1,7 @@
 """Undo and redo: every change to a document's spans is one command on the
-``QUndoStack``. A command stores the spans, status and tagging model of each
-document it touched, before and after, so undo restores them exactly."""
+``QUndoStack``. A command stores the spans, status, tagging model and rejected
+suggestions of each document it touched, before and after, so undo restores them
+exactly."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ class DocState:
     spans: tuple[Span, ...]
     status: DocStatus
     tagged_by: str | None
+    rejected: tuple[Span, ...] = ()   # suggestions a curator rejected
 
 
 @dataclass(frozen=True)
@@ -44,20 +46,59 @@ class SpansCommand(QUndoCommand):
         self._apply([(c.row, c.before) for c in reversed(self.changes)])
 
     def _apply(self, states: list[tuple[int, DocState]]) -> None:
-        self.workspace.set_spans_many([(row, st.spans, st.status, st.tagged_by) for row, st in states])
+        self.workspace.set_spans_many([(row, st.spans, st.status, st.tagged_by, st.rejected) for row, st in states])
+
+
+class MergingSpansCommand(SpansCommand):
+    """A part of a longer change (one chunk of a tagging run) that joins the previous
+    part on the undo stack when that is the command just done, so the whole run is
+    one undo step. ``key`` tells the runs apart."""
+
+    ID = 1501
+
+    def __init__(self, workspace: Workspace, changes: Sequence[SpanChange], key: int, text: str, total: int):
+        super().__init__(workspace, changes, text)
+        self.key = key
+        self.total = total
+        self._name = text
+        self._label()
+
+    def _label(self) -> None:
+        n = len(self.changes)
+        self.setText(f"{self._name} ({n} of {self.total} document{'s' if self.total != 1 else ''})"
+                     if n < self.total else f"{self._name} ({n} document{'s' if n != 1 else ''})")
+
+    def id(self) -> int:  # noqa: A003 - Qt's name
+        return self.ID
+
+    def mergeWith(self, other: QUndoCommand) -> bool:  # noqa: N802 - Qt's name
+        if not isinstance(other, MergingSpansCommand) or other.key != self.key:
+            return False
+        self.changes.extend(other.changes)
+        self._label()
+        return True
 
 
 def state_of(workspace: Workspace, row: int) -> DocState:
     entry = workspace.entry(row)
-    return DocState(tuple(entry.document.spans), entry.status, entry.tagged_by)
+    return DocState(tuple(entry.document.spans), entry.status, entry.tagged_by, tuple(entry.rejected))
+
+
+def status_after_edit(status: DocStatus) -> DocStatus:
+    """A curator's edit puts a document in review; it never marks it reviewed (that is
+    a deliberate action), and a reviewed document stays reviewed through a later fix."""
+    return status if status is DocStatus.REVIEWED else DocStatus.IN_REVIEW
 
 
 def edit_command(workspace: Workspace, row: int, spans: Sequence[Span], text: str,
-                 status: DocStatus = DocStatus.CURATED, tagged_by: object = None) -> SpansCommand | None:
-    """A command for one document's new spans (a curator's edit marks it curated), or
-    None when nothing would change."""
+                 status: DocStatus | None = None, tagged_by: object = None,
+                 rejected: Sequence[Span] | None = None) -> SpansCommand | None:
+    """A command for one document's new spans and status (by default: what an edit
+    makes of its status, :func:`status_after_edit`), or None when nothing would change."""
     before = state_of(workspace, row)
-    after = DocState(tuple(spans), status, before.tagged_by if tagged_by is None else tagged_by)
+    status = status_after_edit(before.status) if status is None else status
+    after = DocState(tuple(spans), status, before.tagged_by if tagged_by is None else tagged_by,
+                     before.rejected if rejected is None else tuple(rejected))
     if after == before:
         return None
     return SpansCommand(workspace, [SpanChange(row, before, after)], text)

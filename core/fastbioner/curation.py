@@ -41,11 +41,52 @@ def token_bounds(text: str) -> list[tuple[int, int]]:
 
 def add_span(spans: Sequence[Span], span: Span) -> list[Span]:
     """Add a curator's span; an identical span (same offsets and label) is not doubled,
-    it just becomes the curator's. Overlapping spans of other labels stay: nested and
-    overlapping mentions are allowed in the document."""
+    it just becomes the curator's. A model suggestion the new span overlaps gives way
+    to it: selecting a wider (or narrower) span over a suggestion is how a curator
+    fixes its boundary, and the old suggestion must not stay beside the fix (re-tagging
+    drops such suggestions too). Gold and curated spans stay: nested and overlapping
+    mentions are allowed in the document."""
     span = span.with_(source=Source.CURATOR, score=None)
-    kept = [s for s in spans if not _same_mention(s, span)]
+    kept = [s for s in spans
+            if not _same_mention(s, span) and not (s.source is Source.MODEL and s.overlaps(span))]
     return kept + [span]
+
+
+def resize_span(spans: Sequence[Span], span: Span, text: str, edge: str, tokens: int) -> list[Span]:
+    """Move one edge (``"start"`` or ``"end"``) of ``span`` by whole tokens: positive
+    ``tokens`` moves it right, negative left (so ``end, +1`` extends and ``end, -1``
+    shrinks). The span becomes the curator's (a boundary fix is a decision) and keeps
+    at least one token; a move past the text's first or last token stops there. An
+    unchanged span returns ``spans`` unchanged."""
+    bounds = token_bounds(text)
+    if not bounds or edge not in ("start", "end"):
+        return list(spans)
+    inside = [k for k, (s, e) in enumerate(bounds) if s < span.end and span.start < e]
+    if not inside:
+        return list(spans)
+    first, last = inside[0], inside[-1]
+    start, end = span.start, span.end
+    if edge == "start":
+        start = bounds[min(max(first + tokens, 0), last)][0]
+    else:
+        end = bounds[max(min(last + tokens, len(bounds) - 1), first)][1]
+    if (start, end) == (span.start, span.end):
+        return list(spans)
+    new = span.with_(start=start, end=end, source=Source.CURATOR, score=None)
+    out = [s for s in spans if s != span and not _same_mention(s, new)
+           and not (s.source is Source.MODEL and s.overlaps(new))]
+    return sorted(out + [new], key=_order)
+
+
+# How the entity table names each source in the review workflow.
+ENTITY_STATES = {Source.GOLD: "gold", Source.CURATOR: "accepted", Source.MODEL: "suggested"}
+
+
+def entity_state(span: Span) -> str:
+    """``gold`` (came with the data), ``accepted`` (a curator's, or a suggestion a
+    curator accepted) or ``suggested`` (a model's, not yet decided). A rejected
+    suggestion is removed from the document."""
+    return ENTITY_STATES[span.source]
 
 
 def remove_spans(spans: Sequence[Span], doomed: Iterable[Span]) -> list[Span]:
@@ -83,14 +124,26 @@ def reject_suggestions(spans: Sequence[Span], which: Iterable[Span] | None = Non
             if not (s.source is Source.MODEL and (chosen is None or s in chosen))]
 
 
+def rejected_after(rejected: Sequence[Span], spans: Sequence[Span], which: Iterable[Span] | None = None) -> list[Span]:
+    """The rejected suggestions once ``which`` (all suggestions when None) of ``spans``
+    are rejected too: what re-tagging must not offer again."""
+    chosen = None if which is None else set(which)
+    new = [s for s in spans if s.source is Source.MODEL and (chosen is None or s in chosen)]
+    out = list(rejected)
+    for s in new:
+        if not any(_same_mention(s, r) for r in out):
+            out.append(s)
+    return out
+
+
 def merge_model_spans(existing: Sequence[Span], suggested: Iterable[Span],
-                      replace_curated: bool = False) -> list[Span]:
+                      replace_curated: bool = False, rejected: Sequence[Span] = ()) -> list[Span]:
     """Re-tagging: the model's previous suggestions give way to its new ones.
 
     Curated spans stay, and a new suggestion overlapping a curated span is dropped
     (the curator already decided that text) unless ``replace_curated``, which drops
     the curated spans instead. Gold spans stay; a suggestion identical to a gold or
-    curated span adds nothing."""
+    curated span adds nothing, nor does one a curator rejected (``rejected``)."""
     suggested = [s.with_(source=Source.MODEL) for s in suggested]
     kept = [s for s in existing if s.source is not Source.MODEL]
     if replace_curated:
@@ -98,7 +151,7 @@ def merge_model_spans(existing: Sequence[Span], suggested: Iterable[Span],
     curated = [s for s in kept if s.source is Source.CURATOR]
     out = list(kept)
     for s in suggested:
-        if any(_same_mention(s, k) for k in kept):
+        if any(_same_mention(s, k) for k in kept) or any(_same_mention(s, r) for r in rejected):
             continue
         if any(s.overlaps(c) for c in curated):
             continue

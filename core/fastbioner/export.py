@@ -25,16 +25,23 @@ EXPORT_FORMATS: dict[str, tuple[str, dict]] = {
 }
 
 
+# What export takes unless told otherwise: entities a person stands behind (gold ones,
+# and a curator's or suggestions a curator accepted), never undecided suggestions.
+REVIEWED_SOURCES = (Source.GOLD, Source.CURATOR)
+
+
 @dataclass
 class ExportSettings:
     format: str = "BIO / CoNLL (IOB2)"    # a key of EXPORT_FORMATS
-    sources: tuple[Source, ...] = (Source.GOLD, Source.MODEL, Source.CURATOR)
+    sources: tuple[Source, ...] = REVIEWED_SOURCES
     per_document: bool = False            # one file per document, in the folder ``path``
 
 
 @dataclass
 class ExportResult:
     reports: list[WriteReport] = field(default_factory=list)
+    # Every span a writer could not hold, one line each naming document, text and why.
+    dropped: list[str] = field(default_factory=list)
 
     @property
     def documents(self) -> int:
@@ -60,8 +67,38 @@ class ExportResult:
         if self.left_out:
             text += f"; {self.left_out} overlapping span(s) BIO could not hold were left out (longest kept)"
         if self.off_boundary:
-            text += f"; {self.off_boundary} span(s) off token boundaries not written"
+            text += f"; {self.off_boundary} span(s) off token or sentence boundaries not written"
         return text
+
+
+def describe_dropped(doc: Document, span, why: str) -> str:  # noqa: ANN001 - a Span
+    """One line naming a span an export could not write: document, text, label,
+    offsets and the reason."""
+    return f"{doc.id}: '{doc.span_text(span)}' ({span.label}, {span.source.value}, {span.start}..{span.end}): {why}"
+
+
+def _why_off_boundary(doc: Document, span) -> str:  # noqa: ANN001 - a Span
+    from .text import document_sentences
+
+    for sent in document_sentences(doc):
+        if sent.start <= span.start < sent.end:
+            return ("crosses a sentence end (BIO holds an entity within one sentence)" if span.end > sent.end
+                    else "does not start and end on token boundaries")
+    return "lies outside every sentence"
+
+
+def _dropped_lines(report: WriteReport, docs: Sequence[Document]) -> list[str]:
+    by_id = {}
+    for d in docs:
+        by_id.setdefault(d.id, d)
+    lines = []
+    for doc_id, span in report.off_boundary:
+        doc = by_id.get(doc_id)
+        lines.append(describe_dropped(doc, span, _why_off_boundary(doc, span)) if doc else f"{doc_id}: {span}")
+    for doc_id, span in report.left_out:
+        doc = by_id.get(doc_id)
+        lines.append(describe_dropped(doc, span, "overlaps a longer span BIO kept") if doc else f"{doc_id}: {span}")
+    return lines
 
 
 def extension(fmt: str) -> str:
@@ -92,6 +129,7 @@ def export_documents(docs: Sequence[Document], path: str | Path, settings: Expor
         if not settings.per_document:
             reporter.stage("export", total=1)
             result.reports.append(write_documents(chosen, path, fmt, **options))
+            result.dropped.extend(_dropped_lines(result.reports[-1], chosen))
             reporter.emit(step=1)
             return result
         folder = Path(path)
@@ -102,6 +140,7 @@ def export_documents(docs: Sequence[Document], path: str | Path, settings: Expor
         for i, doc in enumerate(chosen):
             reporter.check()
             result.reports.append(write_documents([doc], folder / file_name(doc.id, used, suffix), fmt, **options))
+            result.dropped.extend(_dropped_lines(result.reports[-1], [doc]))
             reporter.emit(step=i + 1)
         return result
 

@@ -3,9 +3,15 @@
 
 The file is JSON Lines: a header line (format name, version, the models used with
 their provenance), then one line per document in the lossless JSONL document format
-of :mod:`fastbioner.formats.jsonl` with two extra keys, ``status`` and
-``tagged_by``. It is always written atomically, so a project file (or an autosave)
+of :mod:`fastbioner.formats.jsonl` with four extra keys, ``status``, ``tagged_by``,
+``origin`` and ``rejected`` (the suggestions a curator rejected, so that re-tagging
+does not offer them again). It is always written atomically, so a project file (or an autosave)
 is complete or absent, never half-written.
+
+Format versions: 1 knew the statuses new, tagged and curated, where "curated" meant
+only that the document had been edited; 2 has the review workflow (new, tagged, in
+review, reviewed) and the rejected suggestions. A version 1 file still opens: its
+"curated" documents become "in review" (touched, but nobody said they were done).
 """
 
 from __future__ import annotations
@@ -19,19 +25,42 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from . import __version__
-from .documents import Document, Source
+from .documents import Document, Source, Span
 from .errors import InputError
 from .fileio import atomic_write, read_text
 
 PROJECT_FORMAT = "fastbioner-project"
-PROJECT_VERSION = 1
+PROJECT_VERSION = 2
 PROJECT_SUFFIX = ".fbproj"
 
 
 class DocStatus(str, Enum):
+    """Where a document is in review: ``NEW`` (nothing done), ``TAGGED`` (a model made
+    suggestions), ``IN_REVIEW`` (a curator has edited it), ``REVIEWED`` (a curator said
+    it is done: only this is a deliberate action, never a side effect of an edit)."""
+
     NEW = "new"
     TAGGED = "tagged"
-    CURATED = "curated"
+    IN_REVIEW = "in review"
+    REVIEWED = "reviewed"
+    # An alias, not a fifth status: code written before the review workflow asked for
+    # "curated" documents to train on or export, and those are now the reviewed ones.
+    CURATED = "reviewed"
+
+
+# Statuses of older format versions, read as today's: version -> {old value: status}.
+_OLD_STATUSES = {1: {"curated": DocStatus.IN_REVIEW}}
+
+
+def needs_review(status: DocStatus) -> bool:
+    """Whether a curator still has to look at a document with this status."""
+    return status is not DocStatus.REVIEWED
+
+
+def reviewed_documents(project: "Project") -> list[Document]:
+    """The documents a curator marked reviewed: what export and training on curated
+    work take by default."""
+    return [e.document for e in project.entries if e.status is DocStatus.REVIEWED]
 
 
 @dataclass
@@ -40,6 +69,8 @@ class ProjectEntry:
     status: DocStatus = DocStatus.NEW
     tagged_by: str | None = None  # registry name of the model that made its suggestions
     origin: str | None = None     # the file it was read from
+    # Suggestions a curator rejected: re-tagging does not offer the same mention again.
+    rejected: list[Span] = field(default_factory=list)
 
 
 @dataclass
@@ -81,6 +112,9 @@ def save_project(project: Project, path: str | Path) -> None:
             record["status"] = entry.status.value
             record["tagged_by"] = entry.tagged_by
             record["origin"] = entry.origin
+            if entry.rejected:
+                record["rejected"] = [{"start": r.start, "end": r.end, "label": r.label, "score": r.score}
+                                      for r in entry.rejected]
             fh.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
@@ -107,19 +141,30 @@ def load_project(path: str | Path) -> Project:
         if not isinstance(record, dict):
             raise InputError("expected a JSON object (one document)", path, number)
         try:
-            status = DocStatus(record.pop("status", DocStatus.NEW.value))
+            status = _status(record.pop("status", DocStatus.NEW.value), version)
         except ValueError as exc:
             raise InputError(f"unknown status: {exc}", path, number) from None
         tagged_by = record.pop("tagged_by", None)
         origin = record.pop("origin", None)
+        rejected_records = record.pop("rejected", None) or []
+        try:
+            rejected = [Span(int(r["start"]), int(r["end"]), str(r["label"]), Source.MODEL,
+                             None if r.get("score") is None else float(r["score"])) for r in rejected_records]
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise InputError(f"bad rejected suggestion: {exc}", path, number) from None
         try:
             doc = jsonl.document_from_dict(record)
         except KeyError as exc:
             raise InputError(f"document without the required key {exc.args[0]!r}", path, number) from None
         except (TypeError, ValueError) as exc:
             raise InputError(f"bad document: {exc}", path, number) from None
-        project.entries.append(ProjectEntry(doc, status, tagged_by, origin))
+        project.entries.append(ProjectEntry(doc, status, tagged_by, origin, rejected))
     return project
+
+
+def _status(value: str, version: int) -> DocStatus:
+    old = _OLD_STATUSES.get(version, {})
+    return old[value] if value in old else DocStatus(value)
 
 
 def _json_line(line: str, path: str | Path, number: int) -> Any:

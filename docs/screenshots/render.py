@@ -2,12 +2,14 @@
 tagged by a registered model, the distillation dialog, and the jobs panel during a
 small real distillation run.
 
-    QT_QPA_PLATFORM=offscreen python docs/screenshots/render.py MODEL_FOLDER [--no-run]
+    QT_QPA_PLATFORM=offscreen python docs/screenshots/render.py MODEL_FOLDER [--no-run | --main-only]
 
 MODEL_FOLDER: a fine-tuned Chemical/Disease teacher (e.g. the registry's
 minilm-bc5cdr). It is imported into a private FASTBIONER_HOME; the run uses 400
 training and 200 devel sentences of ../shared/data/bc5cdr/iob. ``--no-run`` renders
-the main window and the dialog only (the run takes minutes on a busy CPU).
+the main window and the dialog only (the run takes minutes on a busy CPU);
+``--main-only`` the main window alone (tagging only: any model that tags Chemical
+and Disease will do, e.g. ``assets/default-model``).
 """
 
 from __future__ import annotations
@@ -49,7 +51,13 @@ def main() -> int:
     from fastbioner_gui.dialogs.training_dialog import TrainingDialog
     from fastbioner_gui.main_window import MainWindow
 
-    teacher = Registry().import_folder(model_folder, "minilm-bc5cdr").name
+    if "--main-only" in sys.argv:  # the model only tags: keep the name it was built under
+        import json
+
+        name = json.loads((model_folder / "fastbioner.json").read_text(encoding="utf-8")).get("name") or "tagger"
+    else:
+        name = "minilm-bc5cdr"
+    teacher = Registry().import_folder(model_folder, name).name
     app = QApplication([])
     window = MainWindow()
     window.resize(1500, 900)
@@ -64,10 +72,24 @@ def main() -> int:
     window.documents.set_current_row(0)
     doc = window.workspace.document(0)
     start = doc.text.index("newborn infant")
+    # A review under way: the second abstract reviewed, the first in review (one
+    # curator's entity and one accepted suggestion), the rest tagged.
+    window.documents.set_current_row(1)
+    window.curation.accept(None)
+    window.toggle_reviewed()
+    window.documents.set_current_row(0)
     window.curation.add(start, start + 14, "Disease")  # one curated edit, on the undo stack
-    window.entities.select_span(doc.spans[0], notify=True)
+    suggestion = next((s for s in doc.sorted_spans() if s.source.value == "model"), None)
+    if suggestion is not None:
+        window.curation.accept([suggestion])
+    window.entities.select_span(doc.sorted_spans()[0], notify=True)
     wait(app, lambda: False, 1.0)
     window.grab().save(str(HERE / "main-window.png"))
+    if "--main-only" in sys.argv:
+        window.projects.mark_clean()
+        window.close()
+        shutil.rmtree(work, ignore_errors=True)
+        return 0
 
     train = first_sentences(DATA / "train.tsv", 400, work / "train.tsv")
     dev = first_sentences(DATA / "devel.tsv", 200, work / "devel.tsv")

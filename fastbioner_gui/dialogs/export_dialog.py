@@ -1,8 +1,10 @@
 """The export dialog: format (BIO/CoNLL IOB2 or IOBES, PubTator, BioC, JSONL), one
-file or one per document, which documents (all, selected, curated only) and which
-sources (gold, model, curator). It reports what the writers could not hold. The
-writing runs as a background job on a snapshot of the documents taken when Save is
-pressed, so a large export never blocks the window and later edits do not leak in."""
+file or one per document, which documents (reviewed, by default; all; selected) and
+which entities (gold and accepted, by default; suggestions too if asked). It says
+what the export will include before Save, and lists each span the writers could not
+hold with its document. The writing runs as a background job on a snapshot of the
+documents taken when Save is pressed, so a large export never blocks the window and
+later edits do not leak in."""
 
 from __future__ import annotations
 
@@ -10,19 +12,59 @@ from pathlib import Path
 from typing import Sequence
 
 from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFileDialog,
-                               QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton, QRadioButton, QVBoxLayout,
-                               QWidget)
+                               QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit, QPushButton, QRadioButton,
+                               QVBoxLayout, QWidget)
 
 from fastbioner.curation import select_sources
 from fastbioner.documents import Document, Source
-from fastbioner.export import EXPORT_FORMATS, ExportResult, ExportSettings, export_documents, extension
+from fastbioner.errors import FastBioNERError
+from fastbioner.export import (EXPORT_FORMATS, REVIEWED_SOURCES, ExportResult, ExportSettings, export_documents,
+                               extension)
 from fastbioner.project import DocStatus
 
 from ..jobs import Job, JobManager
 from ..models.workspace import Workspace
 from ..settings import AppSettings
 
-ALL, SELECTED, CURATED = "all", "selected", "curated"
+REVIEWED, ALL, SELECTED = "reviewed", "all", "selected"
+# The entity sources as the review workflow names them.
+SOURCE_NAMES = {Source.GOLD: "gold", Source.CURATOR: "accepted", Source.MODEL: "suggested (undecided)"}
+
+
+def check_destination(path: str, per_document: bool) -> str | None:
+    """Why ``path`` cannot be written to (one line), or None when it can be tried."""
+    if not path:
+        return "Choose a file to export to."
+    try:
+        return _destination_problem(Path(path).expanduser(), per_document)
+    except OSError as exc:  # e.g. a name too long for the file system
+        return f"Cannot export to {path}: {exc.strerror or exc}"
+
+
+def _destination_problem(target: Path, per_document: bool) -> str | None:
+    if target.is_dir() and not per_document:
+        return f"{target} is a folder: name a file, or tick one file per document."
+    if target.exists() and not target.is_dir() and per_document:
+        return f"{target} is a file: one file per document needs a folder."
+    parent = target.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        return f"Cannot export to {target}: {parent} is a file, not a folder."
+    if not per_document and not target.parent.is_dir():
+        return f"Cannot export to {target}: the folder {target.parent} does not exist."
+    return None
+
+
+def _export_job(docs, path, settings):  # noqa: ANN001, ANN202
+    """``export_documents`` with a file system error turned into one readable line."""
+    def job(on_event, cancel):  # noqa: ANN001, ANN202
+        try:
+            return export_documents(docs, path, settings, on_event=on_event, cancel=cancel)
+        except OSError as exc:
+            where = exc.filename or path
+            raise FastBioNERError(f"cannot write {where}: {exc.strerror or exc}") from None
+    return job
 
 
 class ExportDialog(QDialog):
@@ -41,18 +83,24 @@ class ExportDialog(QDialog):
         self.per_document = QCheckBox("One file per document (into a folder)")
         self.which = QButtonGroup(self)
         which_box = QHBoxLayout()
-        for key, text in ((ALL, "All"), (SELECTED, "Selected"), (CURATED, "Curated only")):
+        self.which_buttons: dict[str, QRadioButton] = {}
+        for key, text in ((REVIEWED, "Reviewed"), (ALL, "All"), (SELECTED, "Selected")):
             button = QRadioButton(text)
             button.setProperty("key", key)
             self.which.addButton(button)
+            self.which_buttons[key] = button
             which_box.addWidget(button)
-        self.which.buttons()[0].setChecked(True)
-        self.which.buttons()[1].setEnabled(bool(self.selected_rows))
-        self.sources = {s: QCheckBox(s.value) for s in (Source.GOLD, Source.MODEL, Source.CURATOR)}
+        self.which_buttons[REVIEWED].setChecked(True)
+        self.which_buttons[SELECTED].setEnabled(bool(self.selected_rows))
+        self.sources = {s: QCheckBox(SOURCE_NAMES[s]) for s in (Source.GOLD, Source.CURATOR, Source.MODEL)}
         source_box = QHBoxLayout()
-        for box in self.sources.values():
-            box.setChecked(True)
+        for source, box in self.sources.items():
+            box.setChecked(source in REVIEWED_SOURCES)
             source_box.addWidget(box)
+            box.toggled.connect(lambda _on: self._describe())
+        self.which.buttonToggled.connect(lambda _b, _on: self._describe())
+        self.includes = QLabel()
+        self.includes.setWordWrap(True)
         self.path = QLineEdit()
         browse = QPushButton("Browse…")
         browse.clicked.connect(self._browse)
@@ -61,6 +109,12 @@ class ExportDialog(QDialog):
         path_box.addWidget(browse)
         self.report = QLabel()
         self.report.setWordWrap(True)
+        # Every span the writers could not hold, one line each with its document.
+        self.dropped = QPlainTextEdit()
+        self.dropped.setReadOnly(True)
+        self.dropped.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.dropped.setMaximumHeight(140)
+        self.dropped.hide()
         form = QFormLayout()
         form.addRow("Format", self.format)
         form.addRow("", self.per_document)
@@ -72,12 +126,15 @@ class ExportDialog(QDialog):
         self.buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
         layout.addLayout(form)
+        layout.addWidget(self.includes)
         layout.addWidget(self.report)
+        layout.addWidget(self.dropped)
         layout.addWidget(self.buttons)
         self.format.currentTextChanged.connect(lambda _t: self._suggest_path())
         self.per_document.toggled.connect(lambda _on: self._suggest_path())
         self._suggest_path()
-        self.resize(560, 0)
+        self._describe()
+        self.resize(600, 0)
 
     def _fmt(self) -> str:
         return EXPORT_FORMATS[self.format.currentText()][0]
@@ -96,30 +153,58 @@ class ExportDialog(QDialog):
         if chosen:
             self.path.setText(chosen)
 
+    def chosen_sources(self) -> tuple[Source, ...]:
+        return tuple(s for s, box in self.sources.items() if box.isChecked())
+
     def chosen_documents(self) -> list[Document]:
         key = self.which.checkedButton().property("key")
         if key == SELECTED:
             rows = self.selected_rows
-        elif key == CURATED:
-            rows = [r for r in range(len(self.workspace)) if self.workspace.entry(r).status is DocStatus.CURATED]
+        elif key == REVIEWED:
+            rows = [r for r in range(len(self.workspace)) if self.workspace.entry(r).status is DocStatus.REVIEWED]
         else:
             rows = range(len(self.workspace))
         return [self.workspace.document(r) for r in rows]
+
+    def _describe(self) -> None:
+        """Say what Save would write: documents, entities by kind, what is left out."""
+        docs = self.chosen_documents()
+        sources = self.chosen_sources()
+        key = self.which.checkedButton().property("key")
+        counts = {s: sum(1 for d in docs for sp in d.spans if sp.source is s) for s in self.sources}
+        kinds = " and ".join(SOURCE_NAMES[s].split(" ")[0] for s in sources) or "no"
+        noun = {REVIEWED: "reviewed document", ALL: "document", SELECTED: "selected document"}[key]
+        text = (f"Includes {len(docs)} {noun}{'s' if len(docs) != 1 else ''} with "
+                f"{sum(counts[s] for s in sources)} {kinds} entities")
+        left = [f"{counts[s]} {SOURCE_NAMES[s].split(' ')[0]}" for s in self.sources if s not in sources and counts[s]]
+        if left:
+            text += f"; leaves out {', '.join(left)}"
+        if key == REVIEWED and not docs:
+            waiting = sum(1 for r in range(len(self.workspace))
+                          if self.workspace.entry(r).status is not DocStatus.REVIEWED)
+            text += (f". No document is reviewed yet ({waiting} waiting): mark one reviewed with Ctrl+M, "
+                     "or choose All")
+        self.includes.setText(text + ".")
 
     def export(self) -> Job | None:
         """Start writing the chosen documents; the report says how it went."""
         if self.job is not None and self.job.running:
             return None
-        sources = tuple(s for s, box in self.sources.items() if box.isChecked())
+        sources = self.chosen_sources()
         docs = [select_sources(d, sources) for d in self.chosen_documents()]  # the snapshot
         path = self.path.text().strip()
-        if not docs or not path:
-            self.report.setText("Nothing to export: choose documents and a file.")
+        if not docs:
+            self.report.setText("Nothing to export: no document is chosen (see above).")
+            return None
+        problem = check_destination(path, self.per_document.isChecked())
+        if problem is not None:
+            self.report.setText(f"<span style='color:#b00'>{problem}</span>")
             return None
         settings = ExportSettings(self.format.currentText(), sources, self.per_document.isChecked())
         self.result = None
-        self.job = self.jobs.start(f"Export {len(docs)} document(s)", lambda on_event, cancel: export_documents(
-            docs, path, settings, on_event=on_event, cancel=cancel), kind="export")
+        self.dropped.hide()
+        self.job = self.jobs.start(f"Export {len(docs)} document(s)", _export_job(docs, path, settings),
+                                   kind="export")
         save = self.buttons.button(QDialogButtonBox.StandardButton.Save)
         save.setEnabled(False)
         self.report.setText(f"Exporting {len(docs)} document(s)…")
@@ -136,6 +221,9 @@ class ExportDialog(QDialog):
         self.result = result
         self.settings.export_folder = str(Path(path) if settings.per_document else Path(path).parent)
         self.report.setText(result.summary())
+        if result.dropped:
+            self.dropped.setPlainText("Not written:\n" + "\n".join(result.dropped))
+            self.dropped.show()
 
     def done(self, code: int) -> None:  # closing stops an export between files; each file is atomic
         if self.job is not None and self.job.running:

@@ -66,7 +66,11 @@ class DocumentListModel(QAbstractTableModel):
                 return "Title"
             if section == self.status_column():
                 return "Status"
-            return label
+            # Count columns are headed by the label's colour and its first letters (the
+            # whole name in the tooltip), so the title keeps the panel's width.
+            return label if len(label) <= 4 else label[:3] + "."
+        if role == Qt.ItemDataRole.ToolTipRole and label is not None:
+            return f"{label} entities"
         if role == Qt.ItemDataRole.DecorationRole and label is not None:
             return label_color(label)
         return None
@@ -130,24 +134,28 @@ class DocumentListModel(QAbstractTableModel):
 
 class DocumentFilter(QSortFilterProxyModel):
     """Keeps rows whose id or text contains the search text (case-insensitive) and
-    whose status is the one chosen (None: any)."""
+    whose status is one of those chosen (None: any)."""
 
     def __init__(self, parent=None):
         super().__init__(parent)
         self._text = ""
-        self._status: str | None = None
+        self._status: frozenset[str] | None = None
         self.setSortRole(SORT_ROLE)
         self.setSortCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
 
     def set_text(self, text: str) -> None:
         refilter_rows(self, lambda: setattr(self, "_text", text.strip().casefold()))
 
-    def set_status(self, status: DocStatus | None) -> None:
-        value = DocStatus(status).value if status else None
+    def set_status(self, status: DocStatus | tuple[DocStatus, ...] | None) -> None:
+        """Show documents of one status, of any of several (a tuple), or of any (None)."""
+        if not status:
+            value = None
+        else:
+            value = frozenset(DocStatus(s).value for s in (status if isinstance(status, tuple) else (status,)))
         refilter_rows(self, lambda: setattr(self, "_status", value))
 
     def filterAcceptsRow(self, row: int, parent: Index) -> bool:
         index = self.sourceModel().index(row, 0, parent)
-        if self._status is not None and index.data(STATUS_ROLE) != self._status:
+        if self._status is not None and index.data(STATUS_ROLE) not in self._status:
             return False
         return not self._text or self._text in index.data(SEARCH_ROLE).casefold()

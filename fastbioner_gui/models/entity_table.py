@@ -1,12 +1,14 @@
 """The entity table's model: the spans of the document being read, one per row
-(text, label, start, end, score, source), and a proxy that filters them."""
+(text, label, review state, score, start, end), then the suggestions a curator
+rejected (state "rejected", shown when the filter asks for them), and a proxy that
+filters them by text and state."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt
 from PySide6.QtGui import QFont
 
-from fastbioner.curation import is_low_confidence
+from fastbioner.curation import entity_state, is_low_confidence
 from fastbioner.documents import Document, Source, Span
 
 from .palette import label_color
@@ -14,8 +16,10 @@ from .refilter import refilter_rows
 from .workspace import Workspace
 
 Index = QModelIndex | QPersistentModelIndex
-COLUMNS = ("Text", "Label", "Start", "End", "Score", "Source")
-TEXT, LABEL, START, END, SCORE, SOURCE = range(len(COLUMNS))
+# The text first and the decision next to it; offsets last, where a narrow panel
+# cuts them rather than the entity's text.
+COLUMNS = ("Text", "Label", "State", "Score", "Start", "End")
+TEXT, LABEL, STATE, SCORE, START, END = range(len(COLUMNS))
 SPAN_ROLE = Qt.ItemDataRole.UserRole + 1
 SORT_ROLE = Qt.ItemDataRole.UserRole + 2
 
@@ -26,6 +30,7 @@ class EntityTableModel(QAbstractTableModel):
         self.workspace = workspace
         self.row = -1  # the workspace row shown
         self._spans: list[Span] = []
+        self._rejected = 0  # the last rows of _spans are the rejected suggestions
         self.low_confidence = 0.5
         workspace.documentsChanged.connect(self._changed)
         workspace.projectReset.connect(lambda: self.show_document(-1))
@@ -38,10 +43,19 @@ class EntityTableModel(QAbstractTableModel):
         self.beginResetModel()
         self.row = row
         self._spans = self.document.sorted_spans() if self.document is not None else []
+        rejected = self.workspace.entry(row).rejected if row >= 0 else []
+        self._spans += sorted(rejected, key=lambda s: (s.start, -s.end, s.label))
+        self._rejected = len(rejected)
         self.endResetModel()
 
     def span(self, row: int) -> Span:
         return self._spans[row]
+
+    def is_rejected(self, row: int) -> bool:
+        return row >= len(self._spans) - self._rejected
+
+    def state(self, row: int) -> str:
+        return "rejected" if self.is_rejected(row) else entity_state(self._spans[row])
 
     def row_of(self, span: Span) -> int:
         try:
@@ -68,8 +82,8 @@ class EntityTableModel(QAbstractTableModel):
         if role == SPAN_ROLE:
             return span
         if role in (Qt.ItemDataRole.DisplayRole, SORT_ROLE):
-            value = (self.document.span_text(span), span.label, span.start, span.end,
-                     span.score, span.source.value)[col]
+            value = (self.document.span_text(span), span.label, self.state(index.row()), span.score,
+                     span.start, span.end)[col]
             if role == SORT_ROLE:
                 return -1.0 if col == SCORE and value is None else value
             if col == SCORE:
@@ -80,9 +94,11 @@ class EntityTableModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.FontRole and span.source is Source.MODEL:
             font = QFont()
             font.setItalic(True)  # suggestions look provisional
+            font.setStrikeOut(self.is_rejected(index.row()))
             return font
-        if role == Qt.ItemDataRole.ToolTipRole and is_low_confidence(span, self.low_confidence):
-            return "low-confidence model suggestion"
+        if role == Qt.ItemDataRole.ToolTipRole:
+            low = "\nlow-confidence model suggestion" if is_low_confidence(span, self.low_confidence) else ""
+            return f"{self.document.span_text(span)}\n{span.label} · {self.state(index.row())}{low}"
         if role == Qt.ItemDataRole.TextAlignmentRole and col in (START, END, SCORE):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         return None
@@ -92,26 +108,30 @@ class EntityTableModel(QAbstractTableModel):
             self.show_document(self.row)
 
 
+# What the table shows unless asked: every entity of the document, not the rejected.
+SHOWN_STATES = ("gold", "accepted", "suggested")
+
+
 class EntityFilter(QSortFilterProxyModel):
-    """Keeps spans whose text or label contains the search text, from the chosen
-    sources."""
+    """Keeps spans whose text or label contains the search text, in the chosen review
+    states (gold, accepted, suggested, rejected)."""
 
     def __init__(self, parent=None):
         super().__init__(parent)
         self._text = ""
-        self._sources = set(Source)
+        self._states = set(SHOWN_STATES)
         self.setSortRole(SORT_ROLE)
 
     def set_text(self, text: str) -> None:
         refilter_rows(self, lambda: setattr(self, "_text", text.strip().casefold()))
 
-    def set_sources(self, sources) -> None:
-        refilter_rows(self, lambda: setattr(self, "_sources", set(sources)))
+    def set_states(self, states) -> None:
+        refilter_rows(self, lambda: setattr(self, "_states", set(states)))
 
     def filterAcceptsRow(self, row: int, parent: Index) -> bool:
         model = self.sourceModel()
         span = model.span(row)
-        if span.source not in self._sources:
+        if model.state(row) not in self._states:
             return False
         if not self._text:
             return True

@@ -75,14 +75,17 @@ class Workspace(QObject):
         tagged it: ``None`` clears it, :data:`KEEP` leaves it)."""
         self.set_spans_many([(row, spans, status, tagged_by)])
 
-    def set_spans_many(self, changes: Sequence[tuple[int, Sequence[Span], DocStatus | None, object]]) -> None:
-        """:meth:`set_spans` for many rows at once (row, spans, status, tagged_by) with
-        one signal for the range: a tagging run over 1,000 documents must not make the
-        views refresh 1,000 times in the GUI thread."""
+    def set_spans_many(self, changes: Sequence[tuple]) -> None:
+        """:meth:`set_spans` for many rows at once (row, spans, status, tagged_by, and
+        optionally the rejected suggestions) with one signal for the range: a tagging
+        run over 1,000 documents must not make the views refresh 1,000 times in the GUI
+        thread."""
         if not changes:
             return
-        for row, spans, status, tagged_by in changes:
+        for row, spans, status, tagged_by, *rest in changes:
             entry = self.project.entries[row]
+            if rest:
+                entry.rejected = list(rest[0])
             entry.document.spans = list(spans)
             if status is not None:
                 entry.status = status

@@ -1,12 +1,13 @@
 """Live training curves of one job (pyqtgraph): every loss the job reports, and its
 weights (phi) and devel scores, redrawn at most a few times a second whatever the
-rate of events."""
+rate of events. The losses can be drawn on a log scale (one large term, such as the
+attention loss, flattens the others on a linear one) and each curve switched off."""
 
 from __future__ import annotations
 
 import pyqtgraph as pg
 from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QVBoxLayout, QWidget
+from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QVBoxLayout, QWidget
 
 from fastbioner.jobs import ProgressEvent
 
@@ -49,8 +50,17 @@ class Curves(QWidget):
         self.scores.setLabel("bottom", "step")
         self.scores.setYRange(0, 1)
         self.scores.showGrid(x=True, y=True, alpha=0.2)
+        self.log_scale = QCheckBox("Log scale (losses)")
+        self.log_scale.toggled.connect(lambda on: self.losses.setLogMode(y=on))
+        self.toggles: dict[str, QCheckBox] = {}  # one per curve, added as curves appear
+        self._toggle_row = QHBoxLayout()
+        self._toggle_row.setContentsMargins(4, 0, 4, 0)
+        self._toggle_row.addWidget(self.log_scale)
+        self._toggle_row.addSpacing(12)
+        self._toggle_row.addStretch(1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(self._toggle_row)
         layout.addWidget(self.view)
         self.series: dict[str, tuple[list[float], list[float]]] = {}
         self._items: dict[str, pg.PlotDataItem] = {}
@@ -69,6 +79,10 @@ class Curves(QWidget):
         self.losses.clear()
         self.scores.clear()
         self._items.clear()
+        for box in self.toggles.values():
+            box.setParent(None)
+            box.deleteLater()
+        self.toggles.clear()
         self.refresh()
 
     def refresh(self) -> None:
@@ -92,6 +106,12 @@ class Curves(QWidget):
                 item = plot.plot([], [], name=display_name(key), pen=pg.mkPen(color, width=2), symbol=symbol,
                                  symbolBrush=color, symbolSize=6)
                 self._items[key] = item
+                box = QCheckBox(display_name(key))
+                box.setChecked(True)
+                box.setStyleSheet(f"QCheckBox {{ color: {color}; }}")
+                box.toggled.connect(item.setVisible)
+                self.toggles[key] = box
+                self._toggle_row.insertWidget(self._toggle_row.count() - 1, box)
             item.setData(xs, ys)
 
     def _add(self, key: str, x: float, value: object) -> None:

@@ -1,7 +1,8 @@
 """The reading view: a document's title and sections with its entities highlighted,
-and the gestures of curation (select and press a number, click an entity, context
-menu). It only reports gestures as signals with document offsets; what they do is
-decided by the curation controller and the core's curation rules.
+and the mouse gestures of curation (click an entity, context menu; the keys are the
+actions of :mod:`fastbioner_gui.keyboard`). It only reports gestures as signals with
+document offsets; what they do is decided by the curation controller and the core's
+curation rules.
 
 How spans look: the label's colour as background; a model suggestion is pale and
 italic, a low-confidence one has a red wavy underline; text covered by two or more
@@ -14,14 +15,14 @@ import bisect
 from typing import Sequence
 
 from PySide6.QtCore import QEvent, QObject, QPoint, Qt, Signal
-from PySide6.QtGui import (QAction, QColor, QContextMenuEvent, QFont, QKeyEvent, QMouseEvent, QTextBlockFormat,
+from PySide6.QtGui import (QAction, QColor, QContextMenuEvent, QFont, QMouseEvent, QTextBlockFormat,
                            QTextCharFormat, QTextCursor, QTextDocument, QTextFormat)
 from PySide6.QtWidgets import QMenu, QTextEdit, QToolTip, QWidget
 
 from fastbioner.curation import LOW_CONFIDENCE, is_low_confidence, spans_at
 from fastbioner.documents import Document, Source, Span
 
-from ..models.palette import label_color, strong_color
+from ..models.palette import blend, label_color, readable, strong_color, text_on
 
 
 def _utf16_len(s: str) -> int:
@@ -62,6 +63,7 @@ class DocumentView(QTextEdit):
         self.labels: list[str] = []
         self.low_confidence = LOW_CONFIDENCE
         self.selected_span: Span | None = None
+        self.highlight = ""  # the documents search: its hits are marked in the text
         self._map = OffsetMap(0)
         self._press = QPoint()
         font = self.font()
@@ -173,6 +175,9 @@ class DocumentView(QTextEdit):
             fill.setAlpha(130)
             fmt.setFontItalic(True)
         fmt.setBackground(fill)
+        # Text on a label's fill is dark or light by the fill as shown, never the
+        # palette's text colour (white on a pale fill under a dark desktop theme).
+        fmt.setForeground(text_on(blend(fill, self.palette().color(self.palette().ColorRole.Base))))
         if len(covering) > 1:
             outer = max(covering, key=lambda s: (s.end - s.start, s.label))
             fmt.setFontWeight(QFont.Weight.Bold)
@@ -193,13 +198,41 @@ class DocumentView(QTextEdit):
         fmt = QTextCharFormat()
         fmt.setFontWeight(QFont.Weight.DemiBold)
         fmt.setFontCapitalization(QFont.Capitalization.SmallCaps)
-        fmt.setForeground(QColor("#555555"))
+        base = self.palette().color(self.palette().ColorRole.Base)
+        fmt.setForeground(readable(QColor("#555555"), base))
         return fmt
 
+    def set_highlight(self, text: str) -> None:
+        """Mark every occurrence of ``text`` (case-insensitive) in the document."""
+        self.highlight = text.strip()
+        self._mark_selected()
+
+    def highlight_offsets(self) -> list[tuple[int, int]]:
+        """Document offsets of the search hits shown."""
+        if not self.highlight or self.document_ is None:
+            return []
+        text, needle = self.document_.text.casefold(), self.highlight.casefold()
+        hits, at = [], text.find(needle)
+        while at >= 0 and len(hits) < 1000:
+            hits.append((at, at + len(needle)))
+            at = text.find(needle, at + len(needle))
+        return hits
+
     def _mark_selected(self) -> None:
+        marks = []
+        for start, end in self.highlight_offsets():
+            hit = QTextEdit.ExtraSelection()
+            cursor = QTextCursor(self.document())
+            cursor.setPosition(self._map.to_view(start))
+            cursor.setPosition(self._map.to_view(end), QTextCursor.MoveMode.KeepAnchor)
+            hit.cursor = cursor
+            hit.format.setBackground(QColor("#ffe600"))
+            hit.format.setForeground(QColor("black"))
+            hit.format.setFontUnderline(True)
+            marks.append(hit)
         span = self.selected_span
         if span is None or self.document_ is None:
-            self.setExtraSelections([])
+            self.setExtraSelections(marks)
             return
         sel = QTextEdit.ExtraSelection()
         cursor = QTextCursor(self.document())
@@ -209,33 +242,9 @@ class DocumentView(QTextEdit):
         sel.format.setBackground(strong_color(span.label))
         sel.format.setForeground(QColor("white"))
         sel.format.setProperty(QTextFormat.Property.FullWidthSelection, False)
-        self.setExtraSelections([sel])
+        self.setExtraSelections(marks + [sel])
 
     # Gestures ----------------------------------------------------------------
-    def keyPressEvent(self, event: QKeyEvent) -> None:
-        key = event.key()
-        if Qt.Key.Key_1 <= key <= Qt.Key.Key_9 and self.document_ is not None:
-            index = key - Qt.Key.Key_1
-            if index < len(self.labels):
-                label = self.labels[index]
-                exact = bool(event.modifiers() & Qt.KeyboardModifier.AltModifier)
-                selection = self.selection_offsets()
-                if selection is not None:
-                    self.addRequested.emit(selection[0], selection[1], label, exact)
-                elif self.selected_span is not None:
-                    self.relabelRequested.emit(self.selected_span, label)
-                event.accept()
-                return
-        if key in (Qt.Key.Key_Delete, Qt.Key.Key_Backspace) and self.selected_span is not None:
-            self.deleteRequested.emit([self.selected_span])
-            event.accept()
-            return
-        if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and self.selected_span is not None:
-            self.acceptRequested.emit([self.selected_span])
-            event.accept()
-            return
-        super().keyPressEvent(event)
-
     def mousePressEvent(self, event: QMouseEvent) -> None:
         self._press = event.position().toPoint()
         super().mousePressEvent(event)

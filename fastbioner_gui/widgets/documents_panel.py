@@ -7,9 +7,9 @@ from PySide6.QtCore import QItemSelectionModel, Qt, Signal
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
                                QTableView, QVBoxLayout, QWidget)
 
-from fastbioner.project import DocStatus
+from fastbioner.project import DocStatus, needs_review
 
-from ..models.document_list import TITLE_COLUMN, DocumentFilter, DocumentListModel
+from ..models.document_list import ID_COLUMN, TITLE_COLUMN, DocumentFilter, DocumentListModel
 from ..models.workspace import Workspace
 
 
@@ -27,6 +27,7 @@ class DocumentsPanel(QWidget):
         self.search.textChanged.connect(self.proxy.set_text)
         self.status = QComboBox()
         self.status.addItem("Any status", None)
+        self.status.addItem("Needs review", tuple(s for s in DocStatus if needs_review(s)))
         for status in DocStatus:
             self.status.addItem(status.value, status)
         self.status.currentIndexChanged.connect(lambda i: self.proxy.set_status(self.status.itemData(i)))
@@ -39,12 +40,16 @@ class DocumentsPanel(QWidget):
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.table.verticalHeader().hide()
         self.table.setWordWrap(False)
+        self.table.setTabKeyNavigation(False)  # Tab leaves the table; arrows move within it
         # Fixed widths, not ResizeToContents: that measures every row on every change,
         # seconds per edit with a thousand documents.
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setDefaultSectionSize(72)
         header.setSectionResizeMode(TITLE_COLUMN, QHeaderView.ResizeMode.Stretch)
+        header.setMinimumSectionSize(24)
+        self.proxy.modelReset.connect(self._fit_columns)
+        self._fit_columns()
         self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 8)
         self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         self.table.selectionModel().currentRowChanged.connect(self._current_changed)
@@ -60,6 +65,20 @@ class DocumentsPanel(QWidget):
         layout.addWidget(self.table)
         layout.addWidget(self.count)
         self._update_count()
+
+    def _fit_columns(self) -> None:
+        """PMID, counts and status as narrow as their contents: the title gets the rest."""
+        header, metrics = self.table.horizontalHeader(), self.table.fontMetrics()
+        for column in range(self.model.columnCount()):
+            if column == TITLE_COLUMN:
+                continue
+            if column == ID_COLUMN:
+                width = metrics.horizontalAdvance("00000000") + 14
+            elif column == self.model.status_column():
+                width = metrics.horizontalAdvance("in review") + 14
+            else:  # a count: its colour swatch and short header
+                width = metrics.horizontalAdvance(str(self.model.headerData(column, Qt.Orientation.Horizontal))) + 34
+            header.resizeSection(column, width)
 
     def current_row(self) -> int:
         index = self.table.currentIndex()
@@ -81,6 +100,18 @@ class DocumentsPanel(QWidget):
         target = (index.row() + delta) if index.isValid() else 0
         if 0 <= target < self.proxy.rowCount():
             self.set_current_row(self.proxy.mapToSource(self.proxy.index(target, 0)).row())
+
+    def next_needing_review(self) -> int:
+        """Move to the next document (in the shown order, after the current one, going
+        round) that is not reviewed yet. Returns its workspace row, or -1 if none."""
+        count = self.proxy.rowCount()
+        here = self.table.currentIndex().row() if self.table.currentIndex().isValid() else -1
+        for k in range(1, count + 1):
+            row = self.proxy.mapToSource(self.proxy.index((here + k) % count, 0)).row()
+            if row != self.current_row() and needs_review(self.workspace.entry(row).status):
+                self.set_current_row(row)
+                return row
+        return -1
 
     def _current_changed(self, current, _previous) -> None:  # noqa: ANN001
         self.currentRowChanged.emit(self.proxy.mapToSource(current).row() if current.isValid() else -1)

@@ -3,21 +3,23 @@
 from __future__ import annotations
 
 from PySide6.QtCore import QItemSelectionModel, Qt, Signal
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLineEdit, QTableView,
                                QVBoxLayout, QWidget)
 
-from fastbioner.documents import Source, Span
+from fastbioner.documents import Span
 
-from ..models.entity_table import TEXT, EntityFilter, EntityTableModel
+from ..models.entity_table import (COLUMNS, END, LABEL, SCORE, SHOWN_STATES, START, STATE, TEXT, EntityFilter,
+                                   EntityTableModel)
 from ..models.workspace import Workspace
 
-_SOURCE_CHOICES = [("All sources", tuple(Source)), ("Model suggestions", (Source.MODEL,)),
-                   ("Gold", (Source.GOLD,)), ("Curated", (Source.CURATOR,))]
+_STATE_CHOICES = [("All entities", SHOWN_STATES), ("Suggested", ("suggested",)), ("Gold", ("gold",)),
+                  ("Accepted", ("accepted",)), ("Gold and accepted", ("gold", "accepted")),
+                  ("Rejected", ("rejected",))]
 
 
 class EntityPanel(QWidget):
     spanSelected = Signal(object)   # Span or None
-    deletePressed = Signal(object)  # list[Span]
 
     def __init__(self, workspace: Workspace, parent: QWidget | None = None):
         super().__init__(parent)
@@ -27,21 +29,47 @@ class EntityPanel(QWidget):
         self.search = QLineEdit(placeholderText="Filter entities")
         self.search.setClearButtonEnabled(True)
         self.search.textChanged.connect(self.proxy.set_text)
-        self.sources = QComboBox()
-        for text, sources in _SOURCE_CHOICES:
-            self.sources.addItem(text, sources)
-        self.sources.currentIndexChanged.connect(lambda i: self.proxy.set_sources(self.sources.itemData(i)))
+        self.sources = QComboBox()  # the review states shown
+        for text, states in _STATE_CHOICES:
+            self.sources.addItem(text, states)
+        self.sources.currentIndexChanged.connect(lambda i: self.proxy.set_states(self.sources.itemData(i)))
         self.table = QTableView()
         self.table.setModel(self.proxy)
         self.table.setSortingEnabled(True)
-        self.table.sortByColumn(2, Qt.SortOrder.AscendingOrder)
+        self.table.sortByColumn(START, Qt.SortOrder.AscendingOrder)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.table.verticalHeader().hide()
         self.table.setWordWrap(False)
+        self.table.setTabKeyNavigation(False)  # Tab leaves the table; arrows move within it
+        # The entity's text takes the width; label and state fit their contents; score
+        # and offsets get just the room their numbers need.
+        # (Fixed widths measured once, not ResizeToContents: that gave the label and
+        # state columns the room first and left the text "Tricu…".)
         header = self.table.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setSectionResizeMode(TEXT, QHeaderView.ResizeMode.Stretch)
+        header.setMinimumSectionSize(24)
+        metrics = self.fontMetrics()
+        widths = {LABEL: metrics.horizontalAdvance("Chemical") + 40, STATE: metrics.horizontalAdvance("suggested") + 16,
+                  SCORE: metrics.horizontalAdvance("0.00") + 16, START: metrics.horizontalAdvance("00000") + 12,
+                  END: metrics.horizontalAdvance("00000") + 12}
+        for column, width in widths.items():
+            header.resizeSection(column, width)
+        self.setMinimumWidth(metrics.horizontalAdvance("Tricuspid valve") + sum(
+            widths[c] for c in (LABEL, STATE, SCORE)) + 24)
+        # Offsets are for checking an export, not for reading: hidden until asked for
+        # (right-click the header), so the entity's text keeps the width.
+        header.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
+        for column in range(self.model.columnCount()):
+            if column == TEXT:
+                continue
+            toggle = QAction(COLUMNS[column], header)
+            toggle.setCheckable(True)
+            toggle.setChecked(column not in (START, END))
+            toggle.toggled.connect(lambda on, c=column: self.table.setColumnHidden(c, not on))
+            header.addAction(toggle)
+            self.table.setColumnHidden(column, not toggle.isChecked())
         self.table.selectionModel().selectionChanged.connect(self._selection_changed)
         top = QHBoxLayout()
         top.addWidget(self.search, 1)
@@ -84,9 +112,3 @@ class EntityPanel(QWidget):
         self._current = spans[0] if len(spans) == 1 else None
         if not self._quiet:
             self.spanSelected.emit(self._current)
-
-    def keyPressEvent(self, event) -> None:  # noqa: ANN001
-        if event.key() in (Qt.Key.Key_Delete, Qt.Key.Key_Backspace) and self.selected_spans():
-            self.deletePressed.emit(self.selected_spans())
-            return
-        super().keyPressEvent(event)

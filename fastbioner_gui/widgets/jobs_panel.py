@@ -1,5 +1,6 @@
-"""The jobs panel: each background job with its progress, time left and a cancel
-button, and the live curves of the job selected."""
+"""The jobs panel (the Jobs dock, opened by the curator from View > Jobs or a
+training run's Curves button): every background job of the session with its
+progress, time left and a cancel button, and the live curves of the job selected."""
 
 from __future__ import annotations
 
@@ -10,16 +11,8 @@ from PySide6.QtWidgets import (QHBoxLayout, QLabel, QListWidget, QListWidgetItem
 from fastbioner.jobs import JobState
 
 from ..jobs import QUIET_KIND, Job, JobManager
-from .curves import Curves
-
-
-def _duration(seconds: float | None) -> str:
-    if seconds is None:
-        return "…"
-    seconds = int(round(seconds))
-    h, rest = divmod(seconds, 3600)
-    m, s = divmod(rest, 60)
-    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
+from .job_strip import ElidedLabel
+from .job_strip import duration as _duration
 
 
 class JobRow(QWidget):
@@ -28,7 +21,10 @@ class JobRow(QWidget):
     def __init__(self, job: Job, parent: QWidget | None = None):
         super().__init__(parent)
         self.job = job
-        self.title = QLabel(f"<b>{job.title}</b>")
+        self.title = ElidedLabel(job.title)  # a long name shortens; Cancel stays
+        bold = self.title.font()
+        bold.setBold(True)
+        self.title.setFont(bold)
         self.status = QLabel("starting…")
         self.bar = QProgressBar()
         self.bar.setRange(0, 0)
@@ -82,10 +78,15 @@ class JobsPanel(QWidget):
         super().__init__(parent)
         self.manager = manager
         self.list = QListWidget()
-        self.curves = Curves()
+        # The curves (pyqtgraph) are built when a training run first shows them:
+        # importing pyqtgraph took 1.5 s of every launch, for a chart most sessions
+        # never open.
+        self._curves = None
+        self._curves_slot = QWidget()
         splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.addWidget(self.list)
-        splitter.addWidget(self.curves)
+        splitter.addWidget(self._curves_slot)
+        self._splitter = splitter
         splitter.setSizes([320, 640])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -99,6 +100,12 @@ class JobsPanel(QWidget):
         self._timer.setInterval(200)
         self._timer.timeout.connect(self._refresh)
         self._timer.start()
+
+    def show_job(self, job: Job) -> None:
+        """Select ``job`` so its curves show."""
+        row = self.row_for(job)
+        if row is not None:
+            self.list.setCurrentRow(self.rows.index(row))
 
     def add_job(self, job: Job) -> None:
         if job.kind == QUIET_KIND:
@@ -116,11 +123,34 @@ class JobsPanel(QWidget):
     def row_for(self, job: Job) -> JobRow | None:
         return next((r for r in self.rows if r.job is job), None)
 
+    @property
+    def curves(self):  # noqa: ANN201 - a Curves, built on first use
+        if self._curves is None:
+            from .curves import Curves
+
+            self._curves = Curves()
+            self._splitter.replaceWidget(1, self._curves)
+            self._curves_slot.deleteLater()
+        return self._curves
+
+    def has_curves(self) -> bool:
+        return self._curves is not None
+
     def _show_curves(self, index: int) -> None:
         if 0 <= index < len(self.rows):
             job = self.rows[index].job
+            if job.kind != "train":  # tagging and reading have no curves
+                if self._curves is not None:
+                    self._curves.setVisible(False)
+                return
+            if self._curves is None and not self.isVisible():
+                return  # built when the panel is shown (showEvent)
             self.curves.follow(job.events)
-            self.curves.setVisible(job.kind == "train")  # tagging and reading have no curves
+            self.curves.setVisible(True)
+
+    def showEvent(self, event) -> None:  # noqa: ANN001, N802
+        super().showEvent(event)
+        self._show_curves(self.list.currentRow())
 
     def _refresh(self) -> None:
         for row in self.rows:

@@ -74,3 +74,45 @@ def test_select_sources_copies_without_touching_the_original():
     gold_only = curation.select_sources(doc, [Source.GOLD])
     assert gold_only.spans == [Span(0, 17, "Chemical")]
     assert len(doc.spans) == 2 and gold_only.text == doc.text and gold_only.passages == doc.passages
+
+
+def test_a_boundary_fix_replaces_the_suggestion_it_covers():
+    gold = Span(0, 17, "Chemical")
+    short = Span(26, 31, "Disease", Source.MODEL, 0.8)        # "renal"
+    elsewhere = Span(43, 47, "Chemical", Source.MODEL, 0.4)   # "rats"
+    fixed = curation.add_span([gold, short, elsewhere], Span(26, 39, "Disease"))   # "renal failure"
+    assert short not in fixed and elsewhere in fixed and gold in fixed
+    assert Span(26, 39, "Disease", Source.CURATOR) in fixed
+    # of another label too: the curator decided that text
+    relabelled = curation.add_span([short], Span(26, 39, "Chemical"))
+    assert relabelled == [Span(26, 39, "Chemical", Source.CURATOR)]
+
+
+def test_resize_moves_one_edge_by_whole_tokens():
+    renal = Span(26, 31, "Disease", Source.MODEL, 0.8)          # "renal"
+    grown = curation.resize_span([renal], renal, TEXT, "end", 1)
+    assert [(TEXT[s.start:s.end], s.source) for s in grown] == [("renal failure", Source.CURATOR)]
+    back = curation.resize_span(grown, grown[0], TEXT, "end", -1)
+    assert [TEXT[s.start:s.end] for s in back] == ["renal"]
+    # never below one token, never past the text
+    assert curation.resize_span(back, back[0], TEXT, "end", -1) == back
+    left = curation.resize_span(back, back[0], TEXT, "start", -1)
+    assert [TEXT[s.start:s.end] for s in left] == ["induced renal"]
+    assert [TEXT[s.start:s.end] for s in curation.resize_span(left, left[0], TEXT, "start", 1)] == ["renal"]
+    whole = curation.resize_span(back, back[0], TEXT, "start", -100)
+    assert TEXT[whole[0].start:whole[0].end] == "Lithium carbonate-induced renal"
+
+
+def test_entity_states_name_the_review_decision():
+    assert [curation.entity_state(Span(0, 1, "X", src)) for src in (Source.GOLD, Source.CURATOR, Source.MODEL)] \
+        == ["gold", "accepted", "suggested"]
+
+
+def test_a_rejected_suggestion_is_not_offered_again():
+    m1 = Span(26, 39, "Disease", Source.MODEL, 0.9)
+    m2 = Span(43, 47, "Chemical", Source.MODEL, 0.2)
+    rejected = curation.rejected_after([], [m1, m2], [m2])
+    assert rejected == [m2] and curation.rejected_after(rejected, [m2]) == [m2]  # not doubled
+    again = [Span(43, 47, "Chemical", Source.MODEL, 0.3), Span(43, 47, "Disease", Source.MODEL, 0.6)]
+    merged = curation.merge_model_spans([m1], again, rejected=rejected)
+    assert merged == [again[1]]  # the same mention stays rejected; another label is new

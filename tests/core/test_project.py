@@ -74,3 +74,43 @@ def test_bad_project_files_name_file_and_line(tmp_path):
     path.write_text("\n".join([lines[0], json.dumps(record)]) + "\n", encoding="utf-8")
     with pytest.raises(InputError, match=r":2: bad document: offsets 0..10000 fall outside"):
         load_project(path)
+
+
+def test_a_version_1_project_opens_with_curated_read_as_in_review(tmp_path):
+    """Format version 1 said "curated" for any edited document; it now means in review
+    (touched), never reviewed: nobody said those documents were done."""
+    path = tmp_path / "old.fbproj"
+    save_project(_project(), path)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    header = json.loads(lines[0])
+    assert header["version"] == 2
+    header["version"] = 1
+    first = json.loads(lines[1])
+    first["status"] = "curated"
+    path.write_text("\n".join([json.dumps(header), json.dumps(first)] + lines[2:]) + "\n", encoding="utf-8")
+    back = load_project(path)
+    assert [e.status for e in back.entries] == [DocStatus.IN_REVIEW, DocStatus.NEW]
+    # "curated" is no status of version 2
+    header["version"] = 2
+    path.write_text("\n".join([json.dumps(header), json.dumps(first)]) + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"old\.fbproj:2: unknown status"):
+        load_project(path)
+
+
+def test_reviewed_documents_are_the_ones_marked_reviewed():
+    from fastbioner.project import needs_review, reviewed_documents
+
+    project = _project()
+    assert reviewed_documents(project) == [project.entries[0].document]  # CURATED is REVIEWED's old name
+    project.entries[0].status = DocStatus.IN_REVIEW
+    assert reviewed_documents(project) == []
+    assert needs_review(DocStatus.IN_REVIEW) and not needs_review(DocStatus.REVIEWED)
+
+
+def test_rejected_suggestions_are_saved_with_their_document(tmp_path):
+    project = _project()
+    project.entries[0].rejected = [Span(9, 15, "Chemical", Source.MODEL, 0.4)]
+    save_project(project, tmp_path / "r.fbproj")
+    back = load_project(tmp_path / "r.fbproj")
+    assert back.entries[0].rejected == [Span(9, 15, "Chemical", Source.MODEL, 0.4)]
+    assert back.entries[1].rejected == []

@@ -1,6 +1,8 @@
 """Curation in the window: add by selection and number keys (snapped, or exact with
 Alt), the context menu, relabel, delete, accept and reject suggestions, undo and
-redo of every edit, and the curated status."""
+redo of every edit, the review status (an edit puts a document in review; reviewed
+is a deliberate, undoable step) and the keyboard (every curation action without the
+mouse, from the reading view and from the entity table)."""
 
 from __future__ import annotations
 
@@ -39,12 +41,12 @@ def test_number_key_adds_a_snapped_span_and_undo_redo_restore(loaded, qtbot):
     view.select_offsets(start + 2, start + 4)  # "ru", inside "serum"
     qtbot.keyClick(view, Qt.Key.Key_1)
     added = Span(start, start + 5, "Disease", Source.CURATOR)
-    assert added in doc.spans and ws.entry(0).status is DocStatus.CURATED
+    assert added in doc.spans and ws.entry(0).status is DocStatus.IN_REVIEW
     assert view.selected_span == added and loaded.entities.selected_spans() == [added]
     loaded.stack.undo()
     assert doc.spans == before and ws.entry(0).status is DocStatus.TAGGED
     loaded.stack.redo()
-    assert added in doc.spans and ws.entry(0).status is DocStatus.CURATED
+    assert added in doc.spans and ws.entry(0).status is DocStatus.IN_REVIEW
 
 
 def test_alt_number_keeps_the_exact_selection(loaded, qtbot):
@@ -88,7 +90,7 @@ def test_context_menu_adds_relabels_accepts_rejects(loaded, qtbot):
     assert loaded.stack.count() == 3
 
 
-def test_accept_and_reject_all_and_table_delete(loaded):
+def test_accept_and_reject_all_and_table_delete(loaded, qtbot):
     doc = loaded.workspace.document(0)
     loaded.reject_all_action.trigger()
     assert not doc.spans_by(Source.MODEL) and len(doc.spans) == 2
@@ -96,8 +98,9 @@ def test_accept_and_reject_all_and_table_delete(loaded):
     loaded.accept_all_action.trigger()
     assert not doc.spans_by(Source.MODEL) and len(doc.spans_by(Source.CURATOR)) == 2
     panel = loaded.entities
+    panel.table.setFocus()
     panel.table.selectAll()
-    panel.deletePressed.emit(panel.selected_spans())
+    qtbot.keyClick(panel.table, Qt.Key.Key_Delete)
     assert doc.spans == []
     loaded.stack.undo()
     assert len(doc.spans) == 4
@@ -114,16 +117,155 @@ def test_retagging_keeps_curated_spans_and_is_one_undoable_command(loaded):
     loaded.stack.push(tagging_command(ws, suggestions, "tiny"))
     assert doc.spans_by(Source.CURATOR) == curated_before
     assert [doc.span_text(s) for s in doc.spans_by(Source.MODEL)] == ["infant"]
-    assert ws.entry(0).status is DocStatus.CURATED and ws.entry(0).tagged_by == "tiny"
+    assert ws.entry(0).status is DocStatus.IN_REVIEW and ws.entry(0).tagged_by == "tiny"
     assert ws.entry(1).status is DocStatus.TAGGED
     loaded.stack.undo()
     assert ws.entry(1).status is DocStatus.NEW and ws.entry(0).tagged_by is None
     assert [doc.span_text(s) for s in doc.spans_by(Source.MODEL)] == ["heart failure", "lithium"]
 
 
-def test_mark_curated_without_changing_spans(loaded):
-    loaded.documents.set_current_row(2)
-    loaded.mark_curated_action.trigger()
-    assert loaded.workspace.entry(2).status is DocStatus.CURATED
+def test_reviewed_is_a_deliberate_undoable_step_and_edits_never_set_it(loaded, qtbot):
+    ws, doc = loaded.workspace, loaded.workspace.document(0)
+    loaded.accept_all_action.trigger()
+    assert ws.entry(0).status is DocStatus.IN_REVIEW  # touched, not done
+    qtbot.keyClick(loaded.view, Qt.Key.Key_M, Qt.KeyboardModifier.ControlModifier)
+    assert ws.entry(0).status is DocStatus.REVIEWED and "reviewed" in loaded.statusBar().currentMessage()
+    assert loaded.mark_reviewed_action.text() == "Reopen document for review"
+    start = doc.text.index("serum")
+    loaded.curation.add(start, start + 5, "Chemical")  # a later fix keeps it reviewed
+    assert ws.entry(0).status is DocStatus.REVIEWED
+    loaded.mark_reviewed_action.trigger()  # again: reopened
+    assert ws.entry(0).status is DocStatus.IN_REVIEW
     loaded.stack.undo()
-    assert loaded.workspace.entry(2).status is DocStatus.NEW
+    loaded.stack.undo()
+    assert ws.entry(0).status is DocStatus.REVIEWED
+    loaded.stack.undo()
+    assert ws.entry(0).status is DocStatus.IN_REVIEW and loaded.stack.undoText() == "Accept all suggestions"
+    # the documents panel shows what still needs review
+    panel = loaded.documents
+    panel.status.setCurrentIndex(panel.status.findText("Needs review"))
+    assert panel.proxy.rowCount() == 3
+    loaded.mark_reviewed_action.trigger()
+    assert panel.proxy.rowCount() == 2
+    panel.status.setCurrentIndex(panel.status.findText("reviewed"))
+    assert panel.proxy.rowCount() == 1
+
+
+def test_a_boundary_fix_over_a_suggestion_replaces_it(loaded, qtbot):
+    view, doc = loaded.view, loaded.workspace.document(0)
+    lithium = next(s for s in doc.spans if s.source is Source.MODEL and doc.span_text(s) == "lithium")
+    view.select_offsets(lithium.start, lithium.end + 6)  # "lithium level"
+    qtbot.keyClick(view, Qt.Key.Key_2)
+    assert lithium not in doc.spans
+    assert Span(lithium.start, lithium.end + 6, "Chemical", Source.CURATOR) in doc.spans
+
+
+def test_a_document_reviewed_entirely_with_the_keyboard(loaded, qtbot):
+    """Next entity, accept, reject, relabel, boundary keys, mark reviewed, next document
+    needing review: no mouse, in the reading view."""
+    ws, view, doc = loaded.workspace, loaded.view, loaded.workspace.document(0)
+    view.setFocus()
+    key = lambda k, mod=Qt.KeyboardModifier.NoModifier: qtbot.keyClick(view, k, mod)  # noqa: E731
+    key(Qt.Key.Key_N)
+    assert doc.span_text(view.selected_span) == "Lithium carbonate"
+    key(Qt.Key.Key_N)
+    key(Qt.Key.Key_N)
+    assert doc.span_text(view.selected_span) == "heart failure"
+    assert loaded.entities.selected_spans() == [view.selected_span]  # the table follows
+    key(Qt.Key.Key_A)  # accept, and move on to the next entity
+    assert any(doc.span_text(s) == "heart failure" and s.source is Source.CURATOR for s in doc.spans)
+    assert doc.span_text(view.selected_span) == "lithium" and view.selected_span.source is Source.MODEL
+    key(Qt.Key.Key_Right, Qt.KeyboardModifier.AltModifier)  # extend the end by a token
+    assert doc.span_text(view.selected_span) == "lithium level"
+    assert view.selected_span.source is Source.CURATOR
+    key(Qt.Key.Key_Left, Qt.KeyboardModifier.AltModifier)  # and shrink it back
+    assert doc.span_text(view.selected_span) == "lithium"
+    key(Qt.Key.Key_Left, Qt.KeyboardModifier.AltModifier | Qt.KeyboardModifier.ShiftModifier)  # start a token left
+    assert doc.span_text(view.selected_span) == "serum lithium"
+    key(Qt.Key.Key_1)  # relabel
+    assert view.selected_span.label == "Disease" and doc.span_text(view.selected_span) == "serum lithium"
+    key(Qt.Key.Key_P)
+    assert doc.span_text(view.selected_span) == "heart failure"
+    key(Qt.Key.Key_M, Qt.KeyboardModifier.ControlModifier)
+    assert ws.entry(0).status is DocStatus.REVIEWED
+    key(Qt.Key.Key_R, Qt.KeyboardModifier.ControlModifier)  # next document needing review
+    assert loaded.row == 1
+    loaded.view.setFocus()
+    key(Qt.Key.Key_N)
+    key(Qt.Key.Key_X)  # a gold entity is no suggestion: reject leaves it
+    assert len(ws.document(1).spans) == 2
+    # Ctrl+Shift+Z redoes; the undo stack took every step
+    before = list(ws.document(0).spans)
+    loaded.documents.set_current_row(0)
+    view.setFocus()
+    key(Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert ws.entry(0).status is DocStatus.IN_REVIEW
+    key(Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    assert ws.entry(0).status is DocStatus.REVIEWED and ws.document(0).spans == before
+
+
+def test_the_entity_table_takes_number_keys_enter_and_lets_tab_go(loaded, qtbot):
+    panel, doc = loaded.entities, loaded.workspace.document(0)
+    table = panel.table
+    table.setFocus()
+    heart = next(s for s in doc.spans if doc.span_text(s) == "heart failure")
+    panel.select_span(heart, notify=True)
+    qtbot.keyClick(table, Qt.Key.Key_Return)  # accept
+    assert heart.with_(source=Source.CURATOR) in doc.spans
+    lithium = next(s for s in doc.spans if doc.span_text(s) == "lithium")
+    panel.select_span(lithium, notify=True)
+    qtbot.keyClick(table, Qt.Key.Key_1)  # relabel as Disease
+    assert Span(lithium.start, lithium.end, "Disease", Source.CURATOR) in doc.spans
+    assert panel.selected_spans() == [Span(lithium.start, lithium.end, "Disease", Source.CURATOR)]
+    qtbot.keyClick(table, Qt.Key.Key_P)  # previous entity, in the table too
+    assert [doc.span_text(s) for s in panel.selected_spans()] == ["heart failure"]
+    loaded.activateWindow()
+    table.setFocus()
+    qtbot.waitUntil(table.hasFocus)
+    qtbot.keyClick(table, Qt.Key.Key_Tab)
+    assert not table.hasFocus()  # Tab leaves the table, it does not step through its cells
+
+
+def test_redo_keys_are_unambiguous_and_the_shortcuts_page_lists_the_bindings(loaded):
+    from fastbioner_gui.dialogs.shortcuts import shortcut_rows, shortcuts_html
+
+    keys = [k.toString() for k in loaded.redo_action.shortcuts()]
+    assert "Ctrl+Shift+Z" in keys and len(keys) == len(set(keys))
+    bound: dict[str, list[str]] = {}
+    for path, title, shortcut in shortcut_rows(loaded.menuBar()):
+        for k in shortcut.split(", "):
+            bound.setdefault(k, []).append(title)
+    clashes = {k: v for k, v in bound.items() if len(v) > 1}
+    assert not clashes, clashes
+    rows = {title: shortcut for _path, title, shortcut in shortcut_rows(loaded.menuBar())}
+    assert rows["Next entity"] == "N" and rows["Accept entity"].startswith("A")
+    assert rows["Label as Disease"] == "1" and rows["Label as Chemical"] == "2"
+    assert rows["Mark document reviewed"] == "Ctrl+M" and rows["Next document needing review"] == "Ctrl+R"
+    assert rows["Extend end by a token"] == "Alt+Right"
+    # rebinding an action changes the page: it is read from the actions
+    loaded.keys.reject.setShortcut("Shift+X")
+    assert "Shift+X" in shortcuts_html(loaded.menuBar())
+
+
+def test_a_rejected_suggestion_stays_rejected_through_retagging_and_can_come_back(loaded, qtbot):
+    ws, doc, view, panel = loaded.workspace, loaded.workspace.document(0), loaded.view, loaded.entities
+    lithium = next(s for s in doc.spans if doc.span_text(s) == "lithium")
+    view.select_span(lithium)
+    view.setFocus()
+    qtbot.keyClick(view, Qt.Key.Key_X)
+    assert lithium not in doc.spans and ws.entry(0).rejected == [lithium]
+    assert panel.proxy.rowCount() == 3  # the table shows the document's entities ...
+    panel.sources.setCurrentIndex(panel.sources.findText("Rejected"))
+    assert panel.proxy.rowCount() == 1  # ... and, when asked, what was rejected
+    assert panel.proxy.index(0, 2).data() == "rejected"
+    # re-tagging offers the same mention again: it stays rejected
+    loaded.stack.push(tagging_command(ws, {0: [lithium.with_(score=0.6)]}, "tiny"))
+    assert not any(s.start == lithium.start and s.label == "Chemical" for s in doc.spans)
+    # accepted after all, from the table
+    panel.table.setFocus()
+    panel.select_span(lithium, notify=True)
+    qtbot.keyClick(panel.table, Qt.Key.Key_A)
+    assert lithium.with_(source=Source.CURATOR) in doc.spans and ws.entry(0).rejected == []
+    for _ in range(3):
+        loaded.stack.undo()
+    assert lithium in doc.spans and ws.entry(0).rejected == []

@@ -31,7 +31,7 @@ def test_save_and_open_restore_the_working_set(loaded, tmp_path, qtbot):
         qtbot.waitUntil(lambda: other.row == 0)
         assert len(other.workspace) == 3
         assert added in other.workspace.document(0).spans
-        assert other.workspace.entry(0).status is DocStatus.CURATED
+        assert other.workspace.entry(0).status is DocStatus.IN_REVIEW
         assert other.view.toPlainText() == loaded.view.toPlainText()
         assert not other.projects.modified and other.stack.count() == 0
     finally:

@@ -132,3 +132,70 @@ def test_a_new_label_from_a_file_gets_a_colour_and_a_key(window, qtbot):
     assert window.workspace.labels()[:3] == ["Disease", "Chemical", "Species"]
     assert window.legend.chips[2].text().endswith("Species")
     assert window.view.labels[2] == "Species"
+
+
+def test_a_dark_palette_keeps_the_legend_and_the_entities_readable(qtbot):
+    from PySide6.QtGui import QColor, QPalette
+
+    from fastbioner_gui.main_window import MainWindow
+    from fastbioner_gui.models.palette import blend, contrast_ratio
+    from gui_documents import make_documents
+
+    app = QApplication.instance()
+    original = app.palette()
+    dark = QPalette()
+    for role, colour in ((QPalette.ColorRole.Window, "#202124"), (QPalette.ColorRole.WindowText, "#e8eaed"),
+                         (QPalette.ColorRole.Base, "#171717"), (QPalette.ColorRole.Text, "#e8eaed")):
+        dark.setColor(role, QColor(colour))
+    app.setPalette(dark)
+    window = MainWindow()
+    window.show()
+    try:
+        window.workspace.add_documents(make_documents())
+        qtbot.waitUntil(lambda: window.row == 0)
+        legend, background = window.legend, QColor("#202124")
+        for name, colour in legend.key_colors.items():
+            assert contrast_ratio(colour, background) >= 4.5, name
+        for chip, label in zip(legend.chips, ("Disease", "Chemical")):
+            assert "color:#000000" in chip.styleSheet()
+            assert contrast_ratio(QColor("black"), label_color(label)) >= 4.5
+        view, doc = window.view, window.workspace.document(0)
+        for offset in (3, doc.text.index("heart failure")):  # a gold span and a pale suggestion
+            fmt = _format_at(view, offset)
+            shown = blend(fmt.background().color(), QColor("#171717"))
+            assert contrast_ratio(fmt.foreground().color(), shown) >= 4.5
+    finally:
+        app.setPalette(original)
+        window.projects.mark_clean()
+        window.close()
+
+
+def test_the_documents_search_marks_its_hits_in_the_text(loaded, qtbot):
+    view, doc = loaded.view, loaded.workspace.document(0)
+    loaded.documents.search.setText("NEWBORN")
+    hits = [(s, e) for s, e in view.highlight_offsets()]
+    assert [doc.text[s:e] for s, e in hits] == ["newborn", "newborn"]
+    marked = [(sel.cursor.selectionStart(), sel.cursor.selectionEnd()) for sel in view.extraSelections()]
+    assert all((view._map.to_view(s), view._map.to_view(e)) in marked for s, e in hits)
+    loaded.documents.search.clear()
+    assert view.extraSelections() == [] or all(
+        sel.format.background().color().name() != "#ffe600" for sel in view.extraSelections())
+
+
+def test_the_entity_table_gives_its_width_to_the_entity_text(qtbot):
+    from fastbioner_gui.models.entity_table import SCORE, START, STATE, TEXT
+    from fastbioner_gui.models.workspace import Workspace
+    from fastbioner_gui.widgets.entity_panel import EntityPanel
+
+    workspace = Workspace()
+    workspace.add_documents([make_document()])
+    panel = EntityPanel(workspace)
+    qtbot.addWidget(panel)
+    panel.show_document(0)
+    panel.resize(panel.minimumWidth(), 300)
+    panel.show()
+    qtbot.waitUntil(panel.isVisible)
+    header, metrics = panel.table.horizontalHeader(), panel.table.fontMetrics()
+    assert header.sectionSize(TEXT) >= metrics.horizontalAdvance("Tricuspid valve")
+    assert header.sectionSize(TEXT) > max(header.sectionSize(STATE), header.sectionSize(SCORE))
+    assert panel.table.isColumnHidden(START)  # offsets on request (header menu), not by default

@@ -71,6 +71,7 @@ def test_settings_and_layout_persist(qtbot):
         assert first.settings.device == "cpu" and first.view.low_confidence == 0.7
         first.resize(780, 560)  # within the offscreen screen, which clamps restored geometry
         first.jobs_dock.show()
+        first.documents_dock.hide()
         qtbot.wait(50)
         first.splitter.setSizes([300, 700])
         sizes = first.splitter.sizes()
@@ -82,7 +83,8 @@ def test_settings_and_layout_persist(qtbot):
     qtbot.wait(50)  # the splitter is placed once the window is laid out
     try:
         assert (second.width(), second.height()) == (780, 560)
-        assert not second.jobs_dock.isHidden()
+        assert second.documents_dock.isHidden()  # the layout is restored ...
+        assert second.jobs_dock.isHidden()  # ... but the Jobs dock does not reopen on empty charts
         assert second.splitter.sizes() == sizes
         assert load_settings().batch_size == 64
     finally:
@@ -94,6 +96,43 @@ def test_standard_shortcuts_are_bound(window):
     assert shortcuts["Open files…"] == "Ctrl+O" and shortcuts["Save project"] == "Ctrl+S"
     assert shortcuts["Find document…"] == "Ctrl+F" and shortcuts["Quit"] == "Ctrl+Q"
     assert window.undo_action.shortcut().toString() == "Ctrl+Z"
+
+
+def test_the_job_strip_stays_a_few_rows_and_a_long_name_never_hides_cancel(window, qtbot):
+    from PySide6.QtCore import QPoint
+
+    from fastbioner_gui.widgets import job_strip
+
+    def slow(on_event, cancel):
+        def body(reporter):
+            reporter.stage("work", total=1000)
+            for i in range(1000):
+                reporter.check()
+                time.sleep(0.01)
+                reporter.emit(step=i + 1)
+        return run_job(body, on_event, cancel)
+
+    window.resize(900, 600)
+    name = "Distil " + "a-very-long-teacher-name-" * 12
+    jobs = [window.jobs.start(name if i == 0 else f"job {i}", slow, kind="train") for i in range(5)]
+    try:
+        strip = window.job_strip
+        assert len(strip.shown_rows()) == job_strip.MAX_ROWS and "2 more jobs" in strip.more.text()
+        assert not window.jobs_dock.isVisible()
+        qtbot.waitUntil(lambda: strip.height() > 0)
+        assert strip.height() <= 5 * (strip.fontMetrics().height() + 14)  # a few slim rows
+        row = strip.row_for(jobs[0])
+        cancel_at = row.cancel.mapTo(window, QPoint(row.cancel.width() - 1, 0))
+        assert row.cancel.isVisible() and cancel_at.x() < window.width()  # Cancel is on screen
+        assert row.title.shown_text().endswith("…") and row.title.toolTip() == name
+        row.cancel.click()
+        with qtbot.waitSignal(jobs[0].finished, timeout=10000):
+            pass
+        assert strip.row_for(jobs[0]) is None and len(strip.shown_rows()) == job_strip.MAX_ROWS
+        assert "cancelled" in window.statusBar().currentMessage()
+    finally:
+        window.jobs.cancel_all()
+    qtbot.waitUntil(lambda: strip.isHidden())
 
 
 def test_closing_during_a_job_asks_then_cancels_it(qtbot, monkeypatch):

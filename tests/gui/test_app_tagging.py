@@ -1,6 +1,8 @@
 """Tagging from the window with a tiny registry model: the picker lists it with its
-card, Tag all runs in the background, keeps gold and curated spans, marks documents
-tagged, is one undoable command, and a cancelled run changes nothing."""
+card, Tag all runs in the background with a compact job strip (the Jobs dock stays
+closed), merges each chunk's suggestions as it is tagged, keeps gold and curated
+spans, marks documents tagged, is one undo step, and a cancelled run keeps what it
+merged (and a run cancelled before any chunk changes nothing)."""
 
 from __future__ import annotations
 
@@ -44,11 +46,14 @@ def test_tag_all_in_background_keeps_curated_and_undoes(loaded, tiny_model, qtbo
     loaded.tag_all_action.trigger()
     job = loaded.tagging.job
     assert loaded.jobs_panel.row_for(job) is not None and not loaded.tag_all_action.isEnabled()
+    strip = loaded.job_strip
+    assert strip.row_for(job) is not None and not strip.isHidden()
+    assert not loaded.jobs_dock.isVisible()  # tagging does not open the big panel
     with qtbot.waitSignal(job.finished, timeout=60000):
         pass
     assert job.state is JobState.DONE, job.error
     assert [ws.entry(i).tagged_by for i in range(3)] == [tiny_model] * 3
-    assert ws.entry(0).status is DocStatus.CURATED and ws.entry(2).status is DocStatus.TAGGED
+    assert ws.entry(0).status is DocStatus.IN_REVIEW and ws.entry(2).status is DocStatus.TAGGED
     assert ws.document(0).spans_by(Source.CURATOR) == curated
     assert [ws.document(i).spans_by(Source.GOLD) for i in range(3)] == gold
     for i in range(3):
@@ -57,6 +62,7 @@ def test_tag_all_in_background_keeps_curated_and_undoes(loaded, tiny_model, qtbo
             assert 0 <= span.start < span.end <= len(doc.text) and span.score is not None
     assert tiny_model in ws.project.models
     assert loaded.tag_all_action.isEnabled()
+    assert strip.row_for(job) is None and strip.isHidden()  # the strip goes when nothing runs
     loaded.stack.undo()
     assert [ws.entry(i).tagged_by for i in range(3)] == [None] * 3
     assert ws.entry(2).status is DocStatus.NEW
@@ -94,44 +100,50 @@ def test_model_card_shows_shape_size_scores_per_type_and_speed():
     assert "not measured" in card_html("bare", {"kind": "teacher"})
 
 
-def test_a_folder_of_1000_abstracts_loads_and_tags_in_slices_the_gui_thread_can_afford(
-        window, tiny_model, tmp_path, qtbot, monkeypatch):
-    """A folder of 1,000 abstracts is opened and tagged; the window merges the
-    results into the documents at most ``APPLY_CHUNK`` documents per event-loop
-    turn (merging all 1,000 in one go held the GUI thread 110 ms), refreshes the
-    views once per merged range rather than once per document, and the whole run is
-    still one undoable command. Counted in work slices, not timed: how long the GUI
-    thread is busy is measured by ``benchmarks/bench_gui_responsiveness.py``."""
-    from fastbioner_gui import tagging
-
-    folder = tmp_path / "abstracts"
+def _write_abstracts(folder, n):
     folder.mkdir()
-    for part in range(10):  # ten PubTator files of 100 abstracts each
+    for part in range(n // 100):  # PubTator files of 100 abstracts each
         blocks = []
         for i in range(100):
             pmid = 10_000 + part * 100 + i
             blocks.append(f"{pmid}|t|Lithium carbonate toxicity in case {pmid}\n"
                           f"{pmid}|a|Seizures and renal failure followed cocaine use; naloxone was given.\n")
         (folder / f"part{part}.pubtator").write_text("\n".join(blocks), encoding="utf-8")
+
+
+def test_a_folder_of_1000_abstracts_is_tagged_chunk_by_chunk_as_one_undo_step(
+        window, tiny_model, tmp_path, qtbot, monkeypatch):
+    """A folder of 1,000 abstracts is opened and tagged; each chunk's suggestions are
+    merged into the documents while the run goes on (not all at its end), at most
+    ``APPLY_CHUNK`` documents per event-loop turn (merging all 1,000 in one go held
+    the GUI thread 110 ms), with one view refresh per merged chunk rather than one per
+    document, and the whole run is still one undo step. Counted in work slices, not
+    timed: how long the GUI thread is busy is measured by
+    ``benchmarks/bench_gui_responsiveness.py``."""
+    from fastbioner_gui import tagging
+
+    _write_abstracts(tmp_path / "abstracts", 1000)
     with qtbot.waitSignal(window.loader.loaded, timeout=60000):
-        window.loader.open([folder])
+        window.loader.open([tmp_path / "abstracts"])
     assert len(window.workspace) == 1000
 
-    slices: list[int] = []  # documents merged per event-loop turn
+    slices: list[int] = []          # documents merged per event-loop turn
+    running_at_merge: list[bool] = []
     real_change = tagging.tagging_change
 
     def counting_change(*args, **kwargs):
         slices[-1] += 1
         return real_change(*args, **kwargs)
 
-    real_apply = tagging.TaggingController._apply
+    real_merge = tagging.TaggingController._merge
 
-    def counting_apply(self, result, project, start=0, changes=None):
+    def counting_merge(self, run, found):
         slices.append(0)
-        return real_apply(self, result, project, start, changes)
+        running_at_merge.append(self.job.running)
+        return real_merge(self, run, found)
 
     monkeypatch.setattr(tagging, "tagging_change", counting_change)
-    monkeypatch.setattr(tagging.TaggingController, "_apply", counting_apply)
+    monkeypatch.setattr(tagging.TaggingController, "_merge", counting_merge)
     refreshes: list[tuple[int, int]] = []
     window.workspace.documentsChanged.connect(lambda first, last: refreshes.append((first, last)))
 
@@ -142,9 +154,41 @@ def test_a_folder_of_1000_abstracts_loads_and_tags_in_slices_the_gui_thread_can_
         pass
     assert job.state is JobState.DONE, job.error
     assert all(window.workspace.entry(i).tagged_by == tiny_model for i in range(1000))
-    merged = [n for n in slices if n]
-    assert max(merged) <= tagging.APPLY_CHUNK and len(merged) >= 1000 // tagging.APPLY_CHUNK
-    # one refresh per merged range (the final push, and the one command's redo), not 1,000
-    assert 0 < len(refreshes) <= 2 * len(slices), len(refreshes)
-    window.stack.undo()  # still one command
+    assert max(slices) <= tagging.APPLY_CHUNK and len(slices) == -(-1000 // tagging.CHUNK)
+    assert all(running_at_merge)  # every chunk merged while the run was still going
+    assert 0 < len(refreshes) <= len(slices), len(refreshes)  # one refresh per chunk, not 1,000
+    assert window.stack.count() == 1 and "1000 documents" in window.stack.text(0)
+    window.stack.undo()  # still one undo step
     assert all(window.workspace.entry(i).tagged_by is None for i in range(1000))
+
+
+def test_a_run_cancelled_midway_keeps_what_it_merged_as_one_undo_step(window, tiny_model, tmp_path, qtbot,
+                                                                       monkeypatch):
+    from fastbioner.inference import Tagger
+    from fastbioner_gui import tagging
+
+    _write_abstracts(tmp_path / "abstracts", 200)
+    with qtbot.waitSignal(window.loader.loaded, timeout=60000):
+        window.loader.open([tmp_path / "abstracts"])
+    real_tag = Tagger.tag
+
+    def tag_then_cancel(self, docs, cancel=None):  # the curator presses Cancel after one chunk
+        found = real_tag(self, docs, cancel)
+        cancel.cancel()
+        return found
+
+    monkeypatch.setattr(Tagger, "tag", tag_then_cancel)
+    _pick(window, qtbot, tiny_model)
+    window.tag_all_action.trigger()
+    job = window.tagging.job
+    with qtbot.waitSignal(window.tagging.applied, timeout=300000):
+        pass
+    ws = window.workspace
+    assert job.state is JobState.CANCELLED
+    tagged = [i for i in range(200) if ws.entry(i).tagged_by == tiny_model]
+    assert tagged == list(range(tagging.CHUNK))  # the first chunk merged and kept
+    assert all(ws.entry(i).status is DocStatus.TAGGED for i in tagged)
+    assert "kept what was tagged" in window.statusBar().currentMessage()
+    assert window.stack.count() == 1
+    window.stack.undo()
+    assert all(ws.entry(i).tagged_by is None for i in range(200))

@@ -56,7 +56,10 @@ def test_distillation_runs_with_live_curves_and_registers_the_student(window, ti
     config = dialog.build_config()
     assert config.student.layers == 1 and config.method.b == pytest.approx(0.3)
     job = dialog.start()
-    assert job is not None and window.jobs_dock.isVisible()
+    assert job is not None and window.job_strip.row_for(job) is not None
+    assert not window.jobs_dock.isVisible()  # the curves open when asked for
+    window.job_strip.row_for(job).curves.click()
+    assert window.jobs_dock.isVisible() and window.jobs_panel.list.currentRow() == 0
     row = window.jobs_panel.row_for(job)
     with qtbot.waitSignal(job.finished, timeout=120000):
         pass
@@ -67,6 +70,11 @@ def test_distillation_runs_with_live_curves_and_registers_the_student(window, ti
     xs, phis = curves.series["phi"]
     assert phis[0] == pytest.approx(0.5034, abs=0.01) and phis == sorted(phis, reverse=True)
     assert len(curves.series["f1"][0]) == 2  # devel F1 after each epoch
+    # a log scale for the losses, and each curve can be switched off
+    curves.log_scale.setChecked(True)
+    assert curves.losses.getAxis("left").logMode
+    curves.toggles["soft"].setChecked(False)
+    assert not curves._items["soft"].isVisible() and curves._items["gold"].isVisible()
     row.update_view()
     assert row.status.text().startswith("done") and not row.cancel.isEnabled()
     qtbot.waitUntil(lambda: window.picker.findData("tiny-student") >= 0, timeout=30000)
@@ -147,3 +155,20 @@ def test_the_advanced_section_sets_term_weights_calibration_and_attention(window
     assert method.calibrate == "grad-norm" and method.attention == "centred"
     method.resolve()  # a valid method
     dialog.reject()
+
+
+def test_training_on_curated_work_takes_reviewed_documents_with_gold_and_accepted_entities(window, tiny_teacher,
+                                                                                           qtbot):
+    from fastbioner.documents import Source
+    from fastbioner.formats import read_documents
+    from gui_documents import make_documents
+
+    window.workspace.add_documents(make_documents())
+    qtbot.waitUntil(lambda: window.row == 0)
+    window.curation.accept([s for s in window.workspace.document(0).spans if s.source is Source.MODEL][:1])
+    dialog = _dialog(window, tiny_teacher)
+    assert dialog.curated_training_file() is None  # edited, in review: not yet for training
+    window.mark_reviewed_action.trigger()
+    path = dialog.curated_training_file()
+    (doc,) = list(read_documents(path))
+    assert [doc.span_text(s) for s in doc.spans] == ["Lithium carbonate", "toxicity", "heart failure"]

@@ -1,0 +1,59 @@
+"""Help > Keyboard shortcuts: every menu command with its keys, read from the actions
+themselves when the page opens, so it can never disagree with what the keys do."""
+
+from __future__ import annotations
+
+from html import escape
+
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QDialog, QDialogButtonBox, QMenuBar, QTextBrowser, QVBoxLayout, QWidget
+
+# Said once under the table: gestures that are not menu commands.
+NOTES = ("In the reading view, select text (Shift+arrows, or the mouse) and press a label's number to "
+         "add an entity snapped to whole tokens. The curation keys (entities, labels, boundaries) work in "
+         "the reading view and in the entity table; Tab moves between panels.")
+
+
+def shortcut_rows(bar: QMenuBar) -> list[tuple[str, str, str]]:
+    """(menu path, command, keys) for every visible action with a key, in menu order."""
+    rows: list[tuple[str, str, str]] = []
+
+    def walk(actions: list[QAction], path: str) -> None:
+        for action in actions:
+            if action.isSeparator() or not action.isVisible():
+                continue
+            title = action.text().replace("&", "")
+            if action.menu() is not None:
+                walk(action.menu().actions(), f"{path} › {title}" if path else title)
+            elif action.shortcuts():
+                keys = ", ".join(k.toString(QKeySequence.SequenceFormat.NativeText) for k in action.shortcuts())
+                rows.append((path, title, keys))
+
+    walk(bar.actions(), "")
+    return rows
+
+
+def shortcuts_html(bar: QMenuBar) -> str:
+    parts = ["<table cellspacing='0' cellpadding='3'>"]
+    menu = None
+    for path, title, keys in shortcut_rows(bar):
+        if path != menu:
+            menu = path
+            parts.append(f"<tr><td colspan='2'><br><b>{escape(path)}</b></td></tr>")
+        parts.append(f"<tr><td style='padding-right:24px'>{escape(title)}</td><td><code>{escape(keys)}</code></td></tr>")
+    parts.append(f"</table><p>{escape(NOTES)}</p>")
+    return "".join(parts)
+
+
+class ShortcutsDialog(QDialog):
+    def __init__(self, bar: QMenuBar, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setWindowTitle("Keyboard shortcuts")
+        self.text = QTextBrowser()
+        self.text.setHtml(shortcuts_html(bar))
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.text)
+        layout.addWidget(buttons)
+        self.resize(560, 640)
