@@ -135,7 +135,7 @@ class TrainingDialog(QDialog):
             self.base = QLineEdit(placeholderText="Hugging Face id (dmis-lab/biobert-base-cased-v1.1) or folder")
             form.addRow("Base model", self.base)
         self.train_files = FileList(settings.data_folder)
-        self.use_curated = QCheckBox("and the curated documents of this project")
+        self.use_curated = QCheckBox("and the reviewed documents of this project (gold and accepted entities)")
         form.addRow("Training data", self.train_files)
         form.addRow("", self.use_curated)
         self.dev_file = QLineEdit(placeholderText="optional: BIO file for model selection")
@@ -243,15 +243,15 @@ class TrainingDialog(QDialog):
         return f"{Path(self.base.text().strip() or 'teacher').name}-teacher-{stamp}"
 
     def curated_training_file(self) -> str | None:
-        """The project's curated documents as a BIO file (gold and curator spans), or
-        None when there are none."""
+        """The project's reviewed documents as a BIO file (gold and accepted
+        entities), or None when there are none."""
         from fastbioner.export import ExportSettings, export_documents
 
         docs = [self.workspace.document(r) for r in range(len(self.workspace))
-                if self.workspace.entry(r).status is DocStatus.CURATED]
+                if self.workspace.entry(r).status is DocStatus.REVIEWED]
         if not docs:
             return None
-        path = user_home() / "training-data" / f"curated-{datetime.now():%Y%m%d-%H%M%S}.conll"
+        path = user_home() / "training-data" / f"reviewed-{datetime.now():%Y%m%d-%H%M%S}.conll"
         export_documents(docs, path, ExportSettings("BIO / CoNLL (IOB2)", (Source.GOLD, Source.CURATOR)))
         return str(path)
 
@@ -262,7 +262,7 @@ class TrainingDialog(QDialog):
         if self.use_curated.isChecked():
             curated = self.curated_training_file()
             if curated is None:
-                raise FastBioNERError("no curated documents in this project to train on")
+                raise FastBioNERError("no reviewed documents in this project to train on (mark them reviewed: Ctrl+M)")
             train.append(curated)
         training = TrainingConfig(epochs=self.epochs.value(), learning_rate=self.learning_rate.value(),
                                   batch_size=self.batch_size.value(), device=self.device.currentText(),
