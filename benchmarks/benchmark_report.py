@@ -32,6 +32,30 @@ def minutes(s: float | None) -> str:
     return "–" if s is None else f"{s / 60:.0f} min"
 
 
+def f1_cell(r: dict) -> str:
+    """F1 as the mean over seeds, with the sample standard deviation and the seed
+    count when more than one seed was run."""
+    if r.get("f1") is None:
+        return "–"
+    if r.get("f1_sd") is not None:
+        return f"{pct(r['f1'])} ± {100 * r['f1_sd']:.2f} (n={len(r.get('seeds') or [])})"
+    return pct(r["f1"])
+
+
+def converged(r: dict) -> str:
+    """Where the kept weights came from: the best devel step of each seed against
+    the run's steps. A best step at the last evaluation means the run may not have
+    converged."""
+    runs = r.get("runs") or [r]
+    cells = []
+    for x in runs:
+        if x.get("best_step") is None or not x.get("steps"):
+            continue
+        last = " (last)" if x["best_step"] == x["steps"] else ""
+        cells.append(f"{x['best_step']}/{x['steps']}{last}")
+    return ", ".join(cells) or "–"
+
+
 def type_f1(r: dict, typ: str) -> str:
     s = (r.get("per_type") or {}).get(typ)
     return pct(s["f1"]) if s else "–"
@@ -44,35 +68,40 @@ def _types(results: dict) -> list[str]:
 def method_table(rows, results, dataset: str) -> list[str]:
     types = sorted({t for r in rows if r.dataset == dataset and r.id in results
                     for t in results[r.id].get("per_type", {})}) or ["Chemical", "Disease"]
-    out = [f"| row | model | P | R | F1 | {' | '.join(t + ' F1' for t in types)} | params | epochs | wall time |",
-           "|" + "---|" * (8 + len(types))]
+    out = [f"| row | model | P | R | F1 | {' | '.join(t + ' F1' for t in types)} | params | epochs | "
+           f"best step / steps | wall time |",
+           "|" + "---|" * (9 + len(types))]
     for r in rows:
         if r.dataset != dataset or r.table != 1:
             continue
         res = results.get(r.id)
         if res is None:
-            out.append(f"| `{r.id}` | {r.title} | {NOT_RUN} |" + " |" * (5 + len(types)))
+            out.append(f"| `{r.id}` | {r.title} | {NOT_RUN} |" + " |" * (6 + len(types)))
             continue
         out.append(f"| `{r.id}` | {r.title} | {pct(res['precision'])} | {pct(res['recall'])} | "
-                   f"{pct(res['f1'])} | " + " | ".join(type_f1(res, t) for t in types) +
-                   f" | {millions(res.get('parameters'))} | {res['epochs']} | {minutes(res['wall_seconds'])} |")
+                   f"{f1_cell(res)} | " + " | ".join(type_f1(res, t) for t in types) +
+                   f" | {millions(res.get('parameters'))} | {res['epochs']} | {converged(res)} | "
+                   f"{minutes(res['wall_seconds'])} |")
     return out
 
 
 def depth_table(rows, results, table: int, dataset: str = "bc5cdr") -> list[str]:
     teacher = results.get(f"{dataset}/teacher")
-    out = ["| row | student | layers | params | size on disk (MB) | F1 | gap to teacher (F1 points) | wall time |",
-           "|---|---|---|---|---|---|---|---|"]
+    out = ["| row | student | layers | params | size on disk (MB) | F1 | gap to teacher (F1 points) | "
+           "best step / steps | wall time |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    same_as_table_1 = {f"{dataset}/{m}-6" for m in ("og", "hinton", "fastbioner", "fastbioner-cal")}
     picked = [r for r in rows if r.dataset == dataset and (r.table == table or
-              (table == 2 and r.id == f"{dataset}/fastbioner-6"))]
+              (table == 2 and r.id in same_as_table_1))]
     for r in picked:
         res = results.get(r.id)
         if res is None:
-            out.append(f"| `{r.id}` | {r.title} | {NOT_RUN} | | | | | |")
+            out.append(f"| `{r.id}` | {r.title} | {NOT_RUN} | | | | | | |")
             continue
         gap = "–" if not teacher or res.get("f1") is None else f"{100 * (teacher['f1'] - res['f1']):.2f}"
         out.append(f"| `{r.id}` | {r.title} | {res.get('layers') or '–'} | {millions(res.get('parameters'))} | "
-                   f"{mb(res.get('size_bytes'))} | {pct(res['f1'])} | {gap} | {minutes(res['wall_seconds'])} |")
+                   f"{mb(res.get('size_bytes'))} | {f1_cell(res)} | {gap} | {converged(res)} | "
+                   f"{minutes(res['wall_seconds'])} |")
     return out
 
 
@@ -108,7 +137,7 @@ def paper_comparison(results: dict, speed: dict | None) -> list[str]:
     out = ["| layers | paper: F1 below BioBERT | paper: smaller | paper: faster | ours: F1 below teacher | "
            "ours: smaller (parameters) | ours: faster (time saved, float32) |", "|---|---|---|---|---|---|---|"]
     for layers, (gap, smaller, faster) in PAPER.items():
-        res = results.get(f"bc5cdr/fastbioner-{layers}")
+        res = results.get(f"bc5cdr/fastbioner-cal-{layers}")
         if res is None or teacher is None:
             out.append(f"| {layers} | {gap:.2f} | {smaller:.2f}% | {faster:.2f}% | {NOT_RUN} | | |")
             continue
@@ -126,13 +155,31 @@ def commands_section(rows, results) -> list[str]:
     out = []
     for r in rows:
         res = results.get(r.id)
-        if res:
-            epochs = f"{res['epochs']} epoch{'s' if res['epochs'] != 1 else ''}"
-            out.append(f"- `{r.id}` (seed {res['seed']}, {epochs}, "
-                       f"{minutes(res['wall_seconds'])} wall on {res['cpu']}, {res['cores']} cores, "
-                       f"finished {res['finished']}):  \n  `{res['command']}`")
-        else:
-            out.append(f"- `{r.id}`: {NOT_RUN}; reruns with `python benchmarks/paper_tables.py run {r.id}`")
+        if not res:
+            out.append(f"- `{r.id}`: {NOT_RUN}; queue it with `python benchmarks/experiment_queue.py add {r.id}`")
+            continue
+        for x in res.get("runs") or [res]:
+            epochs = f"{x['epochs']} epoch{'s' if x['epochs'] != 1 else ''}"
+            same = f", the same run as `{x['same_run_as']}`" if x.get("same_run_as") else ""
+            out.append(f"- `{r.id}` seed {x['seed']} ({epochs}, {minutes(x['wall_seconds'])} wall on {x['cpu']}, "
+                       f"{x['cores']} cores, commit {x.get('commit') or '–'}, finished {x['finished']}{same}):  \n"
+                       f"  `{x['command']}`")
+    return out
+
+
+def sweep_table(rows, results) -> list[str]:
+    """Table 0: the students' learning rate, 3-layer students, BC5CDR."""
+    out = ["| method | learning rate | F1 | best step / steps |", "|---|---|---|---|"]
+    for r in rows:
+        if r.table != 0:
+            continue
+        res = results.get(r.id)
+        lr = r.args[r.args.index("--lr") + 1] if "--lr" in r.args else "–"
+        label = r.title.split(",")[0]
+        if res is None:
+            out.append(f"| {label} | {lr} | {NOT_RUN} | |")
+            continue
+        out.append(f"| {label} | {lr} | {f1_cell(res)} | {converged(res)} |")
     return out
 
 
@@ -170,7 +217,7 @@ def plot_speed(speed: dict | None, png: Path) -> bool:
     return True
 
 
-def write_report(rows, results: dict, out: Path, preamble: str = "") -> None:
+def write_report(rows, results: dict, out: Path, preamble: str = "", archive: dict | None = None) -> None:
     speed = json.loads(SPEED.read_text(encoding="utf-8")) if SPEED.is_file() else None
     plot_speed(speed, out.parent / PLOT)
     doc: list[str] = ["# Benchmarks: FastBioNER on this hardware", ""]
@@ -180,18 +227,31 @@ def write_report(rows, results: dict, out: Path, preamble: str = "") -> None:
             "(see *Commands* at the end); rows not yet run say so. Scores are entity-level, strict "
             "IOB2 (seqeval), micro-averaged, on the official **devel** split; models are selected on "
             "devel too (there is no test split in this repository), so these are development "
-            "figures, not test figures. Rerun any row with `python benchmarks/paper_tables.py run ROW`, "
-            "then `python benchmarks/paper_tables.py report`.", ""]
+            "figures, not test figures. Queue any row with `python benchmarks/experiment_queue.py add ROW`, "
+            "then `python benchmarks/paper_tables.py report`. F1 is the mean over the seeds run, with the "
+            "sample standard deviation and the seed count (n) where more than one seed ran; a difference "
+            "counts only when it exceeds the spread.", ""]
+    doc += ["## 0. The students' learning rate (3-layer students, BC5CDR)", ""] + sweep_table(rows, results) + [""]
     for ds, name in (("bc5cdr", "BC5CDR (Chemical + Disease)"), ("ncbi", "NCBI-disease")):
         doc += [f"## 1. Methods, 6-layer students of the all-mpnet-base-v2 teacher: {name}", ""]
         doc += method_table(rows, results, ds) + [""]
-    doc += ["## 2. Depth: FastBioNER students of 6, 4 and 3 layers (BC5CDR)", ""]
+    doc += ["## 2. Depth and width: students of 6, 4 and 3 layers, MiniLM width, BiGRU (BC5CDR)", ""]
     doc += depth_table(rows, results, 2) + [""]
     doc += ["## 3. Compression and speed (CPU tagging)", ""] + speed_section(speed) + [""]
-    doc += ["## 4. Ablations of the method's parts (3-layer students, BC5CDR)", ""]
+    doc += ["## 4. Ablations of calibrated FastBioNER (3-layer students, BC5CDR)", ""]
     doc += depth_table(rows, results, 4) + [""]
     doc += ["## 5. The paper's figures beside ours", ""] + paper_comparison(results, speed) + [""]
     doc += ["## Commands", ""] + commands_section(rows, results) + [""]
+    if archive:
+        doc += ["## Earlier: one-epoch rows (sessions 1 and 2)", "",
+                "Each student trained 1 epoch (285 steps), devel scored once at its end, FastBioNER at T = 1 "
+                "against hinton's T = 2, the teacher trained 2 epochs (devel F1 below); kept in "
+                "`benchmarks/results/paper_rows_1epoch.json` with their commands. The tables above replace them.",
+                "", "| row | epochs | F1 |", "|---|---|---|"]
+        for row_id in sorted(archive):
+            r = archive[row_id]
+            doc.append(f"| `{row_id}` | {r.get('epochs')} | {pct(r.get('f1'))} |")
+        doc.append("")
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_suffix(".tmp")
     tmp.write_text("\n".join(doc), encoding="utf-8")
