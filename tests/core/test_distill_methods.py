@@ -47,7 +47,7 @@ def test_overrides_for_ablations():
     ({"name": "fastbioner", "drop_terms": ["gold"]}, "nothing to learn from at 70%"),
     ({"name": "hinton", "drop_terms": ["colour"]}, "unknown loss term"),
     ({"name": "hinton", "schedule": "cosine"}, "unknown schedule"),
-    ({"name": "fastbioner", "attention": "logits"}, "scores' or 'probs"),
+    ({"name": "fastbioner", "attention": "logits"}, "one of scores, centred, probs"),
 ])
 def test_bad_method_settings_are_refused(kw, message):
     with pytest.raises(ConfigError, match=message):

@@ -228,3 +228,55 @@ def test_loss_scales_script_prints_terms_gradients_and_the_calibration(trained, 
     assert figures["schedule"]["w_zero_step"] is not None
     assert "calibration" not in figures
     assert [p.name for p in (home / "models").iterdir()] == ["tiny-teacher"]  # nothing registered
+
+
+def test_several_teachers_soft_labels_combine_by_confidence():
+    import numpy as np
+
+    from fastbioner.distill.ensemble import combine
+
+    sure = np.array([[10.0, 0.0, 0.0]])      # a confident teacher: label 0
+    unsure = np.array([[0.0, 0.2, 0.0]])     # a hesitant one: label 1, barely
+    target, conf = combine([sure, unsure], temperature=1.0, rule="confidence")
+    assert np.allclose(target.sum(-1), 1.0) and target[0].argmax() == 0
+    mean, _ = combine([sure, unsure], temperature=1.0, rule="mean")
+    assert target[0, 0] > mean[0, 0]          # the sure teacher weighs more than in the mean
+    hot, _ = combine([sure, unsure], temperature=4.0, rule="confidence")
+    assert hot[0, 0] < target[0, 0]           # a higher temperature softens the labels
+    assert 0 < conf[0] <= 1
+
+
+def test_distillation_from_two_teachers_records_the_ensemble(trained, tmp_path):
+    """`--teacher A --teacher B`: both teachers' soft labels, combined per word,
+    teach the student; the first teacher is the one it copies; the manifest says so."""
+    import shutil
+
+    from fastbioner.cli.distill import config_from_args
+    from fastbioner.cli.main import build_parser
+
+    registry = fresh_registry(trained, tmp_path)
+    _, bio = trained
+    shutil.copytree(registry.root / "tiny-teacher", registry.root / "tiny-teacher-2")
+    args_list = ["distill", "--teacher", "tiny-teacher", "--teacher", "tiny-teacher-2",
+                 "--train", str(bio), "--name", "two", "--method", "hinton",
+                 "--layers", "2", "--epochs", "1", "--batch-size", "5", "--lr", "1e-3"]
+    args = build_parser().parse_args(args_list)
+    cfg = config_from_args(args)
+    assert cfg.teacher == "tiny-teacher" and cfg.extra_teachers == ["tiny-teacher-2"]
+    events = []
+    result = distill(cfg, "two", registry=registry, on_event=events.append)
+    training = registry.get("two").manifest.to_dict()["training"]
+    assert training["ensemble"]["teachers"] == ["tiny-teacher", "tiny-teacher-2"]
+    assert training["ensemble"]["combination"] == "confidence"
+    assert any("soft labels of 2 teachers" in n for n in result.notes)
+    soft = [e.losses["soft"] for e in events if e.stage == "distill" and "soft" in e.losses]
+    assert soft and all(v >= 0 for v in soft)
+    # two copies of one teacher teach what that teacher alone teaches (same first step)
+    alone = []
+    single_args = args_list[:3] + args_list[5:]  # without "--teacher tiny-teacher-2"
+    single_args[single_args.index("two")] = "one"
+    single = config_from_args(build_parser().parse_args(single_args))
+    assert single.extra_teachers == []
+    distill(single, "one", registry=registry, on_event=alone.append)
+    first_alone = next(e.losses["soft"] for e in alone if e.stage == "distill" and "soft" in e.losses)
+    assert soft[0] == pytest.approx(first_alone, rel=2e-2)

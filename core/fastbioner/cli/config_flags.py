@@ -136,6 +136,8 @@ def config_from_flags(cls: type, args: argparse.Namespace) -> Any:
                 value = _resolved(value) if value else None
             elif kind == "model":
                 value = _model_ref(value)
+            elif kind == "models":
+                value = [_model_ref(v) for v in value or []]
             elif kind == "comma-list":
                 value = [t.strip() for t in (value or "").split(",") if t.strip()]
             elif kind == "term-weights":

@@ -27,7 +27,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         # decided from the student once it is known
         "training.learning_rate": {"default": None, "help": f"peak learning rate (default "
                                    f"{TrainingConfig().learning_rate}; {RECURRENT_LR} for bigru/bilstm)"},
-        "student.layers": {"default": None}})
+        "student.layers": {"default": None},
+        "teacher": {"action": "append"}})
     add_run_flags(p)
     p.set_defaults(func=distill_command)
 
@@ -35,6 +36,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def config_from_args(args: argparse.Namespace):
     from ..distill.config import RECURRENT_SOURCES, DistillConfig, default_learning_rate
 
+    teachers = list(args.teacher)  # --teacher A --teacher B: the first is the one the student copies
+    args = argparse.Namespace(**{**vars(args), "teacher": teachers[0],
+                                 "extra_teachers": teachers[1:] + list(args.extra_teachers)})
     config = config_from_flags(DistillConfig, args)
     if args.student__source in ("teacher", *RECURRENT_SOURCES):  # names, not folders
         config.student.source = args.student__source

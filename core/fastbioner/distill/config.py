@@ -53,7 +53,14 @@ class StudentConfig(Settings):
 
 @dataclass
 class DistillConfig(Settings):
-    teacher: str = opt("", "registry name or folder of the teacher", metavar="NAME", kind="model")
+    teacher: str = opt("", "registry name or folder of the teacher; repeat --teacher for several, whose soft "
+                           "labels are combined (the first is the one the student copies and matches)",
+                       metavar="NAME", kind="model")
+    extra_teachers: list[str] = opt(help="more teachers for the soft labels (as repeating --teacher)",
+                                    factory=list, metavar="NAME", kind="models")
+    teacher_combination: str = opt("confidence", "how several teachers' soft labels combine per word: weighted "
+                                                 "by each teacher's confidence in it, or the mean",
+                                   choices=("confidence", "mean"))
     student: StudentConfig = field(default_factory=StudentConfig)
     method: MethodConfig = field(default_factory=MethodConfig)
     train_files: list[str] = opt(help="BIO training file(s)", flag="--train", factory=list, metavar="FILE",
@@ -78,6 +85,8 @@ class DistillConfig(Settings):
             raise ConfigError("a teacher (registry name or folder) is required")
         if not self.train_files:
             raise ConfigError("at least one training file is required")
+        if self.teacher_combination not in ("confidence", "mean"):
+            raise ConfigError("teacher_combination must be 'confidence' or 'mean'")
         if self.teacher_cache not in CACHE_MODES:
             raise ConfigError(f"teacher_cache must be one of {', '.join(CACHE_MODES)}")
         if self.unlabeled_limit < 0 or self.cache_memory_mb < 0:

@@ -54,6 +54,20 @@ def soft_label_loss(student_logits: torch.Tensor, teacher_logits: torch.Tensor, 
     return loss * (t * t) if scale_by_t2 else loss
 
 
+def soft_label_loss_to(student_logits: torch.Tensor, target_probs: torch.Tensor, mask: torch.Tensor,
+                       temperature: float = 1.0, scale_by_t2: bool = True,
+                       weights: torch.Tensor | None = None) -> torch.Tensor:
+    """L_SL against soft labels given as probabilities (several teachers' combined
+    labels, already at ``temperature``): KL(target || student at T), as
+    :func:`soft_label_loss`."""
+    t = float(temperature)
+    log_p_s = F.log_softmax(student_logits.float() / t, dim=-1)
+    p_t = target_probs.float()
+    per_position = (p_t * (torch.log(p_t.clamp_min(1e-12)) - log_p_s)).sum(-1)
+    loss = _masked_mean(per_position, mask, weights)
+    return loss * (t * t) if scale_by_t2 else loss
+
+
 def hidden_mse(student_hidden: torch.Tensor, teacher_hidden: torch.Tensor, mask: torch.Tensor,
                projection: torch.nn.Module | None = None) -> torch.Tensor:
     """MSE(H_s W_h, H_t) over real tokens (mean over tokens and dimensions);

@@ -24,7 +24,7 @@ The paper's literal form is every user weight 1 and no calibration.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from ..config import ConfigError, Settings, opt
 from .schedules import SCHEDULE_NAMES, ScheduleConfig

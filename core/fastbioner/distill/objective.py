@@ -20,7 +20,7 @@ from ..encoding import IGNORE_INDEX
 from .alignment import DistillBatch, SubwordAligner, check_same_words, word_level
 from .capture import capture
 from .losses import (attention_mse, confidence_weights, hidden_mse, logit_mse, normalized_hidden_mse,
-                     prob_mse, soft_label_loss)
+                     prob_mse, soft_label_loss, soft_label_loss_to)
 from .methods import TOKEN_LEVEL_TERMS, Method
 from .teacher_cache import TeacherOutputs, TeacherSource
 
@@ -78,8 +78,14 @@ def _gold(x: TermInputs) -> torch.Tensor:
 
 
 def _soft(x: TermInputs) -> torch.Tensor:
-    student, teacher, mask, weights = x.label_level()
     method = x.objective.method
+    ensemble = x.objective.ensemble
+    if ensemble is not None:  # several teachers: their combined soft labels, word by word
+        sb = x.batch.student
+        target, mask, confidence = ensemble.batch_targets(sb)
+        weights = torch.where(x.batch.unlabeled[:, None], confidence.pow(2), torch.ones_like(confidence))
+        return soft_label_loss_to(x.s.logits, target, mask, method.temperature, x.objective.scale_by_t2, weights)
+    student, teacher, mask, weights = x.label_level()
     return soft_label_loss(student, teacher, mask, method.temperature, x.objective.scale_by_t2, weights)
 
 
@@ -137,6 +143,8 @@ class DistillationObjective:
         self.aligner = aligner
         # Per-term factors found by calibration (fastbioner.distill.calibration); 1 if absent.
         self.scales: dict[str, float] = {}
+        # Several teachers' combined soft labels (fastbioner.distill.ensemble), if any.
+        self.ensemble = None
         if method.needs_teacher and teacher is None:
             raise ValueError(f"method {method.name} needs the teacher's outputs")
 

@@ -38,6 +38,7 @@ from .calibration import Calibration, calibrate, fit_projections
 from .capture import prepare_for_capture
 from .config import DistillConfig, StudentConfig
 from .data import EncodedData, PairedBatches, encode, read_unlabeled
+from .ensemble import TeacherEnsemble, word_logits
 from .methods import TOKEN_LEVEL_TERMS, Method
 from .objective import DistillationObjective, ObjectiveParts
 from ..models.recurrent import RecurrentTagger
@@ -220,8 +221,37 @@ def prepare_run(config: DistillConfig, method: Method, registry: Registry, repor
     objective = DistillationObjective(
         built.model, run_method, source, built.mapping, gold, parts, config.method.scale_by_t2,
         config.method.attention, None if shared else SubwordAligner(t_tok, built.tokenizer))
+    if config.extra_teachers and run_method.uses("soft"):
+        words = [s.words for s in train] + [list(w) for w in unlabeled]
+        objective.ensemble = _ensemble(config, run_method, t_entry, teacher, t_tok, labels, words, registry,
+                                       device, reporter, notes)
     return PreparedRun(t_entry, teacher, built, labels, run_method, data, data_files, train, dev, device,
                        source, cache_info, parts, objective)
+
+
+def _ensemble(config: DistillConfig, method: Method, t_entry: ModelEntry, teacher, t_tok, labels: Sequence[str],
+              words: list[list[str]], registry: Registry, device, reporter: ProgressReporter,
+              notes: list[str]) -> TeacherEnsemble:
+    """Every teacher's word-level soft labels on the training sentences, combined."""
+    enc = config.encoding
+    names, logits = [t_entry.name], []
+    logits.append(word_logits(teacher, t_tok, labels, words, enc.max_length, enc.window_overlap,
+                              config.training.eval_batch_size, reporter, device, t_entry.name))
+    for ref in config.extra_teachers:
+        entry = registry.resolve(ref)
+        model = freeze(load_token_classifier(entry.path))
+        if model_labels(model) != list(labels):
+            raise ModelError(f"teacher {entry.name} tags {', '.join(model_labels(model))}; the first teacher "
+                             f"tags {', '.join(labels)}: several teachers must share their labels")
+        logits.append(word_logits(model, load_tokenizer(entry.path), labels, words, enc.max_length,
+                                  enc.window_overlap, config.training.eval_batch_size, reporter, device,
+                                  entry.name))
+        names.append(entry.name)
+        del model
+    ensemble = TeacherEnsemble.build(names, logits, method.temperature, config.teacher_combination)
+    notes.append(f"soft labels of {len(names)} teachers ({', '.join(names)}) combined by "
+                 f"{config.teacher_combination}")
+    return ensemble
 
 
 def distill(config: DistillConfig, name: str, *, registry: Registry | None = None,
@@ -275,7 +305,8 @@ def distill(config: DistillConfig, name: str, *, registry: Registry | None = Non
                 training=runs.training_record(
                     result, layer_map=built.mapping, terms=list(run_method.term_names),
                     term_weights={t.name: t.coefficient for t in run_method.terms}, **setup,
-                    teacher_cache=cache_info, notes=notes),
+                    teacher_cache=cache_info, notes=notes,
+                    **({"ensemble": objective.ensemble.describe()} if objective.ensemble else {})),
                 parent=t_entry.name, method=method.name, compression=figures["compression"], created=now_iso(),
                 **model_shape(built.model))
 

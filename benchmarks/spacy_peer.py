@@ -1,0 +1,172 @@
+#!/usr/bin/env python
+"""The peer a CPU user would pick instead: spaCy's CNN NER, trained here on the same
+data, scored the same way and timed against ``fastbioner tag`` side by side.
+
+1. ``train``: converts ``train.tsv`` and ``devel.tsv`` (BIO) to spaCy's DocBin,
+   writes spaCy's own default config (``spacy init config -l en -p ner -o
+   efficiency``) and trains it with its default settings and a fixed budget
+   (``--max-steps``, spaCy's default 20,000, stopping earlier on its default
+   patience), selecting on devel as spaCy does.
+2. ``score``: devel F1 of the trained model on the BIO tokens (strict IOB2, seqeval,
+   as `fastbioner evaluate` scores), overall and per type.
+3. ``time``: tags the same abstracts (default: the 500 BC5CDR devel abstracts) as
+   whole processes, spaCy and ``fastbioner tag`` alternated ``--rounds`` times, and
+   reports the median wall time of each and their ratio.
+
+Everything lands in ``benchmarks/results/spacy_peer.json``. spaCy belongs to the
+``bench`` extra (``pip install -e ".[bench]"``), never to the core.
+
+    python benchmarks/spacy_peer.py all --data ../shared/data/bc5cdr --model bc5cdr-minilm-distilled
+    python benchmarks/spacy_peer.py time --rounds 5        # after `train`
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "benchmarks" / "results" / "spacy_peer.json"
+WORK = Path(os.environ.get("FASTBIONER_EXPERIMENTS", Path.home() / "fastbioner-experiments")) / "spacy-peer"
+
+# Tags the documents of a PubTator file with a spaCy model, as a whole process would.
+SPACY_TAGGER = """
+import sys, spacy
+nlp = spacy.load(sys.argv[1])
+texts = []
+for block in open(sys.argv[2], encoding="utf-8").read().split("\\n\\n"):
+    lines = [l for l in block.splitlines() if "|t|" in l or "|a|" in l]
+    if lines:
+        texts.append(" ".join(l.split("|", 2)[2] for l in lines))
+n = sum(len(doc.ents) for doc in nlp.pipe(texts, batch_size=64))
+print(len(texts), n)
+"""
+
+
+def read_bio(path: Path) -> list[tuple[list[str], list[str]]]:
+    sentences, words, tags = [], [], []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            if words:
+                sentences.append((words, tags))
+            words, tags = [], []
+            continue
+        parts = line.split("\t")
+        words.append(parts[0])
+        tags.append(parts[-1])
+    if words:
+        sentences.append((words, tags))
+    return sentences
+
+
+def to_docbin(sentences, out: Path) -> None:
+    import spacy
+    from spacy.tokens import Doc, DocBin
+    from spacy.training import iob_to_biluo, biluo_tags_to_spans
+
+    nlp = spacy.blank("en")
+    db = DocBin()
+    for words, tags in sentences:
+        doc = Doc(nlp.vocab, words=words)
+        doc.ents = biluo_tags_to_spans(doc, iob_to_biluo(tags))
+        db.add(doc)
+    db.to_disk(out)
+
+
+def train(args) -> dict:
+    data = Path(args.data)
+    WORK.mkdir(parents=True, exist_ok=True)
+    for split in ("train", "devel"):
+        to_docbin(read_bio(data / "iob" / f"{split}.tsv"), WORK / f"{split}.spacy")
+    config = WORK / "config.cfg"
+    subprocess.run([sys.executable, "-m", "spacy", "init", "config", str(config), "-l", "en", "-p", "ner",
+                    "-o", "efficiency", "--force"], check=True)
+    t0 = time.monotonic()
+    subprocess.run([sys.executable, "-m", "spacy", "train", str(config), "--output", str(WORK / "model"),
+                    "--paths.train", str(WORK / "train.spacy"), "--paths.dev", str(WORK / "devel.spacy"),
+                    "--training.max_steps", str(args.max_steps), "--nlp.batch_size", "256"],
+                   check=True, env={**os.environ, "OMP_NUM_THREADS": str(args.threads)})
+    return {"train_seconds": round(time.monotonic() - t0, 1), "max_steps": args.max_steps,
+            "config": "spacy init config -l en -p ner -o efficiency (defaults)"}
+
+
+def score(args) -> dict:
+    import spacy
+    from seqeval.metrics import classification_report, f1_score
+    from seqeval.scheme import IOB2
+    from spacy.tokens import Doc
+
+    nlp = spacy.load(WORK / "model" / "model-best")
+    gold, pred = [], []
+    for words, tags in read_bio(Path(args.data) / "iob" / "devel.tsv"):
+        doc = nlp(Doc(nlp.vocab, words=words))
+        got = ["O"] * len(words)
+        for ent in doc.ents:
+            got[ent.start] = f"B-{ent.label_}"
+            for i in range(ent.start + 1, ent.end):
+                got[i] = f"I-{ent.label_}"
+        gold.append(tags)
+        pred.append(got)
+    report = classification_report(gold, pred, mode="strict", scheme=IOB2, output_dict=True)
+    return {"devel_f1": f1_score(gold, pred, mode="strict", scheme=IOB2),
+            "per_type_f1": {k: v["f1-score"] for k, v in report.items() if k[0].isupper()}}
+
+
+def timing(args) -> dict:
+    docs = Path(args.data) / "pubtator" / "CDR_DevelopmentSet.PubTator.txt"
+    spacy_cmd = [sys.executable, "-c", SPACY_TAGGER, str(WORK / "model" / "model-best"), str(docs)]
+    with tempfile.TemporaryDirectory() as tmp:
+        ours = [sys.executable, "-m", "fastbioner.cli.main", "tag", str(docs), "--out", str(Path(tmp) / "t.jsonl"),
+                "--format", "jsonl", "--threads", str(args.threads), "--quiet"]
+        if args.model:
+            ours += ["--model", args.model]
+        env = {**os.environ, "OMP_NUM_THREADS": str(args.threads)}
+        subprocess.run(ours, check=True, env=env, stdout=subprocess.DEVNULL)  # registers the default model
+        times: dict[str, list[float]] = {"spacy": [], "fastbioner": []}
+        for _ in range(args.rounds):  # alternated, so a change of load hits both
+            for name, cmd in (("spacy", spacy_cmd), ("fastbioner", ours)):
+                t0 = time.perf_counter()
+                subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL)
+                times[name].append(time.perf_counter() - t0)
+    med = {k: statistics.median(v) for k, v in times.items()}
+    return {"documents": str(docs.name), "rounds": args.rounds, "threads": args.threads,
+            "seconds": {k: [round(x, 2) for x in v] for k, v in times.items()},
+            "median_seconds": {k: round(v, 2) for k, v in med.items()},
+            "fastbioner_vs_spacy_speed": round(med["spacy"] / med["fastbioner"], 3),
+            "model": args.model or "the shipped default"}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("step", choices=("train", "score", "time", "all"))
+    parser.add_argument("--data", default=str(REPO.parent / "shared" / "data" / "bc5cdr"))
+    parser.add_argument("--model", help="our model to time (default: the shipped default)")
+    parser.add_argument("--max-steps", type=int, default=20000, help="spaCy's training budget (its default)")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=2)
+    args = parser.parse_args(argv)
+    results = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
+    import platform
+    results["machine"] = {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count()}
+    if args.step in ("train", "all"):
+        results["train"] = train(args)
+    if args.step in ("score", "all"):
+        results["score"] = score(args)
+    if args.step in ("time", "all"):
+        results["time"] = timing(args)
+    results["command"] = "python benchmarks/spacy_peer.py " + " ".join(sys.argv[1:] if argv is None else argv)
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    print(json.dumps(results, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
