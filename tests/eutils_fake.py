@@ -86,6 +86,10 @@ class FakeEutils:
         for _ in range(times):
             self.faults[endpoint].append(Fault(delay=delay))
 
+    def hang_up(self) -> None:
+        """End every delayed reply (and any to come) without an answer: the connection closes."""
+        self._stop.set()
+
     def calls(self, endpoint: str) -> list[Request]:
         return [r for r in self.requests if r.endpoint == endpoint]
 
