@@ -53,8 +53,12 @@ class FakeEutils:
 
     def __init__(self, articles: dict[str, tuple[str, str]] | None = None,
                  searches: dict[str, list[str]] | None = None,
-                 on_request: Callable[[Request], None] | None = None):
+                 on_request: Callable[[Request], None] | None = None,
+                 records: dict[str, str] | None = None):
+        """``articles``: PMID -> (title, abstract), built into records; ``records``:
+        PMID -> a whole ``<PubmedArticle>`` element as text (real ones, say)."""
         self.articles = articles if articles is not None else make_articles(5)
+        self.records = records or {}
         self.searches = searches or {}
         self.on_request = on_request
         self.requests: list[Request] = []
@@ -110,7 +114,8 @@ class FakeEutils:
             return 200, json.dumps(body).encode(), "application/json", {}, delay
         if endpoint == "efetch":
             ids = [i for i in params.get("id", "").split(",") if i]
-            records = "".join(article_xml(i, *self.articles[i]) for i in ids if i in self.articles)
+            records = "".join(self.records[i] if i in self.records else article_xml(i, *self.articles[i])
+                              for i in ids if i in self.records or i in self.articles)
             body = f"<?xml version=\"1.0\" ?>\n<PubmedArticleSet>{records}</PubmedArticleSet>\n"
             return 200, body.encode("utf-8"), "text/xml", {}, delay
         return 404, b"unknown endpoint", "text/plain", {}, 0.0

@@ -23,6 +23,7 @@ import json
 import os
 import re
 import socket
+import ssl
 import tempfile
 import threading
 import time
@@ -156,17 +157,19 @@ class EutilsClient:
         return {**common, **params}
 
     def request(self, endpoint: str, params: dict[str, str], what: str, parse: Callable[[bytes], object],
-                cancel: CancelToken) -> object:
+                cancel: CancelToken, on_retry: Callable[[str], None] | None = None) -> object:
         """POST ``params`` to ``endpoint`` and return ``parse(body)``. ``what`` names the
         request in errors ("efetch of batch 2 of 3"). ``parse`` raises :class:`_Retryable`
-        for a garbled body and :class:`FetchError` for an error NCBI stated."""
+        for a garbled body and :class:`FetchError` for an error NCBI stated. ``on_retry``
+        hears why and when the next try comes (the app shows it while waiting)."""
         s = self.settings
         # POST: NCBI's advice for long ID lists (a GET URL of 200 PMIDs is near proxies' limits).
         data = urllib.parse.urlencode(self._params(params)).encode("ascii")
-        last = ""
+        last, last_retry_after = "", None
         for attempt in range(s.attempts):
             if attempt:
-                self._back_off(attempt, last_retry_after, cancel)
+                self._back_off(attempt, last_retry_after, cancel, lambda delay: on_retry and on_retry(
+                    f"{what}: {last}; trying again in {delay:g} s"))
             cancel.check()
             self.limiter.wait()
             last_retry_after = None
@@ -193,23 +196,29 @@ class EutilsClient:
                 if isinstance(exc.reason, (TimeoutError, socket.timeout)):
                     last = f"no answer within {s.timeout:g} s"
                     continue
-                raise FetchError(f"PubMed {what} failed: cannot reach NCBI E-utilities at "
-                                 f"{s.base_url} ({_reason(exc.reason)}); are you offline?") from None
+                raise self._unreachable(what, exc.reason) from None
             except http.client.HTTPException as exc:  # a reply cut short, a garbled status line
                 last = f"broken reply ({type(exc).__name__})"
                 continue
             except (ConnectionError, OSError) as exc:  # reset mid-reply, refused after a redirect ...
                 if isinstance(exc, ConnectionRefusedError):
-                    raise FetchError(f"PubMed {what} failed: cannot reach NCBI E-utilities at "
-                                     f"{s.base_url} ({_reason(exc)}); are you offline?") from None
+                    raise self._unreachable(what, exc) from None
                 last = f"connection lost ({_reason(exc)})"
                 continue
         raise FetchError(f"PubMed {what} failed after {s.attempts} attempt(s): {last}")
 
-    def _back_off(self, attempt: int, retry_after: float | None, cancel: CancelToken) -> None:
+    def _unreachable(self, what: str, reason: object) -> FetchError:
+        offline = isinstance(reason, (ConnectionRefusedError, socket.gaierror, OSError)) and \
+            not isinstance(reason, ssl.SSLError)
+        return FetchError(f"PubMed {what} failed: cannot reach NCBI E-utilities at {self.settings.base_url} "
+                          f"({_reason(reason)})" + ("; are you offline?" if offline else ""))
+
+    def _back_off(self, attempt: int, retry_after: float | None, cancel: CancelToken,
+                  announce: Callable[[float], object]) -> None:
         delay = self.settings.backoff * 2 ** (attempt - 1)
         if retry_after is not None:
             delay = max(delay, min(retry_after, RETRY_AFTER_CAP))
+        announce(delay)
         if self.sleep is not None:
             self.sleep(delay)
         else:
@@ -217,15 +226,18 @@ class EutilsClient:
         cancel.check()
 
     # The two E-utilities a fetch needs ------------------------------------
-    def search(self, query: str, max_results: int, cancel: CancelToken) -> tuple[list[str], int]:
+    def search(self, query: str, max_results: int, cancel: CancelToken,
+               on_retry: Callable[[str], None] | None = None) -> tuple[list[str], int]:
         """The first ``max_results`` PMIDs matching ``query`` and how many match in all."""
         params = {"term": query, "retmax": str(max_results), "retmode": "json"}
-        return self.request("esearch", params, f"search for {query!r}", _parse_search, cancel)  # type: ignore[return-value]
+        return self.request("esearch", params, f"search for {query!r}", _parse_search, cancel,  # type: ignore[return-value]
+                            on_retry)
 
-    def fetch(self, pmids: Sequence[str], what: str, cancel: CancelToken) -> list[Document]:
+    def fetch(self, pmids: Sequence[str], what: str, cancel: CancelToken,
+              on_retry: Callable[[str], None] | None = None) -> list[Document]:
         """The PubMed records of ``pmids`` (those PubMed has; unknown PMIDs are absent)."""
         params = {"id": ",".join(pmids), "rettype": "abstract", "retmode": "xml"}
-        return self.request("efetch", params, what, _parse_articles, cancel)  # type: ignore[return-value]
+        return self.request("efetch", params, what, _parse_articles, cancel, on_retry)  # type: ignore[return-value]
 
 
 def _reason(reason: object) -> str:
@@ -343,9 +355,12 @@ def fetch_pubmed(pmids: Optional[Sequence[str]] = None, query: Optional[str] = N
 
     def job(reporter: ProgressReporter) -> list[Document]:
         nonlocal ids
+
+        def on_retry(message: str) -> None:
+            reporter.emit(message=message)
         if query is not None:
             reporter.stage("search", total=1, message=f"searching PubMed for {query!r}")
-            ids, count = client.search(query, max_results, reporter.cancel)
+            ids, count = client.search(query, max_results, reporter.cancel, on_retry)
             reporter.emit(step=1, message=f"{count:,} record(s) match; fetching {len(ids):,}",
                           metrics={"matches": count})
         size = client.settings.batch_size
@@ -355,7 +370,7 @@ def fetch_pubmed(pmids: Optional[Sequence[str]] = None, query: Optional[str] = N
         for n, batch in enumerate(batches, 1):
             reporter.check()
             what = f"efetch of PMIDs {batch[0]}..{batch[-1]} (batch {n} of {len(batches)})"
-            docs.extend(client.fetch(batch, what, reporter.cancel))
+            docs.extend(client.fetch(batch, what, reporter.cancel, on_retry))
             reporter.emit(step=min(len(ids), n * size), metrics={"documents": len(docs)})
         return docs
 

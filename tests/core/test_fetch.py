@@ -127,12 +127,16 @@ def test_the_rate_limiter_does_not_wait_when_requests_are_far_apart():
 @pytest.mark.parametrize("status", [500, 503, 429])
 def test_retries_after_server_errors_with_exponential_backoff(status):
     backoffs: list[float] = []
+    events = []
     with FakeEutils() as fake:
         fake.fail("efetch", status=status, times=2)
-        docs = fetch_pubmed(pmids=["1000", "1001"], client=client_for(fake, backoffs=backoffs, backoff=1.5))
+        docs = fetch_pubmed(pmids=["1000", "1001"], client=client_for(fake, backoffs=backoffs, backoff=1.5),
+                            on_event=events.append)
     assert [d.id for d in docs] == ["1000", "1001"]
     assert len(fake.calls("efetch")) == 3
     assert backoffs == [1.5, 3.0]
+    said = [e.message for e in events if "trying again" in e.message]
+    assert len(said) == 2 and f"HTTP {status}" in said[0] and said[1].endswith("trying again in 3 s")
 
 
 def test_retry_after_is_honoured():
@@ -254,6 +258,29 @@ def test_parse_pmids_reads_lists_as_people_write_them(tmp_path):
     with pytest.raises(InputError) as err:
         parse_pmids(["123", "", "12x"], tmp_path / "ids.txt")
     assert str(err.value) == f"{tmp_path / 'ids.txt'}:3: not a PMID: '12x' (PMIDs are whole numbers)"
+
+
+@pytest.mark.shared_data
+def test_real_pubmed_records_come_through_as_the_reader_reads_their_files(shared_data):
+    """The 60 real efetch records of ../shared/data/pubmed-xml, served in batches of 25:
+    the fetched documents equal those read from the files."""
+    import re
+
+    from fastbioner.formats import pubmed_xml
+
+    files = sorted((shared_data / "pubmed-xml").glob("*.xml"))
+    records, expected = {}, []
+    for path in files:
+        docs = list(pubmed_xml.read(path))
+        text = path.read_text(encoding="utf-8")
+        for doc, record in zip(docs, re.findall(r"<PubmedArticle>.*?</PubmedArticle>", text, re.S)):
+            records[doc.id] = record
+            expected.append(doc)
+    assert len(expected) >= 60
+    with FakeEutils({}, records=records) as fake:
+        docs = fetch_pubmed(pmids=[d.id for d in expected], client=client_for(fake, batch_size=25))
+    assert docs == expected  # text, passages, section labels, metadata
+    assert len(fake.calls("efetch")) == -(-len(expected) // 25)
 
 
 # The command ------------------------------------------------------------------
