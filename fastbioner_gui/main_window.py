@@ -136,6 +136,8 @@ class MainWindow(QMainWindow):
         self.open_action = self._action("&Open files…", self.open_files_dialog, K.Open, "Open abstracts")
         self.open_folder_action = self._action("Open &folder…", self.open_folder_dialog, "Ctrl+Shift+O")
         self.open_project_action = self._action("Open &project…", self.open_project_dialog)
+        self.fetch_action = self._action("Fetch from Pub&Med…", self.fetch_dialog,
+                                         tip="Fetch abstracts by PMID or query")
         self.save_action = self._action("&Save project", self.save, K.Save)
         self.save_as_action = self._action("Save project &as…", self.save_as, K.SaveAs)
         self.export_action = self._action("&Export…", self.export_dialog, "Ctrl+E")
@@ -171,7 +173,7 @@ class MainWindow(QMainWindow):
     def _build_menus(self) -> None:
         bar = self.menuBar()
         file = bar.addMenu("&File")
-        for a in (self.open_action, self.open_folder_action, self.open_project_action, None, self.save_action,
+        for a in (self.open_action, self.open_folder_action, self.fetch_action, self.open_project_action, None, self.save_action,
                   self.save_as_action, self.export_action, None, self.quit_action):
             file.addSeparator() if a is None else file.addAction(a)
         edit = bar.addMenu("&Edit")
@@ -382,6 +384,11 @@ class MainWindow(QMainWindow):
         from .dialogs.export_dialog import ExportDialog
 
         ExportDialog(self.workspace, self.documents.selected_rows(), self.settings, self, self.jobs).exec()
+
+    def fetch_dialog(self) -> None:
+        from .dialogs.fetch_dialog import FetchDialog
+
+        FetchDialog(self.workspace, self.jobs, self).exec()
 
     # Models --------------------------------------------------------------
     def refresh_models(self, select: str | None = None) -> Job:

@@ -46,6 +46,11 @@ class CancelToken:
         if self._event.is_set():
             raise Cancelled()
 
+    def wait(self, seconds: float) -> bool:
+        """Sleep up to ``seconds``, waking at once when cancelled (a job waiting out a
+        back-off must not keep a cancel waiting). True if cancelled."""
+        return self._event.wait(max(0.0, seconds))
+
 
 @dataclass(frozen=True)
 class ProgressEvent:
