@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     config.validate()
     if config.training.threads:
         torch.set_num_threads(config.training.threads)
-    method = config.method.resolve()
+    method = config.method.to_method()
     notes: list[str] = []
     figures: dict = {"config": config.to_dict(), "batches": []}
     with contextlib.ExitStack() as cleanup:

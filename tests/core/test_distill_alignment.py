@@ -75,7 +75,7 @@ def test_other_wordpieces_fail_the_check_naming_the_sentence(tmp_path, teacher):
 
 def _objective(t_model, student, method, aligner):
     mapping = uniform_layer_map(t_model.config.num_hidden_layers, student.config.num_hidden_layers)
-    m = MethodConfig(name=method).resolve()
+    m = MethodConfig(name=method).to_method()
     needs = teacher_needs(m, mapping, student, t_model, "scores")
     parts = ObjectiveParts(projection_for(student, t_model), None)
     return DistillationObjective(student, m, LiveTeacher(t_model, needs), mapping, CrossEntropy(), parts,

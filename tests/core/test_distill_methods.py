@@ -11,7 +11,7 @@ from fastbioner.distill.methods import METHOD_NAMES, MethodConfig
 
 
 def weights(name, step, total=100, **kw):
-    return MethodConfig(name=name, **kw).resolve().weights(step, total)[1]
+    return MethodConfig(name=name, **kw).to_method().weights(step, total)[1]
 
 
 def test_fastbioner_weights_are_phi_and_its_complement():
@@ -34,11 +34,11 @@ def test_baselines_weights():
 
 def test_overrides_for_ablations():
     m = MethodConfig(name="fastbioner", drop_terms=["attention"], schedule="constant", alpha=0.4,
-                     temperature=3.0).resolve()
+                     temperature=3.0).to_method()
     assert m.term_names == ("soft", "gold", "hidden") and m.temperature == 3.0
     assert m.weights(99, 100)[0] == 0.4
-    assert MethodConfig(name="fastbioner", b=0.0).resolve().weights(0, 10)[0] == pytest.approx(1 - math.exp(-1))
-    assert MethodConfig(name="hinton").resolve().temperature == 2.0
+    assert MethodConfig(name="fastbioner", b=0.0).to_method().weights(0, 10)[0] == pytest.approx(1 - math.exp(-1))
+    assert MethodConfig(name="hinton").to_method().temperature == 2.0
 
 
 @pytest.mark.parametrize("kw, message", [
@@ -51,12 +51,12 @@ def test_overrides_for_ablations():
 ])
 def test_bad_method_settings_are_refused(kw, message):
     with pytest.raises(ConfigError, match=message):
-        MethodConfig(**kw).resolve()
+        MethodConfig(**kw).to_method()
 
 
 def test_every_method_resolves_and_config_round_trips():
     for name in METHOD_NAMES:
-        assert MethodConfig(name=name).resolve().name == name
+        assert MethodConfig(name=name).to_method().name == name
     cfg = DistillConfig(teacher="t", train_files=["a.tsv"], method=MethodConfig(name="pkd", drop_terms=["soft"]))
     again = DistillConfig.from_dict(cfg.to_dict())
     assert again == cfg and isinstance(again.method, MethodConfig)

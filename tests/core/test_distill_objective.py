@@ -40,7 +40,7 @@ class CountingTeacher(LiveTeacher):
 
 
 def objective_for(teacher, student, method="fastbioner", **overrides):
-    m = MethodConfig(name=method, **overrides).resolve()
+    m = MethodConfig(name=method, **overrides).to_method()
     mapping = uniform_layer_map(4, 2)
     source = CountingTeacher(teacher, teacher_needs(m, mapping, student, teacher, "scores"))
     return DistillationObjective(student, m, source, mapping, CrossEntropy()), source

@@ -86,7 +86,7 @@ def test_every_method_runs_end_to_end_and_lowers_its_loss(trained, tmp_path, met
     result = distill(config(bio, method, epochs=4, dev=False, **kw), f"s-{method}", registry=registry,
                      on_event=events.append)
     logged = {k for e in events if e.stage == "distill" for k in e.losses}
-    expected = {t.name for t in MethodConfig(name=method).resolve().terms} | {"loss", "phi"}
+    expected = {t.name for t in MethodConfig(name=method).to_method().terms} | {"loss", "phi"}
     assert logged == expected
     assert events[-1].state is JobState.DONE
     m = result.entry.manifest
@@ -119,7 +119,7 @@ def result_objective(trained, registry, method, student_cfg):
     labels = model_labels(teacher)
     scfg = student_cfg or StudentConfig(source="teacher", layers=2)
     built = runner.build_student(scfg, teacher, tok, labels, registry)
-    method_obj = runner.usable_method(MethodConfig(name=method).resolve(), built, [])
+    method_obj = runner.usable_method(MethodConfig(name=method).to_method(), built, [])
     sents = [([w for w, _ in s], [t for _, t in s]) for s in SENTENCES]
     data = encode(WordEncoder(tok, labels), None, sents)
     totals = []

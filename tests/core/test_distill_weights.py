@@ -25,8 +25,8 @@ def one_thread():
 
 
 def test_term_weights_multiply_the_methods_own_and_are_checked():
-    plain = MethodConfig(name="fastbioner").resolve()
-    weighted = MethodConfig(name="fastbioner", term_weights={"attention": 0.01, "soft": 2.0}).resolve()
+    plain = MethodConfig(name="fastbioner").to_method()
+    weighted = MethodConfig(name="fastbioner", term_weights={"attention": 0.01, "soft": 2.0}).to_method()
     _, w0 = plain.weights(0, 100)
     _, w1 = weighted.weights(0, 100)
     assert w1["attention"] == pytest.approx(0.01 * w0["attention"])
@@ -53,7 +53,7 @@ def test_a_term_weight_reaches_the_loss_the_optimiser_sees(trained, tmp_path):
         distill(cfg, "w", registry=registry, on_event=events.append)
         steps = [e for e in events if e.stage == "distill" and e.losses]
         first = steps[0].losses
-        method = cfg.method.resolve()
+        method = cfg.method.to_method()
         _, weights = method.weights(0, steps[0].total)
         expected = sum(weights[n] * first[n] for n in method.term_names if n in first)
         assert first["loss"] == pytest.approx(expected, rel=1e-4)

@@ -153,7 +153,7 @@ def test_the_advanced_section_sets_term_weights_calibration_and_attention(window
     method = dialog.build_config().method
     assert method.term_weights == {"attention": pytest.approx(0.01)}
     assert method.calibrate == "grad-norm" and method.attention == "centred"
-    method.resolve()  # a valid method
+    method.to_method()  # a valid method
     dialog.reject()
 
 

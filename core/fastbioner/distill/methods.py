@@ -183,8 +183,9 @@ class MethodConfig(Settings):
         if self.temperature is not None and self.temperature <= 0:
             raise ConfigError("temperature must be positive")
 
-    def resolve(self) -> Method:
-        """The method with the overrides applied."""
+    def to_method(self) -> Method:
+        """The method with the overrides applied (a registry's ``resolve`` finds models;
+        this builds a method)."""
         self.validate()
         base = METHODS[self.name]
         sched = base.schedule

@@ -259,7 +259,7 @@ def distill(config: DistillConfig, name: str, *, registry: Registry | None = Non
             on_event: Optional[EventCallback] = None, cancel: Optional[CancelToken] = None) -> DistillResult:
     """Distil ``config.teacher`` into a student registered as ``name``."""
     config.validate()
-    method = config.method.resolve()
+    method = config.method.to_method()
     registry = registry or Registry()
     ckpt = runs.claim_run(registry, name, overwrite=overwrite, resume=resume, restart=restart)
 
