@@ -13,6 +13,7 @@ import copy
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from . import distributed
 from .checkpoints import clear_checkpoints, has_checkpoint
 from .config import Settings
 from .errors import ModelError
@@ -45,7 +46,7 @@ def claim_run(registry: Registry, name: str, *, overwrite: bool, resume: bool, r
     if has_checkpoint(ckpt) and not (resume or restart):
         raise ModelError(f"an interrupted run of {name!r} left a checkpoint in {ckpt}; "
                          f"resume it (--resume) or discard it (--restart)")
-    if restart:
+    if restart and distributed.is_main():  # one rank of a multi-process run clears, not each
         clear_checkpoints(ckpt)
     return ckpt
 

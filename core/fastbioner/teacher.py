@@ -23,7 +23,7 @@ from .jobs import CancelToken, EventCallback, ProgressReporter, run_job
 from .labels import bio_labels, entity_types
 from .losses import make_token_loss
 from .modeling import load_token_classifier, load_tokenizer, model_shape
-from . import runs
+from . import distributed, runs
 from .registry import Manifest, ModelEntry, Registry, now_iso
 from .runs import read_bio_files
 from .training import Trainer, TrainingResult, seed_everything
@@ -36,6 +36,10 @@ class TokenClassificationObjective:
         self.model = model
         self.loss_fn = loss_fn
 
+    def use_modules(self, wrapped) -> None:
+        """Train through the (DDP-wrapped) model from now on (the Trainer's call)."""
+        self.model = wrapped.get("model", self.model)
+
     def __call__(self, batch, step: int, total_steps: int):
         logits = self.model(**batch.model_inputs()).logits
         loss = self.loss_fn(logits, batch.labels)
@@ -44,7 +48,7 @@ class TokenClassificationObjective:
 
 @dataclass
 class TeacherResult:
-    entry: ModelEntry
+    entry: ModelEntry | None         # None on the ranks other than 0 of a multi-process run
     report: EvaluationReport | None  # devel scores of the registered weights
     training: TrainingResult
 
@@ -94,6 +98,8 @@ def train_teacher(config: TeacherConfig, name: str, *, registry: Registry | None
                           fingerprint=runs.fingerprint(config, data), check=reporter.check)
         result = trainer.run(reporter)
 
+        if not distributed.is_main():  # rank 0 alone scores and registers
+            return TeacherResult(None, None, result)
         report = None
         if dev:
             def rescore() -> EvaluationReport:

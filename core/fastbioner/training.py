@@ -47,6 +47,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from . import distributed
 from .checkpoints import TrainingState, load_checkpoint, save_checkpoint
 from .config import ConfigError, TrainingConfig
 from .errors import FastBioNERError
@@ -160,9 +161,17 @@ class Trainer:
         self.checkpoint_dir = Path(checkpoint_dir) if checkpoint_dir else None
         self.fingerprint = fingerprint if fingerprint is not None else config.to_dict()
         self._check = check
-        self.device = pick_device(config.device)
+        self.device = pick_device(distributed.device_for_rank(config.device))
         if config.threads:
             torch.set_num_threads(config.threads)
+        # Several processes (torchrun): each takes its share of the batches; rank 0 alone
+        # evaluates and checkpoints; the world size is part of what a resume must match.
+        self.rank, self.world = distributed.rank(), distributed.world_size()
+        if self.world > 1:
+            self.batches = batches = distributed.ShardedBatches(batches, self.rank, self.world)
+            self.fingerprint = {**self.fingerprint, "world_size": self.world}
+            if self.rank != 0:
+                self.evaluate = None
 
         self.steps_per_epoch = math.ceil(len(batches) / config.grad_accum_steps)
         total = self.steps_per_epoch * config.epochs
@@ -175,6 +184,17 @@ class Trainer:
         # ``learning_rates``: peak rates of named modules that differ from the config's.
         self.optimizer = torch.optim.AdamW(_param_groups(self.modules, config.weight_decay, learning_rates),
                                            lr=config.learning_rate)
+        # The main module (the first) trains through DDP, which averages its gradients
+        # across ranks during the backward pass; the small parts beside it (W_h) are
+        # averaged by hand once per step (DDP cannot wrap a module called once per layer).
+        self._ddp: dict[str, nn.Module] = {}
+        if self.world > 1:
+            main = next(iter(self.modules))
+            self._ddp = {main: distributed.wrap(self.modules[main], self.device)}
+            use = getattr(objective, "use_modules", None)
+            if use is None:
+                raise FastBioNERError("this objective cannot train on several processes (no use_modules)")
+            use(self._ddp)
         warmup = int(config.warmup_ratio * self.total_steps)
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(
             self.optimizer, linear_warmup_decay(warmup, self.total_steps))
@@ -212,7 +232,7 @@ class Trainer:
         self.state, self._best_weights = state, best
 
     def _save_checkpoint(self) -> None:
-        if self.checkpoint_dir is None:
+        if self.checkpoint_dir is None or self.rank != 0:
             return
         self.state.fingerprint = _jsonable(self.fingerprint)
         self.state.total_steps = self.total_steps
@@ -246,6 +266,8 @@ class Trainer:
                         t0 = time.monotonic()
                         result.metrics, result.improved = self._evaluate_now()
                         eval_time += time.monotonic() - t0
+                        if self.world > 1:  # rank 0's early stop stops every rank
+                            st.stopped = distributed.broadcast_flag(st.stopped)
                     if st.step % self.steps_per_epoch == 0:
                         st.epoch_seconds.append(time.monotonic() - t_epoch - eval_time)
                     if self._checkpoint_due(st.step):
@@ -269,18 +291,26 @@ class Trainer:
             m.train()
         sums: dict[str, float] = {}
         t_compute = time.perf_counter()
-        for micro in group:
+        for j, micro in enumerate(group):
             micro = move_to(micro, self.device)
-            with self._autocast():
-                loss, terms = self.objective(micro, st.step, self.total_steps)
-            if self.scaler is None and not torch.isfinite(loss):
-                raise FastBioNERError(f"training diverged: the loss is {loss.item()} at step "
-                                      f"{st.step + 1}; try a lower learning rate")
-            loss = loss / len(group)
-            (self.scaler.scale(loss) if self.scaler else loss).backward()
+            # DDP averages gradients once per optimisation step: not after each micro-batch.
+            last = j == len(group) - 1
+            with contextlib.ExitStack() as sync:
+                if not last:
+                    for wrapped in self._ddp.values():
+                        sync.enter_context(wrapped.no_sync())
+                with self._autocast():
+                    loss, terms = self.objective(micro, st.step, self.total_steps)
+                if self.scaler is None and not torch.isfinite(loss):
+                    raise FastBioNERError(f"training diverged: the loss is {loss.item()} at step "
+                                          f"{st.step + 1}; try a lower learning rate")
+                loss = loss / len(group)
+                (self.scaler.scale(loss) if self.scaler else loss).backward()
             for k, v in terms.items():
                 sums[k] = sums.get(k, 0.0) + float(v) / len(group)
         self._compute_seconds.append(time.perf_counter() - t_compute)
+        if self.world > 1:
+            self._average_side_gradients()
         params = [p for g in self.optimizer.param_groups for p in g["params"]]
         if self.scaler is not None:
             self.scaler.unscale_(self.optimizer)
@@ -296,6 +326,20 @@ class Trainer:
         self.optimizer.zero_grad(set_to_none=True)
         st.step += 1
         return StepResult(st.step, self.total_steps, epoch, sums, lr)
+
+    def _average_side_gradients(self) -> None:
+        """Average the gradients of the modules DDP does not wrap across the ranks (a
+        missing gradient counts as zeros, so every rank reduces the same tensors)."""
+        for name, module in self.modules.items():
+            if name in self._ddp:
+                continue
+            for p in module.parameters():
+                if not p.requires_grad:
+                    continue
+                if p.grad is None:
+                    p.grad = torch.zeros_like(p)
+                torch.distributed.all_reduce(p.grad)
+                p.grad /= self.world
 
     def _eval_due(self, step: int) -> bool:
         every = self.config.eval_every_steps

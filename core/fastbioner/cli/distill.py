@@ -57,9 +57,13 @@ def distill_command(args: argparse.Namespace) -> int:
     config = config_from_args(args)
     if args.estimate:
         return print_estimate(config, args)
+    from .. import distributed
+
+    # Under torchrun every process runs this command; rank 0 alone shows progress and results.
+    several = distributed.init_from_env()
     registry = Registry()
     token = CancelToken()
-    bar = ProgressBar(quiet=args.quiet)
+    bar = ProgressBar(quiet=args.quiet or not distributed.is_main())
     try:
         with ctrl_c_cancels(token):
             result = distill(config, args.name, registry=registry, resume=args.resume, restart=args.restart,
@@ -70,6 +74,10 @@ def distill_command(args: argparse.Namespace) -> int:
         return 130
     finally:
         bar.close()
+    if result.entry is None:  # a rank other than 0: rank 0 registered the model
+        return 0
+    if several:
+        print(f"trained on {distributed.world_size()} processes")
     entry, t, c = result.entry, result.training, result.compression
     print(f"registered {entry.name} at {entry.path} (teacher {c['teacher']}, method {entry.manifest.method})")
     for note in result.notes:

@@ -55,9 +55,13 @@ def train_teacher_command(args: argparse.Namespace) -> int:
     config = config_from_args(args)
     if args.estimate:
         return print_estimate(config, args)
+    from .. import distributed
+
+    # Under torchrun every process runs this command; rank 0 alone shows progress and results.
+    several = distributed.init_from_env()
     registry = Registry()
     token = CancelToken()
-    bar = ProgressBar(quiet=args.quiet)
+    bar = ProgressBar(quiet=args.quiet or not distributed.is_main())
     try:
         with ctrl_c_cancels(token):
             result = train_teacher(config, args.name, registry=registry, resume=args.resume,
@@ -71,7 +75,11 @@ def train_teacher_command(args: argparse.Namespace) -> int:
         return 130
     finally:
         bar.close()
+    if result.entry is None:  # a rank other than 0: rank 0 registered the model
+        return 0
     entry = result.entry
+    if several:
+        print(f"trained on {distributed.world_size()} processes")
     print(f"registered {entry.name} at {entry.path}")
     t = result.training
     if t.epoch_seconds:

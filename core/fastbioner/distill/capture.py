@@ -99,7 +99,8 @@ def capture(model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Ten
     hidden_layers, attention_layers = list(hidden_layers), list(attention_layers)
     want_probs = bool(attention_layers) and attention_kind == "probs"
     qk: dict[int, list] = {}
-    hooks = _qk_hooks(model, attention_layers, qk) if attention_layers and not want_probs \
+    inner = getattr(model, "module", model)  # hooks go inside a DDP wrapper; the wrapper runs it
+    hooks = _qk_hooks(inner, attention_layers, qk) if attention_layers and not want_probs \
         else contextlib.nullcontext()
     kwargs = {}
     if hidden_layers:
@@ -113,11 +114,11 @@ def capture(model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Ten
         result.hidden[i] = out.hidden_states[i]
     if want_probs:
         if not out.attentions:
-            raise FastBioNERError(f"a {type(model).__name__} returned no attention probabilities")
+            raise FastBioNERError(f"a {type(inner).__name__} returned no attention probabilities")
         for i in attention_layers:
             result.attention[i] = out.attentions[i - 1]
     else:
-        heads = heads_of(model) if attention_layers else 0
+        heads = heads_of(inner) if attention_layers else 0
         for i in attention_layers:
             q, k = qk[i]
             result.attention[i] = _scores(q, k, heads)

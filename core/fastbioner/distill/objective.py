@@ -152,6 +152,10 @@ class DistillationObjective:
     def capture_kind(self) -> str:
         return "probs" if self.attention_form == "probs" else "scores"
 
+    def use_modules(self, wrapped: dict[str, nn.Module]) -> None:
+        """Train through these (DDP-wrapped) modules from now on (the Trainer's call)."""
+        self.student = wrapped.get("student", self.student)
+
     def weights(self, step: int, total_steps: int) -> tuple[float, dict[str, float]]:
         """The schedule's ``w`` and each term's full weight (method, user, calibration)."""
         w, weights = self.method.weights(step, total_steps)

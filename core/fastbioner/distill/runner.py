@@ -29,7 +29,7 @@ from ..labels import TaggedSentence
 from ..losses import make_token_loss
 from ..modeling import (folder_size, load_token_classifier, load_tokenizer, model_labels, model_shape,
                         pick_device)
-from .. import runs
+from .. import distributed, runs
 from ..registry import Manifest, ModelEntry, Registry, now_iso
 from ..runs import read_bio_files
 from ..training import Trainer, TrainingResult, move_to, seed_everything
@@ -50,7 +50,7 @@ from .teacher_cache import LiveTeacher, TeacherCache, teacher_needs
 
 @dataclass
 class DistillResult:
-    entry: ModelEntry
+    entry: ModelEntry | None              # None on the ranks other than 0 of a multi-process run
     report: EvaluationReport | None       # devel scores of the registered weights
     training: TrainingResult
     compression: dict[str, Any]
@@ -290,6 +290,8 @@ def distill(config: DistillConfig, name: str, *, registry: Registry | None = Non
             result = trainer.run(reporter, stage="distill")
             cache_info = _cache_figures(source, cache_info, result.steps / trainer.steps_per_epoch)
 
+        if not distributed.is_main():  # rank 0 alone scores and registers
+            return DistillResult(None, None, result, {}, cache_info, notes)
         report = None
         if dev:
             report = runs.selected_report(reports, result, lambda: _score(built, dev, config, device, reporter),
