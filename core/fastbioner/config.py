@@ -83,11 +83,16 @@ class EncodingConfig(Settings):
     window_overlap: int = opt(32, "subwords shared by consecutive windows of a long sentence")
     label_mode: str = opt("first", "label the first subword of each word, or all (label propagation)",
                           choices=("first", "all"))
+    context: str = opt("sentence", "what the model reads around a sentence: nothing, or the neighbouring "
+                                   "sentences of its document as far as the window allows (training files "
+                                   "need -DOCSTART- lines; tagging uses each document)",
+                       choices=("sentence", "document"))
 
     def validate(self) -> None:
         _check(self.max_length >= 8, "max_length must be at least 8")
         _check(self.window_overlap >= 0, "window_overlap must not be negative")
         _check(self.label_mode in ("first", "all"), "label_mode must be 'first' or 'all'")
+        _check(self.context in ("sentence", "document"), "context must be 'sentence' or 'document'")
 
 
 @dataclass

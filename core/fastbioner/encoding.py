@@ -96,6 +96,22 @@ def _model_limit(tokenizer) -> int:
     return int(limit) if isinstance(limit, int) and 0 < limit < 100_000 else 512
 
 
+def _document_runs(documents: Sequence[Any]) -> list[tuple[int, int] | None]:
+    """For each sentence, the range [first, last) of the consecutive sentences that
+    share its document key; None for a key of None (no document)."""
+    out: list[tuple[int, int] | None] = [None] * len(documents)
+    i = 0
+    while i < len(documents):
+        j = i + 1
+        while j < len(documents) and documents[j] is not None and documents[j] == documents[i]:
+            j += 1
+        if documents[i] is not None:
+            for k in range(i, j):
+                out[k] = (i, j)
+        i = j
+    return out
+
+
 class WordEncoder:
     """Encodes word sequences (and optionally IOB2 tags) for a token classifier."""
 
@@ -120,9 +136,16 @@ class WordEncoder:
     # -- encoding -------------------------------------------------------------------
 
     def encode(self, sentences: Sequence[Sequence[str]],
-               tags: Sequence[Sequence[str]] | None = None) -> list[Window]:
+               tags: Sequence[Sequence[str]] | None = None,
+               documents: Sequence[Any] | None = None) -> list[Window]:
         """Windows for every sentence, in sentence order. ``tags`` (IOB2, one per
-        word) need ``labels``; a tag outside them raises ValueError."""
+        word) need ``labels``; a tag outside them raises ValueError.
+
+        ``documents`` (one key per sentence; consecutive sentences with the same key,
+        not None, form a document) adds document context: a sentence that fits the
+        window is read with its document's neighbouring sentences around it, the
+        nearest first, as far as the window allows. Context positions carry no label
+        and are not stitched: each word is still labelled once, from its own sentence."""
         if tags is not None:
             if not self.labels:
                 raise ValueError("encoding tags needs the encoder's label list")
@@ -136,14 +159,39 @@ class WordEncoder:
                              add_special_tokens=False, return_attention_mask=False,
                              return_token_type_ids=False, verbose=False) if nonempty else None
         row_of = {s: r for r, s in enumerate(nonempty)}
+        if documents is not None and len(documents) != len(sentences):
+            raise ValueError(f"{len(documents)} document keys for {len(sentences)} sentences")
+        spans = _document_runs(documents) if documents is not None else None
         for s, words in enumerate(sentences):
             if s not in row_of:  # an empty sentence needs no model input
                 continue
             r = row_of[s]
             ids, wids = enc["input_ids"][r], enc.word_ids(r)
             label_ids = self._subword_labels(tags[s], wids, words) if tags is not None else None
+            if spans is not None and spans[s] is not None and len(ids) <= self.budget:
+                first, last = spans[s]
+                left = [t for o in range(first, s) if o in row_of for t in enc["input_ids"][row_of[o]]]
+                right = [t for o in range(s + 1, last) if o in row_of for t in enc["input_ids"][row_of[o]]]
+                windows.append(self._with_context(s, ids, wids, label_ids, len(words), left, right))
+                continue
             windows.extend(self._split(s, ids, wids, label_ids, len(words)))
         return windows
+
+    def _with_context(self, s: int, ids: list[int], wids: list[int | None], label_ids: list[int] | None,
+                      num_words: int, left: list[int], right: list[int]) -> Window:
+        """The sentence with as much of its document around it as the window holds:
+        the room is shared between the two sides, the nearest subwords first."""
+        room = self.budget - len(ids)
+        take_right = min(len(right), max(room // 2, room - len(left)))
+        take_left = min(len(left), room - take_right)
+        lctx, rctx = left[len(left) - take_left:], right[:take_right]
+        starts = [k for k in range(len(ids)) if wids[k] is not None and (k == 0 or wids[k] != wids[k - 1])]
+        shift = len(lctx)
+        owned = [(wids[k], k + shift + len(self.prefix)) for k in starts]
+        return self._window(s, lctx + list(ids) + rctx, [None] * shift + list(wids) + [None] * len(rctx),
+                            None if label_ids is None else
+                            [IGNORE_INDEX] * shift + list(label_ids) + [IGNORE_INDEX] * len(rctx),
+                            num_words, owned=owned)
 
     def _subword_labels(self, tags: Sequence[str], wids: list[int | None],
                         words: Sequence[str]) -> list[int]:

@@ -123,9 +123,10 @@ def _model_predictor(entry, device: str, batch_size: int) -> WordPredictor:
                                                                    max_batch_size=batch_size),
                     name=entry.name, folder=entry.path, manifest=entry.manifest.to_dict())
 
-    def predict(sentences: Sequence[Sequence[str]], reporter: ProgressReporter) -> list[list[str]]:
+    def predict(sentences: Sequence[Sequence[str]], reporter: ProgressReporter,
+                documents: Sequence | None = None) -> list[list[str]]:
         got = tagger.predict_words(sentences, reporter.cancel,
-                                   on_batch=lambda i, n: reporter.emit(step=i, total=n))
+                                   on_batch=lambda i, n: reporter.emit(step=i, total=n), documents=documents)
         return [p.tags for p in got]
     return predict
 
@@ -145,10 +146,13 @@ def evaluate_model(model_ref: str | Path, file: str | Path, *, batch_size: int =
         sentences = read_tagged_sentences(file)
         if not sentences:
             raise InputError("no sentences to evaluate", file)
-        predict = predictor or _model_predictor(entry, device, batch_size)
         reporter.check()
         reporter.stage("evaluate", message=f"tagging {len(sentences)} sentences")
-        tags = predict([s.words for s in sentences], reporter)
+        if predictor is not None:
+            tags = predictor([s.words for s in sentences], reporter)
+        else:  # a model trained with document context reads the file's -DOCSTART- documents
+            tags = _model_predictor(entry, device, batch_size)([s.words for s in sentences], reporter,
+                                                                [s.doc_id for s in sentences])
         report = score_tags([s.tags for s in sentences], tags)
         report.source = {"model": str(entry.name if entry.registered else entry.path),
                          "file": str(file)}

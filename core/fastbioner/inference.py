@@ -57,6 +57,7 @@ class TaggerConfig(Settings):
     token_budget: int | None = None  # padded subword positions per batch (rows x longest row);
                                      # None: the best measured for the device and precision
     max_batch_size: int = 256       # rows per batch, whatever the budget allows
+    context: str | None = None      # sentence | document; None: the model's training setting (manifest)
 
     def validate(self) -> None:
         from .config import ConfigError
@@ -127,12 +128,12 @@ def _read_labels(model, where: str) -> tuple[list[str], str]:
     return labels, scheme
 
 
-def scoring_tagger(model, tokenizer, max_length: int, window_overlap: int) -> "Tagger":
+def scoring_tagger(model, tokenizer, max_length: int, window_overlap: int, context: str = "sentence") -> "Tagger":
     """A Tagger over a model being trained, for devel scoring: on the model's own
-    device, at float32, windowed as the model was trained."""
+    device, at float32, windowed (and with the context) the model is trained with."""
     device = next(model.parameters()).device
     return Tagger(model, tokenizer, TaggerConfig(device=str(device), precision="fp32", max_length=max_length,
-                                                 window_overlap=window_overlap))
+                                                 window_overlap=window_overlap, context=context))
 
 
 class Tagger:
@@ -161,6 +162,8 @@ class Tagger:
                                    overlap=self.config.window_overlap)
         self._o = self.labels.index("O")
         self._decode = getattr(self.model, "decode", None)  # CRF students decode jointly
+        trained_context = ((self.manifest.get("config") or {}).get("encoding") or {}).get("context")
+        self.context = self.config.context or trained_context or "sentence"
 
     @classmethod
     def load(cls, name_or_folder: str | Path, config: TaggerConfig | None = None) -> "Tagger":
@@ -183,12 +186,14 @@ class Tagger:
     # -- words -------------------------------------------------------------------
 
     def predict_words(self, sentences: Sequence[Sequence[str]], cancel: CancelToken | None = None,
-                      on_batch: Callable[[int, int], None] | None = None) -> list[WordTags]:
+                      on_batch: Callable[[int, int], None] | None = None,
+                      documents: Sequence[Any] | None = None) -> list[WordTags]:
         """One repaired IOB2 tag and probability per word of each sentence: the one
         way words get labels (tagging, evaluation, training-time scoring and the
         benchmarks all come here), with CRF decoding where the model has a CRF.
-        ``on_batch(done, total)`` follows the batches."""
-        windows = self.encoder.encode(sentences)
+        ``on_batch(done, total)`` follows the batches; ``documents`` (a key per
+        sentence) gives a model trained with document context its documents."""
+        windows = self.encoder.encode(sentences, documents=documents if self.context == "document" else None)
         values: list[Any] = [None] * len(windows)
         batches = token_budget_batches([len(w) for w in windows], self.token_budget,
                                        self.config.max_batch_size)
@@ -246,9 +251,9 @@ class Tagger:
 
     # -- documents -----------------------------------------------------------------
 
-    def tag_sentences(self, sentences: Sequence[Sentence],
-                      cancel: CancelToken | None = None) -> list[list[Span]]:
-        preds = self.predict_words([s.words for s in sentences], cancel)
+    def tag_sentences(self, sentences: Sequence[Sentence], cancel: CancelToken | None = None,
+                      documents: Sequence[Any] | None = None) -> list[list[Span]]:
+        preds = self.predict_words([s.words for s in sentences], cancel, documents=documents)
         return [tags_to_spans(s, p.tags, Source.MODEL, p.scores) for s, p in zip(sentences, preds)]
 
     def tag(self, docs: Iterable[Document], cancel: CancelToken | None = None) -> list[list[Span]]:
@@ -283,7 +288,9 @@ class Tagger:
              ) -> tuple[list[list[Span]], list[Sentence]]:
         per_doc = [document_sentences(d) for d in docs]
         flat = [s for sents in per_doc for s in sents]
-        spans = self.tag_sentences(flat, cancel)
+        # Each passage (title, abstract) of a document reads the others as context.
+        keys = [i for i, sents in enumerate(per_doc) for _ in sents]
+        spans = self.tag_sentences(flat, cancel, documents=keys)
         out, k = [], 0
         for sents in per_doc:
             out.append([sp for sent_spans in spans[k:k + len(sents)] for sp in sent_spans])

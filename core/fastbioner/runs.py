@@ -60,6 +60,20 @@ def read_bio_files(paths: Sequence[str | Path]) -> list[TaggedSentence]:
     return sentences
 
 
+def document_keys(sentences: Sequence[TaggedSentence], context: str, where: str) -> list[Any] | None:
+    """The document of each sentence when the settings ask for document context (the
+    ``-DOCSTART-`` ids of a CoNLL file), else None."""
+    if context != "document":
+        return None
+    keys = [s.doc_id for s in sentences]
+    if sentences and all(k is None for k in keys):
+        from .errors import InputError
+
+        raise InputError("document context needs document boundaries (-DOCSTART- lines); convert the "
+                         "PubTator or BioC file with `fastbioner convert FILE OUT.conll`", where)
+    return keys
+
+
 def data_records(train: Sequence[str], dev: str | None, unlabeled: Sequence[str] = ()) -> list[dict[str, Any]]:
     """The training data as the manifest and the fingerprint record it: each file's
     name, role and SHA-256."""

@@ -80,7 +80,9 @@ def train_teacher(config: TeacherConfig, name: str, *, registry: Registry | None
         model = load_token_classifier(config.base_model, labels=labels)
         enc = config.encoding
         encoder = WordEncoder(tokenizer, labels, enc.max_length, enc.window_overlap, enc.label_mode)
-        windows = encoder.encode([s.words for s in train], [s.tags for s in train])
+        windows = encoder.encode([s.words for s in train], [s.tags for s in train],
+                                 runs.document_keys(train, enc.context, config.train_files[0]))
+        dev_documents = runs.document_keys(dev, enc.context, config.dev_file) if dev else None
         tc = config.training
         batches = WindowBatches(encoder, windows, tc.batch_size, seed=tc.seed)
         loss_fn = make_token_loss(config.loss, len(labels), (i for w in windows for i in w.labels))
@@ -88,8 +90,8 @@ def train_teacher(config: TeacherConfig, name: str, *, registry: Registry | None
         reports: list[EvaluationReport] = []
 
         def evaluate_dev() -> dict[str, float]:
-            tagger = scoring_tagger(model, tokenizer, enc.max_length, enc.window_overlap)
-            predicted = tagger.predict_words([s.words for s in dev], reporter.cancel)
+            tagger = scoring_tagger(model, tokenizer, enc.max_length, enc.window_overlap, enc.context)
+            predicted = tagger.predict_words([s.words for s in dev], reporter.cancel, documents=dev_documents)
             reports.append(score_tags([s.tags for s in dev], [p.tags for p in predicted]))
             return reports[-1].metrics()
 

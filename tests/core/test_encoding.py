@@ -157,3 +157,39 @@ def test_window_batches_yield_collated_batches(tokenizer):
     # What a step costs, known before it runs (the run-time estimate weighs steps by it).
     assert source.padded_sizes(0) == [b.input_ids.numel() for b in batches]
     assert source.padded_sizes(1) == [b.input_ids.numel() for b in source.epoch(1)]
+
+
+def test_document_context_surrounds_a_sentence_without_changing_its_labels():
+    """With document keys, a sentence is read with its neighbours (nearest first, as
+    far as the window allows); the context carries no label and stitching still
+    gives each word its own sentence's prediction."""
+    from fastbioner.encoding import WordEncoder
+    from tests.tiny_models import make_tiny_tokenizer
+
+    tok = make_tiny_tokenizer(_tmp() / "tok")
+    labels = ["O", "B-Chemical", "I-Chemical", "B-Disease", "I-Disease"]
+    sentences = [["cocaine", "caused", "seizures"], ["naloxone", "was", "given"], ["the", "rats", "died"],
+                 ["aspirin", "and", "pain"]]
+    tags = [["B-Chemical", "O", "B-Disease"], ["B-Chemical", "O", "O"], ["O", "O", "O"], ["B-Chemical", "O", "B-Disease"]]
+    plain = WordEncoder(tok, labels, max_length=64).encode(sentences, tags)
+    enc = WordEncoder(tok, labels, max_length=64)
+    ctx = enc.encode(sentences, tags, documents=["a", "a", "a", "b"])
+    assert [w.sentence for w in ctx] == [0, 1, 2, 3]
+    # sentence 1 reads 0 before it and 2 after it; sentence 3 is alone in its document
+    assert len(ctx[1]) > len(plain[1]) and len(ctx[3]) == len(plain[3])
+    for a, b in zip(plain, ctx):
+        assert [l for l in a.labels if l != -100] == [l for l in b.labels if l != -100]
+        assert a.owned_words == b.owned_words
+        assert [b.input_ids[k] for k in b.owned_positions] == [a.input_ids[k] for k in a.owned_positions]
+        assert sum(w is not None for w in b.word_ids) == sum(w is not None for w in a.word_ids)
+    # a tight window keeps the sentence whole and trims the context
+    tight = WordEncoder(tok, labels, max_length=len(plain[1]) + 2).encode(sentences, tags, documents=["a"] * 3 + ["b"])
+    assert len(tight[1]) == len(plain[1]) + 2
+    assert [l for l in tight[1].labels if l != -100] == [l for l in plain[1].labels if l != -100]
+
+
+def _tmp():
+    import tempfile
+    from pathlib import Path
+
+    return Path(tempfile.mkdtemp(prefix="fastbioner-enc-"))

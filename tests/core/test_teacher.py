@@ -136,3 +136,34 @@ def test_resume_after_cancel_reaches_the_same_step_count(encoder_folder, data):
     assert first.step == 5 and result.training.resumed_from == 5
     assert result.training.steps == result.training.total_steps == 3 * 5  # 18 sentences, batch 4
     assert Registry().get("res").manifest.training["resumed_from"] == 5
+
+
+def test_a_teacher_trained_with_document_context_reads_documents(encoder_folder, tmp_path):
+    """--context document: the training file's -DOCSTART- documents give each
+    sentence its neighbours; the setting is saved, devel is scored with the same
+    context, the tagger takes it from the manifest; a file without documents is
+    refused with a clear message."""
+    from fastbioner.documents import Document
+    from fastbioner.errors import InputError
+    from fastbioner.inference import Tagger
+
+    blocks = []
+    for d in range(3):
+        blocks.append(f"-DOCSTART- doc{d}")
+        blocks += ["\n".join(f"{w}\t{t}" for w, t in s) for s in SENTENCES]
+    conll = tmp_path / "docs.conll"
+    conll.write_text("\n\n".join(blocks) + "\n", encoding="utf-8")
+    cfg = make_config(encoder_folder, [conll], conll, epochs=1)
+    cfg.encoding.context = "document"
+    result = train_teacher(cfg, "ctx")
+    manifest = Registry().get("ctx").manifest
+    assert manifest.config["encoding"]["context"] == "document" and result.report is not None
+    tagger = Tagger.load("ctx")
+    assert tagger.context == "document"
+    (spans,) = tagger.tag([Document("1", "Cocaine caused seizures. Naloxone reversed hypertension.")])
+    assert all(0 <= s.start < s.end for s in spans)
+    flat = make_config(encoder_folder, [tmp_path / "flat.tsv"], conll, epochs=1)
+    write_bio(tmp_path / "flat.tsv", SENTENCES)
+    flat.encoding.context = "document"
+    with pytest.raises(InputError, match="DOCSTART"):
+        train_teacher(flat, "flat")

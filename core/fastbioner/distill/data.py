@@ -65,18 +65,22 @@ class EncodedData:
 
 def encode(teacher_encoder: WordEncoder, student_encoder: WordEncoder | None,
            labelled: Sequence[tuple[Sequence[str], Sequence[str]]],
-           unlabeled: Sequence[Sequence[str]] = ()) -> EncodedData:
+           unlabeled: Sequence[Sequence[str]] = (), documents: Sequence | None = None) -> EncodedData:
     """Windows of the labelled (words, tags) and the unlabelled word sequences.
-    ``student_encoder`` None: the student reads the teacher's windows."""
+    ``student_encoder`` None: the student reads the teacher's windows. ``documents``:
+    the labelled sentences' document keys, for document context (both sides read the
+    same context)."""
     words = [list(w) for w, _ in labelled] + [list(w) for w in unlabeled]
     o = "O"
     tags = [list(t) for _, t in labelled] + [[o] * len(w) for w in unlabeled]
     first_unlabeled = len(labelled)
-    t_windows = teacher_encoder.encode(words, tags)
+    if documents is not None:
+        documents = list(documents) + [None] * len(unlabeled)
+    t_windows = teacher_encoder.encode(words, tags, documents)
     flags = [w.sentence >= first_unlabeled for w in t_windows]
     if student_encoder is None:
         return EncodedData(teacher_encoder, teacher_encoder, t_windows, t_windows, flags)
-    s_windows = student_encoder.encode(words, tags)
+    s_windows = student_encoder.encode(words, tags, documents)
     if len(s_windows) != len(t_windows) or any(
             a.sentence != b.sentence or a.owned_words != b.owned_words for a, b in zip(t_windows, s_windows)):
         bad = next((a.sentence for a, b in zip(t_windows, s_windows)

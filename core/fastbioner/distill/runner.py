@@ -206,7 +206,8 @@ def prepare_run(config: DistillConfig, method: Method, registry: Registry, repor
     t_encoder = WordEncoder(t_tok, labels, enc.max_length, enc.window_overlap, enc.label_mode)
     s_encoder = None if shared else WordEncoder(built.tokenizer, labels, enc.max_length,
                                                 enc.window_overlap, enc.label_mode)
-    data = encode(t_encoder, s_encoder, [(s.words, s.tags) for s in train], unlabeled)
+    data = encode(t_encoder, s_encoder, [(s.words, s.tags) for s in train], unlabeled,
+                  runs.document_keys(train, enc.context, config.train_files[0]))
     if unlabeled:
         notes.append(f"{len(unlabeled)} unlabelled sentences with confidence-weighted soft labels")
 
@@ -389,8 +390,9 @@ def _score(built: BuiltStudent, dev: list[TaggedSentence], config: DistillConfig
     """Devel scores as the student will tag in use (the inference Tagger, so a CRF
     student is scored on its Viterbi paths)."""
     enc = config.encoding
-    tagger = scoring_tagger(built.model, built.tokenizer, enc.max_length, enc.window_overlap)
-    predicted = tagger.predict_words([s.words for s in dev], reporter.cancel)
+    tagger = scoring_tagger(built.model, built.tokenizer, enc.max_length, enc.window_overlap, enc.context)
+    predicted = tagger.predict_words([s.words for s in dev], reporter.cancel,
+                                     documents=runs.document_keys(dev, enc.context, str(config.dev_file)))
     return score_tags([s.tags for s in dev], [p.tags for p in predicted])
 
 
