@@ -241,6 +241,8 @@ def write_report(rows, results: dict, out: Path, preamble: str = "", archive: di
     doc += ["## 4. Ablations of calibrated FastBioNER (3-layer students, BC5CDR)", ""]
     doc += depth_table(rows, results, 4) + [""]
     doc += ["## 5. The paper's figures beside ours", ""] + paper_comparison(results, speed) + [""]
+    doc += ["## 6. Candidates for the default model (BC5CDR): teachers and MiniLM students", ""]
+    doc += depth_table(rows, results, 5) + [""]
     doc += ["## Commands", ""] + commands_section(rows, results) + [""]
     if archive:
         doc += ["## Earlier: one-epoch rows (sessions 1 and 2)", "",

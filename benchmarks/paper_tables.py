@@ -211,6 +211,54 @@ def all_rows() -> list[Row]:
                  (*CALIBRATED, "--unlabeled", unl))):
             rows.append(student_row(ds, 4, "fastbioner", 3, slug=f"{slug}-3", title=f"3 layers, calibrated, {title}",
                                     extra_args=extra))
+    rows += default_model_rows()
+    return rows
+
+
+def default_model_rows() -> list[Row]:
+    """Table 5: candidates for the shipped default model (issue 12), BC5CDR. Teachers:
+    the same settings on the PubTator documents without and with document context
+    (to isolate the context), and two more seeds for a multi-teacher ensemble.
+    Students: all-MiniLM-L6-v2 fine-tuned, then distilled (soft and gold labels) whole
+    or cut to 4 and 3 layers, from one teacher or three, with the unlabelled biomedical
+    text this repository holds (the BC5CDR training abstracts, the NCBI-disease
+    abstracts, the PubMed records; never the BC5CDR devel abstracts)."""
+    pub = DATA / "bc5cdr" / "pubtator"
+    train_doc, dev_doc = str(pub / "CDR_TrainingSet.PubTator.txt"), str(pub / "CDR_DevelopmentSet.PubTator.txt")
+    rows = []
+    for slug, title, extra in (("teacher-pubtator", "teacher on the PubTator documents, sentence by sentence", ()),
+                               ("teacher-doc", "teacher on the PubTator documents with document context",
+                                ("--context", "document"))):
+        rows.append(Row(f"bc5cdr/{slug}", 5, "bc5cdr", title, f"{slug}-bc5cdr",
+                        ("train-teacher", "--train", train_doc, "--dev", dev_doc,
+                         "--base", str(BASES / "all-mpnet-base-v2"), "--epochs", str(TEACHER_EPOCHS),
+                         "--batch-size", "16", "--lr", "5e-5", "--checkpoint-every", "100", "--resume", *extra),
+                        TEACHER_EPOCHS, per_seed_name=False))
+    train, dev = _data("bc5cdr")
+    for seed in (14, 15):
+        rows.append(Row(f"bc5cdr/teacher-s{seed}", 5, "bc5cdr", f"teacher, seed {seed} (for the ensemble)",
+                        f"teacher-mpnet-bc5cdr-s{seed}",
+                        ("train-teacher", "--train", train, "--dev", dev, "--base", str(BASES / "all-mpnet-base-v2"),
+                         "--epochs", str(TEACHER_EPOCHS), "--batch-size", "16", "--lr", "5e-5",
+                         "--checkpoint-every", "100", "--resume"), TEACHER_EPOCHS, seeds=(seed,),
+                        per_seed_name=False))
+    unlabeled = (str(DATA / "bc5cdr" / "pubtator" / "CDR_TrainingSet.PubTator.txt"),
+                 str(DATA / "ncbi-disease" / "pubtator" / "NCBItrainset_corpus.txt"),
+                 str(DATA / "ncbi-disease" / "pubtator" / "NCBIdevelopset_corpus.txt"), str(DATA / "pubmed-xml"))
+    ensemble = ("--teacher", "teacher-mpnet-bc5cdr-s14", "--teacher", "teacher-mpnet-bc5cdr-s15")
+    for layers in (6, 4, 3):
+        for tag, extra, req in (("", (), ()),
+                                ("-ens", ensemble, ("bc5cdr/teacher-s14", "bc5cdr/teacher-s15")),
+                                ("-ens-unl", (*ensemble, "--unlabeled", *unlabeled),
+                                 ("bc5cdr/teacher-s14", "bc5cdr/teacher-s15"))):
+            if layers == 6 and not tag:
+                continue  # that is table 2's bc5cdr/hinton-minilm-ft
+            rows.append(student_row("bc5cdr", 5, "hinton", layers, slug=f"hinton-minilm{layers}-ft{tag}",
+                                    title=f"hinton, minilm-bc5cdr cut to {layers} layers"
+                                          + (", 3 teachers" if "ens" in tag else "")
+                                          + (", + unlabelled text" if "unl" in tag else ""),
+                                    student_from="minilm-bc5cdr", extra_args=extra,
+                                    requires=("bc5cdr/minilm-ft", *req)))
     return rows
 
 
