@@ -376,6 +376,8 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--slots", type=int, default=2)
     s = sub.add_parser("start", help="the runner, detached (logs to EXP/queue.log)")
     s.add_argument("--slots", type=int, default=2)
+    rp = sub.add_parser("repin", help="move the pending jobs that never started to other code (default: HEAD)")
+    rp.add_argument("--commit")
     sub.add_parser("status")
     sub.add_parser("pause")
     sub.add_parser("resume")
@@ -407,6 +409,22 @@ def main(argv: list[str] | None = None) -> int:
         proc = subprocess.Popen([sys.executable, __file__, "run", "--slots", str(args.slots)], stdout=out,
                                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
         print(f"runner started (pid {proc.pid}); log: {EXP / 'queue.log'}")
+        return 0
+    if args.cmd == "repin":
+        commit = args.commit or head_commit()
+        moved = 0
+        with locked_state() as state:
+            for j in state["jobs"]:
+                started = (EXP / "home" / "models" / ".checkpoints" / j["model"]).exists() or j.get("started")
+                if j["state"] == "pending" and not started:
+                    # the command is rebuilt from the rows at that code, with its flags
+                    rows = {r.id: r for r in paper_tables.all_rows()}
+                    if j["row"] in rows:
+                        j.update(job_for(rows[j["row"]], j["seed"], commit))
+                    else:
+                        j["commit"] = commit
+                    moved += 1
+        print(f"{moved} pending job(s) now run at {commit}")
         return 0
     if args.cmd == "status":
         status()
