@@ -71,11 +71,13 @@ class CorpusSummary:
     sentences_tagged: int = 0
     tokens_tagged: int = 0
     entities_tagged: int = 0
+    startup_seconds: float = 0.0    # loading the model (every worker), before tagging starts
     tagging_seconds: float = 0.0    # wall time of this run's tagging stage
     worker_seconds: float = 0.0     # time the workers spent in the tagger, summed
     deleted_pmids: list[str] = field(default_factory=list)
     deleted_dropped: int = 0
     superseded: int = 0
+    device: dict[str, Any] = field(default_factory=dict)  # what one worker runs: device, precision, threads
 
     @property
     def tokens_per_second(self) -> float:
@@ -185,6 +187,12 @@ def tag_corpus(inputs: Sequence[str | Path], out_dir: str | Path, model: str | P
             pending.append((ShardJob(scan.path, options.input_format, keep, options.chunk_documents,
                                      str(shard)), record))
         total = sum(int(j.keep.sum()) for j, _ in pending)
+        if pending:
+            reporter.stage("load", message=f"loading {ref.name} ({engine.workers} worker(s))")
+            t_load = time.perf_counter()
+            engine.start()
+            summary.startup_seconds = time.perf_counter() - t_load
+            summary.device = engine.describe()
         reporter.stage("tag", total=total, message=f"tagging {total} document(s) into {len(pending)} shard(s)")
         t0 = time.perf_counter()
         if pending:

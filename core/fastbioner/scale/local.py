@@ -26,10 +26,14 @@ class LocalEngine:
             cancel.check()
             yield scan_input(path, input_format, cancel)
 
-    def stream(self, jobs: Sequence[ShardJob], cancel: CancelToken
-               ) -> Iterator[tuple[int, ChunkResult | None]]:
+    def start(self) -> None:
+        """Load the model (before the clock of the tagging stage starts)."""
         if self._tagger is None:
             self._tagger = Tagger.load(self.model.folder, self.config)
+
+    def stream(self, jobs: Sequence[ShardJob], cancel: CancelToken
+               ) -> Iterator[tuple[int, ChunkResult | None]]:
+        self.start()
         for i, job in enumerate(jobs):
             for docs in read_kept_chunks(job):
                 cancel.check()

@@ -127,6 +127,12 @@ class RayEngine:
 
     # -- tagging --------------------------------------------------------------------
 
+    def start(self) -> None:
+        """Start the actors and wait until each has loaded the model (so the tagging
+        stage's clock measures tagging, not start-up)."""
+        self._start_actors()
+        ray.get([a.describe.remote() for a in self._actors])
+
     def _start_actors(self) -> None:
         if self._actors:
             return
