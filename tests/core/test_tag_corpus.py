@@ -147,6 +147,16 @@ def test_cli_tag_corpus(model, series, tmp_path, capsys):
     assert not (tmp_path / "o2").exists()
 
 
+def test_ray_engine_without_ray_says_what_to_install(model, series, tmp_path, monkeypatch, capsys):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # as where the scale extra is not installed
+    assert main(["tag-corpus", str(series["paths"][0]), "--out", str(tmp_path / "out"), "--model", str(model),
+                 "--engine", "ray", "--quiet"]) == 2
+    assert 'needs Ray: pip install "fastbioner-studio[scale]"' in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
 @pytest.fixture(scope="module")
 def ray_local():
     ray = pytest.importorskip("ray", reason="the Ray engine needs the scale extra")

@@ -24,21 +24,23 @@ from collections import deque
 from pathlib import Path
 from typing import Iterator, Sequence
 
-try:
-    import ray
-    from ray.exceptions import RayTaskError
-    from ray.util.actor_pool import ActorPool
-except ModuleNotFoundError as exc:  # pragma: no cover - depends on the install
-    from ..errors import FastBioNERError
-
-    raise FastBioNERError('the Ray engine needs Ray: pip install "fastbioner-studio[scale]"') from exc
-
 from ..errors import FastBioNERError
 from ..inference import TaggerConfig
 from ..jobs import CancelToken
 from .shards import ChunkResult
 from .updates import InputScan
 from .work import ModelRef, ShardJob, read_task, scan_task
+
+
+def import_ray():
+    """Ray, imported when the engine starts (never at import: the module stays importable,
+    and cheap to import, where the ``scale`` extra is not installed)."""
+    try:
+        import ray
+    except ImportError:
+        raise FastBioNERError('--engine ray needs Ray: pip install "fastbioner-studio[scale]"') from None
+    return ray
+
 
 READ_AHEAD_FILES = 2       # files read ahead of the one being tagged
 CHUNKS_PER_WORKER = 2      # chunks in flight per actor
@@ -81,6 +83,7 @@ class RayEngine:
 
     def __init__(self, model: ModelRef, config: TaggerConfig, *, address: str | None = None,
                  workers: int | None = None, gpus_per_worker: float = 0.0):
+        ray = import_ray()
         self.model, self.config = model, config
         self._started_ray = False
         if not ray.is_initialized():
@@ -107,15 +110,16 @@ class RayEngine:
 
     def scan(self, paths: Sequence[str], input_format: str | None, cancel: CancelToken
              ) -> Iterator[InputScan]:
+        # Not cancelled when the run stops early: a scan is short, and ray.cancel on a
+        # task that is finishing at that moment can abort the driver (seen with Ray 2.60).
         refs = [self._scan_task.remote(p, input_format) for p in paths]
-        try:
-            for ref in refs:
-                yield self._get(ref, cancel)
-        finally:
-            for ref in refs:
-                ray.cancel(ref, force=False)
+        for ref in refs:
+            yield self._get(ref, cancel)
 
     def _get(self, ref, cancel: CancelToken):
+        import ray
+        from ray.exceptions import RayTaskError
+
         while True:
             ready, _ = ray.wait([ref], timeout=POLL_SECONDS)
             if ready:
@@ -130,10 +134,14 @@ class RayEngine:
     def start(self) -> None:
         """Start the actors and wait until each has loaded the model (so the tagging
         stage's clock measures tagging, not start-up)."""
+        import ray
+
         self._start_actors()
         ray.get([a.describe.remote() for a in self._actors])
 
     def _start_actors(self) -> None:
+        import ray
+
         if self._actors:
             return
         files = ray.put(self.model.files())
@@ -146,6 +154,8 @@ class RayEngine:
     def stream(self, jobs: Sequence[ShardJob], cancel: CancelToken
                ) -> Iterator[tuple[int, ChunkResult | None]]:
         """Each job's tagged chunks in order, then ``(job, None)``; jobs in order."""
+        from ray.util.actor_pool import ActorPool
+
         self._start_actors()
         pool = ActorPool(self._actors)
         readers: dict[int, object] = {}
@@ -187,7 +197,9 @@ class RayEngine:
             yield i, self._next_result(pool, cancel)
             in_pool -= 1
 
-    def _next_result(self, pool: ActorPool, cancel: CancelToken) -> ChunkResult:
+    def _next_result(self, pool, cancel: CancelToken) -> ChunkResult:
+        from ray.exceptions import RayTaskError
+
         while True:
             try:
                 return pool.get_next(timeout=POLL_SECONDS)
@@ -197,9 +209,13 @@ class RayEngine:
                 raise _unwrap(exc) from None
 
     def describe(self) -> dict:
+        import ray
+
         return ray.get(self._actors[0].describe.remote()) if self._actors else {}
 
     def close(self) -> None:
+        import ray
+
         for actor in self._actors:
             ray.kill(actor)
         self._actors = []
