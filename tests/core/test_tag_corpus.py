@@ -72,6 +72,21 @@ def test_shards_follow_pubmed_updates_and_hold_the_taggers_spans(model, series, 
     assert [s["status"] for s in saved["shards"]] == ["written"] * 3
 
 
+def test_update_rules_over_many_inputs():
+    from fastbioner.scale.updates import InputScan, resolve
+
+    scans = [InputScan.of("a", ["1", "2", "x:1", "007", "5", "5"]),
+             InputScan.of("b", ["2", "7", "x:1"], deleted=["1"]),
+             InputScan.of("c", ["2"], deleted=["99"])]
+    assert scans[0].ids == ["1", "2", "x:1", "007", "5", "5"]
+    r = resolve(scans)
+    # Deleted anywhere: gone; several copies: the latest (within a file, the last);
+    # ids that are not numbers ("x:1", "007") are ids all the same, never the number 7.
+    assert [k.tolist() for k in r.keep] == [[False, False, False, True, False, True],
+                                            [False, True, True], [True]]
+    assert r.deleted_pmids == ["1", "99"] and r.deleted_dropped == 1 and r.superseded == 4
+
+
 def test_resume_skips_complete_shards_and_redoes_changed_ones(model, series, tmp_path):
     out = tmp_path / "out"
     run(series, out, model)

@@ -31,12 +31,35 @@ from ..jobs import CancelToken
 @dataclass
 class InputScan:
     """One input file's document ids in file order, the PMIDs it deletes, and the
-    SHA-256 of its bytes (a changed file is tagged again on resume)."""
+    SHA-256 of its bytes (a changed file is tagged again on resume). Ids are kept as
+    numbers (8 bytes each: the scans of all of PubMed stay small); an id that is not
+    a number (a text file's ``notes:3``) is -1 there and kept in ``others`` by position."""
 
     path: str
-    ids: list[str]
+    numbers: np.ndarray
+    others: dict[int, str] = field(default_factory=dict)
     deleted: list[str] = field(default_factory=list)
     sha256: str = ""
+
+    @classmethod
+    def of(cls, path: str, ids: list[str], deleted: list[str] = (), sha256: str = "") -> "InputScan":
+        numbers = np.full(len(ids), -1, dtype=np.int64)
+        others: dict[int, str] = {}
+        for k, id_ in enumerate(ids):
+            if _is_number(id_):
+                numbers[k] = int(id_)
+            else:
+                others[k] = id_
+        return cls(str(path), numbers, others, list(deleted), sha256)
+
+    @property
+    def ids(self) -> list[str]:
+        return [self.others[k] if n < 0 else str(n) for k, n in enumerate(self.numbers.tolist())]
+
+
+def _is_number(id_: str) -> bool:
+    # "007" is not the number 7 as an id: only canonical digits are stored as numbers.
+    return id_.isdigit() and len(id_) < 18 and (id_ == "0" or not id_.startswith("0"))
 
 
 def file_sha256(path: str | Path) -> str:
@@ -57,7 +80,7 @@ def scan_input(path: str | Path, input_format: str | None = None,
         ids.append(doc.id)
         if cancel is not None and n % 1000 == 0:
             cancel.check()
-    return InputScan(str(path), ids, list(getattr(reader, "deleted", ()) or ()), file_sha256(path))
+    return InputScan.of(str(path), ids, list(getattr(reader, "deleted", ()) or ()), file_sha256(path))
 
 
 @dataclass
@@ -77,7 +100,7 @@ class _Codes:
         self.other: dict[str, int] = {}
 
     def code(self, id_: str, add: bool = True) -> int | None:
-        if id_.isdigit() and len(id_) < 18:
+        if _is_number(id_):
             return int(id_)
         if id_ not in self.other:
             if not add:
@@ -85,14 +108,17 @@ class _Codes:
             self.other[id_] = -1 - len(self.other)
         return self.other[id_]
 
-    def array(self, ids: list[str]) -> np.ndarray:
-        return np.fromiter((self.code(i) for i in ids), dtype=np.int64, count=len(ids))
+    def array(self, scan: InputScan) -> np.ndarray:
+        keys = scan.numbers.copy()
+        for k, id_ in scan.others.items():
+            keys[k] = self.code(id_)
+        return keys
 
 
 def resolve(scans: list[InputScan]) -> Resolution:
     """Which documents of each input (oldest first) a run keeps: see the module's doc."""
     codes = _Codes()
-    keys = [codes.array(s.ids) for s in scans]
+    keys = [codes.array(s) for s in scans]
     sizes = [len(k) for k in keys]
     everything = np.concatenate(keys) if keys else np.zeros(0, np.int64)
     # The last copy of each id: the first one met walking backwards.
