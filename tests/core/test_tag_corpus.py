@@ -64,7 +64,9 @@ def test_shards_follow_pubmed_updates_and_hold_the_taggers_spans(model, series, 
         [(s.start, s.end, s.label) for s in expected]
     assert [s["score"] for s in five["spans"]] == pytest.approx([s.score for s in expected], abs=1e-5)
     assert sum(len(r["spans"]) for t in tables.values() for r in t.to_pylist()) == sum(summary.entities.values()) > 0
-    saved = json.loads((out / "summary.json").read_text())
+    # The folder reads as one table (the summary beside the shards is not taken for one).
+    assert pq.read_table(out).num_rows == summary.documents
+    saved = json.loads((out / "_summary.json").read_text())
     assert saved["documents"] == summary.documents == sum(len(s) for s in series["shards"])
     assert saved["deleted_pmids"] == ["14", "3", "99"]
     assert saved["deleted_dropped"] == 2 and saved["superseded"] == 2
@@ -154,7 +156,7 @@ def test_cli_tag_corpus(model, series, tmp_path, capsys):
                    "--precision", "fp32", "--threads", "1", "--quiet"])
     printed = capsys.readouterr().out
     assert status == 0 and "3 shard(s)" in printed and "3 PMID(s) deleted" in printed
-    assert (out / "summary.json").is_file() and len(shards(out)) == 3
+    assert (out / "_summary.json").is_file() and len(shards(out)) == 3
     # Bad input: one line naming the file, exit status 2, nothing written.
     assert main(["tag-corpus", str(tmp_path / "missing.xml.gz"), "--out", str(tmp_path / "o2"),
                  "--model", str(model), "--quiet"]) == 2
@@ -191,6 +193,6 @@ def test_ray_engine_writes_the_same_shards_as_local(ray_local, model, series, tm
     for name in a:
         # Same rows, same spans, same float32 scores, same metadata (fingerprint, counts).
         assert a[name].equals(b[name], check_metadata=True), name
-    assert json.loads((remote / "summary.json").read_text())["deleted_pmids"] == ["14", "3", "99"]
+    assert json.loads((remote / "_summary.json").read_text())["deleted_pmids"] == ["14", "3", "99"]
     # Resume across engines: the local run finds the Ray run's shards complete.
     assert [s["status"] for s in run(series, remote, model, chunk_documents=3).shards] == ["skipped"] * 3

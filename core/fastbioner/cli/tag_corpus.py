@@ -17,12 +17,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Tag every document of INPUT files (PubMed .xml/.xml.gz, or any format `convert` "
                     "reads; folders are read in name order) into one Parquet shard per input in --out "
                     "(columns pmid and spans: start, end, label, score, text, offsets into title + ' ' "
-                    "+ abstract), plus summary.json. Inputs are taken oldest first, as PubMed's update "
+                    "+ abstract), plus _summary.json. Inputs are taken oldest first, as PubMed's update "
                     "files: a PMID deleted by a <DeleteCitation> in any input is in no shard, and a PMID "
                     "in several inputs is kept once, from the latest. Running the same command again "
                     "skips complete shards; Ctrl-C cancels and leaves no partial shard.")
     p.add_argument("inputs", nargs="+", metavar="INPUT", help="input files or folders, oldest first")
-    p.add_argument("--out", required=True, metavar="DIR", help="folder for the shards and summary.json")
+    p.add_argument("--out", required=True, metavar="DIR", help="folder for the shards and _summary.json")
     p.add_argument("--engine", default="local", choices=("local", "ray"),
                    help="local: this process; ray: Ray tasks read, a pool of Tagger actors tags "
                         '(pip install "fastbioner-studio[scale]") (%(default)s)')

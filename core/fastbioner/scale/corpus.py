@@ -4,7 +4,7 @@
 update semantics (:mod:`.updates`), skips shards already complete with the same
 fingerprint (resume), then has an engine read and tag the rest, writing each shard
 atomically as its last chunk arrives (:mod:`.shards`), and finally a summary
-(``summary.json`` in the output folder). The engine is ``local`` (this process) or
+(``_summary.json`` in the output folder). The engine is ``local`` (this process) or
 ``ray`` (reading tasks and a pool of Tagger actors, :mod:`.ray_engine`, imported only
 when chosen); both run the same reading and tagging functions (:mod:`.work`), so
 they write the same shards.
@@ -30,7 +30,7 @@ from .updates import resolve
 from .work import ModelRef, ShardJob
 
 ENGINES = ("local", "ray")
-SUMMARY_FILE = "summary.json"
+SUMMARY_FILE = "_summary.json"  # "_" first: Parquet readers of the folder (pyarrow, Spark) skip it
 
 
 @dataclass
@@ -57,7 +57,7 @@ class CorpusOptions(Settings):
 
 @dataclass
 class CorpusSummary:
-    """What a corpus run did; written as ``summary.json`` beside the shards."""
+    """What a corpus run did; written as ``_summary.json`` beside the shards."""
 
     out_dir: str
     engine: str
@@ -101,7 +101,7 @@ class CorpusSummary:
             f"{len(self.shards) - written} already complete (skipped)",
             f"{self.documents} document(s), entities: {sum(self.entities.values())} ({types})",
             f"PubMed updates: {len(self.deleted_pmids)} PMID(s) deleted ({self.deleted_dropped} "
-            f"document(s) left out), {self.superseded} older cop(ies) replaced by a later input",
+            f"document(s) left out), {self.superseded} document(s) superseded by a later copy",
             f"tagged now: {self.documents_tagged} document(s), {self.tokens_tagged} token(s), "
             f"{self.tokens_per_second:,.0f} tokens/s ({self.engine}, {self.workers} worker(s); "
             f"{self.tokens_per_second_per_worker:,.0f} tokens/s per busy worker)",
