@@ -153,6 +153,7 @@ class MultiRead:
         self.options = options
         self.errors: list[InputError] = []
         self.files: list[Path] = []
+        self.deleted: list[str] = []  # PMIDs withdrawn by the PubMed files' <DeleteCitation>
         self._reporter = ProgressReporter(on_event, cancel)
 
     def _expand(self) -> list[Path]:
@@ -173,11 +174,13 @@ class MultiRead:
         for n, path in enumerate(files):
             self._reporter.check()
             try:
-                docs = list(read_documents(path, self.fmt, **self.options))
+                reader = read_documents(path, self.fmt, **self.options)
+                docs = list(reader)
             except InputError as exc:
                 self.errors.append(exc)
             else:
                 self.files.append(path)
+                self.deleted.extend(getattr(reader, "deleted", ()))
                 yield from docs
             self._reporter.emit(step=n + 1, message=path.name)
 
