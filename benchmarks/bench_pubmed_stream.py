@@ -9,7 +9,7 @@ resident memory (``ru_maxrss``), its time and the documents read:
 
     python benchmarks/bench_pubmed_stream.py                  # streaming only
     python benchmarks/bench_pubmed_stream.py --whole          # also parse it whole (> 1 GB)
-    python benchmarks/bench_pubmed_stream.py --articles 30000 --file /tmp/pubmed-bench.xml.gz --json out.json
+    python benchmarks/bench_pubmed_stream.py --whole --json benchmarks/results/pubmed-stream.json
 
 ``stream`` is :func:`fastbioner.formats.pubmed_xml.read` (iterparse over gzip, each article
 cleared once read); ``whole`` decompresses the file and parses it at once with defusedxml,
