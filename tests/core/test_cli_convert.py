@@ -62,3 +62,20 @@ def test_invalid_bio_warns_in_one_line_or_fails_on_request(tmp_path, capsys):
                                                "continue an entity (they now open one): lines 1")
     assert main(["convert", str(src), str(tmp_path / "o2.jsonl"), "--on-invalid", "error"]) == 2
     assert not (tmp_path / "o2.jsonl").exists()
+
+
+def test_convert_gzipped_pubmed_update_files_lists_their_deletions(tmp_path, capsys):
+    from pubmed_files import article, write_pubmed_gz
+
+    folder = tmp_path / "updates"
+    folder.mkdir()
+    write_pubmed_gz(folder / "pubmed25n0002.xml.gz", [article(7, "Lithium toxicity.", "Renal failure.")],
+                    deleted=[3, 4])
+    write_pubmed_gz(folder / "pubmed25n0003.xml.gz", [article(8, "Cocaine.", "Seizures.")], deleted=[5])
+    out = tmp_path / "out.jsonl"
+    for src in (folder / "pubmed25n0002.xml.gz", folder):
+        assert main(["convert", str(src), str(out)]) == 0
+        printed = capsys.readouterr().out
+        assert "PMID(s) deleted by <DeleteCitation>" in printed
+    assert "3 PMID(s) deleted by <DeleteCitation>" in printed and ": 3, 4, 5" in printed
+    assert "wrote 2 document(s)" in printed

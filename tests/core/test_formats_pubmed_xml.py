@@ -57,3 +57,86 @@ def test_missing_pmid_and_truncation(tmp_path):
         list(pubmed_xml.read(write(tmp_path, EFETCH.replace('<PMID Version="1">222</PMID>', ""))))
     with pytest.raises(InputError, match=r"e\.xml:\d+: not well-formed XML"):
         list(pubmed_xml.read(write(tmp_path, EFETCH[:-40])))
+
+
+# -- streaming, gzip and DeleteCitation (PubMed's baseline and update files) -----------
+
+UPDATE = """<?xml version="1.0" ?>
+<PubmedArticleSet>
+<PubmedArticle><MedlineCitation><PMID Version="2">111</PMID><Article>
+<ArticleTitle>Lithium and the heart, revised.</ArticleTitle>
+<Abstract><AbstractText>Lithium is toxic.</AbstractText></Abstract></Article>
+<CommentsCorrectionsList><CommentsCorrections RefType="Cites"><PMID Version="1">999</PMID>
+</CommentsCorrections></CommentsCorrectionsList></MedlineCitation></PubmedArticle>
+<DeleteCitation><PMID Version="1">222</PMID><PMID Version="1">333</PMID></DeleteCitation>
+</PubmedArticleSet>
+"""
+
+
+def gzipped(tmp_path, text, name="pubmed25n0002.xml.gz"):
+    import gzip
+
+    path = tmp_path / name
+    with gzip.open(path, "wt", encoding="utf-8") as fh:
+        fh.write(text)
+    return path
+
+
+def test_gzipped_update_file_reports_its_deleted_pmids(tmp_path):
+    from fastbioner.formats import guess_format, read_documents
+
+    path = gzipped(tmp_path, UPDATE)
+    assert guess_format(path) == "pubmed"
+    reader = read_documents(path)
+    docs = list(reader)
+    # The record's own PMID, not the one of a citation it carries.
+    assert [(d.id, d.text) for d in docs] == [("111", "Lithium and the heart, revised. Lithium is toxic.")]
+    assert reader.deleted == ["222", "333"]
+    # A plain .xml reads the same.
+    plain = pubmed_xml.read(write(tmp_path, UPDATE, "u.xml"))
+    assert list(plain) == docs and plain.deleted == ["222", "333"]
+
+
+def test_reading_streams_article_by_article(tmp_path):
+    # The first article arrives before the parser has reached the broken end of the
+    # file: nothing waits for the whole file, then the error names the file and line.
+    articles = "".join(f"<PubmedArticle><MedlineCitation><PMID>{i}</PMID><Article><ArticleTitle>T {i}."
+                       f"</ArticleTitle></Article></MedlineCitation></PubmedArticle>\n" for i in range(3000))
+    path = gzipped(tmp_path, f"<PubmedArticleSet>\n{articles}<PubmedArticle><Oops></PubmedArticleSet>\n",
+                   "big.xml.gz")
+    reader = pubmed_xml.read(path)
+    assert next(reader).id == "0"
+    with pytest.raises(InputError, match=r"big\.xml\.gz:3002: not well-formed XML: mismatched tag"):
+        list(reader)
+
+
+def test_bad_gzip_and_empty_files(tmp_path):
+    path = gzipped(tmp_path, EFETCH, "t.xml.gz")
+    path.write_bytes(path.read_bytes()[:60])
+    with pytest.raises(InputError, match=r"t\.xml\.gz: gzip data ends early"):
+        list(pubmed_xml.read(path))
+    fake = tmp_path / "f.xml.gz"
+    fake.write_text(EFETCH, encoding="utf-8")
+    with pytest.raises(InputError, match=r"f\.xml\.gz: not valid gzip data"):
+        list(pubmed_xml.read(fake))
+    with pytest.raises(InputError, match="empty file"):
+        list(pubmed_xml.read(write(tmp_path, "\n  \n", "empty.xml")))
+
+
+def test_entities_are_refused_while_streaming(tmp_path):
+    bomb = ('<?xml version="1.0"?><!DOCTYPE PubmedArticleSet [<!ENTITY a "aaaa">]>'
+            "<PubmedArticleSet><PubmedArticle><MedlineCitation><PMID>1</PMID><Article>"
+            "<ArticleTitle>&a;</ArticleTitle></Article></MedlineCitation></PubmedArticle></PubmedArticleSet>")
+    with pytest.raises(InputError, match="entity declarations"):
+        list(pubmed_xml.read(gzipped(tmp_path, bomb, "bomb.xml.gz")))
+
+
+def test_gzipped_round_trip_and_other_formats_refuse_gzip(tmp_path):
+    from fastbioner.formats import read_documents
+
+    docs = list(pubmed_xml.read(write(tmp_path, EFETCH)))
+    out = tmp_path / "o.xml.gz"
+    pubmed_xml.write(docs, out)
+    assert list(read_documents(out)) == docs
+    with pytest.raises(InputError, match="gzipped input is read for PubMed XML only"):
+        read_documents(out, "bioc")

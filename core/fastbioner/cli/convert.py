@@ -77,13 +77,15 @@ def _renamed(docs: Iterator[Document], mapping: dict[str, str]) -> Iterator[Docu
         yield doc
 
 
-def _read(path: Path, fmt: str | None, errors: list[InputError], **options) -> Iterator[Document]:
-    if path.is_dir():
-        batch = read_any([path], fmt, **options)
-        yield from batch
-        errors.extend(batch.errors)
-    else:
-        yield from read_documents(path, fmt, **options)
+def _read(path: Path, fmt: str | None, errors: list[InputError], deleted: list[str] | None = None,
+          **options) -> Iterator[Document]:
+    """Documents of a file or folder; per-file errors of a folder into ``errors``, and the
+    PMIDs that PubMed update files withdraw (``<DeleteCitation>``) into ``deleted``."""
+    reader = read_any([path], fmt, **options) if path.is_dir() else read_documents(path, fmt, **options)
+    yield from reader
+    errors.extend(getattr(reader, "errors", ()))
+    if deleted is not None:
+        deleted.extend(getattr(reader, "deleted", ()))
 
 
 def run_convert(args: argparse.Namespace) -> int:
@@ -92,17 +94,22 @@ def run_convert(args: argparse.Namespace) -> int:
         raise InputError("output would overwrite the input; choose another file", out)
     options = {}
     errors: list[InputError] = []
+    deleted: list[str] = []
     with _warnings_as_lines():
         reading_conll = (format_module(args.src).NAME == "conll" if args.src
                          else src.is_file() and guess_format(src) == "conll")
         if reading_conll:
             options = {"on_invalid": args.on_invalid, "scheme": args.in_scheme}
-        docs = _renamed(_read(src, args.src, errors, **options), _label_map(args.map_label))
+        docs = _renamed(_read(src, args.src, errors, deleted, **options), _label_map(args.map_label))
         write_options = {"scheme": args.scheme} if _writes_conll(out, args.dst) else {}
         report = write_documents(docs, out, args.dst, **write_options)
     for err in errors:
         print(f"fastbioner: error: {err} (file skipped)", file=sys.stderr)
     print(report.summary())
+    if deleted:
+        shown = ", ".join(deleted[:10]) + (", ..." if len(deleted) > 10 else "")
+        print(f"{len(deleted)} PMID(s) deleted by <DeleteCitation> (a PubMed update file withdraws "
+              f"citations of earlier files; tag-corpus drops them across files): {shown}")
     for doc_id, span in report.off_boundary[:20]:
         print(f"  off token boundaries: document {doc_id}, {span.label} at {span.start}..{span.end}",
               file=sys.stderr)

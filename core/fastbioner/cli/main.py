@@ -21,6 +21,7 @@ COMMAND_MODULES = [
     "fastbioner.cli.train",     # train-teacher, evaluate
     "fastbioner.cli.distill",   # distill
     "fastbioner.cli.tag",       # tag
+    "fastbioner.cli.tag_corpus",  # tag-corpus
     "fastbioner.cli.models",    # models list|show|import|export|delete
     "fastbioner.cli.compact",   # compact
 ]

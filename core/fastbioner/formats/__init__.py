@@ -8,6 +8,10 @@ Bad input raises :class:`fastbioner.errors.InputError` (one line naming file and
 line). Input that can be read after a repair (an invalid BIO sequence) issues an
 :class:`fastbioner.errors.InputWarning` through :mod:`warnings`; callers that want
 them as a list use ``warnings.catch_warnings(record=True)``.
+
+PubMed XML is read as a stream (``.xml`` or ``.xml.gz``); its reader's iterator also
+lists the PMIDs the file's ``<DeleteCitation>`` blocks withdraw (``.deleted``, see
+:class:`fastbioner.formats.pubmed_xml.PubmedReader`).
 """
 
 from __future__ import annotations
@@ -117,6 +121,8 @@ def read_documents(path: str | Path, fmt: str | None = None, **options: Any) -> 
     if not path.exists():
         raise InputError("no such file", path)
     module = format_module(fmt) if fmt else FORMATS[guess_format(path)]
+    if path.name.lower().endswith(".gz") and module is not pubmed_xml:
+        raise InputError(f"gzipped input is read for PubMed XML only, not {module.NAME}: gunzip it first", path)
     return module.read(path, **options)
 
 
@@ -147,6 +153,7 @@ class MultiRead:
         self.options = options
         self.errors: list[InputError] = []
         self.files: list[Path] = []
+        self.deleted: list[str] = []  # PMIDs withdrawn by the PubMed files' <DeleteCitation>
         self._reporter = ProgressReporter(on_event, cancel)
 
     def _expand(self) -> list[Path]:
@@ -167,11 +174,13 @@ class MultiRead:
         for n, path in enumerate(files):
             self._reporter.check()
             try:
-                docs = list(read_documents(path, self.fmt, **self.options))
+                reader = read_documents(path, self.fmt, **self.options)
+                docs = list(reader)
             except InputError as exc:
                 self.errors.append(exc)
             else:
                 self.files.append(path)
+                self.deleted.extend(getattr(reader, "deleted", ()))
                 yield from docs
             self._reporter.emit(step=n + 1, message=path.name)
 

@@ -9,10 +9,16 @@ not part of the text). A record without an abstract is a title-only document.
 Inline markup (``<i>``, ``<sup>``) is flattened to its text. Kept as metadata:
 journal, year, DOI and each section's ``NlmCategory``. PubMed XML holds no
 entity spans; the writer writes the text, passages and that metadata back.
+
+Files are read as a stream (``.xml``, or ``.xml.gz`` as PubMed's baseline and update
+files come), article by article with bounded memory; ``<DeleteCitation>`` blocks are
+read and their PMIDs reported (:class:`PubmedReader`).
 """
 
 from __future__ import annotations
 
+import gzip
+import io
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Iterable, Iterator
@@ -21,12 +27,13 @@ from ..documents import Document
 from ..errors import InputError
 from ..fileio import atomic_write
 from .report import WriteReport
-from .xmlsafe import XmlFile, parse_xml, text_of, write_xml
+from .xmlsafe import iterparse_xml, text_of, write_xml
 
 NAME = "pubmed"
-EXTENSIONS = (".pubmed.xml",)
+EXTENSIONS = (".pubmed.xml", ".xml.gz")
 ROOT_TAG = "PubmedArticleSet"
 _RECORDS = ("PubmedArticle", "PubmedBookArticle")
+_DELETE = "DeleteCitation"
 
 
 def _metadata(record: ET.Element) -> dict[str, object]:
@@ -42,10 +49,7 @@ def _metadata(record: ET.Element) -> dict[str, object]:
     return meta
 
 
-def _record(record: ET.Element, xml: XmlFile) -> Document:
-    pmid = (record.findtext(".//PMID") or "").strip()
-    if not pmid:
-        raise xml.error(f"a <{record.tag}> has no <PMID>", f"<{record.tag}>")
+def _record(record: ET.Element, pmid: str) -> Document:
     title_el = record.find(".//ArticleTitle")
     if title_el is None:
         title_el = record.find(".//BookTitle")
@@ -64,15 +68,74 @@ def _record(record: ET.Element, xml: XmlFile) -> Document:
     return doc
 
 
-def read(path: str | Path) -> Iterator[Document]:
-    """One document per article of a PubMed XML file."""
-    xml = parse_xml(path)
-    if xml.root.tag not in (ROOT_TAG, *_RECORDS):
-        raise InputError(f"not PubMed XML: the root element is <{xml.root.tag}>, expected "
-                         f"<{ROOT_TAG}>", path)
-    records = [xml.root] if xml.root.tag in _RECORDS else [r for r in xml.root if r.tag in _RECORDS]
-    for record in records:
-        yield _record(record, xml)
+class PubmedReader:
+    """The articles of one PubMed XML file (``.xml`` or ``.xml.gz``), one at a time.
+
+    The file is parsed as it is read and each record is dropped once it has become a
+    :class:`Document`, so memory stays bounded whatever the file's size (a 30,000-article
+    baseline file parsed whole takes over 1 GB). ``deleted`` lists the PMIDs of the
+    file's ``<DeleteCitation>`` blocks (update files carry them: citations an earlier
+    file held that PubMed has withdrawn); it is complete once the iterator is
+    exhausted. Dropping those PMIDs from earlier files is the caller's business
+    (:mod:`fastbioner.scale.updates`), since a reader sees one file."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.deleted: list[str] = []
+        self._records = self._read()
+
+    def __iter__(self) -> "PubmedReader":
+        return self
+
+    def __next__(self) -> Document:
+        return next(self._records)
+
+    def _read(self) -> Iterator[Document]:
+        root: ET.Element | None = None
+        depth = 0  # of the element just started or ended (the root is 1)
+        seen = 0
+        last_pmid = None
+        for event, elem in iterparse_xml(self.path):
+            if event == "start":
+                depth += 1
+                if root is None:
+                    root = elem
+                    if root.tag not in (ROOT_TAG, *_RECORDS):
+                        raise InputError(f"not PubMed XML: the root element is <{root.tag}>, "
+                                         f"expected <{ROOT_TAG}>", self.path)
+                continue
+            depth -= 1
+            # Records are the root's children (or the root itself, for a file of one
+            # record); a record nested deeper would be part of another one.
+            top = depth == 1 or (depth == 0 and elem is root)
+            if top and elem.tag in _RECORDS:
+                seen += 1
+                pmid = (elem.findtext(".//PMID") or "").strip()
+                if not pmid:
+                    after = f", the one after PMID {last_pmid}" if last_pmid else ""
+                    raise InputError(f"a <{elem.tag}> has no <PMID> (record {seen}{after})", self.path)
+                last_pmid = pmid
+                doc = _record(elem, pmid)
+                _forget(root, elem)
+                yield doc
+            elif top and elem.tag == _DELETE:
+                self.deleted.extend(p.text.strip() for p in elem.iter("PMID") if p.text and p.text.strip())
+                _forget(root, elem)
+
+
+def _forget(root: ET.Element, elem: ET.Element) -> None:
+    """Drop what has been read: bounded memory is the point of streaming. Clearing
+    the root also drops records the parser has built ahead; their own end events
+    still deliver them whole (the parser holds them until then)."""
+    elem.clear()
+    if root is not elem:
+        root.clear()
+
+
+def read(path: str | Path) -> PubmedReader:
+    """One document per article of a PubMed XML file (``.xml`` or ``.xml.gz``), read as
+    a stream; the returned iterator's ``deleted`` lists the file's deleted PMIDs."""
+    return PubmedReader(path)
 
 
 def _article(doc: Document) -> ET.Element:
@@ -104,12 +167,18 @@ def _article(doc: Document) -> ET.Element:
 
 
 def write(docs: Iterable[Document], path: str | Path) -> WriteReport:
-    """Write documents as a ``PubmedArticleSet`` (text, sections and metadata; no spans)."""
+    """Write documents as a ``PubmedArticleSet`` (text, sections and metadata; no spans),
+    gzipped when the name ends in ``.gz``."""
     report = WriteReport(path=str(path), format=NAME)
     root = ET.Element(ROOT_TAG)
     for doc in docs:
         report.add(doc, holds_spans=False)
         root.append(_article(doc))
-    with atomic_write(path) as fh:
-        write_xml(root, fh)
+    if str(path).lower().endswith(".gz"):
+        with atomic_write(path, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz, \
+                io.TextIOWrapper(gz, encoding="utf-8", newline="") as fh:
+            write_xml(root, fh)
+    else:
+        with atomic_write(path) as fh:
+            write_xml(root, fh)
     return report

@@ -3,9 +3,11 @@ errors as one line naming the file and line."""
 
 from __future__ import annotations
 
+import gzip
 import xml.etree.ElementTree as ET
+import zlib
 from pathlib import Path
-from typing import IO
+from typing import IO, Iterator
 
 import defusedxml.ElementTree as SafeET
 from defusedxml import DefusedXmlException
@@ -54,6 +56,57 @@ def parse_xml(path: str | Path) -> XmlFile:
     except DefusedXmlException as exc:
         raise InputError(f"XML with entity declarations or external references is refused "
                          f"({type(exc).__name__})", path) from None
+
+
+def open_binary(path: str | Path) -> IO[bytes]:
+    """A file's bytes, decompressed on the fly when its name ends in ``.gz`` (PubMed's
+    baseline and update files are gzipped). Raises :class:`InputError` for a folder or
+    a missing file."""
+    path = Path(path)
+    if path.is_dir():
+        raise InputError("is a directory, expected a file", path)
+    try:
+        return gzip.open(path, "rb") if path.name.lower().endswith(".gz") else open(path, "rb")
+    except FileNotFoundError:
+        raise InputError("no such file", path) from None
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", path) from None
+
+
+def iterparse_xml(path: str | Path, events: tuple[str, ...] = ("start", "end")
+                  ) -> Iterator[tuple[str, ET.Element]]:
+    """``(event, element)`` pairs of an XML file (``.gz`` read through gzip) parsed as it
+    is read, so memory stays bounded if the caller clears what it has used. Safe as
+    :func:`parse_xml` (no entity expansion, no external references); a malformed,
+    truncated or refused file raises :class:`InputError` naming the file and line when
+    the parser reaches the problem (what came before has been yielded)."""
+    path = Path(path)
+    with open_binary(path) as fh:
+        try:
+            yield from SafeET.iterparse(fh, events=events)
+        except ET.ParseError as exc:
+            line = exc.position[0] if getattr(exc, "position", None) else None
+            reason = str(exc).split(":")[0]
+            if "no element found" in reason:
+                if _blank(path):
+                    raise InputError("empty file: no XML", path) from None
+                reason = "XML ends early (truncated file?)"
+            raise InputError(f"not well-formed XML: {reason}", path, line) from None
+        except DefusedXmlException as exc:
+            raise InputError(f"XML with entity declarations or external references is refused "
+                             f"({type(exc).__name__})", path) from None
+        except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+            reason = "gzip data ends early (truncated file?)" if isinstance(exc, EOFError) else \
+                f"not valid gzip data ({exc})"
+            raise InputError(reason, path) from None
+
+
+def _blank(path: Path) -> bool:
+    try:
+        with open_binary(path) as fh:
+            return not fh.read(4096).strip()
+    except (OSError, EOFError, zlib.error, InputError):
+        return False
 
 
 def text_of(element: ET.Element | None) -> str:

@@ -1,0 +1,69 @@
+"""``fastbioner tag-corpus``: tag many files (all of PubMed) into Parquet shards, on this
+machine or on a Ray cluster; resumable, Ctrl-C cancels cleanly."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..jobs import CancelToken, Cancelled
+from .progress import ProgressBar, ctrl_c_cancels
+from .tag import _run_options, _tagger_config
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "tag-corpus", help="tag many files (e.g. the PubMed baseline) into Parquet shards, locally or on Ray",
+        description="Tag every document of INPUT files (PubMed .xml/.xml.gz, or any format `convert` "
+                    "reads; folders are read in name order) into one Parquet shard per input in --out "
+                    "(columns pmid and spans: start, end, label, score, text, offsets into title + ' ' "
+                    "+ abstract), plus _summary.json. Inputs are taken oldest first, as PubMed's update "
+                    "files: a PMID deleted by a <DeleteCitation> in any input is in no shard, and a PMID "
+                    "in several inputs is kept once, from the latest. Running the same command again "
+                    "skips complete shards; Ctrl-C cancels and leaves no partial shard.")
+    p.add_argument("inputs", nargs="+", metavar="INPUT", help="input files or folders, oldest first")
+    p.add_argument("--out", required=True, metavar="DIR", help="folder for the shards and _summary.json")
+    p.add_argument("--engine", default="local", choices=("local", "ray"),
+                   help="local: this process; ray: Ray tasks read, a pool of Tagger actors tags "
+                        '(pip install "fastbioner-studio[scale]") (%(default)s)')
+    p.add_argument("--model", default=None, metavar="NAME",
+                   help="registry name or model folder (default: the shipped default model)")
+    p.add_argument("--input-format", default=None, metavar="FMT", help="input format, if not by extension")
+    p.add_argument("--address", default=None, metavar="RAY_ADDRESS",
+                   help="Ray: the cluster to join (e.g. auto, or ray://head:10001); default: start Ray here")
+    p.add_argument("--workers", type=int, default=None, metavar="N",
+                   help="Ray: Tagger actors (default: one per --gpus-per-worker share of the GPUs, "
+                        "else the CPUs less one)")
+    p.add_argument("--gpus-per-worker", type=float, default=0.0, metavar="G",
+                   help="Ray: GPUs per actor, fractions allowed (%(default)s: CPU actors)")
+    p.add_argument("--chunk", type=int, default=64, metavar="DOCS",
+                   help="documents per tagging call (%(default)s)")
+    _run_options(p)
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=tag_corpus_command)
+
+
+def tag_corpus_command(args: argparse.Namespace) -> int:
+    from ..defaults import default_model
+    from ..scale import CorpusOptions, tag_corpus
+
+    options = CorpusOptions(engine=args.engine, input_format=args.input_format, chunk_documents=args.chunk,
+                            address=args.address, workers=args.workers, gpus_per_worker=args.gpus_per_worker)
+    options.validate()
+    config = _tagger_config(args)
+    config.validate()
+    model = args.model or default_model().name
+    token = CancelToken()
+    bar = ProgressBar(quiet=args.quiet)
+    try:
+        with ctrl_c_cancels(token):
+            summary = tag_corpus(args.inputs, args.out, model, config, options, on_event=bar, cancel=token)
+    except Cancelled:
+        print(f"fastbioner: cancelled; complete shards are kept in {args.out}, no partial one; "
+              f"run the same command again to resume", file=sys.stderr)
+        return 130
+    finally:
+        bar.close()
+    for line in summary.lines():
+        print(line)
+    return 0

@@ -1,0 +1,137 @@
+"""PubMed's update semantics over a list of input files: which copy of each citation
+a corpus run keeps.
+
+PubMed ships a baseline (about 1,300 files) and then daily update files that revise
+citations (a PMID again, with new text) and withdraw others (``<DeleteCitation>``).
+Over inputs given oldest first, a run keeps:
+
+- no citation whose PMID any input deletes;
+- of a PMID present several times, the last copy (the latest input; within a file,
+  its last occurrence).
+
+Inputs are scanned once for their document ids (:func:`scan_input`), then
+:func:`resolve` decides per input which of its documents are kept, as a boolean mask
+over the documents in file order. Ids are held as integers in NumPy arrays (PMIDs
+are numbers; other ids get negative codes) so that all of PubMed, 36 million
+citations, resolves in well under a gigabyte.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..formats import read_documents
+from ..jobs import CancelToken
+
+
+@dataclass
+class InputScan:
+    """One input file's document ids in file order, the PMIDs it deletes, and the
+    SHA-256 of its bytes (a changed file is tagged again on resume). Ids are kept as
+    numbers (8 bytes each: the scans of all of PubMed stay small); an id that is not
+    a number (a text file's ``notes:3``) is -1 there and kept in ``others`` by position."""
+
+    path: str
+    numbers: np.ndarray
+    others: dict[int, str] = field(default_factory=dict)
+    deleted: list[str] = field(default_factory=list)
+    sha256: str = ""
+
+    @classmethod
+    def of(cls, path: str, ids: list[str], deleted: list[str] = (), sha256: str = "") -> "InputScan":
+        numbers = np.full(len(ids), -1, dtype=np.int64)
+        others: dict[int, str] = {}
+        for k, id_ in enumerate(ids):
+            if _is_number(id_):
+                numbers[k] = int(id_)
+            else:
+                others[k] = id_
+        return cls(str(path), numbers, others, list(deleted), sha256)
+
+    @property
+    def ids(self) -> list[str]:
+        return [self.others[k] if n < 0 else str(n) for k, n in enumerate(self.numbers.tolist())]
+
+
+def _is_number(id_: str) -> bool:
+    # "007" is not the number 7 as an id: only canonical digits are stored as numbers.
+    return id_.isdigit() and len(id_) < 18 and (id_ == "0" or not id_.startswith("0"))
+
+
+def file_sha256(path: str | Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def scan_input(path: str | Path, input_format: str | None = None,
+               cancel: CancelToken | None = None) -> InputScan:
+    """Read a file once for its ids and deletions (nothing else is kept). Bad input
+    raises :class:`fastbioner.errors.InputError` before anything is tagged."""
+    reader = read_documents(path, input_format)
+    ids = []
+    for n, doc in enumerate(reader):
+        ids.append(doc.id)
+        if cancel is not None and n % 1000 == 0:
+            cancel.check()
+    return InputScan.of(str(path), ids, list(getattr(reader, "deleted", ()) or ()), file_sha256(path))
+
+
+@dataclass
+class Resolution:
+    """Per input, the mask of documents kept; and what was dropped."""
+
+    keep: list[np.ndarray]
+    deleted_pmids: list[str]          # every PMID a DeleteCitation names, sorted
+    deleted_dropped: int              # documents left out because their PMID was deleted
+    superseded: int                   # older copies left out for a later one
+
+
+class _Codes:
+    """Ids to int64: a PMID is its number; any other id a negative code."""
+
+    def __init__(self) -> None:
+        self.other: dict[str, int] = {}
+
+    def code(self, id_: str, add: bool = True) -> int | None:
+        if _is_number(id_):
+            return int(id_)
+        if id_ not in self.other:
+            if not add:
+                return None
+            self.other[id_] = -1 - len(self.other)
+        return self.other[id_]
+
+    def array(self, scan: InputScan) -> np.ndarray:
+        keys = scan.numbers.copy()
+        for k, id_ in scan.others.items():
+            keys[k] = self.code(id_)
+        return keys
+
+
+def resolve(scans: list[InputScan]) -> Resolution:
+    """Which documents of each input (oldest first) a run keeps: see the module's doc."""
+    codes = _Codes()
+    keys = [codes.array(s) for s in scans]
+    sizes = [len(k) for k in keys]
+    everything = np.concatenate(keys) if keys else np.zeros(0, np.int64)
+    # The last copy of each id: the first one met walking backwards.
+    _, first_from_end = np.unique(everything[::-1], return_index=True)
+    latest = np.zeros(len(everything), dtype=bool)
+    latest[len(everything) - 1 - first_from_end] = True
+    deleted = sorted({p for s in scans for p in s.deleted})
+    deleted_codes = np.array([c for c in (codes.code(p, add=False) for p in deleted) if c is not None],
+                             dtype=np.int64)
+    alive = ~np.isin(everything, deleted_codes)
+    keep_all = latest & alive
+    keep, start = [], 0
+    for n in sizes:
+        keep.append(keep_all[start:start + n].copy())
+        start += n
+    return Resolution(keep, deleted, int((~alive).sum()), int((~latest & alive).sum()))
