@@ -217,6 +217,46 @@ def plot_speed(speed: dict | None, png: Path) -> bool:
     return True
 
 
+SCALE = REPO / "benchmarks" / "results" / "scale.json"
+STREAM = REPO / "benchmarks" / "results" / "pubmed-stream.json"
+
+
+def scale_section() -> list[str]:
+    """Tagging at PubMed scale: the streaming reader's memory and the tag-corpus
+    engines' speed (benchmarks/bench_pubmed_stream.py, benchmarks/bench_tag_corpus.py)."""
+    out = []
+    if STREAM.is_file():
+        st = json.loads(STREAM.read_text(encoding="utf-8"))
+        out += [f"Reading a generated baseline-style file of {st['articles']:,} articles ({st['gzipped_mb']} MB "
+                f"gzipped, {st['xml_mb']} MB of XML), `benchmarks/bench_pubmed_stream.py`:", "",
+                "| reader | seconds | peak resident memory (MB) |", "|---|---|---|"]
+        for r in st["runs"]:
+            if r["method"] != "import":
+                out.append(f"| {r['method']} | {r['seconds']} | {r['peak_rss_mb']} |")
+        out.append("")
+    if not SCALE.is_file():
+        return out + [f"_{NOT_RUN}: `python benchmarks/bench_tag_corpus.py` writes `{SCALE.relative_to(REPO)}`._"]
+    sc = json.loads(SCALE.read_text(encoding="utf-8"))
+    out += [f"`fastbioner tag-corpus` on {sc['files']} gzipped PubMed files ({sc['corpus']}, {sc['tokens_per_abstract']} "
+            f"tokens per abstract) with `{sc['model']}`, one torch thread per worker, {sc['machine']}, load average "
+            f"{sc['load_average'][0]} while it ran ({sc['date']}); `benchmarks/bench_tag_corpus.py`. {sc['note']}.", "",
+            "| engine | workers | tokens/s | tokens/s per worker | model start-up (s) | worker-hours per million "
+            "abstracts | all of PubMed on 64 workers (h) | on 512 workers (h) |",
+            "|---|---|---|---|---|---|---|---|"]
+    for r in sc["runs"]:
+        d = (sc.get("derived") or {}).get(r["config"], {})
+        hours = d.get("pubmed_hours_on_n_workers", {})
+        out.append(f"| {r['engine']} | {r['workers']} | {r['tokens_per_second']:.0f} | "
+                   f"{r['tokens_per_second_per_worker']:.0f} | {r['startup_seconds']} | "
+                   f"{d.get('worker_hours_per_million_abstracts', '–')} | {hours.get('64', '–')} | "
+                   f"{hours.get('512', '–')} |")
+    out += ["", "These CPU figures were measured at float32 (this CPU offers no bfloat16) while other jobs "
+            "shared the two cores (the load average above): read them as a lower bound for this CPU, and the "
+            "PubMed hours as the arithmetic they are. GPU figures: not yet measured (`benchmarks/gpu_check.sh` "
+            "is ready for a CUDA machine)."]
+    return out
+
+
 def write_report(rows, results: dict, out: Path, preamble: str = "", archive: dict | None = None) -> None:
     speed = json.loads(SPEED.read_text(encoding="utf-8")) if SPEED.is_file() else None
     plot_speed(speed, out.parent / PLOT)
@@ -243,6 +283,7 @@ def write_report(rows, results: dict, out: Path, preamble: str = "", archive: di
     doc += ["## 5. The paper's figures beside ours", ""] + paper_comparison(results, speed) + [""]
     doc += ["## 6. Candidates for the default model (BC5CDR): teachers and MiniLM students", ""]
     doc += depth_table(rows, results, 5) + [""]
+    doc += ["## 7. PubMed at scale", ""] + scale_section() + [""]
     doc += ["## Commands", ""] + commands_section(rows, results) + [""]
     if archive:
         doc += ["## Earlier: one-epoch rows (sessions 1 and 2)", "",
