@@ -134,12 +134,12 @@ def run_config(config: str, paths: list[Path], model: str, threads: int, cpus: i
            "tokens": s.tokens_tagged, "tagging_seconds": round(s.tagging_seconds, 2),
            "startup_seconds": round(s.startup_seconds, 2), "run_seconds": round(total, 2),
            "ray_init_seconds": None if ray_init_seconds is None else round(ray_init_seconds, 2),
-           "tokens_per_second": round(s.tokens_per_second, 1),
-           "tokens_per_second_per_worker": round(s.tokens_per_second_per_worker, 1),
+           "tokens_per_s": round(s.tokens_per_s, 1),
+           "tokens_per_s_per_worker": round(s.tokens_per_s_per_worker, 1),
            "device": s.device, "deleted_dropped": s.deleted_dropped,
            "load_average_before": load_before, "load_average_after": [round(x, 2) for x in os.getloadavg()]}
     print(f"{config:<7} {s.workers} worker(s): {s.tokens_tagged:,} tokens in {s.tagging_seconds:.1f} s "
-          f"= {s.tokens_per_second:,.0f} tokens/s ({s.tokens_per_second_per_worker:,.0f} per busy worker); "
+          f"= {s.tokens_per_s:,.0f} tokens/s ({s.tokens_per_s_per_worker:,.0f} per busy worker); "
           f"model load {s.startup_seconds:.1f} s" + (f", ray.init {ray_init_seconds:.1f} s" if ray_init_seconds else "")
           + f"; {s.device.get('precision')} on {s.device.get('device')}")
     return row
@@ -169,7 +169,7 @@ def main() -> int:
     tokens_per_abstract = runs[0]["tokens"] / runs[0]["documents"]
     derived = {}
     for r in runs:
-        per_worker = r["tokens_per_second_per_worker"]
+        per_worker = r["tokens_per_s_per_worker"]
         hours_per_million = 1e6 * tokens_per_abstract / per_worker / 3600
         derived[r["config"]] = {
             "worker_hours_per_million_abstracts": round(hours_per_million, 1),

@@ -246,8 +246,8 @@ def scale_section() -> list[str]:
     for r in sc["runs"]:
         d = (sc.get("derived") or {}).get(r["config"], {})
         hours = d.get("pubmed_hours_on_n_workers", {})
-        out.append(f"| {r['engine']} | {r['workers']} | {r['tokens_per_second']:.0f} | "
-                   f"{r['tokens_per_second_per_worker']:.0f} | {r['startup_seconds']} | "
+        out.append(f"| {r['engine']} | {r['workers']} | {r['tokens_per_s']:.0f} | "
+                   f"{r['tokens_per_s_per_worker']:.0f} | {r['startup_seconds']} | "
                    f"{d.get('worker_hours_per_million_abstracts', '–')} | {hours.get('64', '–')} | "
                    f"{hours.get('512', '–')} |")
     out += ["", "These CPU figures were measured at float32 (this CPU offers no bfloat16) while other jobs "

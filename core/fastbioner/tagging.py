@@ -39,16 +39,16 @@ class TagSummary:
     threads: int = 0
 
     @property
-    def tokens_per_second(self) -> float:
+    def tokens_per_s(self) -> float:
         return self.tokens / self.seconds if self.seconds > 0 else 0.0
 
     @property
-    def ms_per_document(self) -> float:
+    def ms_per_abstract(self) -> float:
         return 1000.0 * self.seconds / self.documents if self.documents else 0.0
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
-        d.update(tokens_per_second=self.tokens_per_second, ms_per_document=self.ms_per_document)
+        d.update(tokens_per_s=self.tokens_per_s, ms_per_abstract=self.ms_per_abstract)
         return d
 
     def lines(self) -> list[str]:
@@ -57,7 +57,7 @@ class TagSummary:
             f"tagged {self.documents} document(s), {self.sentences} sentence(s), {self.tokens} token(s) "
             f"-> {self.out} ({self.format})",
             f"entities: {sum(self.entities.values())} ({types})",
-            f"speed: {self.tokens_per_second:,.0f} tokens/s, {self.ms_per_document:.1f} ms per document "
+            f"speed: {self.tokens_per_s:,.0f} tokens/s, {self.ms_per_abstract:.1f} ms per document "
             f"({self.model}; {self.device}, {self.precision}, {self.threads} thread(s))",
         ]
 
@@ -117,7 +117,7 @@ def tag_files(tagger: Tagger, inputs: Sequence[str | Path], out: str | Path, out
                 summary.seconds = time.perf_counter() - t0
                 yield from result.documents
                 reporter.emit(step=summary.documents, message=f"{summary.documents}/{total} documents",
-                              metrics={"tokens_per_s": round(summary.tokens_per_second, 1),
+                              metrics={"tokens_per_s": round(summary.tokens_per_s, 1),
                                        "entities": sum(entities.values())})
 
         write_documents(tagged(), out, out_format)

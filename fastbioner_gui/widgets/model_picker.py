@@ -101,7 +101,7 @@ def card_html(name: str, manifest: dict[str, Any]) -> str:
         rows.append((f"devel F1 {label}", f"{100 * f1:.2f}" if f1 <= 1 else f"{f1:.2f}"))
     speed = _first(m, "speed", default=None)
     if isinstance(speed, dict):
-        tps = _first(speed, "tokens_per_second", "tokens_per_s")
+        tps = _first(speed, "tokens_per_s", "tokens_per_second")  # the second: manifests of older versions
         ms = _first(speed, "ms_per_abstract", "milliseconds_per_abstract")
         where = _first(speed, "hardware", "device", default="")
         precision = _first(speed, "precision", default="")

@@ -76,7 +76,7 @@ def test_tag_files_writes_as_it_goes_and_summarises(tagger, tmp_path):
     for doc in got:
         assert found(doc) == truth[doc.id]
         assert all(s.source is Source.MODEL for s in doc.spans)
-    assert summary.documents == 120 and summary.tokens > 0 and summary.tokens_per_second > 0
+    assert summary.documents == 120 and summary.tokens > 0 and summary.tokens_per_s > 0
     expected = {}
     for spans in truth.values():
         for _, _, label in spans:

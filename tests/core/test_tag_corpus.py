@@ -70,7 +70,7 @@ def test_shards_follow_pubmed_updates_and_hold_the_taggers_spans(model, series, 
     assert saved["documents"] == summary.documents == sum(len(s) for s in series["shards"])
     assert saved["deleted_pmids"] == ["14", "3", "99"]
     assert saved["deleted_dropped"] == 2 and saved["superseded"] == 2
-    assert saved["tokens_tagged"] > 0 and saved["tokens_per_second"] > 0
+    assert saved["tokens_tagged"] > 0 and saved["tokens_per_s"] > 0
     assert [s["status"] for s in saved["shards"]] == ["written"] * 3
 
 

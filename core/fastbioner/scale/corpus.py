@@ -80,17 +80,17 @@ class CorpusSummary:
     device: dict[str, Any] = field(default_factory=dict)  # what one worker runs: device, precision, threads
 
     @property
-    def tokens_per_second(self) -> float:
+    def tokens_per_s(self) -> float:
         return self.tokens_tagged / self.tagging_seconds if self.tagging_seconds > 0 else 0.0
 
     @property
-    def tokens_per_second_per_worker(self) -> float:
+    def tokens_per_s_per_worker(self) -> float:
         return self.tokens_tagged / self.worker_seconds if self.worker_seconds > 0 else 0.0
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
-        d.update(tokens_per_second=round(self.tokens_per_second, 1),
-                 tokens_per_second_per_worker=round(self.tokens_per_second_per_worker, 1))
+        d.update(tokens_per_s=round(self.tokens_per_s, 1),
+                 tokens_per_s_per_worker=round(self.tokens_per_s_per_worker, 1))
         return d
 
     def lines(self) -> list[str]:
@@ -103,8 +103,8 @@ class CorpusSummary:
             f"PubMed updates: {len(self.deleted_pmids)} PMID(s) deleted ({self.deleted_dropped} "
             f"document(s) left out), {self.superseded} document(s) superseded by a later copy",
             f"tagged now: {self.documents_tagged} document(s), {self.tokens_tagged} token(s), "
-            f"{self.tokens_per_second:,.0f} tokens/s ({self.engine}, {self.workers} worker(s); "
-            f"{self.tokens_per_second_per_worker:,.0f} tokens/s per busy worker)",
+            f"{self.tokens_per_s:,.0f} tokens/s ({self.engine}, {self.workers} worker(s); "
+            f"{self.tokens_per_s_per_worker:,.0f} tokens/s per busy worker)",
         ]
 
 
