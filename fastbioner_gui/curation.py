@@ -116,17 +116,6 @@ class CurationController(QObject):
             self.stack.push(command)
 
 
-def tagging_command(workspace: Workspace, results: dict[int, list[Span]], model: str,
-                    replace_curated: bool = False) -> SpansCommand | None:
-    """One undoable command for a tagging run: each document's previous model
-    suggestions give way to the new ones (curated spans stay unless asked). The merge
-    runs on the spans as they are now, so edits made while the model was running
-    are kept."""
-    changes = [c for row, suggested in sorted(results.items())
-               if (c := tagging_change(workspace, row, suggested, model, replace_curated)) is not None]
-    return tagging_command_of(workspace, changes, model)
-
-
 def tagging_change(workspace: Workspace, row: int, suggested: list[Span], model: str,
                    replace_curated: bool = False) -> SpanChange | None:
     """One document's part of a tagging run, merged with its spans as they are now. A

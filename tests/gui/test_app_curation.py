@@ -11,7 +11,15 @@ from PySide6.QtGui import QTextCursor
 
 from fastbioner.documents import Source, Span
 from fastbioner.project import DocStatus
-from fastbioner_gui.curation import tagging_command
+from fastbioner_gui.curation import tagging_change, tagging_command_of
+
+
+def tagging_command(workspace, results, model, replace_curated=False):
+    """A tagging run's one undoable command, as the app's tagging controller builds it
+    (its results merged document by document, then pushed as one command)."""
+    changes = [c for row, suggested in sorted(results.items())
+               if (c := tagging_change(workspace, row, suggested, model, replace_curated)) is not None]
+    return tagging_command_of(workspace, changes, model)
 
 
 def _menu_action(menu, *path):
