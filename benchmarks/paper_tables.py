@@ -228,7 +228,9 @@ def default_model_rows() -> list[Row]:
     rows = []
     for slug, title, extra in (("teacher-pubtator", "teacher on the PubTator documents, sentence by sentence", ()),
                                ("teacher-doc", "teacher on the PubTator documents with document context",
-                                ("--context", "document"))):
+                                ("--context", "document")),
+                               ("teacher-crf", "teacher with a CRF head, on the PubTator documents",
+                                ("--head", "crf"))):
         rows.append(Row(f"bc5cdr/{slug}", 5, "bc5cdr", title, f"{slug}-bc5cdr",
                         ("train-teacher", "--train", train_doc, "--dev", dev_doc,
                          "--base", str(BASES / "all-mpnet-base-v2"), "--epochs", str(TEACHER_EPOCHS),

@@ -161,6 +161,8 @@ class TeacherConfig(Settings):
     """Everything that decides a fine-tuned teacher (saved in its manifest)."""
 
     base_model: str = opt("", "Hugging Face model id or folder", flag="--base", metavar="MODEL", kind="model")
+    head: str = opt("linear", "the tagging head: a linear layer per subword, or a linear layer and a CRF over "
+                              "the words (Viterbi decoding)", choices=("linear", "crf"))
     train_files: list[str] = opt(help="BIO training file(s)", flag="--train", factory=list, metavar="FILE",
                                  kind="paths")
     dev_file: str | None = opt(None, "BIO devel file for model selection and early stopping", flag="--dev",
@@ -172,6 +174,7 @@ class TeacherConfig(Settings):
     def validate(self) -> None:
         _check(bool(self.base_model), "a base model (Hugging Face id or folder) is required")
         _check(bool(self.train_files), "at least one training file is required")
+        _check(self.head in ("linear", "crf"), "head must be 'linear' or 'crf'")
         self.encoding.validate()
         self.training.validate()
         self.loss.validate()

@@ -16,7 +16,7 @@ from typing import Optional
 
 from .config import TeacherConfig
 from .encoding import WindowBatches, WordEncoder
-from .errors import InputError
+from .errors import InputError, ModelError
 from .evaluation import EvaluationReport, score_tags
 from .inference import scoring_tagger
 from .jobs import CancelToken, EventCallback, ProgressReporter, run_job
@@ -53,6 +53,21 @@ class TeacherResult:
     training: TrainingResult
 
 
+def _new_tagger(config: TeacherConfig, labels: list[str]):
+    """The base encoder with a fresh tagging head: linear, or linear and a CRF."""
+    if config.head == "linear":
+        return load_token_classifier(config.base_model, labels=labels)
+    from .modeling import check_weights, _is_local
+    from .models.transformer_crf import TransformerCRFTagger
+
+    if _is_local(config.base_model):
+        check_weights(config.base_model)
+    try:
+        return TransformerCRFTagger.from_encoder(config.base_model, labels)
+    except Exception as exc:
+        raise ModelError(f"{config.base_model}: cannot load the encoder ({str(exc).splitlines()[0][:200]})") from None
+
+
 def train_teacher(config: TeacherConfig, name: str, *, registry: Registry | None = None,
                   resume: bool = False, restart: bool = False, overwrite: bool = False,
                   on_event: Optional[EventCallback] = None,
@@ -77,7 +92,7 @@ def train_teacher(config: TeacherConfig, name: str, *, registry: Registry | None
         # so the same seed gives the same weights.
         seed_everything(config.training.seed)
         tokenizer = load_tokenizer(config.base_model)
-        model = load_token_classifier(config.base_model, labels=labels)
+        model = _new_tagger(config, labels)
         enc = config.encoding
         encoder = WordEncoder(tokenizer, labels, enc.max_length, enc.window_overlap, enc.label_mode)
         windows = encoder.encode([s.words for s in train], [s.tags for s in train],
@@ -85,7 +100,9 @@ def train_teacher(config: TeacherConfig, name: str, *, registry: Registry | None
         dev_documents = runs.document_keys(dev, enc.context, config.dev_file) if dev else None
         tc = config.training
         batches = WindowBatches(encoder, windows, tc.batch_size, seed=tc.seed)
-        loss_fn = make_token_loss(config.loss, len(labels), (i for w in windows for i in w.labels))
+        # A CRF head trains on the likelihood of the word label sequence instead.
+        loss_fn = model.gold_loss if config.head == "crf" else \
+            make_token_loss(config.loss, len(labels), (i for w in windows for i in w.labels))
 
         reports: list[EvaluationReport] = []
 

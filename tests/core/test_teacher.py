@@ -167,3 +167,41 @@ def test_a_teacher_trained_with_document_context_reads_documents(encoder_folder,
     flat.encoding.context = "document"
     with pytest.raises(InputError, match="DOCSTART"):
         train_teacher(flat, "flat")
+
+
+def test_a_crf_head_teacher_trains_reloads_and_decodes_with_viterbi(encoder_folder, data, tmp_path):
+    """--head crf: the encoder gets a linear head and a CRF over the words, trains on
+    the sequence likelihood, reloads from its folder (safetensors, no remote code) in
+    a fresh process, tags through the CRF's decoder, and a student can take its layers."""
+    import os
+    import subprocess
+    import sys
+
+    from fastbioner.config import TeacherConfig
+    from fastbioner.distill.config import DistillConfig, StudentConfig
+    from fastbioner.distill.methods import MethodConfig
+    from fastbioner.distill.runner import distill
+    from fastbioner.documents import Document
+    from fastbioner.inference import Tagger
+
+    train_a, _, dev = data
+    cfg = make_config(encoder_folder, [train_a], dev, epochs=2)
+    cfg.head = "crf"
+    result = train_teacher(cfg, "crf-teacher")
+    entry = Registry().get("crf-teacher")
+    assert entry.manifest.config["head"] == "crf" and result.report is not None
+    tagger = Tagger.load("crf-teacher")
+    assert tagger._decode is not None  # Viterbi, not the argmax
+    (spans,) = tagger.tag([Document("1", "Cocaine caused seizures in rats.")])
+    assert all(s.end > s.start for s in spans)
+    env = {**os.environ}
+    proc = subprocess.run([sys.executable, "-m", "fastbioner.cli.main", "evaluate", str(entry.path), str(dev)],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    student = distill(DistillConfig(teacher="crf-teacher", student=StudentConfig(source="teacher", layers=1),
+                                    method=MethodConfig(name="hinton"), train_files=[str(train_a)],
+                                    training=TrainingConfig(epochs=1, batch_size=4, learning_rate=5e-3,
+                                                            device="cpu")), "crf-student")
+    assert student.entry.manifest.layers == 1
+    small = Tagger.load("crf-student")
+    assert small._decode is not None and small.model.config.encoder["num_hidden_layers"] == 1

@@ -217,8 +217,9 @@ def prepare_run(config: DistillConfig, method: Method, registry: Registry, repor
     parts = ObjectiveParts(
         projection_for(built.model, teacher) if run_method.uses("hidden", "hidden-norm") else None,
         projection_for(built.model, teacher) if run_method.uses("embedding") else None)
-    gold = built.model.gold_loss if isinstance(built.model, RecurrentTagger) and built.model.crf \
-        else make_token_loss(config.loss, len(labels), data.label_ids)
+    # A student with a CRF (recurrent, or a CRF teacher's layers) learns the gold labels as sequences.
+    has_crf = getattr(built.model, "crf", None) not in (None, False)
+    gold = built.model.gold_loss if has_crf else make_token_loss(config.loss, len(labels), data.label_ids)
     objective = DistillationObjective(
         built.model, run_method, source, built.mapping, gold, parts, config.method.scale_by_t2,
         config.method.attention, None if shared else SubwordAligner(t_tok, built.tokenizer))

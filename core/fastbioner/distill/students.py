@@ -47,6 +47,17 @@ def layer_list(model: nn.Module) -> tuple[nn.Module, str, nn.ModuleList]:
     raise FastBioNERError(f"cannot find the transformer layers of a {type(model).__name__}")
 
 
+def _set_layer_count(model: nn.Module, layers: int) -> None:
+    """The new layer count everywhere a configuration keeps it: the model's, and for
+    a model wrapping an encoder (the CRF tagger) the encoder's and its saved copy."""
+    model.config.num_hidden_layers = layers
+    inner = getattr(model, getattr(model, "base_model_prefix", ""), None)
+    if inner is not None and inner is not model and hasattr(getattr(inner, "config", None), "num_hidden_layers"):
+        inner.config.num_hidden_layers = layers
+    if isinstance(getattr(model.config, "encoder", None), dict):
+        model.config.encoder["num_hidden_layers"] = layers
+
+
 def student_from_teacher(teacher: PreTrainedModel, layers: int) -> PreTrainedModel:
     """Same architecture and width as ``teacher``, keeping only the mapped layers.
 
@@ -63,7 +74,7 @@ def student_from_teacher(teacher: PreTrainedModel, layers: int) -> PreTrainedMod
             if hasattr(module, "layer_idx"):  # used by caches only, but keep it true
                 module.layer_idx = new_index
     setattr(parent, name, kept)
-    student.config.num_hidden_layers = layers
+    _set_layer_count(student, layers)
     for p in student.parameters():
         p.requires_grad_(True)
     student.train()
@@ -78,7 +89,7 @@ def truncate_layers(model: PreTrainedModel, layers: int) -> PreTrainedModel:
     if layers < total:
         parent, name, stack = layer_list(model)
         setattr(parent, name, nn.ModuleList(list(stack)[:layers]))
-        model.config.num_hidden_layers = layers
+        _set_layer_count(model, layers)
     return model
 
 

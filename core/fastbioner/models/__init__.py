@@ -1,5 +1,6 @@
 """Every architecture the project can ship: Hugging Face transformer token
-classifiers (loaded as they are) and the recurrent tagger with its CRF
+classifiers (loaded as they are), a transformer encoder with a CRF head
+(:mod:`fastbioner.models.transformer_crf`) and the recurrent tagger with its CRF
 (:mod:`fastbioner.models.recurrent`). Loading a model
 (:func:`fastbioner.modeling.load_token_classifier`) registers ours with transformers
 first, so any process can load any kind of student; the distillation package only
@@ -11,4 +12,4 @@ from __future__ import annotations
 
 def register_architectures() -> None:
     """Make transformers' Auto classes know the project's own model types."""
-    from . import recurrent  # noqa: F401  (registers on import)
+    from . import recurrent, transformer_crf  # noqa: F401  (they register on import)
