@@ -72,5 +72,5 @@ def test_bad_project_files_name_file_and_line(tmp_path):
     record["status"] = "new"
     record["spans"][0]["end"] = 10_000
     path.write_text("\n".join([lines[0], json.dumps(record)]) + "\n", encoding="utf-8")
-    with pytest.raises(InputError, match=r":2: bad document: offsets 0..10000 fall outside"):
+    with pytest.raises(InputError, match=r":2: bad document: spans\[0\]: offsets 0..10000 fall outside"):
         load_project(path)

@@ -12,6 +12,7 @@ from typing import Iterator
 from ..corpus_stats import corpus_stats
 from ..documents import Document
 from ..errors import InputError, InputWarning
+from ..fileio import check_not_an_input
 from ..formats import ALIASES, FORMATS, format_module, guess_format, read_any, read_documents, write_documents
 from ..labels import SCHEMES
 
@@ -77,9 +78,10 @@ def _renamed(docs: Iterator[Document], mapping: dict[str, str]) -> Iterator[Docu
         yield doc
 
 
-def _read(path: Path, fmt: str | None, errors: list[InputError], **options) -> Iterator[Document]:
+def _read(path: Path, fmt: str | None, errors: list[InputError], exclude: tuple[Path, ...] = (),
+          **options) -> Iterator[Document]:
     if path.is_dir():
-        batch = read_any([path], fmt, **options)
+        batch = read_any([path], fmt, exclude=exclude, **options)
         yield from batch
         errors.extend(batch.errors)
     else:
@@ -88,8 +90,7 @@ def _read(path: Path, fmt: str | None, errors: list[InputError], **options) -> I
 
 def run_convert(args: argparse.Namespace) -> int:
     src, out = Path(args.input), Path(args.output)
-    if out.resolve() == src.resolve():
-        raise InputError("output would overwrite the input; choose another file", out)
+    check_not_an_input(out, [src])
     options = {}
     errors: list[InputError] = []
     with _warnings_as_lines():
@@ -97,7 +98,8 @@ def run_convert(args: argparse.Namespace) -> int:
                          else src.is_file() and guess_format(src) == "conll")
         if reading_conll:
             options = {"on_invalid": args.on_invalid, "scheme": args.in_scheme}
-        docs = _renamed(_read(src, args.src, errors, **options), _label_map(args.map_label))
+        # A folder's output may lie inside it: never read back (2, 4, 6 documents on three runs).
+        docs = _renamed(_read(src, args.src, errors, (out,), **options), _label_map(args.map_label))
         write_options = {"scheme": args.scheme} if _writes_conll(out, args.dst) else {}
         report = write_documents(docs, out, args.dst, **write_options)
     for err in errors:

@@ -23,6 +23,7 @@ from typing import Any, Iterable, Iterator
 from ..documents import Document, Passage, Source, Span
 from ..errors import InputError
 from ..fileio import atomic_write, read_text
+from .checks import check_metadata, expect, has_lone_surrogate, is_int, is_number, load_json
 from .report import WriteReport
 
 NAME = "jsonl"
@@ -42,28 +43,68 @@ def document_to_dict(doc: Document) -> dict[str, Any]:
     }
 
 
+def _offsets(item: Any, where: str, text: str) -> tuple[int, int]:
+    expect(isinstance(item, dict), where, "an object", item)
+    start, end = item.get("start"), item.get("end")
+    expect(is_int(start), f"{where}.start", "a whole number", start)
+    expect(is_int(end), f"{where}.end", "a whole number", end)
+    if not 0 <= start <= end <= len(text):
+        raise ValueError(f"{where}: offsets {start}..{end} fall outside the text ({len(text)} characters)")
+    return start, end
+
+
+def _optional_str(value: Any, where: str) -> str | None:
+    expect(value is None or isinstance(value, str), where, "a string or null", value)
+    return value
+
+
 def document_from_dict(obj: Any) -> Document:
-    """Inverse of :func:`document_to_dict`; ValueError/TypeError/KeyError on bad data."""
-    if not isinstance(obj, dict):
-        raise TypeError(f"expected a JSON object, got {type(obj).__name__}")
+    """Inverse of :func:`document_to_dict`, checking every field's type and range:
+    ValueError (its text the message) or KeyError (a required key missing).
+    Keys it does not know are ignored (a project adds its own)."""
+    expect(isinstance(obj, dict), "a document", "a JSON object", obj)
     doc_id, text = obj["id"], obj["text"]
-    if not isinstance(doc_id, (str, int)) or not isinstance(text, str):
-        raise TypeError("'id' must be a string and 'text' a string")
-    passages = [Passage(int(p["start"]), int(p["end"]), str(p.get("kind", "abstract")), p.get("label"))
-                for p in obj.get("passages") or []]
-    spans = [Span(int(s["start"]), int(s["end"]), str(s["label"]), Source(s.get("source", "gold")),
-                  None if s.get("score") is None else float(s["score"]), s.get("concept_id"))
-             for s in obj.get("spans") or []]
-    for item in [*passages, *spans]:
-        if not 0 <= item.start <= item.end <= len(text):
-            raise ValueError(f"offsets {item.start}..{item.end} fall outside the text ({len(text)} characters)")
+    expect(isinstance(doc_id, str) or is_int(doc_id), "'id'", "a string", doc_id)
+    expect(isinstance(text, str), "'text'", "a string", text)
+    raw_passages = obj.get("passages") or []
+    expect(isinstance(raw_passages, list), "'passages'", "a list", raw_passages)
+    passages = []
+    for i, p in enumerate(raw_passages):
+        start, end = _offsets(p, f"passages[{i}]", text)
+        kind = p.get("kind", "abstract")
+        expect(isinstance(kind, str), f"passages[{i}].kind", "a string", kind)
+        passages.append(Passage(start, end, kind, _optional_str(p.get("label"), f"passages[{i}].label")))
+    ordered = sorted(passages, key=lambda p: (p.start, p.end))
+    for before, after in zip(ordered, ordered[1:]):
+        if after.start < before.end:
+            raise ValueError(f"passages overlap ({before.start}..{before.end} and {after.start}..{after.end})")
+    raw_spans = obj.get("spans") or []
+    expect(isinstance(raw_spans, list), "'spans'", "a list", raw_spans)
+    spans = []
+    for i, s in enumerate(raw_spans):
+        where = f"spans[{i}]"
+        start, end = _offsets(s, where, text)
+        label = s.get("label")
+        expect(isinstance(label, str) and label.strip() != "", f"{where}.label", "a non-empty string", label)
+        source = s.get("source", "gold")
+        if source not in {x.value for x in Source}:
+            raise ValueError(f"{where}.source must be one of {', '.join(x.value for x in Source)}, "
+                             f"got {source!r:.40}")
+        score = s.get("score")
+        expect(score is None or is_number(score), f"{where}.score", "a finite number or null", score)
+        spans.append(Span(start, end, label, Source(source), None if score is None else float(score),
+                          _optional_str(s.get("concept_id"), f"{where}.concept_id")))
     metadata = obj.get("metadata") or {}
-    if not isinstance(metadata, dict):
-        raise TypeError("'metadata' must be an object")
-    relations = [tuple(r) for r in obj.get("relations") or []]
-    doc = Document(id=str(doc_id), text=text, passages=passages, spans=spans, metadata=metadata,
-                   relations=relations)
-    return doc
+    check_metadata(metadata)
+    raw_relations = obj.get("relations") or []
+    expect(isinstance(raw_relations, list), "'relations'", "a list", raw_relations)
+    relations = []
+    for i, r in enumerate(raw_relations):
+        expect(isinstance(r, list) and len(r) > 0 and all(isinstance(x, str) for x in r),
+               f"relations[{i}]", "a list of strings (type, arguments ...)", r)
+        relations.append(tuple(r))
+    return Document(id=str(doc_id), text=text, passages=passages, spans=spans, metadata=metadata,
+                    relations=relations)
 
 
 def read(path: str | Path) -> Iterator[Document]:
@@ -76,15 +117,14 @@ def read(path: str | Path) -> Iterator[Document]:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"not valid JSON: {exc.msg} (column {exc.colno})", path, lineno) from None
-        try:
-            yield document_from_dict(obj)
+            obj = load_json(line)
+            doc = document_from_dict(obj)
         except KeyError as exc:
             raise InputError(f"document without the required key {exc.args[0]!r}", path, lineno) from None
         except (TypeError, ValueError) as exc:
-            raise InputError(f"bad document: {exc}", path, lineno) from None
+            raise InputError(f"bad document: {exc}" if not str(exc).startswith("not valid JSON") else str(exc),
+                             path, lineno) from None
+        yield doc
 
 
 def write(docs: Iterable[Document], path: str | Path) -> WriteReport:
@@ -93,10 +133,12 @@ def write(docs: Iterable[Document], path: str | Path) -> WriteReport:
     with atomic_write(path) as fh:
         for doc in docs:
             try:
-                line = json.dumps(document_to_dict(doc), ensure_ascii=False)
-            except (TypeError, ValueError) as exc:
-                raise InputError(f"document {doc.id}: metadata cannot be written as JSON ({exc})",
-                                 path) from None
+                line = json.dumps(document_to_dict(doc), ensure_ascii=False, allow_nan=False)
+            except (TypeError, ValueError, RecursionError) as exc:
+                raise InputError(f"document {doc.id}: cannot be written as JSON ({exc})", path) from None
+            if has_lone_surrogate(line):
+                raise InputError(f"document {doc.id}: holds a lone surrogate, which is not Unicode text",
+                                 path)
             report.add(doc)
             fh.write(line + "\n")
     return report

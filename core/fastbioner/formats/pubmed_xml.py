@@ -21,7 +21,7 @@ from ..documents import Document
 from ..errors import InputError
 from ..fileio import atomic_write
 from .report import WriteReport
-from .xmlsafe import XmlFile, parse_xml, text_of, write_xml
+from .xmlsafe import XmlFile, check_xml_chars, parse_xml, text_of, write_xml
 
 NAME = "pubmed"
 EXTENSIONS = (".pubmed.xml",)
@@ -109,7 +109,9 @@ def write(docs: Iterable[Document], path: str | Path) -> WriteReport:
     root = ET.Element(ROOT_TAG)
     for doc in docs:
         report.add(doc, holds_spans=False)
-        root.append(_article(doc))
+        el = _article(doc)
+        check_xml_chars(el, doc.id, path, "PubMed XML")
+        root.append(el)
     with atomic_write(path) as fh:
         write_xml(root, fh)
     return report
