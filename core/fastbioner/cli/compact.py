@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import argparse
 
-import torch
-
 from .progress import ProgressBar, ctrl_c_cancels
 
-DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32}
+# torch is imported when the command runs: every other command starts without it.
+DTYPES = ("bfloat16", "float16", "float32")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -22,7 +21,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--corpus", nargs="+", required=True, metavar="FILE",
                    help="text whose wordpieces to keep, in any format `fastbioner convert` reads")
     p.add_argument("--name", required=True, help="registry name of the compacted model")
-    p.add_argument("--dtype", choices=sorted(DTYPES), default="float16")
+    p.add_argument("--dtype", choices=DTYPES, default="float16")
     p.add_argument("--min-count", type=int, default=1, help="keep pieces seen at least N times")
     p.add_argument("--overwrite", action="store_true")
     p.add_argument("--quiet", action="store_true")
@@ -30,6 +29,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def compact_command(args: argparse.Namespace) -> int:
+    import torch
+
     from ..compact import compact_model
     from ..formats import read_any
     from ..jobs import CancelToken
@@ -46,7 +47,7 @@ def compact_command(args: argparse.Namespace) -> int:
         for err in docs.errors:
             print(f"fastbioner: warning: {err}")
         with registry.staging() as folder:
-            report = compact_model(source.path, folder, texts, dtype=DTYPES[args.dtype],
+            report = compact_model(source.path, folder, texts, dtype=getattr(torch, args.dtype),
                                    min_count=args.min_count, on_event=bar, cancel=token)
             manifest = read_manifest(folder)
             manifest.parameters = report.parameters_after
