@@ -1,6 +1,7 @@
 """Saving and opening projects, autosave and crash recovery.
 
-Autosave: shortly after every change the whole working set is written atomically to
+Autosave: at most one interval (a second) after any change, however steady the
+editing, the whole working set is written atomically to
 this session's autosave file (``autosave/autosave-N.fbproj``, slot N held by a
 ``QLockFile`` so two running apps never share one). A clean exit deletes it; so an
 autosave found in a free slot at start-up is what a crashed session left, and the
@@ -58,7 +59,11 @@ class ProjectController(QObject):
 
     def _changed(self) -> None:
         self._dirty = True
-        self._timer.start()
+        # The timer runs from the first unsaved change and is not restarted by later
+        # ones: a change is on disk within one interval however steady the editing
+        # (restarting it on every change meant edits half a second apart never saved).
+        if not self._timer.isActive():
+            self._timer.start()
         self.stateChanged.emit()
 
     def mark_clean(self) -> None:
