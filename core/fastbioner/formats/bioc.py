@@ -205,6 +205,13 @@ def write(docs: Iterable[Document], path: str | Path, source: str = "FastBioNER"
     ET.SubElement(root, "date").text = ""
     ET.SubElement(root, "key").text = "BioC.key"
     for doc in docs:
+        if not doc.id.strip() or doc.id != doc.id.strip():
+            raise InputError(f"document {doc.id!r}: an id that is empty or has white space around it, "
+                             f"which BioC XML cannot hold (its reader strips it)", path)
+        for span in doc.spans:
+            if not span.label.strip():
+                raise InputError(f"document {doc.id}: a span with an empty label, which BioC XML cannot hold",
+                                 path)
         report.add(doc)
         el = _document_element(doc)
         check_xml_chars(el, doc.id, path, "BioC XML")
