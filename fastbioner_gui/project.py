@@ -16,6 +16,7 @@ from pathlib import Path
 from PySide6.QtCore import QLockFile, QObject, QTimer, Signal
 from PySide6.QtGui import QUndoStack
 
+from fastbioner.errors import FastBioNERError
 from fastbioner.project import PROJECT_SUFFIX, Project, autosave_folder, load_project, save_project
 
 from .models.workspace import Workspace
@@ -134,7 +135,7 @@ class ProjectController(QObject):
         project.info["autosave_of"] = str(self.path) if self.path is not None else None
         try:
             save_project(project, self.autosave_file)
-        except OSError as exc:
+        except (OSError, FastBioNERError) as exc:  # a full disk says so, never ends the app
             self.autosaveFailed.emit(f"autosave to {self.autosave_file} failed: {exc}")
         finally:
             project.info.pop("autosave_of", None)

@@ -74,14 +74,22 @@ def save_project(project: Project, path: str | Path) -> None:
               "saved": datetime.now(timezone.utc).isoformat(timespec="seconds"),
               "documents": len(project.entries), "models": project.models,
               "labels": project.labels, "info": project.info}
+    def line(obj: Any, what: str) -> str:
+        # Refused here (not NaN or Infinity written, which no reader takes back): a
+        # project that saves must open again.
+        try:
+            return json.dumps(obj, ensure_ascii=False, allow_nan=False) + "\n"
+        except (TypeError, ValueError, RecursionError) as exc:
+            raise InputError(f"{what} cannot be saved as JSON ({exc})", path) from None
+
     with atomic_write(path) as fh:
-        fh.write(json.dumps(header, ensure_ascii=False) + "\n")
+        fh.write(line(header, "the project header"))
         for entry in project.entries:
             record = jsonl.document_to_dict(entry.document)
             record["status"] = entry.status.value
             record["tagged_by"] = entry.tagged_by
             record["origin"] = entry.origin
-            fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+            fh.write(line(record, f"document {entry.document.id}"))
 
 
 def _check_header(header: Any, path: str | Path) -> dict[str, Any]:

@@ -210,3 +210,9 @@ def test_tag_refuses_to_write_onto_its_input_as_convert_does(tmp_path, capsys):
         assert main(["convert", str(src), str(out)]) == 2
         assert "output would overwrite the input" in capsys.readouterr().err
     assert src.read_bytes() == before
+
+
+def test_a_discontinuous_mention_outside_the_text_is_refused_on_reading(tmp_path):
+    line = with_(metadata={"bioc_discontinuous": [{"infons": {"type": "X"}, "locations": [[0, 99]], "text": "x"}]})
+    with pytest.raises(InputError, match=r"d\.jsonl:2: .*bioc_discontinuous'\]\[0\]: offsets 0\.\.99 fall outside"):
+        list(jsonl.read(jsonl_file(tmp_path, line)))

@@ -38,7 +38,11 @@ def test_a_failed_save_leaves_the_previous_file_whole(tmp_path):
     before = path.read_bytes()
     broken = _project()
     broken.entries[1].document.metadata["bad"] = object()  # not JSON: fails mid-write
-    with pytest.raises(TypeError):
+    with pytest.raises(InputError, match=r"work\.fbproj: document 2 cannot be saved as JSON"):
+        save_project(broken, path)
+    assert path.read_bytes() == before
+    broken.entries[1].document.metadata["bad"] = float("nan")  # would not read back
+    with pytest.raises(InputError, match=r"document 2 cannot be saved as JSON \(Out of range float"):
         save_project(broken, path)
     assert path.read_bytes() == before
     assert [p.name for p in tmp_path.iterdir()] == ["work.fbproj"]

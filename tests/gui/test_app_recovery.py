@@ -184,3 +184,18 @@ def test_a_bad_file_in_a_folder_is_reported_and_the_others_load(tmp_path):
     assert result.documents == 3 and len(result.files) == 3
     assert result.errors == [f"{folder / 'bad.bioc.xml'}:1: document 9: annotation '1' score 'high' is not a "
                              f"finite number"]
+
+
+def test_an_autosave_that_cannot_be_written_is_reported_not_fatal(window, tmp_path):
+    from gui_documents import make_documents
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    window.projects.autosave_file = blocker / "autosave-0.fbproj"  # its folder is a file
+    window.workspace.add_documents(make_documents())
+    messages = []
+    window.projects.autosaveFailed.connect(messages.append)
+    window.projects.autosave_now()
+    assert messages == [f"autosave to {blocker / 'autosave-0.fbproj'} failed: {blocker / 'autosave-0.fbproj'}: "
+                        f"cannot write: {blocker} is not a folder"]
+    window.projects.autosave_file = None

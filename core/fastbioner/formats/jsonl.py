@@ -96,6 +96,11 @@ def document_from_dict(obj: Any) -> Document:
                           _optional_str(s.get("concept_id"), f"{where}.concept_id")))
     metadata = obj.get("metadata") or {}
     check_metadata(metadata)
+    for i, disc in enumerate(metadata.get("bioc_discontinuous") or []):
+        for offset, length in disc["locations"]:
+            if offset + length > len(text):
+                raise ValueError(f"metadata['bioc_discontinuous'][{i}]: offsets {offset}..{offset + length} "
+                                 f"fall outside the text ({len(text)} characters)")
     raw_relations = obj.get("relations") or []
     expect(isinstance(raw_relations, list), "'relations'", "a list", raw_relations)
     relations = []

@@ -60,7 +60,8 @@ def _mention(b: _Builder, fields: list[str], lineno: int) -> None:
     try:
         start, end = int(fields[1]), int(fields[2])
     except ValueError:
-        raise InputError(f"mention offsets {fields[1]!r}..{fields[2]!r} are not numbers", b.path, lineno) from None
+        raise InputError(f"mention offsets {fields[1][:20]!r}..{fields[2][:20]!r} are not numbers that fit "
+                         f"in the text", b.path, lineno) from None
     if not 0 <= start <= end <= len(doc.text):
         raise InputError(f"mention offsets {start}..{end} fall outside the document "
                          f"({len(doc.text)} characters)", b.path, lineno)
