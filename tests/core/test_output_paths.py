@@ -151,3 +151,10 @@ def test_sigterm_and_sighup_leave_no_temporary_file(src, tmp_path, signum):
     assert proc.returncode == 128 + signum
     assert f"terminated by signal {int(signum)}" in err and "Traceback" not in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.pubtator"]
+
+
+def test_tag_checks_its_output_path_before_loading_a_model(src, capsys):
+    assert main(["tag", str(src), "--out", str(src / "x.jsonl"), "--format", "jsonl", "--model", "no-such-model",
+                 "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == f"fastbioner: error: {src / 'x.jsonl'}: cannot write: {src} is not a folder"
