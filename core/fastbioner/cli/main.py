@@ -8,7 +8,9 @@ the user can act on (:class:`FastBioNERError`) print as one line, never a traceb
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import os
 import signal
 import sys
 
@@ -82,6 +84,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("fastbioner: cancelled", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `fastbioner stats ... | head`: the reader left, nothing to say
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except Terminated as exc:
         print(f"fastbioner: terminated by signal {exc.signum}; no partial output left", file=sys.stderr)
         return 128 + exc.signum
