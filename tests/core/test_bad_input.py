@@ -216,3 +216,19 @@ def test_a_discontinuous_mention_outside_the_text_is_refused_on_reading(tmp_path
     line = with_(metadata={"bioc_discontinuous": [{"infons": {"type": "X"}, "locations": [[0, 99]], "text": "x"}]})
     with pytest.raises(InputError, match=r"d\.jsonl:2: .*bioc_discontinuous'\]\[0\]: offsets 0\.\.99 fall outside"):
         list(jsonl.read(jsonl_file(tmp_path, line)))
+
+
+def test_convert_never_writes_an_empty_file_no_reader_takes_back(tmp_path, capsys):
+    src = tmp_path / "empty.pubmed.xml"
+    src.write_text("<PubmedArticleSet></PubmedArticleSet>", encoding="utf-8")
+    for out in ("o.jsonl", "o.pubtator", "o.conll", "o.bioc.xml"):
+        assert main(["convert", str(src), str(tmp_path / out)]) == 2
+        assert capsys.readouterr().err.strip() == f"fastbioner: error: {src}: no documents found; nothing written"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty.pubmed.xml"]
+
+
+def test_documents_without_text_round_trip_through_conll(tmp_path):
+    docs = [Document("1", ""), Document("2", "Cocaine.")]
+    conll.write(docs, tmp_path / "o.conll")
+    back = list(conll.read(tmp_path / "o.conll"))
+    assert [(d.id, d.text) for d in back] == [("1", ""), ("2", "Cocaine .")]

@@ -88,6 +88,17 @@ def _read(path: Path, fmt: str | None, errors: list[InputError], exclude: tuple[
         yield from read_documents(path, fmt, **options)
 
 
+def _not_empty(docs: Iterator[Document], src: Path) -> Iterator[Document]:
+    """The documents; InputError at the end when there were none, raised inside the
+    writer so that no empty output (which no reader takes back) is left."""
+    n = 0
+    for doc in docs:
+        n += 1
+        yield doc
+    if n == 0:
+        raise InputError("no documents found; nothing written", src)
+
+
 def run_convert(args: argparse.Namespace) -> int:
     src, out = Path(args.input), Path(args.output)
     check_not_an_input(out, [src])
@@ -99,11 +110,14 @@ def run_convert(args: argparse.Namespace) -> int:
         if reading_conll:
             options = {"on_invalid": args.on_invalid, "scheme": args.in_scheme}
         # A folder's output may lie inside it: never read back (2, 4, 6 documents on three runs).
-        docs = _renamed(_read(src, args.src, errors, (out,), **options), _label_map(args.map_label))
+        docs = _not_empty(_renamed(_read(src, args.src, errors, (out,), **options), _label_map(args.map_label)),
+                          src)
         write_options = {"scheme": args.scheme} if _writes_conll(out, args.dst) else {}
-        report = write_documents(docs, out, args.dst, **write_options)
-    for err in errors:
-        print(f"fastbioner: error: {err} (file skipped)", file=sys.stderr)
+        try:
+            report = write_documents(docs, out, args.dst, **write_options)
+        finally:  # the files skipped are said even when nothing could be written
+            for err in errors:
+                print(f"fastbioner: error: {err} (file skipped)", file=sys.stderr)
     print(report.summary())
     for doc_id, span in report.off_boundary[:20]:
         print(f"  off token boundaries: document {doc_id}, {span.label} at {span.start}..{span.end}",

@@ -131,7 +131,7 @@ def _load(path: str | Path) -> tuple[Path, list[_Block], list[tuple[str, int]]]:
     path = Path(path)
     text = read_text(path)
     blocks, headers = _parse(path, text)
-    if not blocks:
+    if not blocks and not headers:  # -DOCSTART- lines alone are documents without text
         raise InputError("empty file: no token lines" if not text.strip() else "no token lines", path)
     return path, blocks, headers
 
@@ -145,6 +145,8 @@ def read_tagged_sentences(path: str | Path, on_invalid: OnInvalid = "repair",
     repair comes out right). Middle columns are kept in ``TaggedSentence.extra``.
     """
     path, blocks, headers = _load(path)
+    if not blocks:  # a trainer needs sentences
+        raise InputError("no token lines", path)
     tags = _to_iob2(path, blocks, scheme, on_invalid)
     return [TaggedSentence(tuple(b.words), tuple(t), b.lines[0], _extra(b),
                            _doc_id(headers[b.doc][0]) if b.doc >= 0 else None)
