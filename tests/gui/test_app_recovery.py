@@ -199,3 +199,38 @@ def test_an_autosave_that_cannot_be_written_is_reported_not_fatal(window, tmp_pa
     assert messages == [f"autosave to {blocker / 'autosave-0.fbproj'} failed: {blocker / 'autosave-0.fbproj'}: "
                         f"cannot write: {blocker} is not a folder"]
     window.projects.autosave_file = None
+
+
+LAUNCH = """
+import sys
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication, QMessageBox
+from fastbioner_gui import app as app_module
+
+qt = QApplication([])
+QMessageBox.warning = staticmethod(lambda *a, **k: print("WARNING:", a[2], flush=True))
+QMessageBox.question = staticmethod(lambda *a, **k: QMessageBox.StandardButton.Yes)
+QTimer.singleShot(0, qt.quit)  # up and running: leave at once
+sys.exit(app_module.main(["fastbioner-gui"]))
+"""
+
+
+@pytest.mark.parametrize("damage", ["header", "autosave"])
+def test_the_real_launch_survives_a_bad_last_project_and_a_bad_autosave(tmp_path, damage):
+    """As the issue saw it: a bad last project aborted every launch (exit 134)."""
+    path = tmp_path / "last.fbproj"
+    path.write_text('{"format": "fastbioner-project", "version": 1, "models": [1, 2]}\n', encoding="utf-8")
+    if damage == "header":
+        settings_store().setValue("session/last_project", str(path))
+        settings_store().sync()
+    else:
+        autosave_folder().mkdir(parents=True, exist_ok=True)
+        (autosave_folder() / "autosave-0.fbproj").write_text("[" * 5000 + "\n", encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "core"), str(REPO)]),
+           "QT_QPA_PLATFORM": "offscreen"}
+    done = subprocess.run([sys.executable, "-c", LAUNCH], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr
+    expected = (f"WARNING: {path}:1: bad project header: 'models' must be an object" if damage == "header"
+                else f"WARNING: {autosave_folder() / 'autosave-0.fbproj'}:1: JSON nested deeper than 64 levels")
+    assert expected in done.stdout
