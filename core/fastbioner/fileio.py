@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import tempfile
 import threading
 import time
@@ -45,6 +46,7 @@ MAX_NAME_BYTES = 255
 # same name; one that names no process (an older layout) once it is this old.
 _STALE_SECONDS = 3600
 _umask_lock = threading.Lock()
+_TEMP_REST = re.compile(r"(?:([0-9]+)\.)?[A-Za-z0-9_]+\.tmp")
 
 
 def current_umask() -> int:
@@ -124,10 +126,14 @@ def sweep_stale_temps(path: Path) -> None:
     except OSError:
         return
     for tmp in candidates:
-        pid_text = tmp.name[len(prefix):].split(".", 1)[0]
+        # ``PID.random.tmp`` (this layout) or ``random.tmp`` (before it); anything else
+        # (``.a.jsonl.bak.123.x.tmp``) is another file's and stays.
+        m = _TEMP_REST.fullmatch(tmp.name[len(prefix):])
+        if m is None:
+            continue
         try:
-            if pid_text.isdigit():
-                if _process_alive(int(pid_text)):
+            if m.group(1) is not None:
+                if _process_alive(int(m.group(1))):
                     continue
             elif time.time() - tmp.lstat().st_mtime < _STALE_SECONDS:
                 continue

@@ -111,9 +111,14 @@ def test_stale_temporary_files_of_dead_processes_are_swept(tmp_path):
     stale.write_text("left by kill -9")
     live = tmp_path / f".out.txt.{os.getppid()}.def456.tmp"  # a live process's write in progress
     live.write_text("being written")
+    legacy = tmp_path / ".out.txt.k2j4h5g6.tmp"  # the layout before process ids, two hours old
+    legacy.write_text("old")
+    os.utime(legacy, (legacy.stat().st_atime - 7200, legacy.stat().st_mtime - 7200))
+    other = tmp_path / f".out.txt.bak.{dead.stdout.strip()}.x1.tmp"  # another output's (out.txt.bak)
+    other.write_text("not ours")
     with atomic_write(tmp_path / "out.txt") as fh:
         fh.write("x")
-    assert sorted(p.name for p in tmp_path.iterdir()) == [live.name, "out.txt"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([live.name, other.name, "out.txt"])
 
 
 def test_an_output_error_inside_a_write_is_one_line(tmp_path):
