@@ -103,7 +103,9 @@ def _check_header(header: Any, path: str | Path) -> dict[str, Any]:
     if not is_int(version) or version < 1:
         raise InputError(f"bad project header: version must be a whole number from 1, got {version!r:.40}",
                          path, 1)
-    if version > PROJECT_VERSION:
+    if version > PROJECT_VERSION + 1:
+        # One version ahead is read: a next version adds fields (a document's review
+        # status ...) that this one ignores; beyond that the layout may differ.
         raise InputError(f"project format version {version} is newer than this program "
                          f"reads ({PROJECT_VERSION}): update FastBioNER", path, 1)
     try:

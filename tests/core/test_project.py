@@ -134,7 +134,7 @@ def test_a_file_cut_short_against_its_header_is_reported(tmp_path):
         load_project(path)
 
 
-def test_extra_fields_and_the_current_version_are_read(tmp_path):
+def test_extra_fields_and_the_next_version_are_read(tmp_path):
     """Fields a later version adds (a document's review status, a header note) do not
     stop this one reading the file."""
     from fastbioner.project import PROJECT_VERSION
@@ -143,7 +143,7 @@ def test_extra_fields_and_the_current_version_are_read(tmp_path):
     save_project(_project(), path)
     lines = path.read_text(encoding="utf-8").splitlines()
     header = json.loads(lines[0])
-    header.update(version=PROJECT_VERSION, note="from a later version")
+    header.update(version=PROJECT_VERSION + 1, note="from the next version")
     records = [json.loads(line) for line in lines[1:]]
     for r in records:
         r["review"] = {"state": "accepted", "by": "curator-2"}
