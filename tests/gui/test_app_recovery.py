@@ -68,17 +68,24 @@ window.projects.claim_autosave_slot()
 window.workspace.add_documents([Document.from_parts("1", "Lithium toxicity in a newborn infant.",
                                                     [(None, "Heart failure and high serum lithium.")]),
                                 Document.from_parts("2", "Cocaine and seizures.")])
-text = window.workspace.document(0).text
-positions = [i for i, c in enumerate(text) if not c.isspace()]
-count = [0]
+spans = []
 
 def edit():
+    # Five new entities, then relabel them in turn for as long as it runs (the document
+    # keeps its size however long the curator works).
     if window.row != 0:
         return
-    n = count[0]
-    k = positions[n % len(positions)]
-    window.curation.add(k, k + 1, ("Chemical", "Disease")[(n // len(positions)) % 2], exact=True)
-    count[0] += 1
+    n = len(spans) if len(spans) < 5 else edit.count
+    if len(spans) < 5:
+        spans.append(window.curation.add(2 * n, 2 * n + 1, "Chemical", exact=True))
+    else:
+        i = n % 5
+        label = "Disease" if spans[i].label == "Chemical" else "Chemical"
+        window.curation.relabel(spans[i], label)
+        spans[i] = spans[i].with_(label=label)
+    edit.count = n + 1
+
+edit.count = 0
 
 timer = QTimer()
 timer.timeout.connect(edit)
@@ -97,18 +104,19 @@ def test_a_session_killed_mid_editing_is_recovered_with_its_edits(qtbot, monkeyp
     try:
         assert child.stdout.readline() == "editing\n"
         deadline = time.monotonic() + 180  # generous: the machine may be loaded
-        saved_edits = 0
-        while saved_edits < 3:
+        relabelled = False
+        while not relabelled:  # five entities added, and at least one relabelled since
             assert child.poll() is None, "the app died before it was killed"
             assert time.monotonic() < deadline, "steady editing was never autosaved"
             if autosave.is_file():
-                saved_edits = len(curated(load_project(autosave)))
+                saved = curated(load_project(autosave))
+                relabelled = len(saved) == 5 and any(s.label == "Disease" for s in saved)
             time.sleep(0.1)  # polling the file, not timing anything
     finally:
         child.send_signal(signal.SIGKILL)
         child.wait(timeout=60)
     on_disk = curated(load_project(autosave))
-    assert len(on_disk) >= 3
+    assert len(on_disk) == 5 and {s.start for s in on_disk} == {0, 2, 4, 6, 8}
 
     fresh = MainWindow()
     try:
