@@ -51,7 +51,8 @@ def load_json(text: str) -> Any:
         raise ValueError(f"JSON nested deeper than {MAX_DEPTH} levels") from None
     except ValueError as exc:  # ours above, or an integer past Python's digit limit
         raise ValueError(str(exc).split("; ")[0]) from None
-    check_tree(value)
+    # Text read from UTF-8 holds no surrogate: only a \\uD8xx escape can make one.
+    check_tree(value, strings="\\ud" in text.lower())
     return value
 
 
@@ -65,25 +66,37 @@ def has_lone_surrogate(text: str) -> bool:
     return False
 
 
-def check_tree(value: Any) -> None:
+def _check_string(text: str) -> None:
+    if has_lone_surrogate(text):
+        bad = next(c for c in text if 0xD800 <= ord(c) <= 0xDFFF)
+        raise ValueError(f"a string holds a lone surrogate (\\u{ord(bad):04x}), which is not Unicode text")
+
+
+def check_tree(value: Any, strings: bool = True) -> None:
     """ValueError when ``value`` (parsed JSON) nests deeper than :data:`MAX_DEPTH` or
-    holds a string with a lone surrogate. Iterative: no recursion limit to hit."""
-    stack = [(value, 1)]
+    (``strings``) holds a string with a lone surrogate. Iterative: no recursion limit
+    to hit; containers only are walked, so a large document costs little."""
+    if isinstance(value, str):
+        if strings:
+            _check_string(value)
+        return
+    stack = [(value, 1)] if isinstance(value, (list, dict)) else []
     while stack:
         item, depth = stack.pop()
-        if isinstance(item, str):
-            if has_lone_surrogate(item):
-                bad = next(c for c in item if 0xD800 <= ord(c) <= 0xDFFF)
-                raise ValueError(f"a string holds a lone surrogate (\\u{ord(bad):04x}), which is not "
-                                 f"Unicode text")
-        elif isinstance(item, (list, dict)):
-            if depth > MAX_DEPTH:
-                raise ValueError(f"JSON nested deeper than {MAX_DEPTH} levels")
-            if isinstance(item, dict):
-                stack.extend((k, depth) for k in item)
-                stack.extend((v, depth + 1) for v in item.values())
-            else:
-                stack.extend((v, depth + 1) for v in item)
+        if depth > MAX_DEPTH:
+            raise ValueError(f"JSON nested deeper than {MAX_DEPTH} levels")
+        if isinstance(item, dict):
+            if strings:
+                for key in item:
+                    _check_string(key)
+            values = item.values()
+        else:
+            values = item
+        for v in values:
+            if isinstance(v, (list, dict)):
+                stack.append((v, depth + 1))
+            elif strings and isinstance(v, str):
+                _check_string(v)
 
 
 # -- types -----------------------------------------------------------------------------

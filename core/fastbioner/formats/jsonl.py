@@ -58,6 +58,55 @@ def _optional_str(value: Any, where: str) -> str | None:
     return value
 
 
+_SOURCES = {x.value: x for x in Source}
+
+
+# A project of thousands of documents is read through these: the fast checks build no
+# message; only what they refuse goes through the checks that say what is wrong.
+def _fast_passage(p: Any, n: int) -> Passage | None:
+    if type(p) is not dict:
+        return None
+    start, end, kind, label = p.get("start"), p.get("end"), p.get("kind", "abstract"), p.get("label")
+    if (type(start) is int and type(end) is int and 0 <= start <= end <= n and type(kind) is str
+            and (label is None or type(label) is str)):
+        return Passage(start, end, kind, label)
+    return None
+
+
+def _checked_passage(p: Any, i: int, text: str) -> Passage:
+    start, end = _offsets(p, f"passages[{i}]", text)
+    kind = p.get("kind", "abstract")
+    expect(isinstance(kind, str), f"passages[{i}].kind", "a string", kind)
+    return Passage(start, end, kind, _optional_str(p.get("label"), f"passages[{i}].label"))
+
+
+def _fast_span(s: Any, n: int) -> Span | None:
+    if type(s) is not dict:
+        return None
+    start, end, label = s.get("start"), s.get("end"), s.get("label")
+    raw_source, score, concept = s.get("source", "gold"), s.get("score"), s.get("concept_id")
+    source = _SOURCES.get(raw_source) if type(raw_source) is str else None
+    if (type(start) is int and type(end) is int and 0 <= start <= end <= n and type(label) is str
+            and label.strip() and source is not None and (score is None or is_number(score))
+            and (concept is None or type(concept) is str)):
+        return Span(start, end, label, source, None if score is None else float(score), concept)
+    return None
+
+
+def _checked_span(s: Any, i: int, text: str) -> Span:
+    where = f"spans[{i}]"
+    start, end = _offsets(s, where, text)
+    label = s.get("label")
+    expect(isinstance(label, str) and label.strip() != "", f"{where}.label", "a non-empty string", label)
+    source = s.get("source", "gold")
+    if not isinstance(source, str) or source not in _SOURCES:
+        raise ValueError(f"{where}.source must be one of {', '.join(_SOURCES)}, got {source!r:.40}")
+    score = s.get("score")
+    expect(score is None or is_number(score), f"{where}.score", "a finite number or null", score)
+    return Span(start, end, label, Source(source), None if score is None else float(score),
+                _optional_str(s.get("concept_id"), f"{where}.concept_id"))
+
+
 def document_from_dict(obj: Any) -> Document:
     """Inverse of :func:`document_to_dict`, checking every field's type and range:
     ValueError (its text the message) or KeyError (a required key missing).
@@ -68,12 +117,11 @@ def document_from_dict(obj: Any) -> Document:
     expect(isinstance(text, str), "'text'", "a string", text)
     raw_passages = obj.get("passages") or []
     expect(isinstance(raw_passages, list), "'passages'", "a list", raw_passages)
+    n = len(text)
     passages = []
     for i, p in enumerate(raw_passages):
-        start, end = _offsets(p, f"passages[{i}]", text)
-        kind = p.get("kind", "abstract")
-        expect(isinstance(kind, str), f"passages[{i}].kind", "a string", kind)
-        passages.append(Passage(start, end, kind, _optional_str(p.get("label"), f"passages[{i}].label")))
+        fast = _fast_passage(p, n)
+        passages.append(fast if fast is not None else _checked_passage(p, i, text))
     ordered = sorted(passages, key=lambda p: (p.start, p.end))
     for before, after in zip(ordered, ordered[1:]):
         if after.start < before.end:
@@ -82,18 +130,8 @@ def document_from_dict(obj: Any) -> Document:
     expect(isinstance(raw_spans, list), "'spans'", "a list", raw_spans)
     spans = []
     for i, s in enumerate(raw_spans):
-        where = f"spans[{i}]"
-        start, end = _offsets(s, where, text)
-        label = s.get("label")
-        expect(isinstance(label, str) and label.strip() != "", f"{where}.label", "a non-empty string", label)
-        source = s.get("source", "gold")
-        if source not in {x.value for x in Source}:
-            raise ValueError(f"{where}.source must be one of {', '.join(x.value for x in Source)}, "
-                             f"got {source!r:.40}")
-        score = s.get("score")
-        expect(score is None or is_number(score), f"{where}.score", "a finite number or null", score)
-        spans.append(Span(start, end, label, Source(source), None if score is None else float(score),
-                          _optional_str(s.get("concept_id"), f"{where}.concept_id")))
+        fast = _fast_span(s, n)
+        spans.append(fast if fast is not None else _checked_span(s, i, text))
     metadata = obj.get("metadata") or {}
     check_metadata(metadata)
     for i, disc in enumerate(metadata.get("bioc_discontinuous") or []):
