@@ -55,8 +55,10 @@ def start_session(window, paths: list[str]) -> None:  # noqa: ANN001 - MainWindo
             try:
                 window.projects.recover(leftover)
                 return
-            except (FastBioNERError, OSError) as exc:
-                QMessageBox.warning(window, "Cannot recover", str(exc))
+            except Exception as exc:  # noqa: BLE001 - a bad autosave must not stop the app starting
+                message = str(exc) if isinstance(exc, (FastBioNERError, OSError)) else (
+                    f"{leftover}: cannot read ({type(exc).__name__}: {exc})")
+                QMessageBox.warning(window, "Cannot recover", message)
         elif answer == B.No:
             window.projects.discard_autosave()
         else:
@@ -66,6 +68,8 @@ def start_session(window, paths: list[str]) -> None:  # noqa: ANN001 - MainWindo
         return
     last = settings_store().value("session/last_project", "")
     if last and Path(str(last)).is_file():
+        # A last project that cannot be read is reported by open_project and the app
+        # starts without it (the setting stays: the curator may repair the file).
         window.open_project(str(last))
     elif sample_files():
         window.tag_all_when_ready(window.loader.open(sample_files()))
@@ -87,7 +91,12 @@ def main(argv: list[str] | None = None) -> int:
     app.setOrganizationName("FastBioNER")
     window = MainWindow()
     window.show()
-    start_session(window, [a for a in argv[1:] if not a.startswith("-")])
+    try:
+        start_session(window, [a for a in argv[1:] if not a.startswith("-")])
+    except Exception as exc:  # noqa: BLE001 - whatever the last session left, the app starts
+        from PySide6.QtWidgets import QMessageBox
+
+        QMessageBox.warning(window, "FastBioNER Studio", f"Could not restore the last session: {exc}")
     return app.exec()
 
 

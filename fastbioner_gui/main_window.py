@@ -335,13 +335,21 @@ class MainWindow(QMainWindow):
         if path:
             self.open_project(path)
 
-    def open_project(self, path: str) -> None:
+    def open_project(self, path: str) -> bool:
+        """Open a project; a file that cannot be read is reported (file and line) and the
+        window goes on with what it had. True when it opened."""
         if not self.maybe_save():
-            return
+            return False
         try:
             self.projects.open(path)
         except (FastBioNERError, OSError) as exc:
             QMessageBox.warning(self, "Cannot open project", str(exc))
+            return False
+        except Exception as exc:  # noqa: BLE001 - a file this program did not foresee never ends the app
+            QMessageBox.warning(self, "Cannot open project",
+                                f"{path}: cannot read this project ({type(exc).__name__}: {exc})")
+            return False
+        return True
 
     def _files_loaded(self, result: LoadResult) -> None:
         self.statusBar().showMessage(result.summary(), 15000)

@@ -1,6 +1,7 @@
 """Saving and opening projects, autosave and crash recovery.
 
-Autosave: shortly after every change the whole working set is written atomically to
+Autosave: at most one interval (a second) after any change, however steady the
+editing, the whole working set is written atomically to
 this session's autosave file (``autosave/autosave-N.fbproj``, slot N held by a
 ``QLockFile`` so two running apps never share one). A clean exit deletes it; so an
 autosave found in a free slot at start-up is what a crashed session left, and the
@@ -15,6 +16,7 @@ from pathlib import Path
 from PySide6.QtCore import QLockFile, QObject, QTimer, Signal
 from PySide6.QtGui import QUndoStack
 
+from fastbioner.errors import FastBioNERError
 from fastbioner.project import PROJECT_SUFFIX, Project, autosave_folder, load_project, save_project
 
 from .models.workspace import Workspace
@@ -58,7 +60,11 @@ class ProjectController(QObject):
 
     def _changed(self) -> None:
         self._dirty = True
-        self._timer.start()
+        # The timer runs from the first unsaved change and is not restarted by later
+        # ones: a change is on disk within one interval however steady the editing
+        # (restarting it on every change meant edits half a second apart never saved).
+        if not self._timer.isActive():
+            self._timer.start()
         self.stateChanged.emit()
 
     def mark_clean(self) -> None:
@@ -129,7 +135,7 @@ class ProjectController(QObject):
         project.info["autosave_of"] = str(self.path) if self.path is not None else None
         try:
             save_project(project, self.autosave_file)
-        except OSError as exc:
+        except (OSError, FastBioNERError) as exc:  # a full disk says so, never ends the app
             self.autosaveFailed.emit(f"autosave to {self.autosave_file} failed: {exc}")
         finally:
             project.info.pop("autosave_of", None)

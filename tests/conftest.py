@@ -16,6 +16,15 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # for the cores when anything else runs beside the suite.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
+# Property-based tests: in CI (the CI variable set) every run tries the same examples,
+# so a red build is reproducible and never depends on luck; locally they vary, and
+# hypothesis's example database keeps any failure found for the next run.
+from hypothesis import settings as _hypothesis_settings  # noqa: E402
+
+_hypothesis_settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
+_hypothesis_settings.register_profile("dev", deadline=None)
+_hypothesis_settings.load_profile("ci" if os.environ.get("CI") else "dev")
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = (REPO.parent / "shared" / "data").resolve()
 

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import tempfile
+import threading
+import time
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO, Iterable, Iterator
 
 from .errors import InputError
 
@@ -37,23 +40,156 @@ def read_text(path: str | Path) -> str:
     return text
 
 
+# Most file systems refuse a name longer than this (in bytes): said before writing.
+MAX_NAME_BYTES = 255
+# A temporary file left by a process that is gone is removed by the next write of the
+# same name; one that names no process (an older layout) once it is this old.
+_STALE_SECONDS = 3600
+_umask_lock = threading.Lock()
+_TEMP_REST = re.compile(r"(?:([0-9]+)\.)?[A-Za-z0-9_]+\.tmp")
+
+
+def current_umask() -> int:
+    with _umask_lock:  # os.umask can only be read by setting it
+        mask = os.umask(0o022)
+        os.umask(mask)
+    return mask
+
+
+def check_not_an_input(out: str | Path, inputs: Iterable[str | Path]) -> None:
+    """InputError when ``out`` names one of ``inputs`` (the same file under another
+    name or through a link included): writing would replace what is being read."""
+    out = Path(out)
+    for src in inputs:
+        src = Path(src)
+        same = _resolved(out) == _resolved(src)
+        if not same:
+            with contextlib.suppress(OSError):  # absent, or a name too long: not the same
+                same = os.path.samefile(out, src)
+        if same:
+            raise InputError("output would overwrite the input; choose another file", out)
+
+
+def _resolved(path: Path) -> Path:
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):
+        return path.absolute()
+
+
+def output_target(path: str | Path) -> Path:
+    """The file a write to ``path`` replaces, checked before anything is written:
+    a symbolic link is written through (its target is replaced, the link stays);
+    InputError, one line, for a folder, a FIFO or device, a link loop, a name over
+    :data:`MAX_NAME_BYTES` bytes or a parent that is a file."""
+    path = Path(path)
+    if len(os.fsencode(path.name)) > MAX_NAME_BYTES:
+        raise InputError(f"cannot write: the file name is longer than {MAX_NAME_BYTES} bytes", path)
+    try:
+        return _checked_target(path)
+    except OSError as exc:
+        raise InputError(f"cannot write: {exc.strerror or exc}", path) from None
+
+
+def _checked_target(path: Path) -> Path:
+    if path.is_symlink():
+        try:
+            path = Path(os.path.realpath(path, strict=True)) if path.exists() else path.resolve()
+        except (OSError, RuntimeError):
+            raise InputError("cannot write: a symbolic link loop", path) from None
+    if path.is_dir():
+        raise InputError("is a directory, expected a file to write", path)
+    if path.exists() and not path.is_file():
+        raise InputError("cannot write: not a regular file (a FIFO, device or socket); choose a file name",
+                         path)
+    if len(os.fsencode(path.name)) > MAX_NAME_BYTES:  # a link's target may be long
+        raise InputError(f"cannot write: the file name is longer than {MAX_NAME_BYTES} bytes", path)
+    for parent in [path.parent, *path.parent.parents]:
+        if parent.exists() or parent.is_symlink():
+            if not parent.is_dir():
+                raise InputError(f"cannot write: {parent} is not a folder", path)
+            break
+    return path
+
+
+def _temp_prefix(name: str) -> str:
+    short = os.fsencode(name)[:150].decode("utf-8", errors="ignore") or "out"
+    return f".{short}."
+
+
+def sweep_stale_temps(path: Path) -> None:
+    """Remove temporary files (``.NAME.PID.*.tmp``) that writes of ``path`` left when
+    their process died (kill -9, power loss); those of a live process stay."""
+    prefix = _temp_prefix(path.name)
+    try:
+        candidates = [p for p in path.parent.iterdir() if p.name.startswith(prefix) and p.name.endswith(".tmp")]
+    except OSError:
+        return
+    for tmp in candidates:
+        # ``PID.random.tmp`` (this layout) or ``random.tmp`` (before it); anything else
+        # (``.a.jsonl.bak.123.x.tmp``) is another file's and stays.
+        m = _TEMP_REST.fullmatch(tmp.name[len(prefix):])
+        if m is None:
+            continue
+        try:
+            if m.group(1) is not None:
+                if _process_alive(int(m.group(1))):
+                    continue
+            elif time.time() - tmp.lstat().st_mtime < _STALE_SECONDS:
+                continue
+            tmp.unlink()
+        except OSError:
+            continue
+
+
+def _process_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, OSError):
+        return True
+    return True
+
+
 @contextlib.contextmanager
 def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO]:
     """Write to a temporary file beside ``path`` and rename it into place only when the
-    block ends without error: the output is complete or absent, never half-written."""
-    path = Path(path)
-    if path.is_dir():
-        raise InputError("is a directory, expected a file to write", path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    block ends without error: the output is complete or absent, never half-written.
+
+    The file gets the mode a new file gets under the umask, or keeps the mode of the
+    file it replaces; a symbolic link is written through to its target. Problems
+    with the path (see :func:`output_target`) and failed writes (no space, no
+    permission) are one-line :class:`InputError`\\ s naming the output."""
+    path = output_target(path)
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"cannot create the folder {path.parent}: {exc.strerror or exc}", path) from None
+    sweep_stale_temps(path)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f"{_temp_prefix(path.name)}{os.getpid()}.", suffix=".tmp",
+                                   dir=path.parent)
+    except OSError as exc:
+        raise InputError(f"cannot write in {path.parent}: {exc.strerror or exc}", path) from None
+    try:
+        try:
+            old_mode = path.stat().st_mode & 0o7777
+        except OSError:
+            old_mode = 0o666 & ~current_umask()
         kwargs = {"encoding": encoding, "newline": ""} if "b" not in mode else {}
         with os.fdopen(fd, mode, **kwargs) as fh:
+            if hasattr(os, "fchmod"):  # mkstemp makes it 0600 whatever the umask
+                os.fchmod(fh.fileno(), old_mode)
             yield fh
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise InputError(f"cannot write: {exc.strerror or exc}", path) from None
         raise

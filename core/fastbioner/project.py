@@ -105,8 +105,16 @@ def save_project(project: Project, path: str | Path) -> None:
               "saved": datetime.now(timezone.utc).isoformat(timespec="seconds"),
               "documents": len(project.entries), "models": project.models,
               "labels": project.labels, "info": project.info}
+    def line(obj: Any, what: str) -> str:
+        # Refused here (not NaN or Infinity written, which no reader takes back): a
+        # project that saves must open again.
+        try:
+            return json.dumps(obj, ensure_ascii=False, allow_nan=False) + "\n"
+        except (TypeError, ValueError, RecursionError) as exc:
+            raise InputError(f"{what} cannot be saved as JSON ({exc})", path) from None
+
     with atomic_write(path) as fh:
-        fh.write(json.dumps(header, ensure_ascii=False) + "\n")
+        fh.write(line(header, "the project header"))
         for entry in project.entries:
             record = jsonl.document_to_dict(entry.document)
             record["status"] = entry.status.value
@@ -115,34 +123,66 @@ def save_project(project: Project, path: str | Path) -> None:
             if entry.rejected:
                 record["rejected"] = [{"start": r.start, "end": r.end, "label": r.label, "score": r.score}
                                       for r in entry.rejected]
-            fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+            fh.write(line(record, f"document {entry.document.id}"))
+
+
+def _check_header(header: Any, path: str | Path) -> dict[str, Any]:
+    """The header's fields, type-checked: InputError at line 1 for any fault. Keys it
+    does not know are ignored (a newer minor version may add some)."""
+    from .formats.checks import expect, is_int
+
+    if not isinstance(header, dict) or header.get("format") != PROJECT_FORMAT:
+        raise InputError("not a FastBioNER project (no project header)", path, 1)
+    version = header.get("version")
+    if not is_int(version) or version < 1:
+        raise InputError(f"bad project header: version must be a whole number from 1, got {version!r:.40}",
+                         path, 1)
+    if version > PROJECT_VERSION + 1:
+        # One version ahead is read: a next version adds fields (a document's review
+        # status ...) that this one ignores; beyond that the layout may differ.
+        raise InputError(f"project format version {version} is newer than this program "
+                         f"reads ({PROJECT_VERSION}): update FastBioNER", path, 1)
+    try:
+        models = header.get("models") or {}
+        expect(isinstance(models, dict), "'models'", "an object (model name: details)", models)
+        for name, details in models.items():
+            expect(isinstance(details, dict), f"models[{name!r}]", "an object", details)
+        labels = header.get("labels") or []
+        expect(isinstance(labels, list), "'labels'", "a list of strings", labels)
+        for i, label in enumerate(labels):
+            expect(isinstance(label, str) and label.strip() != "", f"labels[{i}]", "a non-empty string", label)
+        info = header.get("info") or {}
+        expect(isinstance(info, dict), "'info'", "an object", info)
+        count = header.get("documents")
+        expect(count is None or (is_int(count) and count >= 0), "'documents'", "a whole number", count)
+    except ValueError as exc:
+        raise InputError(f"bad project header: {exc}", path, 1) from None
+    return {"models": models, "labels": labels, "info": info, "documents": count, "version": version}
 
 
 def load_project(path: str | Path) -> Project:
-    """Read a project file; any fault is an :class:`InputError` naming file and line."""
+    """Read a project file; any fault is an :class:`InputError` naming file and line:
+    a header whose fields have the wrong types, a document line that is not a valid
+    document, and a file holding fewer (or more) documents than its header says (a
+    file cut short)."""
     from .formats import jsonl
 
     lines = read_text(path).split("\n")
     if not lines or not lines[0].strip():
         raise InputError("empty file, expected a FastBioNER project", path, 1)
-    header = _json_line(lines[0], path, 1)
-    if not isinstance(header, dict) or header.get("format") != PROJECT_FORMAT:
-        raise InputError("not a FastBioNER project (no project header)", path, 1)
-    version = header.get("version")
-    if not isinstance(version, int) or version > PROJECT_VERSION:
-        raise InputError(f"project format version {version} is newer than this program "
-                         f"reads ({PROJECT_VERSION}): update FastBioNER", path, 1)
-    project = Project(models=dict(header.get("models") or {}), labels=list(header.get("labels") or []),
-                      info=dict(header.get("info") or {}))
+    header = _check_header(_json_line(lines[0], path, 1), path)
+    project = Project(models=header["models"], labels=header["labels"], info=header["info"])
+    last = 1
     for number, line in enumerate(lines[1:], start=2):
         if not line.strip():
             continue
+        last = number
         record = _json_line(line, path, number)
         if not isinstance(record, dict):
             raise InputError("expected a JSON object (one document)", path, number)
         try:
-            status = _status(record.pop("status", DocStatus.NEW.value), version)
-        except ValueError as exc:
+            status = _status(record.pop("status", DocStatus.NEW.value), header["version"])
+        except (ValueError, TypeError, KeyError) as exc:
             raise InputError(f"unknown status: {exc}", path, number) from None
         tagged_by = record.pop("tagged_by", None)
         origin = record.pop("origin", None)
@@ -153,12 +193,20 @@ def load_project(path: str | Path) -> Project:
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise InputError(f"bad rejected suggestion: {exc}", path, number) from None
         try:
+            for key, value in (("tagged_by", tagged_by), ("origin", origin)):
+                if value is not None and not isinstance(value, str):
+                    raise ValueError(f"{key!r} must be a string or null")
             doc = jsonl.document_from_dict(record)
         except KeyError as exc:
             raise InputError(f"document without the required key {exc.args[0]!r}", path, number) from None
         except (TypeError, ValueError) as exc:
             raise InputError(f"bad document: {exc}", path, number) from None
         project.entries.append(ProjectEntry(doc, status, tagged_by, origin, rejected))
+    expected = header["documents"]
+    if expected is not None and expected != len(project.entries):
+        cut = " (the file was cut short?)" if expected > len(project.entries) else ""
+        raise InputError(f"the header says {expected} document(s) but the file holds "
+                         f"{len(project.entries)}{cut}", path, last)
     return project
 
 
@@ -168,10 +216,12 @@ def _status(value: str, version: int) -> DocStatus:
 
 
 def _json_line(line: str, path: str | Path, number: int) -> Any:
+    from .formats.checks import load_json
+
     try:
-        return json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON ({exc.msg}, column {exc.colno})", path, number) from None
+        return load_json(line)
+    except ValueError as exc:
+        raise InputError(str(exc), path, number) from None
 
 
 def user_home() -> Path:

@@ -35,12 +35,26 @@ from . import __version__
 from .config import ConfigError, Settings
 from .errors import ModelError
 from .fileio import atomic_write
-from .modeling import PICKLE_SUFFIXES, check_weights, folder_size, safetensors_files
+from .fileio import current_umask
+
+# modeling (and torch under it) is imported where it is used: listing models, and every
+# command line start-up, need none of it.
 
 MANIFEST = "fastbioner.json"
 MANIFEST_FORMAT = 1
 KINDS = ("teacher", "student")
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")  # whole name (fullmatch): a safe file name
+# What ``import`` copies: a model's weights, its config, its tokenizer and its manifest,
+# regular files at the folder's top level. Nothing else (code, pickles, sub-folders).
+_MODEL_FILES = frozenset({
+    "config.json", "generation_config.json", MANIFEST, "model.safetensors.index.json",
+    "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json",
+    "vocab.txt", "vocab.json", "merges.txt", "spiece.model", "sentencepiece.bpe.model", "tokenizer.model",
+})
+_TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "vocab.json", "spiece.model", "sentencepiece.bpe.model",
+                    "tokenizer.model")
+# A tokenizer that turns most of this into its unknown token cannot tag text.
+_PROBE = "Cocaine induced seizures and hypertension in rats treated with aspirin."
 
 
 @dataclass
@@ -124,9 +138,48 @@ def read_manifest(folder: str | Path) -> Manifest:
         raise ModelError(f"{path}: made by fastbioner {theirs}, newer than this {__version__}; "
                          f"upgrade fastbioner to use this model")
     try:
+        check_manifest_types(data)
         return Manifest.from_dict(data)
-    except (ConfigError, TypeError) as exc:
+    except (ConfigError, TypeError, ValueError) as exc:
         raise ModelError(f"{path}: bad manifest ({exc})") from None
+
+
+def check_manifest_types(data: dict[str, Any]) -> None:
+    """ValueError naming the first field whose value has the wrong type for
+    :class:`Manifest` (``parameters: "many"``, ``labels: 5`` ...)."""
+    import typing
+
+    from .formats.checks import expect, is_int
+
+    hints = typing.get_type_hints(Manifest)
+    for name, value in data.items():
+        hint = hints.get(name)
+        if hint is None:
+            continue  # unknown keys are Settings.from_dict's to refuse
+        args = typing.get_args(hint)
+        optional = type(None) in args
+        if optional and value is None:
+            continue
+        base = next((a for a in args if a is not type(None)), hint) if optional else hint
+        origin = typing.get_origin(base) or base
+        where = f"{name!r}"
+        if origin is int:
+            expect(is_int(value) and value >= 0, where, "a whole number, not negative", value)
+        elif origin is str:
+            expect(isinstance(value, str), where, "a string", value)
+        elif origin is list:
+            expect(isinstance(value, list), where, "a list", value)
+            (item,) = typing.get_args(base) or (Any,)
+            if item is str:
+                for i, v in enumerate(value):
+                    expect(isinstance(v, str), f"{name}[{i}]", "a string", v)
+            elif typing.get_origin(item) is dict:
+                for i, v in enumerate(value):
+                    expect(isinstance(v, dict), f"{name}[{i}]", "an object", v)
+        elif origin is dict:
+            expect(isinstance(value, dict), where, "an object", value)
+    if "kind" in data and data["kind"] not in KINDS:
+        raise ValueError(f"'kind' must be one of {', '.join(KINDS)}, got {data['kind']!r:.40}")
 
 
 def write_manifest(folder: str | Path, manifest: Manifest) -> None:
@@ -141,6 +194,8 @@ def manifest_from_folder(folder: str | Path, kind: str = "teacher") -> Manifest:
     from safetensors import safe_open
 
     from transformers import AutoConfig
+
+    from .modeling import check_weights, folder_size, safetensors_files
 
     from .models import register_architectures
 
@@ -181,6 +236,53 @@ def check_bio_labels(labels: list[str], where: str | Path) -> None:
         raise ModelError(f"{where}: the model's labels lack 'O'")
 
 
+def model_files(folder: Path) -> list[Path]:
+    """The files of ``folder`` an import copies (see ``_MODEL_FILES``); ModelError for a
+    needed file that is a link out of the folder, a link loop, or not a regular file."""
+    try:
+        root = folder.resolve(strict=True)
+    except (OSError, RuntimeError) as exc:  # RuntimeError: Python 3.11's symlink loop
+        raise ModelError(f"{folder}: no such model folder ({exc})") from None
+    if not root.is_dir():
+        raise ModelError(f"{folder}: no such model folder")
+    chosen = []
+    for item in sorted(root.iterdir()):
+        if not (item.name in _MODEL_FILES or item.name.endswith(".safetensors")):
+            continue
+        if item.is_symlink():
+            try:
+                real = item.resolve(strict=True)
+            except (OSError, RuntimeError):
+                raise ModelError(f"{item}: a symbolic link loop or a broken link") from None
+            if root not in real.parents:
+                raise ModelError(f"{item}: a symbolic link out of the model folder (to {real}); "
+                                 f"copy the file into the folder to import it") from None
+        else:
+            real = item
+        if not real.is_file():
+            raise ModelError(f"{item}: not a regular file")
+        chosen.append(item)
+    return chosen
+
+
+def check_tokenizer(folder: Path, shown: str | Path | None = None) -> None:
+    """ModelError unless ``folder`` holds tokenizer files that load into a fast tokenizer
+    which knows most of a biomedical sentence (a tokenizer rebuilt from a config alone
+    knows five tokens, and tags nothing)."""
+    from .modeling import load_tokenizer
+
+    shown = shown or folder
+    if not any((folder / f).is_file() for f in _TOKENIZER_FILES):
+        raise ModelError(f"{shown}: no tokenizer files ({', '.join(_TOKENIZER_FILES[:2])} ...); "
+                         f"a model cannot tag without its tokenizer")
+    tok = load_tokenizer(folder)
+    ids = tok(_PROBE, add_special_tokens=False)["input_ids"]
+    unknown = sum(1 for i in ids if i == tok.unk_token_id)
+    if not ids or unknown * 2 > len(ids):
+        raise ModelError(f"{shown}: the tokenizer knows too little ({len(tok)} tokens; {unknown} of "
+                         f"{len(ids)} pieces of a test sentence unknown)")
+
+
 def default_root() -> Path:
     home = os.environ.get("FASTBIONER_HOME")
     if home:
@@ -198,7 +300,7 @@ class Registry:
 
     @staticmethod
     def check_name(name: str) -> str:
-        if not isinstance(name, str) or not _NAME.match(name):
+        if not isinstance(name, str) or not _NAME.fullmatch(name):
             raise ModelError(f"bad model name {name!r}: use letters, digits, '.', '_' and '-' "
                              f"(starting with a letter or digit)")
         return name
@@ -232,11 +334,13 @@ class Registry:
             return ModelEntry(folder.name, folder, read_manifest(folder))
         except ModelError as exc:
             return str(exc)
+        except Exception as exc:  # noqa: BLE001 - one bad entry never sinks the list
+            return f"{folder}: unusable ({type(exc).__name__}: {exc})"
 
     def resolve(self, ref: str | Path) -> ModelEntry:
         """A registry name, or a model folder (registered or not)."""
         ref_str = str(ref)
-        if _NAME.match(ref_str) and (self.root / ref_str).is_dir():
+        if _NAME.fullmatch(ref_str) and (self.root / ref_str).is_dir():
             return self.get(ref_str)
         folder = Path(ref_str).expanduser()
         if folder.is_dir():
@@ -253,6 +357,7 @@ class Registry:
         removed when the block ends unless it was installed."""
         self.root.mkdir(parents=True, exist_ok=True)
         folder = Path(tempfile.mkdtemp(prefix=".staging-", dir=self.root))
+        folder.chmod(0o777 & ~current_umask())  # mkdtemp makes it 0700 whatever the umask
         try:
             yield folder
         finally:
@@ -261,6 +366,8 @@ class Registry:
     def install(self, staging: str | Path, name: str, overwrite: bool = False) -> ModelEntry:
         """Move a complete model folder (weights, tokenizer, manifest) into place as
         ``name`` in one rename. The manifest's name and size are set here."""
+        from .modeling import check_weights, folder_size
+
         self.check_name(name)
         staging = Path(staging)
         check_weights(staging)
@@ -270,24 +377,46 @@ class Registry:
         manifest.size_bytes = folder_size(staging)
         write_manifest(staging, manifest)
         dest = self.root / name
-        if dest.exists() and not overwrite:
-            raise ModelError(f"a model named {name!r} already exists; choose another name or delete it")
         if staging.resolve().parent != self.root.resolve():
             raise ModelError(f"{staging}: install only folders made by Registry.staging()")
-        trash = None
-        if dest.exists():
-            trash = Path(tempfile.mkdtemp(prefix=".trash-", dir=self.root)) / name
-            os.replace(dest, trash)
-        os.replace(staging, dest)
+        # Checking the name and renaming into it happen under the registry's lock, so
+        # of two processes installing the same new name exactly one wins.
+        with self._locked():
+            if dest.exists() and not overwrite:
+                raise ModelError(f"a model named {name!r} already exists; choose another name or delete it")
+            trash = None
+            if dest.exists():
+                trash = Path(tempfile.mkdtemp(prefix=".trash-", dir=self.root)) / name
+                os.replace(dest, trash)
+            os.replace(staging, dest)
         if trash is not None:
             shutil.rmtree(trash.parent, ignore_errors=True)
         return ModelEntry(name, dest, manifest)
 
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        """An exclusive lock on the registry (``.lock``; released by the system when the
+        process dies, so a crash never leaves it held)."""
+        try:
+            import fcntl
+        except ImportError:  # Windows: rename onto an existing folder fails there anyway
+            yield
+            return
+        with open(self.root / ".lock", "a+b") as fh:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
     def import_folder(self, folder: str | Path, name: str | None = None, kind: str | None = None,
                       overwrite: bool = False) -> ModelEntry:
-        """Copy a Hugging Face token-classification folder into the registry (pickled
-        weight files are left behind). Its labels must be IOB2 tags."""
-        from .modeling import load_tokenizer
+        """Copy a Hugging Face token-classification folder into the registry: only the
+        regular files a model needs (weights, config, tokenizer, manifest) at its top
+        level, never code, pickles or sub-folders, never a link out of the folder.
+        Its labels must be IOB2 tags, its manifest (if any) well typed and its
+        tokenizer usable."""
+        from .modeling import check_weights
 
         folder = Path(folder).expanduser()
         name = self.check_name(name or folder.name)
@@ -295,23 +424,25 @@ class Registry:
             raise ModelError(f"kind must be one of {', '.join(KINDS)}")
         if self.exists(name) and not overwrite:
             raise ModelError(f"a model named {name!r} already exists; choose another name or delete it")
-        check_weights(folder)
-        if (folder / MANIFEST).is_file():
-            manifest = read_manifest(folder)
-            if kind:
-                manifest.kind = kind
-        else:
-            manifest = manifest_from_folder(folder, kind or "teacher")
-        check_bio_labels(manifest.labels, folder)
-        load_tokenizer(folder)  # a model without a usable tokenizer cannot tag
+        files = model_files(folder)
+        names = {f.name for f in files}
+        if "config.json" not in names or not any(n.endswith(".safetensors") for n in names):
+            check_weights(folder)  # says what is missing (and names pickled weights left out)
         with self.staging() as st:
-            for item in folder.iterdir():
-                if item.name.startswith(".") or item.suffix in PICKLE_SUFFIXES:
-                    continue
-                if item.is_dir():
-                    shutil.copytree(item, st / item.name)
-                else:
-                    shutil.copy2(item, st / item.name)
+            for item in files:
+                shutil.copyfile(item, st / item.name)  # contents only: a link's target, no modes
+            check_weights(st)
+            if (st / MANIFEST).is_file():
+                manifest = read_manifest(st)
+                if kind:
+                    manifest.kind = kind
+            else:
+                manifest = manifest_from_folder(st, kind or "teacher")
+                manifest.name = folder.name
+                if manifest.base_model == str(st):
+                    manifest.base_model = str(folder)
+            check_bio_labels(manifest.labels, folder)
+            check_tokenizer(st, folder)
             write_manifest(st, manifest)
             return self.install(st, name, overwrite=overwrite)
 

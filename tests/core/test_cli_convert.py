@@ -48,8 +48,10 @@ def test_errors_are_one_line_and_leave_no_output(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [f"fastbioner: error: {bad}:3: mention text 'Heroin' does not match the text at 0..7 ('Cocaine')"]
     assert not out.exists()
-    assert main(["convert", str(tmp_path), str(out)]) == 1  # a folder: the bad file is reported and skipped
-    assert "(file skipped)" in capsys.readouterr().err
+    assert main(["convert", str(tmp_path), str(out)]) == 2  # a folder: the bad file is reported and skipped
+    err = capsys.readouterr().err
+    assert "(file skipped)" in err and f"{tmp_path}: no documents found; nothing written" in err
+    assert not out.exists()
     assert main(["stats", str(tmp_path / "nope.conll")]) == 2
     assert "nope.conll: no such file" in capsys.readouterr().err
 

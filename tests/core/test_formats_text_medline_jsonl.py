@@ -80,10 +80,10 @@ def test_jsonl_is_lossless(tmp_path):
 @pytest.mark.parametrize("line,message", [
     ('{"id": "1"', "not valid JSON"),
     ('{"text": "abc"}', "required key 'id'"),
-    ('[1, 2]', "expected a JSON object"),
+    ('[1, 2]', "must be a JSON object, got a list"),
     ('{"id": "1", "text": "abc", "spans": [{"start": 1, "end": 9, "label": "X"}]}', "outside the text"),
     ('{"id": "1", "text": "abc", "spans": [{"start": 0, "end": 1, "label": "X", "source": "robot"}]}',
-     "'robot' is not a valid Source"),
+     "spans\\[0\\]\\.source must be one of gold, model, curator, got 'robot'"),
 ])
 def test_jsonl_bad_lines_name_the_line(tmp_path, line, message):
     good = json.dumps(jsonl.document_to_dict(full_document()))
@@ -95,6 +95,6 @@ def test_jsonl_bad_lines_name_the_line(tmp_path, line, message):
 def test_jsonl_refuses_metadata_it_cannot_write_and_leaves_no_file(tmp_path):
     doc = Document("1", "x", [Passage(0, 1)], metadata={"bad": object()})
     out = tmp_path / "x.jsonl"
-    with pytest.raises(InputError, match="metadata cannot be written as JSON"):
+    with pytest.raises(InputError, match="document 1: cannot be written as JSON"):
         jsonl.write([full_document(), doc], out)
     assert not out.exists() and list(tmp_path.iterdir()) == []

@@ -38,7 +38,11 @@ def test_a_failed_save_leaves_the_previous_file_whole(tmp_path):
     before = path.read_bytes()
     broken = _project()
     broken.entries[1].document.metadata["bad"] = object()  # not JSON: fails mid-write
-    with pytest.raises(TypeError):
+    with pytest.raises(InputError, match=r"work\.fbproj: document 2 cannot be saved as JSON"):
+        save_project(broken, path)
+    assert path.read_bytes() == before
+    broken.entries[1].document.metadata["bad"] = float("nan")  # would not read back
+    with pytest.raises(InputError, match=r"document 2 cannot be saved as JSON \(Out of range float"):
         save_project(broken, path)
     assert path.read_bytes() == before
     assert [p.name for p in tmp_path.iterdir()] == ["work.fbproj"]
@@ -72,7 +76,7 @@ def test_bad_project_files_name_file_and_line(tmp_path):
     record["status"] = "new"
     record["spans"][0]["end"] = 10_000
     path.write_text("\n".join([lines[0], json.dumps(record)]) + "\n", encoding="utf-8")
-    with pytest.raises(InputError, match=r":2: bad document: offsets 0..10000 fall outside"):
+    with pytest.raises(InputError, match=r":2: bad document: spans\[0\]: offsets 0..10000 fall outside"):
         load_project(path)
 
 
@@ -114,3 +118,74 @@ def test_rejected_suggestions_are_saved_with_their_document(tmp_path):
     back = load_project(tmp_path / "r.fbproj")
     assert back.entries[0].rejected == [Span(9, 15, "Chemical", Source.MODEL, 0.4)]
     assert back.entries[1].rejected == []
+
+
+def _with_header(path, **changes):
+    save_project(_project(), path)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    header = json.loads(lines[0])
+    header.update(changes)
+    path.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n", encoding="utf-8")
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"models": [1, 2]}, r"bad project header: 'models' must be an object \(model name: details\), got a list"),
+    ({"models": {"m": 5}}, r"models\['m'\] must be an object, got a number 5"),
+    ({"labels": 5}, r"'labels' must be a list of strings, got a number 5"),
+    ({"labels": ["Species", None]}, r"labels\[1\] must be a non-empty string, got null"),
+    ({"info": "x"}, r"'info' must be an object"),
+    ({"documents": "three"}, r"'documents' must be a whole number"),
+    ({"version": 0}, r"version must be a whole number from 1, got 0"),
+    ({"version": -1}, r"version must be a whole number from 1, got -1"),
+    ({"version": True}, r"version must be a whole number from 1, got True"),
+    ({"version": "1"}, r"version must be a whole number from 1, got '1'"),
+    ({"info": {"deep": json.loads("[" * 200 + "]" * 200)}}, r"JSON nested deeper than 64 levels"),
+])
+def test_a_bad_header_is_refused_with_file_and_line(tmp_path, changes, message):
+    path = tmp_path / "p.fbproj"
+    _with_header(path, **changes)
+    with pytest.raises(InputError, match=rf"p\.fbproj:1: (bad project header: )?{message}"):
+        load_project(path)
+
+
+def test_deep_nesting_and_infinite_offsets_in_documents_are_refused(tmp_path):
+    path = tmp_path / "p.fbproj"
+    save_project(_project(), path)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    path.write_text("\n".join([lines[0], "[" * 5000 + "]" * 5000, lines[2]]) + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"p\.fbproj:2: JSON nested deeper than 64 levels"):
+        load_project(path)
+    record = lines[1].replace('"start": 0', '"start": 1e400', 1)
+    path.write_text("\n".join([lines[0], record, lines[2]]) + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"p\.fbproj:2: number 1e400 is out of range"):
+        load_project(path)
+
+
+def test_a_file_cut_short_against_its_header_is_reported(tmp_path):
+    path = tmp_path / "p.fbproj"
+    project = _project()
+    project.entries.append(ProjectEntry(Document("3", "Third document.")))
+    save_project(project, path)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert json.loads(lines[0])["documents"] == 3
+    path.write_text("\n".join(lines[:3]) + "\n", encoding="utf-8")  # cut at a line boundary
+    with pytest.raises(InputError, match=r"p\.fbproj:3: the header says 3 document\(s\) but the file holds 2 "
+                                         r"\(the file was cut short\?\)"):
+        load_project(path)
+
+
+def test_extra_fields_and_the_next_version_are_read(tmp_path):
+    """Fields a later version adds (a document's review status, a header note) do not
+    stop this one reading the file."""
+    from fastbioner.project import PROJECT_VERSION
+
+    path = tmp_path / "p.fbproj"
+    save_project(_project(), path)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    header = json.loads(lines[0])
+    header.update(version=PROJECT_VERSION + 1, note="from the next version")
+    records = [json.loads(line) for line in lines[1:]]
+    for r in records:
+        r["review"] = {"state": "accepted", "by": "curator-2"}
+    path.write_text("\n".join(json.dumps(x) for x in [header, *records]) + "\n", encoding="utf-8")
+    assert load_project(path).entries == _project().entries

@@ -7,7 +7,8 @@ import argparse
 
 from .progress import ProgressBar, ctrl_c_cancels
 
-DTYPES = ("bfloat16", "float16", "float32")  # names of torch dtypes; torch loads only when compacting
+# torch is imported when the command runs: every other command starts without it.
+DTYPES = ("bfloat16", "float16", "float32")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -12,6 +12,7 @@ from typing import Iterator
 from ..corpus_stats import corpus_stats
 from ..documents import Document
 from ..errors import InputError, InputWarning
+from ..fileio import check_not_an_input
 from ..formats import ALIASES, FORMATS, format_module, guess_format, read_any, read_documents, write_documents
 from ..labels import SCHEMES
 
@@ -78,20 +79,32 @@ def _renamed(docs: Iterator[Document], mapping: dict[str, str]) -> Iterator[Docu
 
 
 def _read(path: Path, fmt: str | None, errors: list[InputError], deleted: list[str] | None = None,
-          **options) -> Iterator[Document]:
+          exclude: tuple[Path, ...] = (), **options) -> Iterator[Document]:
     """Documents of a file or folder; per-file errors of a folder into ``errors``, and the
-    PMIDs that PubMed update files withdraw (``<DeleteCitation>``) into ``deleted``."""
-    reader = read_any([path], fmt, **options) if path.is_dir() else read_documents(path, fmt, **options)
+    PMIDs that PubMed update files withdraw (``<DeleteCitation>``) into ``deleted``.
+    ``exclude``: files of the folder never read (the output, when it lies inside)."""
+    reader = read_any([path], fmt, exclude=exclude, **options) if path.is_dir() \
+        else read_documents(path, fmt, **options)
     yield from reader
     errors.extend(getattr(reader, "errors", ()))
     if deleted is not None:
         deleted.extend(getattr(reader, "deleted", ()))
 
 
+def _not_empty(docs: Iterator[Document], src: Path) -> Iterator[Document]:
+    """The documents; InputError at the end when there were none, raised inside the
+    writer so that no empty output (which no reader takes back) is left."""
+    n = 0
+    for doc in docs:
+        n += 1
+        yield doc
+    if n == 0:
+        raise InputError("no documents found; nothing written", src)
+
+
 def run_convert(args: argparse.Namespace) -> int:
     src, out = Path(args.input), Path(args.output)
-    if out.resolve() == src.resolve():
-        raise InputError("output would overwrite the input; choose another file", out)
+    check_not_an_input(out, [src])
     options = {}
     errors: list[InputError] = []
     deleted: list[str] = []
@@ -100,11 +113,15 @@ def run_convert(args: argparse.Namespace) -> int:
                          else src.is_file() and guess_format(src) == "conll")
         if reading_conll:
             options = {"on_invalid": args.on_invalid, "scheme": args.in_scheme}
-        docs = _renamed(_read(src, args.src, errors, deleted, **options), _label_map(args.map_label))
+        # A folder's output may lie inside it: never read back (2, 4, 6 documents on three runs).
+        docs = _not_empty(_renamed(_read(src, args.src, errors, deleted, (out,), **options),
+                                   _label_map(args.map_label)), src)
         write_options = {"scheme": args.scheme} if _writes_conll(out, args.dst) else {}
-        report = write_documents(docs, out, args.dst, **write_options)
-    for err in errors:
-        print(f"fastbioner: error: {err} (file skipped)", file=sys.stderr)
+        try:
+            report = write_documents(docs, out, args.dst, **write_options)
+        finally:  # the files skipped are said even when nothing could be written
+            for err in errors:
+                print(f"fastbioner: error: {err} (file skipped)", file=sys.stderr)
     print(report.summary())
     if deleted:
         shown = ", ".join(deleted[:10]) + (", ..." if len(deleted) > 10 else "")

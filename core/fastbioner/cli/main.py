@@ -8,7 +8,10 @@ the user can act on (:class:`FastBioNERError`) print as one line, never a traceb
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import os
+import signal
 import sys
 
 from .. import __version__
@@ -44,12 +47,37 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(BaseException):
+    """SIGTERM or SIGHUP arrived: unwinds like Ctrl-C, so every ``atomic_write`` on the
+    way removes its temporary file (the default action would kill the process and leave
+    ``.NAME.*.tmp`` behind)."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _terminate(signum: int, frame) -> None:  # noqa: ANN001 - a signal handler
+    for sig in _TERMINATING:  # a second signal must not interrupt the clean-up
+        signal.signal(sig, signal.SIG_IGN)
+    raise Terminated(signum)
+
+
+_TERMINATING = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    previous = {}
+    try:
+        for sig in _TERMINATING:
+            previous[sig] = signal.signal(sig, _terminate)
+    except ValueError:  # not the main thread (a caller's thread): leave signals alone
+        pass
     try:
         return int(args.func(args) or 0)
     except FastBioNERError as exc:
@@ -58,6 +86,16 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("fastbioner: cancelled", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `fastbioner stats ... | head`: the reader left, nothing to say
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
+    except Terminated as exc:
+        print(f"fastbioner: terminated by signal {exc.signum}; no partial output left", file=sys.stderr)
+        return 128 + exc.signum
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from ..errors import FastBioNERError, InputError
-from ..fileio import atomic_write
+from ..fileio import atomic_write, check_not_an_input, output_target
 from ..jobs import CancelToken, Cancelled
 from ..precision import PRECISION_CHOICES
 from .progress import ProgressBar, ctrl_c_cancels
@@ -80,6 +80,8 @@ def tag_command(args: argparse.Namespace) -> int:
     for path in args.inputs:
         if not Path(path).exists():
             raise InputError("no such file", path)
+    check_not_an_input(Path(args.out), [Path(p) for p in args.inputs])
+    output_target(args.out)  # a path that cannot be written says so before the model loads
     model = args.model or default_model().name
     config = _tagger_config(args)
     config.validate()

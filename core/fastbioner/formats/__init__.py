@@ -147,8 +147,11 @@ class MultiRead:
     Iterate it once: ``for doc in batch: ...`` then look at ``batch.errors``."""
 
     def __init__(self, paths: Iterable[str | Path], fmt: str | None = None,
-                 on_event: EventCallback | None = None, cancel: CancelToken | None = None, **options: Any):
+                 on_event: EventCallback | None = None, cancel: CancelToken | None = None,
+                 exclude: Iterable[str | Path] = (), **options: Any):
         self.paths = [Path(p) for p in ([paths] if isinstance(paths, (str, Path)) else paths)]
+        # Files never read from a folder (the output of ``convert DIR DIR/all.jsonl``).
+        self.exclude = {_identity(Path(p)) for p in exclude}
         self.fmt = fmt
         self.options = options
         self.errors: list[InputError] = []
@@ -162,7 +165,8 @@ class MultiRead:
             if p.is_dir():
                 for f in sorted(p.rglob("*")):
                     if (f.is_file() and format_for_path(f) is not None
-                            and not any(part.startswith(".") for part in f.relative_to(p).parts)):
+                            and not any(part.startswith(".") for part in f.relative_to(p).parts)
+                            and _identity(f) not in self.exclude):
                         out.append(f)
             else:
                 out.append(p)
@@ -178,6 +182,12 @@ class MultiRead:
                 docs = list(reader)
             except InputError as exc:
                 self.errors.append(exc)
+            except Exception as exc:  # noqa: BLE001 - a reader's bug must not sink the folder
+                # A reader fault this program did not foresee is still one file's
+                # problem: reported with the file, the other files read on.
+                detail = str(exc).splitlines()[0][:160] if str(exc) else ""
+                self.errors.append(InputError(f"cannot read this file ({type(exc).__name__}"
+                                              f"{': ' + detail if detail else ''})", path))
             else:
                 self.files.append(path)
                 self.deleted.extend(getattr(reader, "deleted", ()))
@@ -185,9 +195,18 @@ class MultiRead:
             self._reporter.emit(step=n + 1, message=path.name)
 
 
+def _identity(path: Path) -> Path:
+    """A path as the file it names (links resolved), to compare two names of one file."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):
+        return path.absolute()
+
+
 def read_any(paths_or_folders: Iterable[str | Path] | str | Path, fmt: str | None = None,
              on_event: EventCallback | None = None, cancel: CancelToken | None = None,
-             **options: Any) -> MultiRead:
+             exclude: Iterable[str | Path] = (), **options: Any) -> MultiRead:
     """Documents from files and folders (folders searched recursively; hidden files
-    skipped), collecting per-file errors in ``.errors`` instead of stopping."""
-    return MultiRead(paths_or_folders, fmt, on_event, cancel, **options)
+    and ``exclude`` skipped), collecting per-file errors in ``.errors`` instead of
+    stopping (any exception a file raises becomes its error)."""
+    return MultiRead(paths_or_folders, fmt, on_event, cancel, exclude, **options)

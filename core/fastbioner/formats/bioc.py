@@ -21,6 +21,7 @@ Mapping to the document model:
 
 from __future__ import annotations
 
+import math
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Iterable, Iterator
@@ -29,7 +30,7 @@ from ..documents import Document, Passage, Source, Span
 from ..errors import InputError
 from ..fileio import atomic_write
 from .report import WriteReport
-from .xmlsafe import XmlFile, parse_xml, write_xml
+from .xmlsafe import XmlFile, check_xml_chars, parse_xml, write_xml
 
 NAME = "bioc"
 EXTENSIONS = (".bioc.xml", ".bioc")
@@ -37,6 +38,7 @@ ROOT_TAG = "collection"
 
 _CONCEPT_KEYS = ("MESH", "identifier", "Identifier", "concept_id")
 _SPAN_KEYS = {"type", "source", "score", *_CONCEPT_KEYS}
+_SOURCES = tuple(s.value for s in Source)
 
 
 def _infons(el: ET.Element) -> dict[str, str]:
@@ -63,6 +65,12 @@ def _document(el: ET.Element, xml: XmlFile) -> Document:
     text = ""
     passages = []
     for offset, body, infons in sorted(parts, key=lambda t: t[0]):
+        if offset < 0 or offset > len(xml.text):
+            # Gaps are filled with spaces: an offset past the file's own length would
+            # build a text of any size (3,000,000,000 spaces) from a few bytes.
+            raise xml.error(f"document {doc_id}: passage offset {offset} is "
+                            f"{'negative' if offset < 0 else 'beyond the length of the file'}",
+                            here, f"<offset>{offset}<")
         if offset < len(text):
             raise xml.error(f"document {doc_id}: passage at offset {offset} overlaps the one before",
                             here, f"<offset>{offset}<")
@@ -90,22 +98,38 @@ def _annotation(doc: Document, ann: ET.Element, xml: XmlFile, here: str) -> None
                   _int(loc, "length", xml, f"document {doc.id}: annotation length", *where))
                  for loc in ann.findall("location")]
     label = infons.get("type", "")
+    for start, length in locations:
+        if start < 0 or length < 0 or start + length > len(doc.text):
+            raise xml.error(f"document {doc.id}: annotation {ann.get('id')!r} has offsets "
+                            f"{start}..{start + length} outside the text ({len(doc.text)} characters)",
+                            *where)
     if len(locations) != 1:
         doc.metadata.setdefault("bioc_discontinuous", []).append(
             {"infons": infons, "locations": [list(x) for x in locations], "text": ann.findtext("text") or ""})
         return
     start, length = locations[0]
     end = start + length
-    if not label or start < 0 or length < 0 or end > len(doc.text):
-        raise xml.error(f"document {doc.id}: annotation {ann.get('id')!r} has no type or offsets "
-                        f"{start}..{end} outside the text", *where)
+    if not label.strip():
+        raise xml.error(f"document {doc.id}: annotation {ann.get('id')!r} has no type", *where)
     written = ann.findtext("text")
     if written is not None and written.strip() != doc.text[start:end].strip():
         raise xml.error(f"document {doc.id}: annotation {ann.get('id')!r} text {written!r} does not "
                         f"match the text at {start}..{end} ({doc.text[start:end]!r})", *where)
     concept = next((infons[k] for k in _CONCEPT_KEYS if k in infons), None)
-    score = float(infons["score"]) if infons.get("score") else None
-    doc.spans.append(Span(start, end, label, Source(infons.get("source", "gold")), score, concept))
+    score = None
+    if infons.get("score", "").strip():
+        try:
+            score = float(infons["score"])
+        except ValueError:
+            score = math.nan
+        if not math.isfinite(score):
+            raise xml.error(f"document {doc.id}: annotation {ann.get('id')!r} score {infons['score']!r:.40} "
+                            f"is not a finite number", *where)
+    source = infons.get("source", "gold")
+    if source not in _SOURCES:
+        raise xml.error(f"document {doc.id}: annotation {ann.get('id')!r} source {source!r:.40} is not one "
+                        f"of {', '.join(_SOURCES)}", *where)
+    doc.spans.append(Span(start, end, label, Source(source), score, concept))
     rest = {k: v for k, v in infons.items() if k not in _SPAN_KEYS}
     if rest:
         doc.metadata.setdefault("bioc_infons", {})[f"{start}:{end}:{label}"] = rest
@@ -181,8 +205,17 @@ def write(docs: Iterable[Document], path: str | Path, source: str = "FastBioNER"
     ET.SubElement(root, "date").text = ""
     ET.SubElement(root, "key").text = "BioC.key"
     for doc in docs:
+        if not doc.id.strip() or doc.id != doc.id.strip():
+            raise InputError(f"document {doc.id!r}: an id that is empty or has white space around it, "
+                             f"which BioC XML cannot hold (its reader strips it)", path)
+        for span in doc.spans:
+            if not span.label.strip():
+                raise InputError(f"document {doc.id}: a span with an empty label, which BioC XML cannot hold",
+                                 path)
         report.add(doc)
-        root.append(_document_element(doc))
+        el = _document_element(doc)
+        check_xml_chars(el, doc.id, path, "BioC XML")
+        root.append(el)
     with atomic_write(path) as fh:
         write_xml(root, fh, "<!DOCTYPE collection SYSTEM 'BioC.dtd'>")
     return report

@@ -36,6 +36,7 @@ from ..labels import (
     normalize_scheme, repair_iob2, split_tag, tags_to_spans, to_iob2,
 )
 from ..text import sentences_in_passage
+from .checks import refuse_chars
 from .report import WriteReport
 
 NAME = "conll"
@@ -130,7 +131,7 @@ def _load(path: str | Path) -> tuple[Path, list[_Block], list[tuple[str, int]]]:
     path = Path(path)
     text = read_text(path)
     blocks, headers = _parse(path, text)
-    if not blocks:
+    if not blocks and not headers:  # -DOCSTART- lines alone are documents without text
         raise InputError("empty file: no token lines" if not text.strip() else "no token lines", path)
     return path, blocks, headers
 
@@ -144,6 +145,8 @@ def read_tagged_sentences(path: str | Path, on_invalid: OnInvalid = "repair",
     repair comes out right). Middle columns are kept in ``TaggedSentence.extra``.
     """
     path, blocks, headers = _load(path)
+    if not blocks:  # a trainer needs sentences
+        raise InputError("no token lines", path)
     tags = _to_iob2(path, blocks, scheme, on_invalid)
     return [TaggedSentence(tuple(b.words), tuple(t), b.lines[0], _extra(b),
                            _doc_id(headers[b.doc][0]) if b.doc >= 0 else None)
@@ -204,6 +207,24 @@ def read(path: str | Path, on_invalid: OnInvalid = "repair", scheme: str = "auto
         yield doc
 
 
+_WHITE_SPACE = re.compile(r"\s")
+
+
+def _check_writable(doc: Document, header: str | None, path: str | Path) -> None:
+    """Refuse what a CoNLL file cannot hold: white space in an id it writes or in a
+    label (a tag is one column), a tab or line break in a kept column."""
+    if header is not None:
+        if header == f"{DOCSTART} {doc.id}":
+            refuse_chars(doc.id, "id", doc.id, path, _WHITE_SPACE, NAME, empty=False)
+        refuse_chars(header, "-DOCSTART- line", doc.id, path, "\n\r", NAME)
+    for span in doc.spans:
+        refuse_chars(span.label, "a span's label", doc.id, path, _WHITE_SPACE, NAME, empty=False)
+    for sentence in doc.metadata.get("conll_columns") or []:
+        for cols in sentence:
+            for col in cols:
+                refuse_chars(col, "a kept column", doc.id, path, "\t\n\r", NAME)
+
+
 def write(docs: Iterable[Document], path: str | Path, scheme: str = "IOB2",
           sources: Iterable[Source | str] | None = None, docstart: bool | None = None) -> WriteReport:
     """Write documents as CoNLL/BIO: every block (sentence or ``-DOCSTART-`` line)
@@ -222,11 +243,12 @@ def write(docs: Iterable[Document], path: str | Path, scheme: str = "IOB2",
     report = WriteReport(path=str(path), format=NAME)
     with atomic_write(path) as fh:
         for doc in docs:
-            tagged = document_tagged_sentences(doc, "IOB2", sources)
-            report.add(doc, tagged)
             header = doc.metadata.get("conll_docstart", f"{DOCSTART} {doc.id}")
             if docstart is not None:
                 header = (header or f"{DOCSTART} {doc.id}") if docstart else None
+            _check_writable(doc, header, path)
+            tagged = document_tagged_sentences(doc, "IOB2", sources)
+            report.add(doc, tagged)
             if header:
                 fh.write(header + "\n\n")
             columns = doc.metadata.get("conll_columns") or []

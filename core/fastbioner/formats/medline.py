@@ -16,6 +16,7 @@ from typing import Iterable, Iterator
 from ..documents import Document
 from ..errors import InputError
 from ..fileio import atomic_write, read_text
+from .checks import refuse_chars
 from .report import WriteReport
 
 NAME = "medline"
@@ -74,6 +75,7 @@ def write(docs: Iterable[Document], path: str | Path) -> WriteReport:
     report = WriteReport(path=str(path), format=NAME)
     with atomic_write(path) as fh:
         for n, doc in enumerate(docs):
+            refuse_chars(doc.id, "id", doc.id, path, re.compile(r"\s"), NAME, empty=False)
             report.add(doc, holds_spans=False)
             lines = [("PMID", doc.id)]
             if doc.title:

@@ -27,7 +27,7 @@ from ..documents import Document
 from ..errors import InputError
 from ..fileio import atomic_write
 from .report import WriteReport
-from .xmlsafe import iterparse_xml, text_of, write_xml
+from .xmlsafe import check_xml_chars, iterparse_xml, text_of, write_xml
 
 NAME = "pubmed"
 EXTENSIONS = (".pubmed.xml", ".xml.gz")
@@ -173,7 +173,9 @@ def write(docs: Iterable[Document], path: str | Path) -> WriteReport:
     root = ET.Element(ROOT_TAG)
     for doc in docs:
         report.add(doc, holds_spans=False)
-        root.append(_article(doc))
+        el = _article(doc)
+        check_xml_chars(el, doc.id, path, "PubMed XML")
+        root.append(el)
     if str(path).lower().endswith(".gz"):
         with atomic_write(path, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz, \
                 io.TextIOWrapper(gz, encoding="utf-8", newline="") as fh:

@@ -21,12 +21,16 @@ from typing import Iterable, Iterator
 from ..documents import Document, Passage, Span
 from ..errors import InputError
 from ..fileio import atomic_write, read_text
+from .checks import refuse_chars
 from .report import WriteReport
 
 NAME = "pubtator"
 EXTENSIONS = (".pubtator", ".pubtator.txt")
 
 _HEADER_RE = re.compile(r"^([^|\t]+)\|([ta])\|(.*)$")
+# A mention's offsets; a negative one is a (bad) mention, never a relation's type.
+_INT_RE = re.compile(r"^\s*[+-]?[0-9]+\s*$")
+_LINE_BREAKS = "\t\n\r"
 
 
 class _Builder:
@@ -56,7 +60,8 @@ def _mention(b: _Builder, fields: list[str], lineno: int) -> None:
     try:
         start, end = int(fields[1]), int(fields[2])
     except ValueError:
-        raise InputError(f"mention offsets {fields[1]!r}..{fields[2]!r} are not numbers", b.path, lineno) from None
+        raise InputError(f"mention offsets {fields[1][:20]!r}..{fields[2][:20]!r} are not numbers that fit "
+                         f"in the text", b.path, lineno) from None
     if not 0 <= start <= end <= len(doc.text):
         raise InputError(f"mention offsets {start}..{end} fall outside the document "
                          f"({len(doc.text)} characters)", b.path, lineno)
@@ -107,9 +112,9 @@ def read(path: str | Path) -> Iterator[Document]:
         if cur is None or fields[0] != cur.pmid:
             raise InputError(f"line belongs to no document (expected 'PMID|t|title' first): {line[:60]!r}",
                              path, lineno)
-        if len(fields) >= 4 and fields[1].isdigit() and fields[2].lstrip("-").isdigit():
+        if len(fields) >= 4 and _INT_RE.match(fields[1]) and _INT_RE.match(fields[2]):
             _mention(cur, fields, lineno)
-        elif len(fields) >= 2 and not fields[1].isdigit():
+        elif len(fields) >= 2 and not _INT_RE.match(fields[1]):
             cur.document().relations.append(tuple(fields[1:]))
         else:
             raise InputError(f"cannot read this PubTator line: {line[:60]!r}", path, lineno)
@@ -128,12 +133,33 @@ def _layout(doc: Document) -> tuple[str, str, int]:
     return title, abstract, len(title) + 1 - rest_start
 
 
+def _check_writable(doc: Document, path: str | Path) -> None:
+    """Refuse what a PubTator file cannot hold (it would read back as something else)."""
+    refuse_chars(doc.id, "id", doc.id, path, _LINE_BREAKS + "|", NAME, empty=False)
+    if doc.id != doc.id.strip():
+        raise InputError(f"document {doc.id!r}: id has white space around it, which {NAME} cannot hold", path)
+    extra = doc.metadata.get("pubtator_columns") or {}
+    for span in doc.spans:
+        refuse_chars(span.label, "a span's label", doc.id, path, _LINE_BREAKS, NAME, empty=False)
+        if span.concept_id is not None:
+            refuse_chars(span.concept_id, "a span's concept id", doc.id, path, _LINE_BREAKS, NAME)
+        for col in extra.get(f"{span.start}:{span.end}:{span.label}") or []:
+            refuse_chars(col, "a mention's extra column", doc.id, path, _LINE_BREAKS, NAME)
+    for rel in doc.relations:
+        if not rel or not str(rel[0]).strip() or _INT_RE.match(str(rel[0])):
+            raise InputError(f"document {doc.id}: relation {list(rel)!r:.60} needs a type that is not a "
+                             f"number first, which {NAME} requires", path)
+        for value in rel:
+            refuse_chars(value, "a relation's field", doc.id, path, _LINE_BREAKS, NAME)
+
+
 def write(docs: Iterable[Document], path: str | Path) -> WriteReport:
     """Write documents as PubTator. New lines and tabs inside the text become spaces
     (same length, so offsets hold); a document without a title gets an empty ``|t|``."""
     report = WriteReport(path=str(path), format=NAME)
     with atomic_write(path) as fh:
         for doc in docs:
+            _check_writable(doc, path)
             report.add(doc)
             title, abstract, shift = _layout(doc)
             clean = str.maketrans("\n\t\r", "   ")

@@ -4,6 +4,7 @@ errors as one line naming the file and line."""
 from __future__ import annotations
 
 import gzip
+import re
 import xml.etree.ElementTree as ET
 import zlib
 from pathlib import Path
@@ -112,6 +113,29 @@ def _blank(path: Path) -> bool:
 def text_of(element: ET.Element | None) -> str:
     """All text inside an element, inline markup (``<i>``, ``<sup>``) flattened."""
     return "" if element is None else "".join(element.itertext())
+
+
+# Characters XML 1.0 cannot hold (control characters, lone surrogates, U+FFFE/U+FFFF);
+# a carriage return it can, but a reader turns it into a line feed, so it is refused
+# too rather than read back as another character.
+_NOT_XML = re.compile("[^\t\n\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def check_xml_chars(element: ET.Element, doc_id: str, path: str | Path, fmt: str) -> None:
+    """InputError naming the document and the field (element, or infon key) when any
+    text or attribute under ``element`` holds a character XML cannot hold."""
+    from .checks import refuse_chars
+
+    def walk(el: ET.Element, trail: str) -> None:
+        name = f"infon {el.get('key')!r}" if el.tag == "infon" else (f"{trail}/{el.tag}" if trail else el.tag)
+        for attr, value in el.attrib.items():
+            refuse_chars(value, f"{name} attribute {attr!r}", doc_id, path, _NOT_XML, fmt)
+        if el.text:
+            refuse_chars(el.text, name, doc_id, path, _NOT_XML, fmt)
+        for child in el:
+            walk(child, name if el.tag != "infon" else trail)
+
+    walk(element, "")
 
 
 def write_xml(root: ET.Element, fh: IO[str], doctype: str | None = None) -> None:
