@@ -130,3 +130,19 @@ def test_warnings_are_input_warnings(tmp_path):
         list(read_documents(path))
     assert [w.category for w in caught] == [InputWarning]
     assert str(caught[0].message).startswith(f"{path}:1: repaired 1")
+
+
+def test_reading_a_folder_ends_with_its_final_event(tmp_path):
+    """The multi-file reader is a job like the others: its last event says it ended,
+    with the files read and skipped."""
+    from fastbioner.formats import read_any
+    from fastbioner.jobs import JobState
+
+    (tmp_path / "a.pubtator").write_text("1|t|Cocaine toxicity\n1|a|Seizures.\n\n", encoding="utf-8")
+    (tmp_path / "b.jsonl").write_text("{not json\n", encoding="utf-8")
+    events = []
+    batch = read_any([tmp_path], on_event=events.append)
+    docs = list(batch)
+    assert len(docs) == 1 and len(batch.errors) == 1
+    assert events[-1].state is JobState.DONE and "1 file(s) read, 1 skipped" in events[-1].message
+    assert all(e.state is JobState.RUNNING for e in events[:-1])

@@ -23,7 +23,7 @@ from typing import Any, Iterable, Iterator
 
 from ..documents import Document
 from ..errors import InputError
-from ..jobs import CancelToken, EventCallback, ProgressReporter
+from ..jobs import CancelToken, Cancelled, EventCallback, JobState, ProgressReporter
 from . import bioc, conll, jsonl, medline, plain, pubmed_xml, pubtator
 from .report import WriteReport
 
@@ -175,24 +175,35 @@ class MultiRead:
     def __iter__(self) -> Iterator[Document]:
         files = self._expand()
         self._reporter.stage("read", total=len(files))
-        for n, path in enumerate(files):
-            self._reporter.check()
-            try:
-                reader = read_documents(path, self.fmt, **self.options)
-                docs = list(reader)
-            except InputError as exc:
-                self.errors.append(exc)
-            except Exception as exc:  # noqa: BLE001 - a reader's bug must not sink the folder
-                # A reader fault this program did not foresee is still one file's
-                # problem: reported with the file, the other files read on.
-                detail = str(exc).splitlines()[0][:160] if str(exc) else ""
-                self.errors.append(InputError(f"cannot read this file ({type(exc).__name__}"
-                                              f"{': ' + detail if detail else ''})", path))
-            else:
-                self.files.append(path)
-                self.deleted.extend(getattr(reader, "deleted", ()))
-                yield from docs
-            self._reporter.emit(step=n + 1, message=path.name)
+        try:
+            for n, path in enumerate(files):
+                self._reporter.check()
+                try:
+                    reader = read_documents(path, self.fmt, **self.options)
+                    docs = list(reader)
+                except InputError as exc:
+                    self.errors.append(exc)
+                except Exception as exc:  # noqa: BLE001 - a reader's bug must not sink the folder
+                    # A reader fault this program did not foresee is still one file's
+                    # problem: reported with the file, the other files read on.
+                    detail = str(exc).splitlines()[0][:160] if str(exc) else ""
+                    self.errors.append(InputError(f"cannot read this file ({type(exc).__name__}"
+                                                  f"{': ' + detail if detail else ''})", path))
+                else:
+                    self.files.append(path)
+                    self.deleted.extend(getattr(reader, "deleted", ()))
+                    yield from docs
+                self._reporter.emit(step=n + 1, message=path.name)
+        except Cancelled:
+            self._reporter.finish(JobState.CANCELLED, "cancelled")
+            raise
+        except GeneratorExit:  # the reader stopped early: not an end to report
+            raise
+        except BaseException as exc:
+            self._reporter.finish(JobState.FAILED, f"failed: {exc}")
+            raise
+        # Like every job, the read ends with its final event.
+        self._reporter.finish(JobState.DONE, f"{len(self.files)} file(s) read, {len(self.errors)} skipped")
 
 
 def _identity(path: Path) -> Path:
