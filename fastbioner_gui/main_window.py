@@ -235,6 +235,7 @@ class MainWindow(QMainWindow):
         v.acceptRequested.connect(self.curation.accept)
         v.rejectRequested.connect(self.curation.reject)
         self.entities.spanSelected.connect(self.view.select_span)
+        self.entities.conceptEdited.connect(self._set_concept_id)
         self.curation.spanAdded.connect(self._select_new_span)
         self.projects.stateChanged.connect(self._update_title)
         self.projects.autosaveFailed.connect(lambda msg: self.statusBar().showMessage(msg, 10000))
@@ -290,6 +291,10 @@ class MainWindow(QMainWindow):
         self.view.set_labels(labels)
         self.legend.set_labels(labels)
         self.keys.set_labels(labels)
+
+    def _set_concept_id(self, span, concept_id: str) -> None:  # noqa: ANN001
+        if not self.curation.set_concept_id(span, concept_id):
+            self.statusBar().showMessage("A concept id has no spaces; nothing changed.", 8000)
 
     def _select_new_span(self, span) -> None:  # noqa: ANN001
         self.view.select_span(span)
