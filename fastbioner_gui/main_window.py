@@ -104,6 +104,7 @@ class MainWindow(QMainWindow):
         self.documents = DocumentsPanel(self.workspace)
         self.documents_dock = self._dock("Documents", "documents", self.documents, Qt.DockWidgetArea.LeftDockWidgetArea)
         self.card = ModelCard()
+        self.new_model_offer = None  # the last run's "use this model?" box
         self.card_dock = self._dock("Model card", "model-card", self.card, Qt.DockWidgetArea.LeftDockWidgetArea)
         self.jobs_panel = JobsPanel(self.jobs)
         self.jobs_dock = self._dock("Jobs", "jobs", self.jobs_panel, Qt.DockWidgetArea.BottomDockWidgetArea)
@@ -431,7 +432,8 @@ class MainWindow(QMainWindow):
         from .dialogs.training_dialog import TrainingDialog
 
         teachers = [n for n, m in self.picker.manifests.items() if m.get("kind") == "teacher"]
-        dialog = TrainingDialog(kind, self.workspace, self.jobs, self.settings, teachers, self)
+        dialog = TrainingDialog(kind, self.workspace, self.jobs, self.settings, teachers, self,
+                                manifests=self.picker.manifests)
         dialog.jobStarted.connect(self._training_started)
         dialog.exec()
 
@@ -450,9 +452,24 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(f"{job.title}: {outcome}", 10000)
 
     def _training_started(self, job) -> None:  # noqa: ANN001
-        job.succeeded.connect(lambda _result: self.refresh_models(select=job.model_name))
-        job.succeeded.connect(lambda _result: self.statusBar().showMessage(
-            f"{job.model_name} is registered and in the model picker", 10000))
+        """A training run ends: the models are listed again (the picker keeps the
+        model in use), and a successful run's model is offered, never switched to."""
+        job.succeeded.connect(lambda result: self._offer_new_model(job, result))
+        job.cancelled.connect(lambda: self.refresh_models())  # a teacher fine-tuned before the cancel stays
+        job.failed.connect(lambda _message: self.refresh_models())
+
+    def _offer_new_model(self, job, result) -> None:  # noqa: ANN001
+        from .dialogs.new_model_offer import NewModelOffer
+
+        current = self.picker.current_name()
+        self.refresh_models(select=current or None)
+        self.statusBar().showMessage(f"{job.model_name} is registered; the picker keeps "
+                                     f"{current or 'its model'} until you choose", 10000)
+        offer = NewModelOffer(result, current, self)
+        offer.useRequested.connect(lambda name: self.refresh_models(select=name))
+        offer.finished.connect(offer.deleteLater)
+        self.new_model_offer = offer
+        offer.open()
 
     # Settings, find, layout ------------------------------------------------
     def settings_dialog(self) -> None:

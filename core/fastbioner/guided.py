@@ -27,6 +27,8 @@ written and scored).
 
 from __future__ import annotations
 
+import json
+import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Optional
@@ -36,6 +38,95 @@ from .errors import ModelError
 from .evaluation import EvaluationReport
 from .jobs import CancelToken, EventCallback, ProgressReporter, relay, run_job, sub_progress
 from .registry import ModelEntry, Registry
+
+
+# Where the base encoders a teacher can be fine-tuned from are kept (the benchmarks read
+# the same folder); $FASTBIONER_BASE_MODELS moves it.
+BASE_MODELS_ENV = "FASTBIONER_BASE_MODELS"
+
+# Shown under the recipes: no accuracy is claimed for them until the tables support it.
+RECIPE_NOTE = ("The benchmark tables in docs/benchmarks.md are being re-run; these recipes will follow "
+               "what they support.")
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """A named set of distillation settings for someone who does not know distillation:
+    a student of ``layers`` layers taken from the teacher, trained on soft and gold
+    labels (Hinton's method, T=2) at the CLI's learning rate for 3 epochs."""
+
+    name: str
+    layers: int
+    summary: str
+    method: str = "hinton"
+    temperature: float = 2.0
+    epochs: int = 3
+
+    @property
+    def learning_rate(self) -> float:
+        from .distill.config import default_learning_rate
+
+        return default_learning_rate("teacher")
+
+    def student_layers(self, teacher_layers: int | None) -> int:
+        """The recipe's layer count, always fewer than the teacher's (a student as deep
+        as its teacher compresses nothing)."""
+        if teacher_layers:
+            return max(1, min(self.layers, teacher_layers - 1))
+        return self.layers
+
+    def apply(self, config, teacher_layers: int | None = None):  # noqa: ANN001,ANN201 - a DistillConfig
+        """``config`` with the recipe's student, method and training settings."""
+        from .distill.config import StudentConfig
+        from .distill.methods import MethodConfig
+
+        training = replace(config.training, epochs=self.epochs, learning_rate=self.learning_rate)
+        return replace(config, student=StudentConfig(source="teacher", layers=self.student_layers(teacher_layers)),
+                       method=MethodConfig(name=self.method, temperature=self.temperature), training=training)
+
+
+RECIPES = (Recipe("Fast", 3, "a 3-layer student: the quickest to train and to run"),
+           Recipe("Balanced", 4, "a 4-layer student: between the two"),
+           Recipe("Accurate", 6, "a 6-layer student: the slowest of the three"))
+DEFAULT_RECIPE = "Balanced"
+
+
+def recipe(name: str) -> Recipe:
+    for r in RECIPES:
+        if r.name == name:
+            return r
+    raise KeyError(f"no recipe named {name!r} (known: {', '.join(r.name for r in RECIPES)})")
+
+
+def student_layer_choices(teacher_layers: int | None, common: tuple[int, ...] = (6, 4, 3, 2, 1)) -> list[int]:
+    """The usual student depths that are shallower than the teacher (all of them when
+    the teacher's depth is not known)."""
+    return [n for n in common if not teacher_layers or n < teacher_layers]
+
+
+def base_models_folder() -> Path:
+    return Path(os.environ.get(BASE_MODELS_ENV) or Path.home() / ".cache" / "fastbioner" / "base-models")
+
+
+def base_encoders(folder: str | Path | None = None) -> list[Path]:
+    """The installed base encoders: sub-folders of :func:`base_models_folder` that hold
+    a Hugging Face ``config.json`` (none when the folder is absent)."""
+    root = Path(folder) if folder is not None else base_models_folder()
+    if not root.is_dir():
+        return []
+    return sorted(p for p in root.iterdir() if p.is_dir() and (p / "config.json").is_file())
+
+
+def encoder_layers(ref: str | Path) -> int | None:
+    """The layer count of a model folder (from its ``config.json``), or None when it
+    cannot be read here (a Hugging Face id to be downloaded)."""
+    config = Path(ref).expanduser() / "config.json"
+    try:
+        data = json.loads(config.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    layers = data.get("num_hidden_layers", data.get("n_layers"))
+    return layers if isinstance(layers, int) else None
 
 
 @dataclass(frozen=True)
@@ -55,12 +146,19 @@ class SizeCheck:
         return bool(self.parent_bytes) and self.student_bytes < self.parent_bytes
 
     def describe(self) -> str:
-        mb = 1024 * 1024
         if not self.parent_bytes:
-            return f"{self.student_bytes / mb:.1f} MB (the size of its teacher {self.parent} is not known)"
+            return f"{human_size(self.student_bytes)} (the size of its teacher {self.parent} is not known)"
         verdict = "smaller than" if self.smaller else "NOT smaller than"
-        return (f"{self.student_bytes / mb:.1f} MB, {100 * self.ratio:.0f}% of its teacher {self.parent} "
-                f"({self.parent_bytes / mb:.1f} MB): {verdict} its teacher")
+        return (f"{human_size(self.student_bytes)}, {100 * self.ratio:.0f}% of the size of its teacher "
+                f"{self.parent} ({human_size(self.parent_bytes)}): {verdict} its teacher")
+
+
+def human_size(n: int) -> str:
+    for unit in ("B", "KB", "MB"):
+        if n < 1024:
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GB"
 
 
 def size_check(entry: ModelEntry) -> SizeCheck | None:
@@ -177,10 +275,13 @@ def _compact_in_place(entry: ModelEntry, report: EvaluationReport | None, config
                                   *(data_record(p, "vocabulary") for p in config.train_files)]
         write_manifest(folder, manifest)
         if config.dev_file:
+            forward = relay(sub_progress(reporter, "compact"), "compact: ")
+            # The scores go to the manifest and the result, not into the event stream:
+            # a progress view plots metrics against training steps, where the scoring's
+            # own step count would put a false point.
             report = evaluate_model(folder, config.dev_file, device=config.training.device,
                                     batch_size=config.training.eval_batch_size, registry=registry,
-                                    on_event=relay(sub_progress(reporter, "compact"), "compact: "),
-                                    cancel=reporter.cancel)
+                                    on_event=lambda e: forward(replace(e, metrics={})), cancel=reporter.cancel)
             report.source = {"model": entry.name, "file": Path(config.dev_file).name}
             manifest.metrics = report.to_dict()
             write_manifest(folder, manifest)
