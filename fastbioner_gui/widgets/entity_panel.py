@@ -59,7 +59,9 @@ class EntityPanel(QWidget):
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.DoubleClicked
                                    | QAbstractItemView.EditTrigger.EditKeyPressed)
         self.table.setItemDelegateForColumn(CONCEPT, ConceptIdDelegate(self.table))
-        self.model.conceptEdited.connect(self.conceptEdited)
+        # Queued: the edit resets the table's model, which must not happen inside the
+        # delegate's commit (the editor is still being closed).
+        self.model.conceptEdited.connect(self.conceptEdited, Qt.ConnectionType.QueuedConnection)
         # The entity's text takes the width; label and state fit their contents; score
         # and offsets get just the room their numbers need.
         # (Fixed widths measured once, not ResizeToContents: that gave the label and

@@ -304,8 +304,8 @@ def test_the_concept_id_is_a_column_edited_in_the_table_and_undone(loaded, qtbot
     loaded.stack.redo()
     assert edited in doc.spans
     # Clearing the cell clears the id (one more undoable edit); a relabel keeps an id.
-    assert model.setData(panel.proxy.mapToSource(
-        panel.proxy.mapFromSource(model.index(model.row_of(edited), CONCEPT))), "")
+    with qtbot.waitSignal(panel.conceptEdited):
+        assert model.setData(model.index(model.row_of(edited), CONCEPT), "")
     cleared = edited.with_(concept_id=None)
     assert cleared in doc.spans
     loaded.curation.relabel(gold, "Disease")
