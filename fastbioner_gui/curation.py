@@ -51,6 +51,29 @@ class CurationController(QObject):
     def relabel(self, span: Span, label: str) -> None:
         self._edit(lambda spans: curation.relabel_span(spans, span, label), f"Relabel as {label}")
 
+    def set_concept_id(self, span: Span, concept_id: str) -> bool:
+        """Give ``span`` the concept id typed in the entity table (empty clears it):
+        one undoable edit, and the edited span stays selected (``spanAdded``). False
+        when the id is refused (white space inside) or the span is no longer in the
+        document."""
+        if self.row < 0:
+            return False
+        doc = self.workspace.document(self.row)
+        if span not in doc.spans:
+            return False
+        try:
+            spans = curation.set_concept_id(doc.spans, span, concept_id)
+        except ValueError:
+            return False
+        new = next((s for s in spans if s not in doc.spans), None)
+        if new is None:
+            return True  # the same id: nothing to do
+        what = (f"Set concept id {new.concept_id} of '{doc.span_text(span)}'" if new.concept_id
+                else f"Clear the concept id of '{doc.span_text(span)}'")
+        self._edit(lambda _s: spans, what)
+        self.spanAdded.emit(new)
+        return True
+
     def delete(self, spans: Sequence[Span]) -> None:
         n = len(spans)
         self._edit(lambda s: curation.remove_spans(s, spans), f"Delete {n} entit{'y' if n == 1 else 'ies'}")

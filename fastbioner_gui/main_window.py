@@ -104,6 +104,7 @@ class MainWindow(QMainWindow):
         self.documents = DocumentsPanel(self.workspace)
         self.documents_dock = self._dock("Documents", "documents", self.documents, Qt.DockWidgetArea.LeftDockWidgetArea)
         self.card = ModelCard()
+        self.new_model_offer = None  # the last run's "use this model?" box
         self.card_dock = self._dock("Model card", "model-card", self.card, Qt.DockWidgetArea.LeftDockWidgetArea)
         self.jobs_panel = JobsPanel(self.jobs)
         self.jobs_dock = self._dock("Jobs", "jobs", self.jobs_panel, Qt.DockWidgetArea.BottomDockWidgetArea)
@@ -235,6 +236,7 @@ class MainWindow(QMainWindow):
         v.acceptRequested.connect(self.curation.accept)
         v.rejectRequested.connect(self.curation.reject)
         self.entities.spanSelected.connect(self.view.select_span)
+        self.entities.conceptEdited.connect(self._set_concept_id)
         self.curation.spanAdded.connect(self._select_new_span)
         self.projects.stateChanged.connect(self._update_title)
         self.projects.autosaveFailed.connect(lambda msg: self.statusBar().showMessage(msg, 10000))
@@ -290,6 +292,10 @@ class MainWindow(QMainWindow):
         self.view.set_labels(labels)
         self.legend.set_labels(labels)
         self.keys.set_labels(labels)
+
+    def _set_concept_id(self, span, concept_id: str) -> None:  # noqa: ANN001
+        if not self.curation.set_concept_id(span, concept_id):
+            self.statusBar().showMessage("A concept id has no spaces; nothing changed.", 8000)
 
     def _select_new_span(self, span) -> None:  # noqa: ANN001
         self.view.select_span(span)
@@ -434,7 +440,8 @@ class MainWindow(QMainWindow):
         from .dialogs.training_dialog import TrainingDialog
 
         teachers = [n for n, m in self.picker.manifests.items() if m.get("kind") == "teacher"]
-        dialog = TrainingDialog(kind, self.workspace, self.jobs, self.settings, teachers, self)
+        dialog = TrainingDialog(kind, self.workspace, self.jobs, self.settings, teachers, self,
+                                manifests=self.picker.manifests)
         dialog.jobStarted.connect(self._training_started)
         dialog.exec()
 
@@ -453,9 +460,24 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(f"{job.title}: {outcome}", 10000)
 
     def _training_started(self, job) -> None:  # noqa: ANN001
-        job.succeeded.connect(lambda _result: self.refresh_models(select=job.model_name))
-        job.succeeded.connect(lambda _result: self.statusBar().showMessage(
-            f"{job.model_name} is registered and in the model picker", 10000))
+        """A training run ends: the models are listed again (the picker keeps the
+        model in use), and a successful run's model is offered, never switched to."""
+        job.succeeded.connect(lambda result: self._offer_new_model(job, result))
+        job.cancelled.connect(lambda: self.refresh_models())  # a teacher fine-tuned before the cancel stays
+        job.failed.connect(lambda _message: self.refresh_models())
+
+    def _offer_new_model(self, job, result) -> None:  # noqa: ANN001
+        from .dialogs.new_model_offer import NewModelOffer
+
+        current = self.picker.current_name()
+        self.refresh_models(select=current or None)
+        self.statusBar().showMessage(f"{job.model_name} is registered; the picker keeps "
+                                     f"{current or 'its model'} until you choose", 10000)
+        offer = NewModelOffer(result, current, self)
+        offer.useRequested.connect(lambda name: self.refresh_models(select=name))
+        offer.finished.connect(offer.deleteLater)
+        self.new_model_offer = offer
+        offer.open()
 
     # Settings, find, layout ------------------------------------------------
     def settings_dialog(self) -> None:

@@ -95,16 +95,42 @@ def remove_spans(spans: Sequence[Span], doomed: Iterable[Span]) -> list[Span]:
 
 
 def relabel_span(spans: Sequence[Span], span: Span, label: str) -> list[Span]:
-    """Change a span's label; the curator now owns it. The model's score and the
-    concept id (a MeSH id of the old type) no longer apply and are dropped."""
+    """Change a span's label; the curator now owns it. The model's score no longer
+    applies and is dropped; the concept id stays (MeSH ids name the concept whatever
+    the mention's type, and a curator fixing a type must not lose the id: they edit it
+    in the entity table if it is wrong too)."""
     out: list[Span] = []
-    new = span.with_(label=label, source=Source.CURATOR, score=None, concept_id=None)
+    new = span.with_(label=label, source=Source.CURATOR, score=None)
     for s in spans:
         if s == span:
             out.append(new)
         elif not _same_mention(s, new):
             out.append(s)
     return out
+
+
+def normalize_concept_id(text: str | None) -> str | None:
+    """A concept id as typed: surrounding white space dropped, empty meaning none.
+    White space inside is refused (ValueError): the formats that carry ids (PubTator's
+    tab-separated columns, BioC infons) would split or mangle it. Composite ids keep
+    their separators (``D006333|D009203``) and NCBI disease's ``-1`` is kept as is."""
+    text = (text or "").strip()
+    if not text:
+        return None
+    if any(c.isspace() for c in text):
+        raise ValueError(f"a concept id has no spaces: {text!r}")
+    return text
+
+
+def set_concept_id(spans: Sequence[Span], span: Span, concept_id: str | None) -> list[Span]:
+    """Give ``span`` a concept id (None or empty clears it); the curator now owns the
+    span (an id on a suggestion accepts it, as identifying a mention is a decision).
+    An unchanged id returns ``spans`` unchanged."""
+    concept_id = normalize_concept_id(concept_id)
+    if concept_id == span.concept_id:
+        return list(spans)
+    new = span.with_(concept_id=concept_id, source=Source.CURATOR)
+    return [new if s == span else s for s in spans]
 
 
 def accept_suggestions(spans: Sequence[Span], which: Iterable[Span] | None = None) -> list[Span]:
@@ -143,10 +169,17 @@ def merge_model_spans(existing: Sequence[Span], suggested: Iterable[Span],
     Curated spans stay, and a new suggestion overlapping a curated span is dropped
     (the curator already decided that text) unless ``replace_curated``, which drops
     the curated spans instead. Gold spans stay; a suggestion identical to a gold or
-    curated span adds nothing, nor does one a curator rejected (``rejected``)."""
+    curated span adds nothing, nor does one a curator rejected (``rejected``).
+
+    A model never identifies concepts, so a suggestion carries no concept id; one
+    identical to a curated span that ``replace_curated`` drops takes over that span's
+    id (the mention is the same, and the id was the curator's work)."""
     suggested = [s.with_(source=Source.MODEL) for s in suggested]
     kept = [s for s in existing if s.source is not Source.MODEL]
     if replace_curated:
+        ids = {(s.start, s.end, s.label): s.concept_id for s in kept
+               if s.source is Source.CURATOR and s.concept_id is not None}
+        suggested = [s.with_(concept_id=ids.get((s.start, s.end, s.label), s.concept_id)) for s in suggested]
         kept = [s for s in kept if s.source is not Source.CURATOR]
     curated = [s for s in kept if s.source is Source.CURATOR]
     out = list(kept)

@@ -190,3 +190,28 @@ def sub_progress(reporter: ProgressReporter, stage: str) -> ProgressReporter:
     child.emit = emit  # type: ignore[method-assign]
     child._stage = stage
     return child
+
+
+def relay(child: ProgressReporter, prefix: str = "") -> EventCallback:
+    """An ``on_event`` for a nested job that runs its own :func:`run_job` (a teacher's
+    fine-tuning inside a chained job, say): its events go on through ``child`` (a
+    :func:`sub_progress` reporter), so ``seq`` stays global and monotonic across the
+    chain. Its stages are named ``prefix + stage`` (``"teacher: train"``), each
+    stage's time-left estimate starts with it, and its final event is dropped: the
+    nested job's end is not the chain's (a cancel still ends the chain, by the
+    :class:`Cancelled` the nested job raises)."""
+
+    def on_event(event: ProgressEvent) -> None:
+        if event.finished:
+            return
+        stage = prefix + event.stage
+        last = child.last
+        if last is None or last.stage != stage:
+            child._stage = stage
+            child._stage_t0 = time.monotonic()
+            child._stage_step0 = event.step
+        child.emit(step=event.step, total=event.total, epoch=event.epoch, losses=dict(event.losses),
+                   metrics=dict(event.metrics), message=event.message,
+                   optimisation_step=event.optimisation_step)
+
+    return on_event

@@ -1,6 +1,11 @@
 """The dialog that launches distillation (or teacher fine-tuning) as a background job:
 it only fills the core's typed configs (:class:`DistillConfig`, :class:`TeacherConfig`)
-and hands them to the core job with the jobs panel's progress callback and cancel."""
+and hands them to the core job with the jobs panel's progress callback and cancel.
+
+Distillation is the guided path (:mod:`fastbioner.guided`): a recipe at the top fills
+the settings, the research settings wait in the Advanced section, a new user with no
+teacher fine-tunes one first in the same job, the student is compacted after training
+unless asked not to, and the run time is measured before the run starts."""
 
 from __future__ import annotations
 
@@ -9,6 +14,7 @@ from pathlib import Path
 from typing import Sequence
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QValidator
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QDoubleSpinBox, QFileDialog,
                                QFormLayout, QGridLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit, QListWidget,
                                QPushButton, QSpinBox, QVBoxLayout, QWidget)
@@ -17,12 +23,46 @@ from fastbioner.documents import Source
 from fastbioner.errors import FastBioNERError
 from fastbioner.project import DocStatus, user_home
 
+from fastbioner.guided import (DEFAULT_RECIPE, RECIPE_NOTE, RECIPES, base_encoders, base_models_folder,
+                               encoder_layers, recipe, student_layer_choices)
+
 from ..jobs import QUIET_KIND, Job, JobManager
 from ..models.workspace import Workspace
 from ..settings import DEVICES, AppSettings
 
 STUDENT_SOURCES = ("teacher", "bigru", "bilstm")
-LAYER_CHOICES = ("6", "4", "3", "custom")
+CUSTOM = "Custom"  # the recipe shown once a setting is changed by hand
+
+
+class LearningRateBox(QDoubleSpinBox):
+    """A learning rate as people write it ("5e-05", "0.001"), not "0.000050"; the
+    arrows halve and double it."""
+
+    def __init__(self, value: float, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setDecimals(12)  # the value itself is kept exact; the text is ours
+        self.setRange(1e-7, 1.0)
+        self.setValue(value)
+
+    def textFromValue(self, value: float) -> str:  # noqa: N802 - Qt's name
+        return f"{value:g}"
+
+    def valueFromText(self, text: str) -> float:  # noqa: N802 - Qt's name
+        try:
+            return float(text)
+        except ValueError:
+            return self.value()
+
+    def validate(self, text: str, pos: int):  # noqa: ANN201 - Qt's (state, text, pos)
+        try:
+            value = float(text)
+        except ValueError:
+            return QValidator.State.Intermediate, text, pos
+        ok = self.minimum() <= value <= self.maximum()
+        return (QValidator.State.Acceptable if ok else QValidator.State.Intermediate), text, pos
+
+    def stepBy(self, steps: int) -> None:  # noqa: N802 - Qt's name
+        self.setValue(min(self.maximum(), max(self.minimum(), self.value() * 2.0 ** steps)))
 
 
 def _methods() -> dict[str, tuple[str, float]]:
@@ -40,12 +80,14 @@ class AdvancedMethodSettings(QGroupBox):
     def __init__(self, parent: QWidget | None = None):
         from fastbioner.distill.methods import ATTENTION_FORMS, TERM_NAMES, MethodConfig
 
-        super().__init__("Advanced: loss-term weights, calibration, attention", parent)
+        super().__init__("Advanced (research settings): method, loss-term weights, calibration, attention",
+                         parent)
         defaults = MethodConfig()
         self.setCheckable(True)
         self.setChecked(False)
         self.body = QWidget()
         form = QFormLayout(self.body)
+        self.form = form  # the dialog puts the method's own rows first
         self.weights: dict[str, QDoubleSpinBox] = {}
         grid = QGridLayout()
         for i, term in enumerate(TERM_NAMES):
@@ -72,8 +114,8 @@ class AdvancedMethodSettings(QGroupBox):
         self.toggled.connect(self.body.setVisible)
 
     def apply(self, method):  # noqa: ANN001,ANN201 - a MethodConfig, returned filled in
-        """The settings into ``method`` (only while the section is open: folded,
-        the method's defaults stand)."""
+        """The term weights, calibration and attention form into ``method`` (only while
+        the section is open: folded, the method's defaults stand)."""
         if not self.isChecked():
             return method
         method.term_weights = {t: box.value() for t, box in self.weights.items() if box.value() != 1.0}
@@ -118,19 +160,23 @@ class TrainingDialog(QDialog):
     jobStarted = Signal(object)  # Job
 
     def __init__(self, kind: str, workspace: Workspace, jobs: JobManager, settings: AppSettings,
-                 teachers: Sequence[str] = (), parent: QWidget | None = None):
+                 teachers: Sequence[str] = (), parent: QWidget | None = None,
+                 manifests: dict[str, dict] | None = None):
         super().__init__(parent)
+        from fastbioner.config import TrainingConfig
+
         self.kind = kind
         self.workspace = workspace
         self.jobs = jobs
         self.settings = settings
+        self.manifests = dict(manifests or {})  # registry manifests by name (layers, size of each teacher)
+        self._applying = False  # a recipe is filling the form: its changes are not "by hand"
         self.setWindowTitle("Distil a student" if kind == "distill" else "Fine-tune a teacher")
+        layout = QVBoxLayout(self)
         form = QFormLayout()
         if kind == "distill":
-            self.teacher = QComboBox(editable=True)
-            self.teacher.addItems(list(teachers))
-            self.teacher.setToolTip("A registry teacher, a Hugging Face model id or a model folder")
-            form.addRow("Teacher", self.teacher)
+            self._recipe_rows(layout)
+            self._teacher_rows(form, teachers)
         else:
             self.base = QLineEdit(placeholderText="Hugging Face id (dmis-lab/biobert-base-cased-v1.1) or folder")
             form.addRow("Base model", self.base)
@@ -138,7 +184,7 @@ class TrainingDialog(QDialog):
         self.use_curated = QCheckBox("and the reviewed documents of this project (gold and accepted entities)")
         form.addRow("Training data", self.train_files)
         form.addRow("", self.use_curated)
-        self.dev_file = QLineEdit(placeholderText="optional: BIO file for model selection")
+        self.dev_file = QLineEdit(placeholderText="optional: BIO file for model selection and the new model's scores")
         dev_browse = QPushButton("Browse…")
         dev_browse.clicked.connect(self._browse_dev)
         dev_row = QHBoxLayout()
@@ -146,43 +192,10 @@ class TrainingDialog(QDialog):
         dev_row.addWidget(dev_browse)
         form.addRow("Devel data", dev_row)
         if kind == "distill":
-            self.student_source = QComboBox(editable=True)
-            self.student_source.addItems(STUDENT_SOURCES)
-            self.student_source.setToolTip("teacher: its own layers (uniform mapping); bigru/bilstm: recurrent; "
-                                           "or another encoder's id or folder")
-            self.layers = QComboBox()
-            self.layers.addItems(LAYER_CHOICES)
-            self.custom_layers = QSpinBox(minimum=1, maximum=48, value=2)
-            self.custom_layers.setEnabled(False)
-            self.layers.currentTextChanged.connect(lambda t: self.custom_layers.setEnabled(t == "custom"))
-            layer_row = QHBoxLayout()
-            layer_row.addWidget(self.layers)
-            layer_row.addWidget(self.custom_layers)
-            layer_row.addStretch(1)
-            self.method = QComboBox()
-            methods = _methods()
-            for name, (summary, _t) in methods.items():
-                self.method.addItem(name)
-                self.method.setItemData(self.method.count() - 1, summary, Qt.ItemDataRole.ToolTipRole)
-            self.temperature = QDoubleSpinBox(minimum=0.1, maximum=20, singleStep=0.5, value=1.0)
-            # Each method starts from its own temperature (hinton and pkd: 2).
-            self.method.currentTextChanged.connect(lambda m: self.temperature.setValue(methods[m][1]))
-            self.method.setCurrentText("fastbioner")  # the product's method first
-            self.temperature.setValue(methods[self.method.currentText()][1])
-            self.b = QDoubleSpinBox(minimum=0.0, maximum=1.0, singleStep=0.05, value=0.3, decimals=2)
-            self.b.setToolTip("phi(s) = max(1 - exp(s/G + b - 1), 0)")
-            form.addRow("Student", self.student_source)
-            form.addRow("Student layers", layer_row)
-            form.addRow("Method", self.method)
-            form.addRow("Temperature T", self.temperature)
-            form.addRow("b (phi offset)", self.b)
-            self.advanced = AdvancedMethodSettings()
+            self._student_rows(form)
         self.epochs = QSpinBox(minimum=1, maximum=100, value=3)
-        from fastbioner.config import TrainingConfig
-
-        # The CLI's default, from the same dataclass.
-        self.learning_rate = QDoubleSpinBox(minimum=1e-6, maximum=1e-2, decimals=6, singleStep=1e-5,
-                                            value=TrainingConfig().learning_rate)
+        # The CLI's default, from the same dataclass, written as people write it.
+        self.learning_rate = LearningRateBox(TrainingConfig().learning_rate)
         self.batch_size = QSpinBox(minimum=1, maximum=1024, value=16)
         if kind == "distill":
             from fastbioner.distill.config import default_learning_rate
@@ -193,24 +206,43 @@ class TrainingDialog(QDialog):
         self.device = QComboBox()
         self.device.addItems(DEVICES)
         self.device.setCurrentText(settings.device)
-        self.name = QLineEdit()
+        self.name = QLineEdit(placeholderText="(a name is made up from the settings)")
         form.addRow("Epochs", self.epochs)
         form.addRow("Learning rate", self.learning_rate)
         form.addRow("Batch size", self.batch_size)
         form.addRow("Device", self.device)
         form.addRow("New model's name", self.name)
-        # The run time is measured, not guessed: a few real steps of these settings.
+        if kind == "distill":
+            self.keep_full_precision = QCheckBox("keep full precision (do not compact the student)")
+            self.keep_full_precision.setToolTip(
+                "By default the student is compacted after training, as `fastbioner compact` does: its "
+                "vocabulary trimmed to the training data and its weights stored in float16, then scored on "
+                "devel again. Its size is stated against its teacher's when the run ends.")
+            form.addRow("Size", self.keep_full_precision)
+        layout.addLayout(form)
+        if kind == "distill":
+            layout.addWidget(self.advanced)
+        # The run time is measured, not guessed: a few real steps of these settings,
+        # shown before the run starts (next to Start).
         self.estimate_button = QPushButton("Estimate run time")
         self.estimate_button.setToolTip("Time a few real training steps with these settings on this machine "
                                         "and extrapolate to the whole run; nothing is trained or saved")
         self.estimate_button.clicked.connect(self.estimate)
         self.estimate_label = QLabel("not measured yet")
         self.estimate_label.setWordWrap(True)
+        self.estimate_first = QCheckBox("measure the run time before starting")
+        self.estimate_first.setChecked(True)
+        self.estimate_first.setToolTip("Start first measures a few steps and shows the estimate here; "
+                                       "press Start again to run")
         estimate_row = QHBoxLayout()
+        estimate_row.addWidget(QLabel("<b>Run time</b>"))
         estimate_row.addWidget(self.estimate_button)
         estimate_row.addWidget(self.estimate_label, 1)
-        form.addRow("Run time", estimate_row)
+        layout.addLayout(estimate_row)
+        layout.addWidget(self.estimate_first)
         self.estimate_job: Job | None = None
+        self._estimated: dict | None = None  # the settings the shown estimate is for
+        self._start_after_estimate = False
         self.error = QLabel()
         self.error.setStyleSheet("color:#b00")
         self.error.setWordWrap(True)
@@ -218,14 +250,191 @@ class TrainingDialog(QDialog):
         self.start_button = buttons.addButton("Start", QDialogButtonBox.ButtonRole.AcceptRole)
         buttons.accepted.connect(self.start)
         buttons.rejected.connect(self.reject)
-        layout = QVBoxLayout(self)
-        layout.addLayout(form)
-        if kind == "distill":
-            layout.addWidget(self.advanced)
         layout.addWidget(self.error)
         layout.addWidget(buttons)
-        self.resize(620, 0)
+        if kind == "distill":
+            self._ready = True
+            self._teacher_changed()
+            self.recipe.setCurrentIndex(self.recipe.findData(DEFAULT_RECIPE))
+            self.apply_recipe()
+            for signal in (self.layers.currentTextChanged, self.custom_layers.valueChanged,
+                           self.method.currentTextChanged, self.temperature.valueChanged,
+                           self.epochs.valueChanged, self.learning_rate.valueChanged,
+                           self.student_source.currentTextChanged):
+                signal.connect(self._changed_by_hand)
+        self.resize(680, 0)
 
+    # Distillation's rows ------------------------------------------------------
+    def _recipe_rows(self, layout: QVBoxLayout) -> None:
+        self.recipe = QComboBox()
+        for r in RECIPES:
+            self.recipe.addItem(f"{r.name}: {r.summary}", r.name)
+        self.recipe.addItem(f"{CUSTOM}: the settings below, as set by hand", CUSTOM)
+        self.recipe.setToolTip("Each recipe distils the teacher's own layers with soft and gold labels "
+                               "(Hinton's method, T=2) at the CLI's learning rate for 3 epochs")
+        self.recipe.currentIndexChanged.connect(lambda _i: self.apply_recipe())
+        self.recipe_note = QLabel(RECIPE_NOTE)
+        self.recipe_note.setWordWrap(True)
+        self.recipe_note.setStyleSheet("color:#555")
+        row = QFormLayout()
+        row.addRow("<b>Recipe</b>", self.recipe)
+        row.addRow("", self.recipe_note)
+        layout.addLayout(row)
+
+    def _teacher_rows(self, form: QFormLayout, teachers: Sequence[str]) -> None:
+        self.teacher = QComboBox(editable=True)
+        self.teacher.addItems(list(teachers))
+        self.teacher.setToolTip("A registry teacher, a Hugging Face model id or a model folder")
+        if not teachers:
+            self.teacher.lineEdit().setPlaceholderText("no teacher registered yet: fine-tune one first (below)")
+        self.teacher.currentTextChanged.connect(lambda _t: self._teacher_changed())
+        form.addRow("Teacher", self.teacher)
+        # A new user has no teacher: fine-tune one from a base encoder first, in the same job.
+        self.fine_tune_first = QCheckBox("Fine-tune a teacher first, from a base encoder, on the training data")
+        self.base_encoder = QComboBox(editable=True)
+        for folder in base_encoders():
+            self.base_encoder.addItem(folder.name, str(folder))
+        self.base_encoder.lineEdit().setPlaceholderText("a Hugging Face id (downloaded when online) or a folder")
+        self.base_encoder.setToolTip(f"The encoders installed in {base_models_folder()}, or type a model id")
+        self.base_encoder.currentTextChanged.connect(lambda _t: self._teacher_changed())
+        self.teacher_name = QLineEdit(placeholderText="(made up from the base encoder)")
+        self.fine_tune_first.toggled.connect(lambda _on: self._teacher_changed())
+        self.fine_tune_box = QWidget()
+        box = QFormLayout(self.fine_tune_box)
+        box.setContentsMargins(20, 0, 0, 0)
+        box.addRow("Base encoder", self.base_encoder)
+        box.addRow("New teacher's name", self.teacher_name)
+        form.addRow("", self.fine_tune_first)
+        form.addRow("", self.fine_tune_box)
+        self.teacher_size = QLabel()
+        self.teacher_size.setStyleSheet("color:#555")
+        form.addRow("", self.teacher_size)
+        self.fine_tune_first.setChecked(not teachers)
+
+    def _student_rows(self, form: QFormLayout) -> None:
+        self.student_source = QComboBox(editable=True)
+        self.student_source.addItems(STUDENT_SOURCES)
+        self.student_source.setToolTip("teacher: its own layers (uniform mapping); bigru/bilstm: recurrent; "
+                                       "or another encoder's id or folder")
+        self.layers = QComboBox()
+        self.custom_layers = QSpinBox(minimum=1, maximum=48, value=2)
+        self.custom_layers.setEnabled(False)
+        self.layers.currentTextChanged.connect(lambda t: self.custom_layers.setEnabled(t == "custom"))
+        layer_row = QHBoxLayout()
+        layer_row.addWidget(self.layers)
+        layer_row.addWidget(self.custom_layers)
+        layer_row.addStretch(1)
+        form.addRow("Student", self.student_source)
+        form.addRow("Student layers", layer_row)
+        self.method = QComboBox()
+        methods = _methods()
+        for name, (summary, _t) in methods.items():
+            self.method.addItem(name)
+            self.method.setItemData(self.method.count() - 1, summary, Qt.ItemDataRole.ToolTipRole)
+        self.temperature = QDoubleSpinBox(minimum=0.1, maximum=20, singleStep=0.5, value=1.0)
+        # Each method starts from its own temperature (hinton and pkd: 2).
+        self.method.currentTextChanged.connect(lambda m: self.temperature.setValue(methods[m][1]))
+        self.method.currentTextChanged.connect(lambda m: self.b.setEnabled(m == "fastbioner"))
+        self.b = QDoubleSpinBox(minimum=0.0, maximum=1.0, singleStep=0.05, value=0.3, decimals=2)
+        self.b.setToolTip("fastbioner method: phi(s) = max(1 - exp(s/G + b - 1), 0)")
+        self.advanced = AdvancedMethodSettings()
+        # The method's own settings are research settings too: first in the Advanced section.
+        self.advanced.form.insertRow(0, "Method", self.method)
+        self.advanced.form.insertRow(1, "Temperature T", self.temperature)
+        self.advanced.form.insertRow(2, "b (phi offset)", self.b)
+
+    def teacher_layers(self) -> int | None:
+        """The layer count of the teacher the student will come from: the registry
+        manifest's ``layers``, or the base encoder's config when one is fine-tuned first."""
+        if self.kind != "distill":
+            return None
+        if self.fine_tune_first.isChecked():
+            return encoder_layers(self.base_encoder_ref()) if self.base_encoder_ref() else None
+        name = self.teacher.currentText().strip()
+        layers = (self.manifests.get(name) or {}).get("layers")
+        return layers if isinstance(layers, int) else (encoder_layers(name) if name else None)
+
+    def base_encoder_ref(self) -> str:
+        """The chosen base encoder: an installed folder's path, or what was typed."""
+        text = self.base_encoder.currentText().strip()
+        index = self.base_encoder.findText(text)
+        return self.base_encoder.itemData(index) if index >= 0 and self.base_encoder.itemData(index) else text
+
+    def _teacher_changed(self) -> None:
+        if not getattr(self, "_ready", False):  # signals while the form is still being built
+            return
+        fine_tune = self.fine_tune_first.isChecked()
+        self.fine_tune_box.setVisible(fine_tune)
+        self.teacher.setEnabled(not fine_tune)
+        layers = self.teacher_layers()
+        keep = self.layer_count() if self.layers.count() else None
+        self._applying, applying = True, self._applying
+        try:
+            self.layers.clear()
+            self.layers.addItems([str(n) for n in student_layer_choices(layers)] + ["custom"])
+            self.custom_layers.setMaximum(max(1, layers - 1) if layers else 48)
+            if keep is not None:
+                self.set_layer_count(keep)
+        finally:
+            self._applying = applying
+        for i, r in enumerate(RECIPES):  # each recipe says the depth it will give this teacher
+            n = r.student_layers(layers)
+            note = f" (the teacher has {layers})" if n != r.layers else ""
+            self.recipe.setItemText(i, f"{r.name}: a {n}-layer student{note}; {r.summary.split(': ', 1)[-1]}"
+                                    if ": " in r.summary else f"{r.name}: a {n}-layer student{note}")
+        if self.recipe.currentData() not in (None, CUSTOM):
+            self.apply_recipe()  # the recipe's depth follows the teacher's
+        name = self.teacher.currentText().strip()
+        size = (self.manifests.get(name) or {}).get("size_bytes")
+        if fine_tune:
+            depth = f"{layers} layers" if layers else "depth known once downloaded"
+            self.teacher_size.setText(f"The new teacher: {depth}; the student gets fewer.")
+        elif name in self.manifests:
+            mb = f", {size / 1048576:.1f} MB" if size else ""
+            self.teacher_size.setText(f"{name}: {layers or '?'} layers{mb}; the student gets fewer.")
+        else:
+            self.teacher_size.setText("")
+
+    def set_layer_count(self, n: int) -> None:
+        index = self.layers.findText(str(n))
+        if index >= 0:
+            self.layers.setCurrentIndex(index)
+        else:
+            self.layers.setCurrentText("custom")
+            self.custom_layers.setValue(n)
+
+    def apply_recipe(self) -> None:
+        """Fill the settings from the chosen recipe (Custom leaves them as they are)."""
+        name = self.recipe.currentData()
+        if name in (None, CUSTOM):
+            return
+        r = recipe(name)
+        self._applying = True
+        try:
+            self.student_source.setCurrentText("teacher")
+            self.set_layer_count(r.student_layers(self.teacher_layers()))
+            self.method.setCurrentText(r.method)
+            self.temperature.setValue(r.temperature)
+            self.epochs.setValue(r.epochs)
+            self.learning_rate.setValue(r.learning_rate)
+        finally:
+            self._applying = False
+
+    def _changed_by_hand(self) -> None:
+        """A setting changed by hand no longer follows a recipe."""
+        if self._applying or self.recipe.currentData() == CUSTOM:
+            return
+        r = recipe(self.recipe.currentData())
+        if (self.student_source.currentText().strip() == "teacher"
+                and self.layer_count() == r.student_layers(self.teacher_layers())
+                and self.method.currentText() == r.method and self.temperature.value() == r.temperature
+                and self.epochs.value() == r.epochs and self.learning_rate.value() == r.learning_rate):
+            return
+        self.recipe.blockSignals(True)
+        self.recipe.setCurrentIndex(self.recipe.findData(CUSTOM))
+        self.recipe.blockSignals(False)
+
+    # Building the configs -------------------------------------------------------
     def _browse_dev(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Devel data (BIO / CoNLL)", self.settings.data_folder)
         if path:
@@ -238,9 +447,20 @@ class TrainingDialog(QDialog):
     def default_name(self) -> str:
         stamp = datetime.now().strftime("%Y%m%d-%H%M")
         if self.kind == "distill":
-            teacher = Path(self.teacher.currentText().strip() or "teacher").name
+            teacher = self.new_teacher_name() if self.fine_tune_first.isChecked() else Path(
+                self.teacher.currentText().strip() or "teacher").name
             return f"{teacher}-{self.method.currentText()}-{self.layer_count()}L-{stamp}"
         return f"{Path(self.base.text().strip() or 'teacher').name}-teacher-{stamp}"
+
+    def new_teacher_name(self) -> str:
+        """The name of the teacher fine-tuned first (typed, or made from the base)."""
+        typed = self.teacher_name.text().strip()
+        if typed:
+            return typed
+        if not hasattr(self, "_teacher_stamp"):
+            self._teacher_stamp = datetime.now().strftime("%Y%m%d-%H%M")
+        base = Path(self.base_encoder_ref() or "teacher").name.replace("/", "-")
+        return f"{base}-teacher-{self._teacher_stamp}"
 
     def curated_training_file(self) -> str | None:
         """The project's reviewed documents as a BIO file (gold and accepted
@@ -255,15 +475,19 @@ class TrainingDialog(QDialog):
         export_documents(docs, path, ExportSettings("BIO / CoNLL (IOB2)", (Source.GOLD, Source.CURATOR)))
         return str(path)
 
-    def build_config(self):  # noqa: ANN201 - a DistillConfig or a TeacherConfig
-        from fastbioner.config import TrainingConfig
-
+    def _training_files(self) -> list[str]:
         train = self.train_files.paths()
         if self.use_curated.isChecked():
             curated = self.curated_training_file()
             if curated is None:
                 raise FastBioNERError("no reviewed documents in this project to train on (mark them reviewed: Ctrl+M)")
             train.append(curated)
+        return train
+
+    def build_config(self, train: list[str] | None = None):  # noqa: ANN201 - a DistillConfig or a TeacherConfig
+        from fastbioner.config import TrainingConfig
+
+        train = self._training_files() if train is None else train
         training = TrainingConfig(epochs=self.epochs.value(), learning_rate=self.learning_rate.value(),
                                   batch_size=self.batch_size.value(), device=self.device.currentText(),
                                   threads=self.settings.threads)
@@ -281,35 +505,73 @@ class TrainingDialog(QDialog):
         method = self.advanced.apply(MethodConfig(
             name=self.method.currentText(), temperature=self.temperature.value(),
             b=self.b.value() if self.method.currentText() == "fastbioner" else None))
-        return DistillConfig(teacher=self.teacher.currentText().strip(), student=student, method=method,
+        teacher = self.new_teacher_name() if self.fine_tune_first.isChecked() else self.teacher.currentText().strip()
+        return DistillConfig(teacher=teacher, student=student, method=method,
                              train_files=train, dev_file=dev, training=training)
 
-    def checked_config(self):  # noqa: ANN201 - a validated config, or None (the error is shown)
+    def teacher_config(self, config):  # noqa: ANN001,ANN201 - the DistillConfig -> a TeacherConfig or None
+        """The fine-tuning of the teacher the chain starts with (None: a teacher exists).
+        It trains on the same data at the CLI's teacher settings, the epochs, batch
+        size and device of this dialog."""
+        if self.kind != "distill" or not self.fine_tune_first.isChecked():
+            return None
+        from dataclasses import replace
+
+        from fastbioner.config import TeacherConfig, TrainingConfig
+
+        training = replace(config.training, learning_rate=TrainingConfig().learning_rate)
+        return TeacherConfig(base_model=self.base_encoder_ref(), train_files=list(config.train_files),
+                             dev_file=config.dev_file, training=training)
+
+    def checked_configs(self):  # noqa: ANN201 - (config, teacher config or None), or None (the error is shown)
         try:
             config = self.build_config()
+            teacher = self.teacher_config(config)
+            if teacher is not None:
+                teacher.validate()
             config.validate()
+            depth = self.teacher_layers() if config.student.source == "teacher" else None
+            if depth and config.student.layers >= depth:
+                raise FastBioNERError(f"the student must have fewer layers than its teacher ({depth}): "
+                                      f"{config.student.layers} compresses nothing")
         except (FastBioNERError, OSError) as exc:
             self.error.setText(str(exc))
             return None
-        return config
+        return config, teacher
+
+    def checked_config(self):  # noqa: ANN201 - a validated config, or None (the error is shown)
+        checked = self.checked_configs()
+        return None if checked is None else checked[0]
+
+    # The run time ---------------------------------------------------------------
+    def _settings_key(self, config, teacher) -> dict:  # noqa: ANN001
+        return {"config": config.to_dict(), "teacher": teacher.to_dict() if teacher is not None else None,
+                "compact": self.kind == "distill" and not self.keep_full_precision.isChecked()}
 
     def estimate(self) -> Job | None:
         """Measure a few steps of the current settings in the background; the label
-        shows the progress, then the estimate."""
+        shows the progress, then the estimate. When a teacher is fine-tuned first,
+        its fine-tuning is what is measured (the distillation after it needs the
+        teacher to exist)."""
         self.cancel_estimate()
-        config = self.checked_config()
-        if config is None:
+        checked = self.checked_configs()
+        if checked is None:
             return None
+        config, teacher = checked
         self.error.clear()
         from fastbioner.estimate import estimate_run
 
+        probe = teacher if teacher is not None else config
         job = self.jobs.start("Estimate run time",
-                              lambda on_event, cancel: estimate_run(config, on_event=on_event, cancel=cancel),
+                              lambda on_event, cancel: estimate_run(probe, on_event=on_event, cancel=cancel),
                               kind=QUIET_KIND)
         self.estimate_job = job
+        key = self._settings_key(config, teacher)
         self.estimate_label.setText("measuring…")
+        prefix = "fine-tuning the teacher: " if teacher is not None else ""
+        suffix = "; the distillation after it is measured once the teacher exists" if teacher is not None else ""
         job.progress.connect(lambda e: self._estimate_progress(job, e))
-        job.succeeded.connect(lambda r: self._estimate_shown(job, r.describe()))
+        job.succeeded.connect(lambda r: self._estimate_shown(job, f"{prefix}{r.describe()}{suffix}", key))
         job.failed.connect(lambda m: self._estimate_shown(job, f"could not measure: {m}"))
         job.cancelled.connect(lambda: self._estimate_shown(job, "not measured"))
         return job
@@ -320,10 +582,15 @@ class TrainingDialog(QDialog):
         elif job is self.estimate_job and event.stage != "estimate" and not event.step:
             self.estimate_label.setText(f"measuring: {event.message}…")
 
-    def _estimate_shown(self, job: Job, text: str) -> None:
+    def _estimate_shown(self, job: Job, text: str, key: dict | None = None) -> None:
         if job is self.estimate_job:
             self.estimate_label.setText(text)
             self.estimate_job = None
+            self._estimated = key
+            if key is not None and self._start_after_estimate:
+                self.start_button.setText("Start now")
+                self.start_button.setToolTip("The run time above is measured: press to start the run")
+            self._start_after_estimate = False
 
     def cancel_estimate(self) -> None:
         if self.estimate_job is not None and self.estimate_job.running:
@@ -334,19 +601,41 @@ class TrainingDialog(QDialog):
         self.cancel_estimate()
         super().done(result)
 
-    def start(self):  # noqa: ANN201 - the Job, or None when the settings are refused
+    # Starting -------------------------------------------------------------------
+    def start(self):  # noqa: ANN201 - the Job, or None when the settings are refused or measured first
+        """Start the run. With *measure the run time before starting* on and no
+        estimate shown for these settings, the first press measures and shows the
+        run time instead (the button then reads *Start now*)."""
         name = self.name.text().strip() or self.default_name()
-        config = self.checked_config()
-        if config is None:
+        checked = self.checked_configs()
+        if checked is None:
+            return None
+        config, teacher = checked
+        self.error.clear()
+        if self.estimate_first.isChecked() and self._estimated != self._settings_key(config, teacher):
+            if self.estimate_job is None:
+                self._start_after_estimate = True
+                self.estimate()
             return None
         if self.kind == "distill":
-            from fastbioner.distill.runner import distill as run
-            title = f"Distil {name}"
+            from fastbioner.guided import fine_tune_then_distill
+
+            teacher_name = self.new_teacher_name() if teacher is not None else None
+            compact = not self.keep_full_precision.isChecked()
+            title = f"Fine-tune {teacher_name}, distil {name}" if teacher is not None else f"Distil {name}"
+
+            def run(on_event, cancel):  # noqa: ANN001,ANN202 - the job protocol's arguments
+                return fine_tune_then_distill(teacher, teacher_name, config, name, compact=compact,
+                                              on_event=on_event, cancel=cancel)
         else:
-            from fastbioner.teacher import train_teacher as run
+            from fastbioner.teacher import train_teacher
+
             title = f"Fine-tune {name}"
-        job = self.jobs.start(title, lambda on_event, cancel: run(config, name, on_event=on_event, cancel=cancel),
-                              kind="train", config=config, model_name=name)
+
+            def run(on_event, cancel):  # noqa: ANN001,ANN202
+                return train_teacher(config, name, on_event=on_event, cancel=cancel)
+        self.cancel_estimate()
+        job = self.jobs.start(title, run, kind="train", config=config, model_name=name)
         self.jobStarted.emit(job)
         self.accept()
         return job

@@ -1,11 +1,11 @@
 """The entity table's model: the spans of the document being read, one per row
-(text, label, review state, score, start, end), then the suggestions a curator
+(text, label, concept id, review state, score, start, end), then the suggestions a curator
 rejected (state "rejected", shown when the filter asks for them), and a proxy that
 filters them by text and state."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt, Signal
 from PySide6.QtGui import QFont
 
 from fastbioner.curation import entity_state, is_low_confidence
@@ -18,13 +18,19 @@ from .workspace import Workspace
 Index = QModelIndex | QPersistentModelIndex
 # The text first and the decision next to it; offsets last, where a narrow panel
 # cuts them rather than the entity's text.
-COLUMNS = ("Text", "Label", "State", "Score", "Start", "End")
-TEXT, LABEL, STATE, SCORE, START, END = range(len(COLUMNS))
+COLUMNS = ("Text", "Label", "Concept", "State", "Score", "Start", "End")
+TEXT, LABEL, CONCEPT, STATE, SCORE, START, END = range(len(COLUMNS))
 SPAN_ROLE = Qt.ItemDataRole.UserRole + 1
 SORT_ROLE = Qt.ItemDataRole.UserRole + 2
 
 
 class EntityTableModel(QAbstractTableModel):
+    """Read-only but for the concept id: an edit there is not applied here, it is
+    announced (``conceptEdited``) so the curation controller makes it one undoable
+    command, and the table follows the workspace's change like any other edit."""
+
+    conceptEdited = Signal(object, str)  # the Span, the id as typed
+
     def __init__(self, workspace: Workspace, parent=None):
         super().__init__(parent)
         self.workspace = workspace
@@ -82,8 +88,8 @@ class EntityTableModel(QAbstractTableModel):
         if role == SPAN_ROLE:
             return span
         if role in (Qt.ItemDataRole.DisplayRole, SORT_ROLE):
-            value = (self.document.span_text(span), span.label, self.state(index.row()), span.score,
-                     span.start, span.end)[col]
+            value = (self.document.span_text(span), span.label, span.concept_id or "", self.state(index.row()),
+                     span.score, span.start, span.end)[col]
             if role == SORT_ROLE:
                 return -1.0 if col == SCORE and value is None else value
             if col == SCORE:
@@ -96,12 +102,31 @@ class EntityTableModel(QAbstractTableModel):
             font.setItalic(True)  # suggestions look provisional
             font.setStrikeOut(self.is_rejected(index.row()))
             return font
+        if role == Qt.ItemDataRole.EditRole and col == CONCEPT:
+            return span.concept_id or ""
         if role == Qt.ItemDataRole.ToolTipRole:
             low = "\nlow-confidence model suggestion" if is_low_confidence(span, self.low_confidence) else ""
-            return f"{self.document.span_text(span)}\n{span.label} · {self.state(index.row())}{low}"
+            concept = f" · {span.concept_id}" if span.concept_id else ""
+            edit = "\ndouble-click or F2 to edit the concept id" if col == CONCEPT else ""
+            return f"{self.document.span_text(span)}\n{span.label}{concept} · {self.state(index.row())}{low}{edit}"
         if role == Qt.ItemDataRole.TextAlignmentRole and col in (START, END, SCORE):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         return None
+
+    def flags(self, index: Index) -> Qt.ItemFlag:
+        flags = super().flags(index)
+        if index.isValid() and index.column() == CONCEPT and not self.is_rejected(index.row()):
+            flags |= Qt.ItemFlag.ItemIsEditable
+        return flags
+
+    def setData(self, index: Index, value, role: int = Qt.ItemDataRole.EditRole) -> bool:  # noqa: N802 - Qt's name
+        if not index.isValid() or index.column() != CONCEPT or role != Qt.ItemDataRole.EditRole:
+            return False
+        span = self._spans[index.row()]
+        if (str(value or "").strip() or None) == span.concept_id:
+            return False
+        self.conceptEdited.emit(span, str(value or ""))
+        return True
 
     def _changed(self, first: int, last: int) -> None:
         if first <= self.row <= last:

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QItemSelectionModel, Qt, Signal
-from PySide6.QtGui import QAction
-from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLineEdit, QTableView,
-                               QVBoxLayout, QWidget)
+from PySide6.QtCore import QItemSelectionModel, QRegularExpression, Qt, Signal
+from PySide6.QtGui import QAction, QRegularExpressionValidator
+from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLineEdit,
+                               QStyledItemDelegate, QTableView, QVBoxLayout, QWidget)
 
 from fastbioner.documents import Span
 
-from ..models.entity_table import (COLUMNS, END, LABEL, SCORE, SHOWN_STATES, START, STATE, TEXT, EntityFilter,
-                                   EntityTableModel)
+from ..models.entity_table import (COLUMNS, CONCEPT, END, LABEL, SCORE, SHOWN_STATES, START, STATE, TEXT,
+                                   EntityFilter, EntityTableModel)
 from ..models.workspace import Workspace
 
 _STATE_CHOICES = [("All entities", SHOWN_STATES), ("Suggested", ("suggested",)), ("Gold", ("gold",)),
@@ -18,8 +18,20 @@ _STATE_CHOICES = [("All entities", SHOWN_STATES), ("Suggested", ("suggested",)),
                   ("Rejected", ("rejected",))]
 
 
+class ConceptIdDelegate(QStyledItemDelegate):
+    """The concept id's editor: a line without white space (the formats that carry
+    ids split on it), with a hint of the expected shape."""
+
+    def createEditor(self, parent, option, index):  # noqa: N802 - Qt's name
+        editor = QLineEdit(parent)
+        editor.setValidator(QRegularExpressionValidator(QRegularExpression(r"\S*"), editor))
+        editor.setPlaceholderText("MeSH id, e.g. D003042")
+        return editor
+
+
 class EntityPanel(QWidget):
     spanSelected = Signal(object)   # Span or None
+    conceptEdited = Signal(object, str)  # Span, the concept id as typed (empty: none)
 
     def __init__(self, workspace: Workspace, parent: QWidget | None = None):
         super().__init__(parent)
@@ -42,6 +54,14 @@ class EntityPanel(QWidget):
         self.table.verticalHeader().hide()
         self.table.setWordWrap(False)
         self.table.setTabKeyNavigation(False)  # Tab leaves the table; arrows move within it
+        # Only the concept id is editable (double-click or F2): single keys stay the
+        # curation keys (number keys, A, X ...), so no AnyKeyPressed.
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.DoubleClicked
+                                   | QAbstractItemView.EditTrigger.EditKeyPressed)
+        self.table.setItemDelegateForColumn(CONCEPT, ConceptIdDelegate(self.table))
+        # Queued: the edit resets the table's model, which must not happen inside the
+        # delegate's commit (the editor is still being closed).
+        self.model.conceptEdited.connect(self.conceptEdited, Qt.ConnectionType.QueuedConnection)
         # The entity's text takes the width; label and state fit their contents; score
         # and offsets get just the room their numbers need.
         # (Fixed widths measured once, not ResizeToContents: that gave the label and
@@ -51,13 +71,14 @@ class EntityPanel(QWidget):
         header.setSectionResizeMode(TEXT, QHeaderView.ResizeMode.Stretch)
         header.setMinimumSectionSize(24)
         metrics = self.fontMetrics()
-        widths = {LABEL: metrics.horizontalAdvance("Chemical") + 40, STATE: metrics.horizontalAdvance("suggested") + 16,
+        widths = {LABEL: metrics.horizontalAdvance("Chemical") + 40, CONCEPT: metrics.horizontalAdvance("D000000") + 16,
+                  STATE: metrics.horizontalAdvance("suggested") + 16,
                   SCORE: metrics.horizontalAdvance("0.00") + 16, START: metrics.horizontalAdvance("00000") + 12,
                   END: metrics.horizontalAdvance("00000") + 12}
         for column, width in widths.items():
             header.resizeSection(column, width)
         self.setMinimumWidth(metrics.horizontalAdvance("Tricuspid valve") + sum(
-            widths[c] for c in (LABEL, STATE, SCORE)) + 24)
+            widths[c] for c in (LABEL, CONCEPT, STATE, SCORE)) + 24)
         # Offsets are for checking an export, not for reading: hidden until asked for
         # (right-click the header), so the entity's text keeps the width.
         header.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)

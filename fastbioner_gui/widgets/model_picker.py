@@ -94,6 +94,16 @@ def card_html(name: str, manifest: dict[str, Any]) -> str:
     parent = _first(m, "parent", "teacher", "parent_teacher")
     if parent:
         rows.append(("Teacher", parent))
+    compression = m.get("compression") if isinstance(m.get("compression"), dict) else {}
+    parent_bytes = compression.get("teacher_size_bytes")
+    if parent and isinstance(size, (int, float)) and isinstance(parent_bytes, (int, float)) and parent_bytes:
+        # The point of a student: stated, not left to arithmetic.
+        rows.append(("Against its teacher", f"{100 * size / parent_bytes:.0f}% of its size "
+                                            f"({_size(parent_bytes)})"))
+    if isinstance(compression.get("compacted"), dict):
+        c = compression["compacted"]
+        rows.append(("Compacted", f"{c.get('dtype', '?')}, vocabulary {_count(c.get('vocab_after'))} of "
+                                  f"{_count(c.get('vocab_before'))} pieces"))
     method = _first(m, "method")
     if method:
         rows.append(("Method", method))

@@ -29,8 +29,10 @@ def test_add_relabel_remove_keep_other_spans_and_overlaps():
     # Adding the same mention again does not double it.
     assert len(curation.add_span(spans, Span(0, 39, "Disease"))) == 2
     relabelled = curation.relabel_span(spans, gold, "Disease")
-    assert Span(0, 17, "Disease", Source.CURATOR) in relabelled and gold not in relabelled
-    assert curation.remove_spans(relabelled, [added]) == [Span(0, 17, "Disease", Source.CURATOR)]
+    # The concept id stays through a relabel (a curator fixing the type keeps the id).
+    assert Span(0, 17, "Disease", Source.CURATOR, concept_id="D016651") in relabelled and gold not in relabelled
+    assert curation.remove_spans(relabelled, [added]) == [Span(0, 17, "Disease", Source.CURATOR,
+                                                               concept_id="D016651")]
 
 
 def test_accept_and_reject_touch_only_model_suggestions():

@@ -12,6 +12,7 @@ from PySide6.QtGui import QTextCursor
 from fastbioner.documents import Source, Span
 from fastbioner.project import DocStatus
 from fastbioner_gui.curation import tagging_change, tagging_command_of
+from fastbioner_gui.models.entity_table import STATE
 
 
 def tagging_command(workspace, results, model, replace_curated=False):
@@ -71,7 +72,7 @@ def test_click_then_keys_relabel_and_delete(loaded, qtbot):
     qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=_pos(view, 3))
     assert view.selected_span == gold
     qtbot.keyClick(view, Qt.Key.Key_1)
-    relabelled = Span(0, 17, "Disease", Source.CURATOR)
+    relabelled = Span(0, 17, "Disease", Source.CURATOR, concept_id=gold.concept_id)  # the id stays
     assert relabelled in doc.spans and gold not in doc.spans
     qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=_pos(view, 3))
     qtbot.keyClick(view, Qt.Key.Key_Delete)
@@ -265,7 +266,7 @@ def test_a_rejected_suggestion_stays_rejected_through_retagging_and_can_come_bac
     assert panel.proxy.rowCount() == 3  # the table shows the document's entities ...
     panel.sources.setCurrentIndex(panel.sources.findText("Rejected"))
     assert panel.proxy.rowCount() == 1  # ... and, when asked, what was rejected
-    assert panel.proxy.index(0, 2).data() == "rejected"
+    assert panel.proxy.index(0, STATE).data() == "rejected"
     # re-tagging offers the same mention again: it stays rejected
     loaded.stack.push(tagging_command(ws, {0: [lithium.with_(score=0.6)]}, "tiny"))
     assert not any(s.start == lithium.start and s.label == "Chemical" for s in doc.spans)
@@ -277,3 +278,48 @@ def test_a_rejected_suggestion_stays_rejected_through_retagging_and_can_come_bac
     for _ in range(3):
         loaded.stack.undo()
     assert lithium in doc.spans and ws.entry(0).rejected == []
+
+
+def test_the_concept_id_is_a_column_edited_in_the_table_and_undone(loaded, qtbot):
+    from PySide6.QtWidgets import QLineEdit
+
+    from fastbioner_gui.models.entity_table import CONCEPT
+
+    panel, doc, ws = loaded.entities, loaded.workspace.document(0), loaded.workspace
+    gold = doc.spans[0]  # Lithium carbonate, D016651
+    lithium = next(s for s in doc.spans if doc.span_text(s) == "lithium")  # a suggestion, no id
+    model = panel.model
+    assert model.index(model.row_of(gold), CONCEPT).data() == "D016651"
+    assert not panel.table.isColumnHidden(CONCEPT)
+    # Type an id into the lithium row's Concept cell, as a curator does (F2, type, Enter).
+    panel.select_span(lithium, notify=True)
+    index = panel.proxy.mapFromSource(model.index(model.row_of(lithium), CONCEPT))
+    panel.table.setCurrentIndex(index)
+    panel.table.setFocus()
+    qtbot.keyClick(panel.table, Qt.Key.Key_F2)
+    editor = panel.table.focusWidget()
+    assert isinstance(editor, QLineEdit)
+    qtbot.keyClicks(editor, "D008094 x")  # the space is refused as typed
+    with qtbot.waitSignal(panel.conceptEdited):  # the delegate commits on its next event
+        qtbot.keyClick(editor, Qt.Key.Key_Return)
+    edited = lithium.with_(concept_id="D008094x", source=Source.CURATOR)
+    assert edited in doc.spans and lithium not in doc.spans
+    assert ws.entry(0).status is DocStatus.IN_REVIEW
+    assert model.index(model.row_of(edited), CONCEPT).data() == "D008094x"
+    assert panel.selected_spans() == [edited]  # the edited entity stays selected
+    loaded.stack.undo()
+    assert lithium in doc.spans and edited not in doc.spans
+    loaded.stack.redo()
+    assert edited in doc.spans
+    # Clearing the cell clears the id (one more undoable edit); a relabel keeps an id.
+    with qtbot.waitSignal(panel.conceptEdited):
+        assert model.setData(model.index(model.row_of(edited), CONCEPT), "")
+    cleared = edited.with_(concept_id=None)
+    assert cleared in doc.spans
+    loaded.curation.relabel(gold, "Disease")
+    assert gold.with_(label="Disease", source=Source.CURATOR) in doc.spans
+    # A rejected suggestion's row is not editable.
+    loaded.curation.reject([s for s in doc.spans if s.source is Source.MODEL])
+    panel.sources.setCurrentIndex(panel.sources.findText("Rejected"))
+    rejected_row = next(r for r in range(model.rowCount()) if model.is_rejected(r))
+    assert not (model.flags(model.index(rejected_row, CONCEPT)) & Qt.ItemFlag.ItemIsEditable)

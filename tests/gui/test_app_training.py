@@ -1,6 +1,8 @@
-"""Distillation from the app on tiny models: the dialog fills the core's config, the
-job runs in the background with live curves in the jobs panel, the new student
-appears in the model picker; a cancelled run registers nothing."""
+"""Distillation from the app on tiny models: the dialog fills the core's config from a
+recipe or by hand, measures the run time before starting, the job runs in the
+background with live curves in the jobs panel, the new student is offered with its
+card (never switched to silently); a cancelled run registers nothing; a new user with
+no teacher fine-tunes one from a base encoder and distils it in one job."""
 
 from __future__ import annotations
 
@@ -34,13 +36,15 @@ def tiny_teacher(tmp_path):
     return bio
 
 
-def _dialog(window, bio):
+def _dialog(window, bio, measure_first=False):
     from fastbioner_gui.dialogs.training_dialog import TrainingDialog
 
     dialog = TrainingDialog("distill", window.workspace, window.jobs, window.settings, ["tiny-teacher"], window)
     dialog.jobStarted.connect(window._training_started)
+    dialog.estimate_first.setChecked(measure_first)
     dialog.train_files.add_paths([str(bio)])
     dialog.dev_file.setText(str(bio))
+    dialog.method.setCurrentText("fastbioner")
     dialog.layers.setCurrentText("custom")
     dialog.custom_layers.setValue(1)
     dialog.epochs.setValue(2)
@@ -50,11 +54,21 @@ def _dialog(window, bio):
     return dialog
 
 
-def test_distillation_runs_with_live_curves_and_registers_the_student(window, tiny_teacher, qtbot):
-    dialog = _dialog(window, tiny_teacher)
+def test_distillation_runs_with_live_curves_and_the_student_is_offered_not_switched_to(window, tiny_teacher,
+                                                                                       qtbot):
+    window.refresh_models(select="tiny-teacher")
+    qtbot.waitUntil(lambda: window.picker.current_name() == "tiny-teacher", timeout=30000)
+    dialog = _dialog(window, tiny_teacher, measure_first=True)
+    assert dialog.recipe.currentData() == "Custom"  # the settings were changed by hand
     assert dialog.method.currentText() == "fastbioner" and dialog.b.value() == pytest.approx(0.3)
     config = dialog.build_config()
     assert config.student.layers == 1 and config.method.b == pytest.approx(0.3)
+    # The run time shows before the run starts: the first Start measures it.
+    assert dialog.start() is None
+    estimate = dialog.estimate_job
+    with qtbot.waitSignal(estimate.finished, timeout=120000):
+        pass
+    assert dialog.estimate_label.text().startswith("about") and dialog.start_button.text() == "Start now"
     job = dialog.start()
     assert job is not None and window.job_strip.row_for(job) is not None
     assert not window.jobs_dock.isVisible()  # the curves open when asked for
@@ -77,9 +91,119 @@ def test_distillation_runs_with_live_curves_and_registers_the_student(window, ti
     assert not curves._items["soft"].isVisible() and curves._items["gold"].isVisible()
     row.update_view()
     assert row.status.text().startswith("done") and not row.cancel.isEnabled()
+    # Offered with its card, scores and size against its teacher; the picker stays.
     qtbot.waitUntil(lambda: window.picker.findData("tiny-student") >= 0, timeout=30000)
-    assert window.picker.current_name() == "tiny-student"
+    offer = window.new_model_offer
+    assert offer is not None and offer.isVisible()
+    text = offer.text()
+    assert "tiny-student" in text and "devel F1 overall" in text and "of the size of its teacher tiny-teacher" in text
+    assert "smaller than its teacher" in text and "Compacted" in text
+    assert window.picker.current_name() == "tiny-teacher"
+    offer.use_button.click()
+    qtbot.waitUntil(lambda: window.picker.current_name() == "tiny-student", timeout=30000)
     assert "Teacher" in window.card.toPlainText() and "tiny-teacher" in window.card.toPlainText()
+    assert "Against its teacher" in window.card.toPlainText()
+
+
+def test_keep_the_current_one_leaves_the_picker_alone(window, tiny_teacher, qtbot):
+    window.refresh_models(select="tiny-teacher")
+    qtbot.waitUntil(lambda: window.picker.current_name() == "tiny-teacher", timeout=30000)
+    dialog = _dialog(window, tiny_teacher)
+    dialog.keep_full_precision.setChecked(True)
+    dialog.epochs.setValue(1)
+    job = dialog.start()
+    with qtbot.waitSignal(job.finished, timeout=120000):
+        pass
+    assert job.state is JobState.DONE, job.error
+    qtbot.waitUntil(lambda: window.picker.findData("tiny-student") >= 0, timeout=30000)
+    offer = window.new_model_offer
+    assert "Compacted" not in offer.text()  # full precision, as asked
+    offer.keep_button.click()
+    assert not offer.isVisible() and window.picker.current_name() == "tiny-teacher"
+
+
+def test_recipes_fill_the_settings_with_a_student_smaller_than_its_teacher(window):
+    from fastbioner.guided import RECIPE_NOTE
+    from fastbioner_gui.dialogs.training_dialog import TrainingDialog
+
+    manifests = {"six": {"kind": "teacher", "layers": 6, "size_bytes": 90 * 1048576}}
+    dialog = TrainingDialog("distill", window.workspace, window.jobs, window.settings, ["six"], window,
+                            manifests=manifests)
+    assert not dialog.fine_tune_first.isChecked()  # a teacher exists
+    assert dialog.recipe.currentData() == "Balanced" and dialog.recipe_note.text() == RECIPE_NOTE
+    assert "docs/benchmarks.md" in RECIPE_NOTE and "%" not in RECIPE_NOTE  # no accuracy claimed
+    assert dialog.learning_rate.text() == "5e-05"  # readable, the CLI's
+    got = {}
+    for name in ("Fast", "Balanced", "Accurate"):
+        dialog.recipe.setCurrentIndex(dialog.recipe.findData(name))
+        config = dialog.build_config(train=["unused.conll"])
+        assert config.method.name == "hinton" and config.method.temperature == 2.0
+        assert config.training.epochs == 3 and config.training.learning_rate == pytest.approx(5e-5)
+        got[name] = config.student.layers
+    assert got == {"Fast": 3, "Balanced": 4, "Accurate": 5}  # never 6 layers of a 6-layer teacher
+    assert "5-layer student (the teacher has 6)" in dialog.recipe.currentText()
+    assert [dialog.layers.itemText(i) for i in range(dialog.layers.count())] == ["4", "3", "2", "1", "custom"]
+    assert dialog.custom_layers.maximum() == 5
+    assert "six: 6 layers, 90.0 MB" in dialog.teacher_size.text()
+    dialog.epochs.setValue(5)  # by hand: the recipe no longer applies
+    assert dialog.recipe.currentData() == "Custom" and dialog.epochs.value() == 5
+    dialog.learning_rate.lineEdit().setText("3e-4")
+    dialog.learning_rate.interpretText()
+    assert dialog.learning_rate.value() == pytest.approx(3e-4) and dialog.learning_rate.text() == "0.0003"
+    dialog.reject()
+
+
+def test_a_new_user_fine_tunes_a_teacher_then_distils_in_one_job(window, tmp_path, monkeypatch, qtbot):
+    """No teacher registered (the only model is the one in use, a student): the dialog
+    offers to fine-tune one from the installed base encoders, and one job (one row, one
+    progress stream) registers the teacher and the compacted student."""
+    from fastbioner.registry import Registry
+    from fastbioner_gui.dialogs.training_dialog import TrainingDialog
+    from tiny_models import make_tiny_encoder
+
+    monkeypatch.setenv("FASTBIONER_BASE_MODELS", str(tmp_path / "bases"))
+    make_tiny_encoder(tmp_path / "bases" / "tiny-encoder", layers=2)
+    Registry().import_folder(make_tiny_model(tmp_path / "in-use"), "in-use", kind="student")
+    bio = tmp_path / "train.conll"
+    bio.write_text("\n\n".join("\n".join(f"{w}\t{t}" for w, t in s) for s in SENTENCES * 4) + "\n",
+                   encoding="utf-8")
+    window.refresh_models(select="in-use")
+    qtbot.waitUntil(lambda: window.picker.current_name() == "in-use", timeout=30000)
+    teachers = [n for n, m in window.picker.manifests.items() if m.get("kind") == "teacher"]
+    dialog = TrainingDialog("distill", window.workspace, window.jobs, window.settings, teachers, window,
+                            manifests=window.picker.manifests)
+    dialog.jobStarted.connect(window._training_started)
+    assert teachers == [] and dialog.fine_tune_first.isChecked() and not dialog.teacher.isEnabled()
+    assert dialog.base_encoder.currentText() == "tiny-encoder" and dialog.teacher_layers() == 2
+    assert dialog.layer_count() == 1  # the recipe's student is shallower than the 2-layer teacher
+    dialog.estimate_first.setChecked(False)
+    dialog.train_files.add_paths([str(bio)])
+    dialog.dev_file.setText(str(bio))
+    dialog.teacher_name.setText("my-teacher")
+    dialog.name.setText("my-student")
+    dialog.epochs.setValue(1)
+    dialog.batch_size.setValue(4)
+    dialog.device.setCurrentText("cpu")
+    job = dialog.start()
+    assert job is not None and window.jobs_panel.row_for(job) is not None
+    with qtbot.waitSignal(job.finished, timeout=120000):
+        pass
+    assert job.state is JobState.DONE, job.error
+    assert [j for j in window.jobs.jobs() if j.kind == "train"] == [job]  # one chained job
+    stages = [e.stage for e in job.events]
+    assert stages.index("teacher: train") < stages.index("student: distill") < stages.index("compact: write")
+    seqs = [e.seq for e in job.events]
+    assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
+    registry = Registry()
+    assert sorted(e.name for e in registry.list()) == ["in-use", "my-student", "my-teacher"]
+    assert registry.get("my-student").manifest.parent == "my-teacher"
+    qtbot.waitUntil(lambda: window.picker.findData("my-student") >= 0, timeout=30000)
+    assert window.picker.current_name() == "in-use"  # offered, not switched to
+    assert "of the size of its teacher my-teacher" in window.new_model_offer.text()
+    assert "smaller than its teacher" in window.new_model_offer.text()
+    assert "teacher my-teacher fine-tuned from" in window.new_model_offer.text()
+    window.new_model_offer.keep_button.click()
+    assert window.picker.current_name() == "in-use"
 
 
 def test_a_cancelled_distillation_registers_nothing(window, tiny_teacher, qtbot):
