@@ -155,13 +155,14 @@ def main(argv: list[str] | None = None) -> int:
     results = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
     import platform
     results["machine"] = {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count()}
+    command = "python benchmarks/spacy_peer.py " + " ".join(sys.argv[1:] if argv is None else argv)
+    # Each step records the command that made it (the steps may run apart).
     if args.step in ("train", "all"):
-        results["train"] = train(args)
+        results["train"] = {**train(args), "command": command}
     if args.step in ("score", "all"):
-        results["score"] = score(args)
+        results["score"] = {**score(args), "command": command}
     if args.step in ("time", "all"):
-        results["time"] = timing(args)
-    results["command"] = "python benchmarks/spacy_peer.py " + " ".join(sys.argv[1:] if argv is None else argv)
+        results["time"] = {**timing(args), "command": command}
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     print(json.dumps(results, indent=1))
