@@ -205,3 +205,19 @@ def test_a_crf_head_teacher_trains_reloads_and_decodes_with_viterbi(encoder_fold
     assert student.entry.manifest.layers == 1
     small = Tagger.load("crf-student")
     assert small._decode is not None and small.model.config.encoder["num_hidden_layers"] == 1
+
+
+def test_the_same_seed_gives_the_same_weights(encoder_folder, data, tmp_path):
+    """Two fine-tunings with one seed end with identical weights (the new tagging head
+    is initialised after the seed is set), and another seed gives other weights."""
+    import torch
+    from safetensors.torch import load_file
+
+    train_a, _, dev = data
+    weights = {}
+    for name, seed in (("s7a", 7), ("s7b", 7), ("s8", 8)):
+        train_teacher(make_config(encoder_folder, [train_a], dev, epochs=1, seed=seed), name)
+        weights[name] = load_file(Registry().get(name).path / "model.safetensors")
+    assert weights["s7a"].keys() == weights["s7b"].keys()
+    assert all(torch.equal(weights["s7a"][k], weights["s7b"][k]) for k in weights["s7a"])
+    assert any(not torch.equal(weights["s7a"][k], weights["s8"][k]) for k in weights["s7a"])
