@@ -257,6 +257,33 @@ def scale_section() -> list[str]:
     return out
 
 
+SPACY = REPO / "benchmarks" / "results" / "spacy_peer.json"
+
+
+def spacy_section() -> list[str]:
+    """The peer a CPU user would pick: spaCy's CNN NER trained here (benchmarks/spacy_peer.py)."""
+    out = ["### The spaCy peer", ""]
+    if not SPACY.is_file():
+        return out + [f"_{NOT_RUN}: `python benchmarks/spacy_peer.py all`._", ""]
+    sp = json.loads(SPACY.read_text(encoding="utf-8"))
+    train, score, timing = sp.get("train") or {}, sp.get("score") or {}, sp.get("time")
+    if score:
+        types = ", ".join(f"{t} {pct(v)}" for t, v in sorted(score.get("per_type_f1", {}).items()))
+        out.append(f"spaCy 3.7 CNN NER ({train.get('config', 'efficiency config')}, trained on `train.tsv` here in "
+                   f"{minutes(train.get('train_seconds'))}, at most {train.get('max_steps')} steps, stopped by its "
+                   f"default patience): devel F1 **{pct(score['devel_f1'])}** ({types}), scored on the BIO tokens "
+                   f"as `fastbioner evaluate` scores (`{score.get('command')}`; trained by `{train.get('command')}`).")
+    if timing:
+        out.append(f"Tagging the {timing['documents']} abstracts as whole processes, {timing['rounds']} alternated "
+                   f"rounds: spaCy {timing['median_seconds']['spacy']} s, fastbioner "
+                   f"{timing['median_seconds']['fastbioner']} s ({timing['model']}): fastbioner at "
+                   f"{timing['fastbioner_vs_spacy_speed']:.2f}x spaCy's speed.")
+    else:
+        out.append(f"Speed against it (whole processes on the 500 devel abstracts): {NOT_RUN} "
+                   f"(`python benchmarks/spacy_peer.py time`, on a quiet machine).")
+    return out + [""]
+
+
 def write_report(rows, results: dict, out: Path, preamble: str = "", archive: dict | None = None) -> None:
     speed = json.loads(SPEED.read_text(encoding="utf-8")) if SPEED.is_file() else None
     plot_speed(speed, out.parent / PLOT)
@@ -283,6 +310,7 @@ def write_report(rows, results: dict, out: Path, preamble: str = "", archive: di
     doc += ["## 5. The paper's figures beside ours", ""] + paper_comparison(results, speed) + [""]
     doc += ["## 6. Candidates for the default model (BC5CDR): teachers and MiniLM students", ""]
     doc += depth_table(rows, results, 5) + [""]
+    doc += spacy_section()
     doc += ["## 7. PubMed at scale", ""] + scale_section() + [""]
     doc += ["## Commands", ""] + commands_section(rows, results) + [""]
     if archive:
