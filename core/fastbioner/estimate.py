@@ -137,10 +137,10 @@ def estimate_run(config, *, registry: Registry | None = None, steps: int = 10,
             total_steps = min(total_steps, config.training.max_steps)
         teacher_pass = teacher_per_step * per_epoch if distilling else 0.0
         evaluations, scoring = _devel_scoring(config, total_steps, per_epoch, step)
-        setup = first_step_at[0] - sum(gaps) / len(gaps) if first_step_at else 0.0
+        setup = max(0.0, first_step_at[0] - sum(gaps) / len(gaps)) if first_step_at else 0.0
         total = setup + step * total_steps + teacher_pass + scoring
         # Unrounded: describe() rounds for people; a short probe's parts can be a few ms.
-        return RunEstimate(total, max(0.0, setup), step, total_steps, teacher_pass, scoring,
+        return RunEstimate(total, setup, step, total_steps, teacher_pass, scoring,
                            evaluations, measured)
 
     return run_job(job, on_event, cancel)
