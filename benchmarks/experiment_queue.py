@@ -202,12 +202,24 @@ def same_run_recorded(job: dict) -> tuple[str, dict] | None:
     return None
 
 
+def _knows_shared_cache(code: Path) -> bool:
+    """Code pinned before ``--teacher-cache shared`` existed does not accept it."""
+    config = code / "core" / "fastbioner" / "distill" / "config.py"
+    return config.is_file() and '"shared"' in config.read_text(encoding="utf-8")
+
+
 def start_job(job: dict) -> int:
     commit = job["commit"]
     folder = code_dir(commit)
     logs = EXP / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     args = [*job["args"], "--threads", "1", "--quiet"]
+    if job["args"][0] == "distill" and _knows_shared_cache(folder):
+        # The teacher's outputs on the training data are the same for every student of
+        # a teacher (every seed, method and learning rate): computed once, on disk, and
+        # read by later rows and by a row resumed in the next session (a run-only
+        # setting: it changes no result).
+        args += ["--teacher-cache", "shared"]
     out = open(logs / f"{slug(job['row'], job['seed'])}.log", "a")
     out.write(f"\n=== {time.strftime('%Y-%m-%d %H:%M:%S')} attempt {job['attempts'] + 1} at {commit}: "
               f"fastbioner {shlex.join(args)}\n")

@@ -198,6 +198,60 @@ def test_teacher_cache_gives_what_the_live_teacher_gives(trained, tmp_path):
     assert cache["mode"] == "disk" and cache["bytes"] > 0 and "build_seconds" in cache
 
 
+def _shared_cache_files(registry):
+    from fastbioner.distill.teacher_cache import SHARED_CACHE_FOLDER
+
+    root = registry.root / SHARED_CACHE_FOLDER
+    return sorted(p.name for p in root.glob("*/*")) if root.exists() else []
+
+
+def test_a_shared_teacher_cache_is_read_by_later_runs_instead_of_running_the_teacher(trained, tmp_path):
+    registry = fresh_registry(trained, tmp_path)
+    _, bio = trained
+    runs = {}
+    for name, method in (("first", "fastbioner"), ("again", "fastbioner"), ("logits-only", "hinton")):
+        events = []
+        distill(config(bio, method=method, epochs=1, dev=False, teacher_cache="shared"), name,
+                registry=registry, on_event=events.append)
+        runs[name] = events
+    losses = {n: next(e.losses for e in ev if e.stage == "distill" and e.losses) for n, ev in runs.items()}
+    memory, _ = _first_step_losses(trained, tmp_path, "memory", teacher_cache="memory")
+    assert losses["again"] == losses["first"]
+    for k in memory:  # the same half-precision values as a cache of the run's own
+        assert losses["first"][k] == pytest.approx(memory[k], rel=1e-5, abs=1e-7)
+    # Only the first run ran the teacher over the data; the others read its files
+    # (hinton reads only the logits).
+    assert [any(e.stage == "teacher-cache" for e in ev) for ev in runs.values()] == [True, False, False]
+    info = [registry.get(n).manifest.training["teacher_cache"] for n in runs]
+    assert [i.get("reused", False) for i in info] == [False, True, True]
+    assert info[0]["mode"] == "shared" and info[0]["key"] == info[1]["key"] == info[2]["key"]
+    files = _shared_cache_files(registry)
+    assert "logits.f16" in files and "made-from.json" in files
+    assert any(f.startswith("hidden") for f in files) and any(f.startswith("attention") for f in files)
+    assert not [f for f in files if f.endswith(".part")]
+
+
+def test_a_cancelled_shared_cache_build_leaves_no_half_written_field(trained, tmp_path):
+    registry = fresh_registry(trained, tmp_path)
+    _, bio = trained
+    token = CancelToken()
+
+    def cancel_while_caching(e):
+        if e.stage == "teacher-cache" and e.step:
+            token.cancel()
+
+    # Batches of 2 windows, so the build is cancelled with batches still to run.
+    cfg = config(bio, epochs=1, dev=False, teacher_cache="shared", t={"eval_batch_size": 2})
+    with pytest.raises(Cancelled):
+        distill(cfg, "s", registry=registry, on_event=cancel_while_caching, cancel=token)
+    assert [f for f in _shared_cache_files(registry) if f.endswith((".f16", ".part"))] == []
+    assert _registry_leftovers(registry) == []
+    events = []
+    distill(cfg, "s", registry=registry, on_event=events.append)
+    assert any(e.stage == "teacher-cache" for e in events)  # built again, whole
+    assert registry.get("s").manifest.training["teacher_cache"].get("reused") is None
+
+
 def test_registered_student_records_devel_scores_and_compression(trained, tmp_path):
     registry = fresh_registry(trained, tmp_path)
     _, bio = trained

@@ -15,7 +15,7 @@ def default_learning_rate(source: str) -> float:
     """The peak learning rate a student from ``source`` trains at unless told:
     the CLI and the app's dialog both take it from here."""
     return RECURRENT_LR if source in RECURRENT_SOURCES else TrainingConfig().learning_rate
-CACHE_MODES = ("auto", "memory", "disk", "none")
+CACHE_MODES = ("auto", "memory", "disk", "shared", "none")
 
 
 @dataclass
@@ -76,7 +76,9 @@ class DistillConfig(Settings):
     training: TrainingConfig = field(default_factory=TrainingConfig)
     loss: LossConfig = field(default_factory=LossConfig)  # the gold-label term
     teacher_cache: str = opt("auto", "keep the teacher's outputs in memory or on disk, or compute them at "
-                                     "every step (none); auto: memory when it fits --cache-memory-mb",
+                                     "every step (none); auto: memory when it fits --cache-memory-mb; "
+                                     "shared: on disk, kept for later runs with the same teacher and data "
+                                     "(a resumed run, a sweep) in the models folder's .teacher-cache-shared",
                              choices=CACHE_MODES)
     cache_memory_mb: int = opt(4096, "auto cache: memory when the cache fits this many MB, else disk")
 

@@ -11,6 +11,7 @@ disk teacher cache is deleted however the job ends.
 from __future__ import annotations
 
 import contextlib
+import json
 import shutil
 import tempfile
 from dataclasses import dataclass, replace
@@ -22,13 +23,14 @@ import torch
 from ..checkpoints import has_checkpoint
 from ..encoding import WordEncoder
 from ..errors import InputError, ModelError
+from ..fileio import atomic_write
 from ..evaluation import EvaluationReport, score_tags
 from ..inference import scoring_tagger
 from ..jobs import CancelToken, EventCallback, ProgressReporter, run_job
 from ..labels import TaggedSentence
 from ..losses import make_token_loss
 from ..modeling import (folder_size, load_token_classifier, load_tokenizer, model_labels, model_shape,
-                        pick_device)
+                        pick_device, safetensors_files)
 from .. import distributed, runs
 from ..registry import Manifest, ModelEntry, Registry, now_iso
 from ..runs import read_bio_files
@@ -45,7 +47,8 @@ from ..models.recurrent import RecurrentTagger
 from .students import (copy_head, freeze, hidden_width, parameter_count, projection_for,
                        recurrent_student, same_labels, student_from_teacher, truncate_layers,
                        uniform_layer_map)
-from .teacher_cache import LiveTeacher, TeacherCache, teacher_needs
+from .teacher_cache import (SHARED_CACHE_FOLDER, LiveTeacher, TeacherCache, shared_cache_key,
+                            teacher_needs)
 
 
 @dataclass
@@ -114,8 +117,8 @@ def resolved_config(config: DistillConfig, method: Method) -> DistillConfig:
     return replace(config, method=resolved)
 
 
-def _teacher_source(config: DistillConfig, method: Method, built: BuiltStudent, teacher, data: EncodedData,
-                    registry: Registry, device: torch.device, reporter: ProgressReporter,
+def _teacher_source(config: DistillConfig, method: Method, built: BuiltStudent, teacher, teacher_path: Path,
+                    data: EncodedData, registry: Registry, device: torch.device, reporter: ProgressReporter,
                     cleanup: contextlib.ExitStack, notes: list[str]):
     needs = teacher_needs(method, built.mapping, built.model, teacher, config.method.capture_kind)
     if not method.needs_teacher:
@@ -130,22 +133,39 @@ def _teacher_source(config: DistillConfig, method: Method, built: BuiltStudent, 
     if mode == "auto":
         mode = "memory" if estimate <= config.cache_memory_mb * 2**20 else "disk"
     folder = None
+    info: dict[str, Any] = {"mode": mode}
     if mode == "disk":
         registry.root.mkdir(parents=True, exist_ok=True)
         folder = Path(tempfile.mkdtemp(prefix=".teacher-cache-", dir=registry.root))
         cleanup.callback(shutil.rmtree, folder, True)
-    cache = TeacherCache(data.teacher_windows, needs, labels, width, heads, folder)
+    elif mode == "shared":
+        key, about = shared_cache_key(safetensors_files(teacher_path), data.teacher_windows, needs,
+                                      device.type)
+        folder = registry.root / SHARED_CACHE_FOLDER / key
+        folder.mkdir(parents=True, exist_ok=True)
+        with atomic_write(folder / "made-from.json") as fh:
+            json.dump(about, fh, indent=1)
+        info["key"] = key
+    cache = TeacherCache(data.teacher_windows, needs, labels, width, heads, folder, shared=mode == "shared")
     cleanup.callback(cache.close)
     cache.fill(teacher.to(device), data.teacher_encoder, data.teacher_windows,
                config.training.eval_batch_size, reporter, device)
-    notes.append(f"teacher cache ({mode}): {cache.nbytes / 2**20:.0f} MiB built in {cache.build_seconds:.1f} s")
-    return cache, {"mode": mode, "bytes": cache.nbytes}
+    if cache.reused:
+        info["reused"] = True
+        notes.append(f"teacher cache (shared): {cache.nbytes / 2**20:.0f} MiB read from {folder}")
+    else:
+        notes.append(f"teacher cache ({mode}): {cache.nbytes / 2**20:.0f} MiB built in "
+                     f"{cache.build_seconds:.1f} s")
+    info["bytes"] = cache.nbytes
+    return cache, info
 
 
 def _cache_figures(source, info: dict[str, Any], epochs_run: float) -> dict[str, Any]:
     """Time the cache saved, estimated as (epochs - 1) teacher passes of the
     cache's own build time minus the time spent reading it."""
-    if isinstance(source, TeacherCache):
+    if isinstance(source, TeacherCache) and source.reused:  # built by an earlier run: nothing to weigh
+        info.update(fetch_seconds=round(source.fetch_seconds, 2))
+    elif isinstance(source, TeacherCache):
         saved = source.build_seconds * (epochs_run - 1) - source.fetch_seconds
         info.update(build_seconds=round(source.build_seconds, 2), fetch_seconds=round(source.fetch_seconds, 2),
                     estimated_saved_seconds=round(saved, 1))
@@ -212,7 +232,7 @@ def prepare_run(config: DistillConfig, method: Method, registry: Registry, repor
         notes.append(f"{len(unlabeled)} unlabelled sentences with confidence-weighted soft labels")
 
     device = pick_device(config.training.device)
-    source, cache_info = _teacher_source(config, run_method, built, teacher, data, registry,
+    source, cache_info = _teacher_source(config, run_method, built, teacher, t_entry.path, data, registry,
                                          device, reporter, cleanup, notes)
     parts = ObjectiveParts(
         projection_for(built.model, teacher) if run_method.uses("hidden", "hidden-norm") else None,

@@ -8,12 +8,23 @@ mapped layers' hidden states and attention maps in half precision, in memory or 
 a memory-mapped file on disk; each step then reads its batch's rows and pads them.
 :class:`LiveTeacher` computes them at every step instead (``--teacher-cache none``).
 
+A *shared* cache (``--teacher-cache shared``) keeps its files after the run, in a
+folder named by :func:`shared_cache_key` (the teacher's weights, the encoded
+windows, the attention form): a later run with the same teacher and data, a resumed
+one included, reads the fields already there and runs the teacher only for those
+missing. Each field is written under a temporary name and renamed when complete, so
+an interrupted build leaves no field half written, and two runs building the same
+field at once both end with the same, whole file.
+
 Both give a :class:`TeacherOutputs` padded to the batch's width. Rows are found
 through ``Batch.indices`` (positions in the encoded list of windows).
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
 import os
 import time
 from dataclasses import dataclass, field
@@ -27,6 +38,9 @@ from ..encoding import Batch, Window, WordEncoder, length_sorted_batches
 from ..jobs import ProgressReporter
 from .capture import capture, heads_of
 from .losses import head_average
+
+# Under the models folder; a dot folder, so the registry does not list it.
+SHARED_CACHE_FOLDER = ".teacher-cache-shared"
 
 
 @dataclass
@@ -79,18 +93,31 @@ def _run(teacher: torch.nn.Module, batch: Batch, needs: TeacherNeeds) -> Teacher
 
 class _Field:
     """One kind of tensor for every window: rows of shape ``row_shape(length)``,
-    stored fp16 back to back in one flat array (memory or memmap)."""
+    stored fp16 back to back in one flat array (memory or memmap).
 
-    def __init__(self, name: str, lengths: Sequence[int], shape_of, folder: Path | None):
+    ``shared``: the file ``<name>.f16`` in ``folder`` outlives the run. When it is
+    there with the right size it is read as it is (``ready``); otherwise the field is
+    built in a temporary file that :meth:`finish` renames into place."""
+
+    def __init__(self, name: str, lengths: Sequence[int], shape_of, folder: Path | None,
+                 shared: bool = False):
         self.shape_of = shape_of
         sizes = [int(np.prod(shape_of(n))) for n in lengths]
         self.offsets = np.concatenate([[0], np.cumsum(sizes, dtype=np.int64)])
         self.lengths = list(lengths)
         total = int(self.offsets[-1])
+        self.path = folder / f"{name}.f16" if folder is not None else None
+        self.building: Path | None = None
+        self.ready = False
         if folder is None:
             self.data = np.zeros(total, dtype=np.float16)
+        elif shared and self.path.is_file() and self.path.stat().st_size == 2 * max(total, 1):
+            self.data = np.memmap(self.path, dtype=np.float16, mode="r", shape=(max(total, 1),))
+            self.ready = True
         else:
-            self.data = np.memmap(folder / f"{name}.f16", dtype=np.float16, mode="w+", shape=(max(total, 1),))
+            self.building = folder / f".{name}.f16.{os.getpid()}.{time.monotonic_ns()}.part" if shared \
+                else self.path
+            self.data = np.memmap(self.building, dtype=np.float16, mode="w+", shape=(max(total, 1),))
 
     @property
     def nbytes(self) -> int:
@@ -103,7 +130,23 @@ class _Field:
     def get(self, index: int) -> torch.Tensor:
         a, b = self.offsets[index], self.offsets[index + 1]
         shape = self.shape_of(self.lengths[index])
-        return torch.from_numpy(np.asarray(self.data[a:b]).reshape(shape))
+        return torch.from_numpy(np.array(self.data[a:b]).reshape(shape))
+
+    def finish(self) -> None:
+        """Flush a file-backed field; a shared one's temporary file takes its name."""
+        if isinstance(self.data, np.memmap) and not self.ready:
+            self.data.flush()
+            if self.building is not None and self.building != self.path:
+                os.replace(self.building, self.path)
+                self.building = None
+        self.ready = True
+
+    def discard(self) -> None:
+        """Drop the data; delete a file not meant to outlive the run."""
+        self.data = None
+        if self.building is not None:
+            self.building.unlink(missing_ok=True)
+            self.building = None
 
 
 def _pad_tokens(rows: list[torch.Tensor], width: int) -> torch.Tensor:
@@ -118,23 +161,35 @@ def _pad_maps(rows: list[torch.Tensor], width: int) -> torch.Tensor:
 
 
 class TeacherCache:
-    """Teacher outputs for every training window, fp16, in memory or on disk."""
+    """Teacher outputs for every training window, fp16, in memory or on disk
+    (``shared``: in files kept for later runs, see the module's docstring)."""
 
     def __init__(self, windows: Sequence[Window], needs: TeacherNeeds, num_labels: int, width: int,
-                 heads: int, folder: str | Path | None = None):
+                 heads: int, folder: str | Path | None = None, shared: bool = False):
+        if shared and folder is None:
+            raise ValueError("a shared teacher cache needs a folder")
         self.needs = needs
+        self.shared = shared
         self.folder = Path(folder) if folder is not None else None
         if self.folder is not None:
             self.folder.mkdir(parents=True, exist_ok=True)
         lengths = [len(w) for w in windows]
         maps = 1 if needs.average_heads else heads
-        self.logits = _Field("logits", lengths, lambda n: (n, num_labels), self.folder)
-        self.hidden = {i: _Field(f"hidden{i}", lengths, lambda n: (n, width), self.folder)
+        # Averaged maps are another field than per-head ones, so their names differ.
+        att = "attention-mean" if needs.average_heads else "attention"
+        self.logits = _Field("logits", lengths, lambda n: (n, num_labels), self.folder, shared)
+        self.hidden = {i: _Field(f"hidden{i}", lengths, lambda n: (n, width), self.folder, shared)
                        for i in needs.hidden}
-        self.attention = {i: _Field(f"attention{i}", lengths, lambda n: (maps, n, n), self.folder)
+        self.attention = {i: _Field(f"{att}{i}", lengths, lambda n: (maps, n, n), self.folder, shared)
                           for i in needs.attention}
         self.build_seconds = 0.0
         self.fetch_seconds = 0.0
+        # Every field was there from an earlier run's shared cache: the teacher need not run.
+        self.reused = all(f.ready for f in self.fields)
+
+    @property
+    def fields(self) -> list[_Field]:
+        return [self.logits, *self.hidden.values(), *self.attention.values()]
 
     @staticmethod
     def estimate_bytes(windows: Sequence[Window], needs: TeacherNeeds, num_labels: int, width: int,
@@ -146,16 +201,21 @@ class TeacherCache:
 
     @property
     def nbytes(self) -> int:
-        fields = [self.logits, *self.hidden.values(), *self.attention.values()]
-        return sum(f.nbytes for f in fields)
+        return sum(f.nbytes for f in self.fields)
 
     def fill(self, teacher: torch.nn.Module, encoder: WordEncoder, windows: Sequence[Window],
              batch_size: int, reporter: ProgressReporter, device: torch.device | str = "cpu") -> None:
-        """Run the teacher over every window (longest first, ``batch_size`` at a time);
-        checks cancel between batches."""
+        """Run the teacher over every window (longest first, ``batch_size`` at a time)
+        and keep the fields not already there; checks cancel between batches. A
+        shared cache whose fields are all there does not run the teacher."""
         t0 = time.perf_counter()
+        if self.reused:
+            return
         order = length_sorted_batches([len(w) for w in windows], batch_size)
         reporter.stage("teacher-cache", total=len(order), message="caching the teacher's outputs")
+        logits = None if self.logits.ready else self.logits
+        hidden = {layer: f for layer, f in self.hidden.items() if not f.ready}
+        attention = {layer: f for layer, f in self.attention.items() if not f.ready}
         with torch.no_grad():
             for step, idx in enumerate(order, 1):
                 reporter.check()
@@ -163,15 +223,15 @@ class TeacherCache:
                 out = _run(teacher, batch, self.needs)
                 for row, i in enumerate(idx):
                     n = len(windows[i])
-                    self.logits.put(i, out.logits[row, :n])
-                    for layer, f in self.hidden.items():
+                    if logits is not None:
+                        logits.put(i, out.logits[row, :n])
+                    for layer, f in hidden.items():
                         f.put(i, out.hidden[layer][row, :n])
-                    for layer, f in self.attention.items():
+                    for layer, f in attention.items():
                         f.put(i, out.attention[layer][row, :, :n, :n])
                 reporter.emit(step=step)
-        if self.folder is not None:
-            for f in [self.logits, *self.hidden.values(), *self.attention.values()]:
-                f.data.flush()
+        for f in self.fields:
+            f.finish()
         self.build_seconds = time.perf_counter() - t0
 
     def outputs(self, batch: Batch) -> TeacherOutputs:
@@ -188,13 +248,48 @@ class TeacherCache:
         return TeacherOutputs(logits, hidden, attention)
 
     def close(self) -> None:
-        """Drop the data (and the files of a disk cache)."""
-        fields = [self.logits, *self.hidden.values(), *self.attention.values()]
-        for f in fields:
-            f.data = None
-        if self.folder is not None:
+        """Drop the data and the files of a disk cache (a shared cache keeps its
+        finished fields and deletes only a field left half built)."""
+        for f in self.fields:
+            f.discard()
+        if self.folder is not None and not self.shared:
             for p in self.folder.glob("*.f16"):
                 os.unlink(p)
+        elif self.shared and not any(self.folder.glob("*.f16")):
+            # Cancelled before any field was whole: leave no empty cache behind.
+            for p in self.folder.iterdir():
+                if not p.name.endswith(".part"):  # another run's build in progress
+                    p.unlink(missing_ok=True)
+            for folder in (self.folder, self.folder.parent):
+                with contextlib.suppress(OSError):  # not empty: another run's cache
+                    folder.rmdir()
+
+
+def shared_cache_key(teacher_weights: Sequence[str | Path], windows: Sequence[Window], needs: TeacherNeeds,
+                     device_type: str) -> tuple[str, dict]:
+    """A shared cache's folder name and what it was made from (written beside it,
+    for a person clearing old caches): a digest of the teacher's weight files, of
+    every window's subword ids (so data, tokenizer, max length and context all
+    count), of the attention form and of the device type (another kernel gives
+    other low bits)."""
+    h = hashlib.sha256()
+    files = []
+    for path in sorted(Path(p) for p in teacher_weights):
+        digest = hashlib.sha256()
+        with open(path, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 22), b""):
+                digest.update(chunk)
+        files.append({"file": path.name, "sha256": digest.hexdigest()})
+        h.update(digest.digest())
+    data = hashlib.sha256()
+    for w in windows:
+        data.update(np.asarray(w.input_ids, dtype=np.int64).tobytes())
+        data.update(b"|")
+    h.update(data.digest())
+    h.update(json.dumps([needs.attention_kind, device_type]).encode())
+    about = {"teacher_weights": files, "windows": len(windows), "windows_sha256": data.hexdigest(),
+             "attention_kind": needs.attention_kind, "device": device_type}
+    return h.hexdigest()[:24], about
 
 
 def teacher_needs(method, mapping: Sequence[int], student: torch.nn.Module, teacher: torch.nn.Module,
