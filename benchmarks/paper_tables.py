@@ -41,6 +41,10 @@ TEACHER_EPOCHS = 3
 STUDENT_EPOCHS = 3
 STUDENT_LR = 5e-5            # the students' peak learning rate (table 0 chooses it)
 SWEEP_LRS = (5e-5, 1e-4, 2e-4)
+# A student that starts from a model already fine-tuned on the corpus (minilm-bc5cdr)
+# is refined at the usual fine-tuning rate, whatever table 0 picks for students that
+# start from the teacher's (un-fine-tuned for their new depth) layers.
+FINE_TUNED_START_LR = 5e-5
 TEMPERATURE = 2.0            # one temperature for every soft-label method in a comparison
 SOFT_LABEL_METHODS = ("hinton", "pkd", "tinybert", "fastbioner")
 RECURRENT = ("bigru", "bilstm")
@@ -192,7 +196,7 @@ def all_rows() -> list[Row]:
         rows.append(student_row(ds, 2, "hinton", None, slug="hinton-minilm-ft",
                                 title="hinton, student initialised from minilm-bc5cdr (all-MiniLM-L6-v2 "
                                       "fine-tuned on BC5CDR)", student_from=f"minilm-{ds}",
-                                requires=(f"{ds}/minilm-ft",)))
+                                lr=FINE_TUNED_START_LR, requires=(f"{ds}/minilm-ft",)))
         rows.append(student_row(ds, 2, "fastbioner", None, slug="fastbioner-bigru",
                                 title="fastbioner (label terms), BiGRU+CRF student", student_from="bigru",
                                 extra_args=("--temperature", f"{TEMPERATURE:g}")))
@@ -250,6 +254,7 @@ def default_model_rows() -> list[Row]:
     ensemble = ("--teacher", "teacher-mpnet-bc5cdr-s14", "--teacher", "teacher-mpnet-bc5cdr-s15")
     for layers in (6, 4, 3):
         for tag, extra, req in (("", (), ()),
+                                ("-unl", ("--unlabeled", *unlabeled), ()),
                                 ("-ens", ensemble, ("bc5cdr/teacher-s14", "bc5cdr/teacher-s15")),
                                 ("-ens-unl", (*ensemble, "--unlabeled", *unlabeled),
                                  ("bc5cdr/teacher-s14", "bc5cdr/teacher-s15"))):
@@ -257,9 +262,9 @@ def default_model_rows() -> list[Row]:
                 continue  # that is table 2's bc5cdr/hinton-minilm-ft
             rows.append(student_row("bc5cdr", 5, "hinton", layers, slug=f"hinton-minilm{layers}-ft{tag}",
                                     title=f"hinton, minilm-bc5cdr cut to {layers} layers"
-                                          + (", 3 teachers" if "ens" in tag else "")
+                                          + (", 3 teachers" if "ens" in tag else ", 1 teacher")
                                           + (", + unlabelled text" if "unl" in tag else ""),
-                                    student_from="minilm-bc5cdr", extra_args=extra,
+                                    student_from="minilm-bc5cdr", extra_args=extra, lr=FINE_TUNED_START_LR,
                                     requires=("bc5cdr/minilm-ft", *req)))
     return rows
 
