@@ -72,20 +72,22 @@ def _methods() -> dict[str, tuple[str, float]]:
     return {name: (m.summary, m.temperature) for name, m in METHODS.items()}
 
 
-class AdvancedMethodSettings(QGroupBox):
+class AdvancedMethodSettings(QWidget):
     """The research settings of a distillation method, folded away by default: a
     weight per loss term, calibration of the matching terms, and how attention maps
-    are compared. Defaults come from :class:`MethodConfig`, as the CLI's do."""
+    are compared. Defaults come from :class:`MethodConfig`, as the CLI's do.
+
+    A check box opens the section and makes its settings count; folded, the section
+    is that one line (a checkable group box would leave an empty frame)."""
 
     def __init__(self, parent: QWidget | None = None):
         from fastbioner.distill.methods import ATTENTION_FORMS, TERM_NAMES, MethodConfig
 
-        super().__init__("Advanced (research settings): method, loss-term weights, calibration, attention",
-                         parent)
+        super().__init__(parent)
         defaults = MethodConfig()
-        self.setCheckable(True)
-        self.setChecked(False)
-        self.body = QWidget()
+        self.header = QCheckBox("Advanced (research settings): method, loss-term weights, calibration, attention")
+        self.toggled = self.header.toggled
+        self.body = QGroupBox()
         form = QFormLayout(self.body)
         self.form = form  # the dialog puts the method's own rows first
         self.weights: dict[str, QDoubleSpinBox] = {}
@@ -109,9 +111,17 @@ class AdvancedMethodSettings(QGroupBox):
                                   "row's mean removed (softmax ignores it); probs: after softmax")
         form.addRow("Attention maps", self.attention)
         layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.header)
         layout.addWidget(self.body)
         self.body.setVisible(False)
         self.toggled.connect(self.body.setVisible)
+
+    def isChecked(self) -> bool:  # noqa: N802 - the check box's name
+        return self.header.isChecked()
+
+    def setChecked(self, on: bool) -> None:  # noqa: N802 - the check box's name
+        self.header.setChecked(on)
 
     def apply(self, method):  # noqa: ANN001,ANN201 - a MethodConfig, returned filled in
         """The term weights, calibration and attention form into ``method`` (only while

@@ -263,6 +263,8 @@ def test_the_advanced_section_sets_term_weights_calibration_and_attention(window
     folded = dialog.build_config().method
     assert folded.term_weights == MethodConfig().term_weights and folded.calibrate == MethodConfig().calibrate
     assert not dialog.advanced.body.isVisible()
+    # Folded, the section is its one line: no empty frame below the check box.
+    assert dialog.advanced.sizeHint().height() == dialog.advanced.header.sizeHint().height()
     dialog.student_source.setCurrentText("bigru")
     from fastbioner.distill.config import RECURRENT_LR
 
