@@ -93,3 +93,30 @@ def test_user_errors_are_one_line(encoder, bio, tmp_path, capsys):
     assert main(["train-teacher", "--train", str(bio), "--base", str(tmp_path / "nothing"),
                  "--name", "z", "--quiet"]) == 2
     assert "no such model folder" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("checkpointed", [False, True])
+def test_a_cancelled_run_says_nothing_was_registered_and_how_to_resume_only_when_it_can(
+        tmp_path, monkeypatch, capsys, checkpointed):
+    import argparse
+
+    from fastbioner.cli.training_options import run_training
+    from fastbioner.jobs import Cancelled
+    from fastbioner.registry import Registry
+    from fastbioner.runs import checkpoint_folder
+
+    monkeypatch.setenv("FASTBIONER_HOME", str(tmp_path))
+
+    def run(config, name, *, registry, on_event, cancel, **flags):
+        if checkpointed:  # as a run stopped after its first checkpoint leaves it
+            state = checkpoint_folder(registry, name) / "latest" / "state.json"
+            state.parent.mkdir(parents=True)
+            state.write_text("{}")
+        raise Cancelled()
+
+    args = argparse.Namespace(estimate=0, quiet=True, name="run", resume=False, restart=False, overwrite=False)
+    assert run_training(run, object(), args) == 130
+    err = capsys.readouterr().err
+    assert "cancelled; nothing registered" in err
+    assert ("--resume" in err) == checkpointed
+    assert Registry().list() == []

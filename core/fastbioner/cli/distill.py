@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from ..config import TrainingConfig
-from ..jobs import CancelToken, Cancelled
 from .config_flags import add_config_flags, config_from_flags
-from .progress import ProgressBar, ctrl_c_cancels
-from .training_options import add_run_flags, print_estimate
+from .training_options import add_run_flags, run_training
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -50,30 +47,13 @@ def config_from_args(args: argparse.Namespace):
 
 
 def distill_command(args: argparse.Namespace) -> int:
-    from ..distill.runner import distill
-    from ..registry import Registry
-    from ..runs import checkpoint_folder
-
-    config = config_from_args(args)
-    if args.estimate:
-        return print_estimate(config, args)
     from .. import distributed
+    from ..distill.runner import distill
 
-    # Under torchrun every process runs this command; rank 0 alone shows progress and results.
-    several = distributed.init_from_env()
-    registry = Registry()
-    token = CancelToken()
-    bar = ProgressBar(quiet=args.quiet or not distributed.is_main())
-    try:
-        with ctrl_c_cancels(token):
-            result = distill(config, args.name, registry=registry, resume=args.resume, restart=args.restart,
-                             overwrite=args.overwrite, on_event=bar, cancel=token)
-    except Cancelled:
-        print(f"fastbioner: cancelled; nothing registered. Continue with the same command and "
-              f"--resume (checkpoint in {checkpoint_folder(registry, args.name)})", file=sys.stderr)
-        return 130
-    finally:
-        bar.close()
+    outcome = run_training(distill, config_from_args(args), args)
+    if isinstance(outcome, int):
+        return outcome
+    result, several = outcome
     if result.entry is None:  # a rank other than 0: rank 0 registered the model
         return 0
     if several:

@@ -13,7 +13,7 @@ from ..fileio import atomic_write
 from ..jobs import CancelToken, Cancelled
 from .progress import ProgressBar, ctrl_c_cancels
 from .config_flags import add_config_flags, config_from_flags
-from .training_options import add_run_flags, print_estimate
+from .training_options import add_run_flags, run_training
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -47,34 +47,13 @@ def config_from_args(args: argparse.Namespace) -> TeacherConfig:
 
 
 def train_teacher_command(args: argparse.Namespace) -> int:
-    from ..checkpoints import has_checkpoint
-    from ..registry import Registry
-    from ..runs import checkpoint_folder
+    from .. import distributed
     from ..teacher import train_teacher
 
-    config = config_from_args(args)
-    if args.estimate:
-        return print_estimate(config, args)
-    from .. import distributed
-
-    # Under torchrun every process runs this command; rank 0 alone shows progress and results.
-    several = distributed.init_from_env()
-    registry = Registry()
-    token = CancelToken()
-    bar = ProgressBar(quiet=args.quiet or not distributed.is_main())
-    try:
-        with ctrl_c_cancels(token):
-            result = train_teacher(config, args.name, registry=registry, resume=args.resume,
-                                   restart=args.restart, overwrite=args.overwrite,
-                                   on_event=bar, cancel=token)
-    except Cancelled:
-        folder = checkpoint_folder(registry, args.name)
-        hint = (f" Continue with the same command and --resume (checkpoint in {folder})"
-                if has_checkpoint(folder) else "")
-        print(f"fastbioner: cancelled; nothing registered.{hint}", file=sys.stderr)
-        return 130
-    finally:
-        bar.close()
+    outcome = run_training(train_teacher, config_from_args(args), args)
+    if isinstance(outcome, int):
+        return outcome
+    result, several = outcome
     if result.entry is None:  # a rank other than 0: rank 0 registered the model
         return 0
     entry = result.entry

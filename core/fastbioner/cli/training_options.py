@@ -1,10 +1,13 @@
-"""The run-control flags shared by ``train-teacher`` and ``distill`` (the settings'
-flags are generated from the configs: :mod:`fastbioner.cli.config_flags`), and the
-``--estimate`` printer."""
+"""What ``train-teacher`` and ``distill`` share around their core run: the run-control
+flags (the settings' flags are generated from the configs:
+:mod:`fastbioner.cli.config_flags`), the ``--estimate`` printer, and
+:func:`run_training`, which runs the job under a progress bar with Ctrl-C as cancel."""
 
 from __future__ import annotations
 
 import argparse
+import sys
+from typing import Any, Callable
 
 
 def add_run_flags(p: argparse.ArgumentParser) -> None:
@@ -36,3 +39,36 @@ def print_estimate(config, args: argparse.Namespace) -> int:
         bar.close()
     print(f"estimated run time: {estimate.describe()}")
     return 0
+
+
+def run_training(run: Callable[..., Any], config, args: argparse.Namespace) -> tuple[Any, bool] | int:
+    """Run ``run(config, name, registry=..., resume=..., ..., on_event=, cancel=)``
+    (``train_teacher`` or ``distill``), under torchrun too: every process runs it,
+    rank 0 alone shows progress. Returns ``(result, several processes)``, or the
+    exit code when the run was cancelled (130) or ``--estimate`` was asked."""
+    if args.estimate:
+        return print_estimate(config, args)
+    from .. import distributed
+    from ..checkpoints import has_checkpoint
+    from ..jobs import Cancelled, CancelToken
+    from ..registry import Registry
+    from ..runs import checkpoint_folder
+    from .progress import ProgressBar, ctrl_c_cancels
+
+    several = distributed.init_from_env()
+    registry = Registry()
+    token = CancelToken()
+    bar = ProgressBar(quiet=args.quiet or not distributed.is_main())
+    try:
+        with ctrl_c_cancels(token):
+            result = run(config, args.name, registry=registry, resume=args.resume, restart=args.restart,
+                         overwrite=args.overwrite, on_event=bar, cancel=token)
+    except Cancelled:
+        folder = checkpoint_folder(registry, args.name)
+        hint = (f" Continue with the same command and --resume (checkpoint in {folder})"
+                if has_checkpoint(folder) else "")
+        print(f"fastbioner: cancelled; nothing registered.{hint}", file=sys.stderr)
+        return 130
+    finally:
+        bar.close()
+    return result, several
