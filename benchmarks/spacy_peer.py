@@ -10,14 +10,19 @@ data, scored the same way and timed against ``fastbioner tag`` side by side.
 2. ``score``: devel F1 of the trained model on the BIO tokens (strict IOB2, seqeval,
    as `fastbioner evaluate` scores), overall and per type.
 3. ``time``: tags the same abstracts (default: the 500 BC5CDR devel abstracts) as
-   whole processes, spaCy and ``fastbioner tag`` alternated ``--rounds`` times, and
-   reports the median wall time of each and their ratio.
+   whole processes, spaCy and ``fastbioner tag`` with each ``--model`` (repeat it to
+   time several; none: the shipped default) alternated round by round ``--rounds``
+   times, and reports the median wall time of each and each model's speed against
+   spaCy's. The benchmark report plots them against devel F1 (the frontier). The
+   experiment queue's models are in its own registry: name it with FASTBIONER_HOME.
 
 Everything lands in ``benchmarks/results/spacy_peer.json``. spaCy belongs to the
 ``bench`` extra (``pip install -e ".[bench]"``), never to the core.
 
     python benchmarks/spacy_peer.py all --data ../shared/data/bc5cdr --model bc5cdr-minilm-distilled
     python benchmarks/spacy_peer.py time --rounds 5        # after `train`
+    FASTBIONER_HOME=~/fastbioner-experiments/home \\
+        python benchmarks/spacy_peer.py time --model bc5cdr-minilm-distilled --model bc5cdr-hinton-minilm3-ft-s13
 """
 
 from __future__ import annotations
@@ -119,35 +124,72 @@ def score(args) -> dict:
             "per_type_f1": {k: v["f1-score"] for k, v in report.items() if k[0].isupper()}}
 
 
+def shipped_default_name() -> str:
+    """The registry name the shipped default registers under: recorded instead of a
+    vague "default", since the shipped model changes and its scores are looked up by name."""
+    from fastbioner.defaults import shipped_model_folder
+    from fastbioner.registry import read_manifest
+
+    return read_manifest(shipped_model_folder()).name or "the shipped default"
+
+
+def tag_command(docs: Path, out: Path, threads: int, model: str | None) -> list[str]:
+    cmd = [sys.executable, "-m", "fastbioner.cli.main", "tag", str(docs), "--out", str(out),
+           "--format", "jsonl", "--threads", str(threads), "--quiet"]
+    return cmd + (["--model", model] if model else [])
+
+
+def run_timed(cmd: list[str], env: dict) -> float:
+    t0 = time.perf_counter()
+    subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - t0
+
+
+def alternate(commands: list[list[str]], rounds: int, run) -> list[list[float]]:
+    """Seconds of each command per round, the commands run one after the other in
+    each round, so a change of load on the machine hits every one of them alike."""
+    times: list[list[float]] = [[] for _ in commands]
+    for _ in range(rounds):
+        for i, cmd in enumerate(commands):
+            times[i].append(run(cmd))
+    return times
+
+
+def timing_result(documents: str, rounds: int, threads: int, spacy_seconds: list[float],
+                  models: list[str], model_seconds: list[list[float]]) -> dict:
+    """The ``time`` record: spaCy's times, then one entry per model of ours, in the
+    order timed, each with its speed against spaCy (above 1: faster than spaCy)."""
+    spacy_median = statistics.median(spacy_seconds)
+    entries = []
+    for model, seconds in zip(models, model_seconds, strict=True):
+        median = statistics.median(seconds)
+        entries.append({"model": model, "seconds": [round(x, 2) for x in seconds],
+                        "median_seconds": round(median, 2), "vs_spacy_speed": round(spacy_median / median, 3)})
+    return {"documents": documents, "rounds": rounds, "threads": threads,
+            "seconds": {"spacy": [round(x, 2) for x in spacy_seconds]},
+            "median_seconds": {"spacy": round(spacy_median, 2)}, "models": entries}
+
+
 def timing(args) -> dict:
     docs = Path(args.data) / "pubtator" / "CDR_DevelopmentSet.PubTator.txt"
     spacy_cmd = [sys.executable, "-c", SPACY_TAGGER, str(WORK / "model" / "model-best"), str(docs)]
+    models = args.model or [None]
+    env = {**os.environ, "OMP_NUM_THREADS": str(args.threads)}
     with tempfile.TemporaryDirectory() as tmp:
-        ours = [sys.executable, "-m", "fastbioner.cli.main", "tag", str(docs), "--out", str(Path(tmp) / "t.jsonl"),
-                "--format", "jsonl", "--threads", str(args.threads), "--quiet"]
-        if args.model:
-            ours += ["--model", args.model]
-        env = {**os.environ, "OMP_NUM_THREADS": str(args.threads)}
-        subprocess.run(ours, check=True, env=env, stdout=subprocess.DEVNULL)  # registers the default model
-        times: dict[str, list[float]] = {"spacy": [], "fastbioner": []}
-        for _ in range(args.rounds):  # alternated, so a change of load hits both
-            for name, cmd in (("spacy", spacy_cmd), ("fastbioner", ours)):
-                t0 = time.perf_counter()
-                subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL)
-                times[name].append(time.perf_counter() - t0)
-    med = {k: statistics.median(v) for k, v in times.items()}
-    return {"documents": str(docs.name), "rounds": args.rounds, "threads": args.threads,
-            "seconds": {k: [round(x, 2) for x in v] for k, v in times.items()},
-            "median_seconds": {k: round(v, 2) for k, v in med.items()},
-            "fastbioner_vs_spacy_speed": round(med["spacy"] / med["fastbioner"], 3),
-            "model": args.model or "the shipped default"}
+        ours = [tag_command(docs, Path(tmp) / f"t{i}.jsonl", args.threads, m) for i, m in enumerate(models)]
+        for cmd in ours:  # untimed: registers the model (the default on first use), warms the file cache
+            subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL)
+        times = alternate([spacy_cmd, *ours], args.rounds, lambda cmd: run_timed(cmd, env))
+    names = [m or shipped_default_name() for m in models]
+    return timing_result(docs.name, args.rounds, args.threads, times[0], names, times[1:])
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("step", choices=("train", "score", "time", "all"))
     parser.add_argument("--data", default=str(REPO.parent / "shared" / "data" / "bc5cdr"))
-    parser.add_argument("--model", help="our model to time (default: the shipped default)")
+    parser.add_argument("--model", action="append", help="our model to time, a registry name or folder; "
+                        "repeat to time several (default: the shipped default)")
     parser.add_argument("--max-steps", type=int, default=20000, help="spaCy's training budget (its default)")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--threads", type=int, default=2)

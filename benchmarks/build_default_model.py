@@ -1,0 +1,364 @@
+#!/usr/bin/env python
+"""Turn a registered distilled student into the shipped default model, with the
+README's own CLI steps, and write beside it the commands that made it (issue 12).
+
+    export FASTBIONER_HOME=~/fastbioner-experiments/home    # the experiment queue's registry
+    python benchmarks/build_default_model.py bc5cdr-hinton-minilm3-ft-s13 --dry-run
+    python benchmarks/build_default_model.py bc5cdr-hinton-minilm3-ft-s13 --name bc5cdr-minilm3-distilled
+
+1. ``fastbioner compact MODEL --name NAME --corpus ...``: the vocabulary trimmed to the
+   corpora, the weights in float16;
+2. ``fastbioner evaluate NAME DEVEL --record``: the compacted weights scored on devel,
+   the scores stored in its manifest;
+3. ``fastbioner models export NAME OUT``: exported to a folder beside ``OUT``, given
+   ``OUT/BUILD.md`` (the chain of commands from the first teacher to the export, the
+   devel scores per type and the files' sizes), then swapped in for ``OUT``.
+
+The chain follows the manifests back (a student's teachers and the model it started
+from, each of theirs in turn); each model's command is the one recorded for it in
+``benchmarks/results/paper_rows.json``, else rebuilt from the settings in its manifest
+through the real command line. Nothing is half-written: when a step fails, ``OUT`` is
+left as it was and the message names the step (the registry may hold ``NAME`` by then).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # paper_tables, beside this script
+import paper_tables  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = paper_tables.RESULTS
+DATA = paper_tables.DATA
+OUT = REPO / "assets" / "default-model"
+DEVEL = DATA / "bc5cdr" / "iob" / "devel.tsv"
+# The README's compact step: the wordpieces of these corpora are kept.
+CORPUS = (DATA / "bc5cdr" / "iob" / "train.tsv", DATA / "bc5cdr" / "pubtator" / "CDR_TrainingSet.PubTator.txt",
+          DATA / "ncbi-disease" / "iob" / "train.tsv", DATA / "pubmed-xml")
+NOT_MODELS = ("teacher", "bigru", "bilstm")  # student sources that name no model
+
+
+class BuildError(Exception):
+    """A step failed; the message names it."""
+
+
+@dataclass
+class Made:
+    """One model of the chain and the command that made it."""
+
+    name: str
+    what: str                # "teacher", "student of X, started from Y (method m)", or why unknown
+    command: str | None
+    origin: str              # where the command comes from
+    f1: float | None = None
+
+
+# -- the chain of models ------------------------------------------------------------
+
+def registry_manifest(name: str):
+    from fastbioner.errors import FastBioNERError
+    from fastbioner.registry import Registry
+
+    try:
+        return Registry().get(name).manifest
+    except FastBioNERError:
+        return None
+
+
+def parents(manifest) -> list[str]:
+    """The registry models a student was made from: its teachers, then the model it
+    started from (a folder or a Hugging Face id is an input, not a step: not listed)."""
+    if manifest.kind != "student":
+        return []
+    config = manifest.config
+    source = (config.get("student") or {}).get("source")
+    names = [config.get("teacher"), *(config.get("extra_teachers") or []),
+             None if source in NOT_MODELS else source]
+    return [n for n in names if n and "/" not in n]
+
+
+def recorded(name: str, manifest, results: dict) -> tuple[str, str] | None:
+    """The command and row recorded for ``name`` in paper_rows.json. A run whose epoch
+    times differ from the registered model's made an earlier model of that name: skipped."""
+    mine = (manifest.training or {}).get("epoch_seconds") if manifest else None
+    for row_id, by_seed in results.items():
+        for seed, run in by_seed.items():
+            if run.get("model") != name:
+                continue
+            if mine and run.get("epoch_seconds") and run["epoch_seconds"] != mine:
+                continue
+            return run["command"], f"recorded in `benchmarks/results/paper_rows.json` (row `{row_id}`, seed {seed})"
+    return None
+
+
+MISSING = object()
+
+
+def _lookup(data: dict, path: str):
+    for part in path.split("."):
+        if not isinstance(data, dict) or part not in data:
+            return MISSING
+        data = data[part]
+    return data
+
+
+def _flag(path: str, field, value) -> list[str]:
+    """The command-line form of one setting (see fastbioner.cli.config_flags); [] for
+    a value no flag can give (an empty list, a None)."""
+    meta = field.metadata
+    flag = meta.get("flag") or "--" + path.rsplit(".", 1)[-1].replace("_", "-")
+    if value is None or value == [] or value == {}:
+        return []
+    if isinstance(value, bool):  # a switch: --no-x turns a True default off, --x a False one on
+        return [flag] if (meta.get("kind") == "negate") != value else []
+    if meta.get("kind") == "term-weights":
+        return [x for k, w in value.items() for x in (flag, f"{k}={w}")]
+    if meta.get("kind") == "comma-list":
+        return [flag, ",".join(value)]
+    if isinstance(value, list):
+        return [flag, *map(str, value)]
+    return [flag, str(value)]
+
+
+def rebuilt_command(name: str, manifest) -> tuple[str, list[str]]:
+    """A command that makes ``manifest.config`` again, checked through the real parser:
+    every setting that differs from the dataclass default gets its flag, then every one
+    the command line would still decide otherwise (the learning rate and layer count it
+    picks from the student source). Returns it with the settings no flag reproduces."""
+    from fastbioner.cli import distill, train
+    from fastbioner.cli.config_flags import config_fields
+    from fastbioner.cli.main import build_parser
+    from fastbioner.config import TeacherConfig
+    from fastbioner.distill.config import DistillConfig
+
+    command, cls, from_args = (("distill", DistillConfig, distill.config_from_args) if manifest.kind == "student"
+                               else ("train-teacher", TeacherConfig, train.config_from_args))
+    want = {p: v for p, f, _ in config_fields(cls) if (v := _lookup(manifest.config, p)) is not MISSING}
+    fields = {p: f for p, f, _ in config_fields(cls) if p in want}
+    defaults = cls().to_dict()
+
+    def differing(argv: list[str]) -> list[str]:
+        got = from_args(build_parser().parse_args(argv[1:])).to_dict()
+        return [p for p in want if _lookup(got, p) != want[p]]
+
+    argv = ["fastbioner", command, "--name", name]
+    for path in want:
+        if want[path] != _lookup(defaults, path):
+            argv += _flag(path, fields[path], want[path])
+    for path in differing(argv):
+        flag = _flag(path, fields[path], want[path])
+        if flag and flag[0] not in argv:
+            argv += flag
+    return shlex.join(argv), differing(argv)
+
+
+def describe(name: str, manifest, results: dict) -> Made:
+    f1 = (manifest.metrics or {}).get("f1") if manifest else None
+    if manifest is None:
+        what = "not in this registry"
+    elif manifest.kind == "student":
+        c = manifest.config
+        teachers = ", ".join(f"`{t}`" for t in [c.get("teacher"), *(c.get("extra_teachers") or [])])
+        what = (f"student of {teachers} (method {(c.get('method') or {}).get('name')}), started from "
+                f"`{(c.get('student') or {}).get('source')}`")
+    else:
+        what = f"teacher, fine-tuned from `{manifest.base_model}`"
+    found = recorded(name, manifest, results)
+    if found:
+        return Made(name, what, found[0], found[1], f1)
+    if manifest is None:
+        return Made(name, what, None, "no command recorded for it in `benchmarks/results/paper_rows.json`")
+    try:
+        command, lost = rebuilt_command(name, manifest)
+    except SystemExit:  # argparse's way to refuse a setting this version no longer takes (it says which)
+        return Made(name, what, None, "its manifest's settings make no valid command for this version", f1)
+    origin = "rebuilt from the settings in its manifest (no run of this model is recorded in `paper_rows.json`)"
+    if lost:
+        origin += f"; settings no flag reproduces: {', '.join(lost)}"
+    return Made(name, what, command, origin, f1)
+
+
+def model_chain(model: str, results: dict) -> list[Made]:
+    """``model`` and every registry model it was made from, each after the models it
+    needs (depth first over its teachers and its starting model), each once.
+    BuildError when ``model`` is not registered, or is already compacted (its manifest
+    keeps the settings of the student it came from: the chain would skip a step)."""
+    manifest = registry_manifest(model)
+    if manifest is None:
+        raise BuildError(f"{model} is not a registered model (see `fastbioner models list`)")
+    if manifest.compression.get("compacted_from"):
+        raise BuildError(f"{model} is already compacted; build from {manifest.compression['compacted_from']}")
+    seen: set[str] = set()
+    chain: list[Made] = []
+
+    def visit(name: str) -> None:
+        if name in seen:
+            return
+        seen.add(name)
+        manifest = registry_manifest(name)
+        for parent in parents(manifest) if manifest else []:
+            visit(parent)
+        chain.append(describe(name, manifest, results))
+
+    visit(model)
+    return chain
+
+
+# -- the build ----------------------------------------------------------------------
+
+def commands(model: str, name: str, corpus: list[str], devel: str, dest: str, overwrite: bool
+             ) -> list[tuple[str, list[str]]]:
+    """(step, argv): the README's compact, evaluate --record and export steps."""
+    compact = ["fastbioner", "compact", model, "--name", name, "--corpus", *corpus]
+    return [("compact", compact + (["--overwrite"] if overwrite else [])),
+            ("evaluate --record", ["fastbioner", "evaluate", name, devel, "--record"]),
+            ("models export", ["fastbioner", "models", "export", name, dest])]
+
+
+def run_command(argv: list[str]) -> None:
+    """Runs one ``fastbioner`` command with this interpreter (the one whose fastbioner
+    is meant); CalledProcessError when it fails."""
+    subprocess.run([sys.executable, "-m", "fastbioner.cli.main", *argv[1:]], check=True)
+
+
+@contextlib.contextmanager
+def step(label: str):
+    try:
+        yield
+    except Exception as exc:  # noqa: BLE001 - any failure is reported as this step's
+        raise BuildError(f"step '{label}' failed: {exc}") from exc
+
+
+def git_commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
+                              text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def scores_table(metrics: dict) -> list[str]:
+    out = ["| devel | precision | recall | F1 | support |", "|---|---|---|---|---|"]
+    rows = [*sorted((metrics.get("per_type") or {}).items()), ("overall", metrics)]
+    for typ, s in rows:
+        out.append(f"| {typ} | {100 * s['precision']:.2f} | {100 * s['recall']:.2f} | {100 * s['f1']:.2f} | "
+                   f"{s.get('support', '–')} |")
+    return out
+
+
+def build_md(name: str, model: str, chain: list[Made], steps: list[tuple[str, list[str]]], metrics: dict,
+             files: list[Path], invocation: str) -> str:
+    when = datetime.now(timezone.utc).replace(microsecond=0).isoformat()
+    doc = [f"# How `{name}` was built", "",
+           f"`{name}` is `{model}`, a distilled student, compacted, scored on devel and exported here by "
+           f"`{invocation}` ({when}, commit {git_commit()}). The commands below made it, oldest first: "
+           f"first the models it came from, each with the command recorded for its run, else rebuilt from "
+           f"the settings in its manifest; then the steps that made this folder.", "",
+           "## The models it came from", ""]
+    for i, m in enumerate(chain, 1):
+        f1 = "" if m.f1 is None else f", devel F1 {100 * m.f1:.2f}"
+        doc.append(f"{i}. `{m.name}`: {m.what}{f1}; {m.origin}.")
+        if m.command:
+            doc += ["", "   ```bash", f"   {m.command}", "   ```"]
+        doc.append("")
+    doc += ["## Compaction, scoring, export", "", "```bash", *(shlex.join(argv) for _, argv in steps), "```", "",
+            "(exported to a folder beside this one, then swapped in for it whole)", "",
+            f"## Devel scores (`{(metrics.get('source') or {}).get('file', 'devel')}`, strict IOB2, recorded by "
+            f"the evaluation above)", "", *scores_table(metrics), "",
+            "## Files", "", "| file | bytes |", "|---|---|"]
+    doc += [f"| {f.name} | {f.stat().st_size:,} |" for f in files]
+    total = sum(f.stat().st_size for f in files)
+    doc += [f"| all (this file aside) | {total:,} ({total / 1e6:.1f} MB) |", ""]
+    return "\n".join(doc)
+
+
+def swap_in(new: Path, out: Path, work: Path) -> None:
+    """``new`` takes ``out``'s place by renames on one file system; the old folder
+    moves into ``work`` (deleted with it) and comes back if the second rename fails."""
+    old = work / "previous"
+    if out.exists():
+        os.replace(out, old)
+    try:
+        os.replace(new, out)
+    except OSError:
+        if old.exists():
+            os.replace(old, out)
+        raise
+
+
+def build(model: str, name: str, out: Path, corpus: list[str], devel: str, overwrite: bool,
+          invocation: str) -> None:
+    from fastbioner.registry import read_manifest
+
+    chain = model_chain(model, paper_tables.load_results(RESULTS))
+    shown = commands(model, name, corpus, devel, str(out), overwrite)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{out.name}.build-", dir=out.parent))  # beside out: renames
+    try:
+        staged = work / out.name
+        for label, argv in commands(model, name, corpus, devel, str(staged), overwrite):
+            with step(label):
+                run_command(argv)
+        with step("writing BUILD.md"):
+            files = sorted(f for f in staged.iterdir() if f.is_file())
+            text = build_md(name, model, chain, shown, read_manifest(staged).metrics, files, invocation)
+            (staged / "BUILD.md").write_text(text, encoding="utf-8")
+        with step(f"replacing {out}"):
+            swap_in(staged, out, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def dry_run(model: str, name: str, out: Path, corpus: list[str], devel: str, overwrite: bool) -> None:
+    for m in model_chain(model, paper_tables.load_results(RESULTS)):
+        print(f"# {m.name}: {m.what}; {m.origin}")
+        if m.command:
+            print(m.command)
+    print("# this script would run:")
+    for _, argv in commands(model, name, corpus, devel, str(out), overwrite):
+        print(shlex.join(argv))
+    print(f"# and write {out / 'BUILD.md'}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("model", metavar="MODEL", help="registry name of the distilled student")
+    # A new registry name by default: a machine that registered the previous default
+    # under its name would go on using that one (it is looked up by the name in its manifest).
+    parser.add_argument("--name", help="registry name of the compacted model (default: MODEL-compact)")
+    parser.add_argument("--out", default=str(OUT), help="the folder to replace (default: %(default)s)")
+    parser.add_argument("--corpus", nargs="+", default=[str(p) for p in CORPUS], metavar="FILE",
+                        help="text whose wordpieces the compacted model keeps (default: the README's corpora)")
+    parser.add_argument("--devel", default=str(DEVEL), help="BIO file scored and recorded (default: %(default)s)")
+    parser.add_argument("--overwrite", action="store_true", help="replace a registered model named NAME")
+    parser.add_argument("--dry-run", action="store_true", help="print the commands, run none")
+    args = parser.parse_args(argv)
+    name = args.name or f"{args.model}-compact"
+    out = Path(args.out)
+    invocation = "python benchmarks/build_default_model.py " + shlex.join(sys.argv[1:] if argv is None else argv)
+    try:
+        if args.dry_run:
+            dry_run(args.model, name, out, args.corpus, args.devel, args.overwrite)
+        else:
+            build(args.model, name, out, args.corpus, args.devel, args.overwrite, invocation)
+    except BuildError as exc:
+        print(f"build_default_model: {exc}; {out} is left as it was", file=sys.stderr)
+        return 1
+    if not args.dry_run:
+        print(f"{out} now holds {name}; how it was built: {out / 'BUILD.md'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

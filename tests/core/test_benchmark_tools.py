@@ -1,0 +1,341 @@
+"""The benchmark scripts behind issue 12's default model: the spaCy peer's timing
+record for several models, the report's accuracy/speed frontier, and
+build_default_model.py's chain of commands and its all-or-nothing replacement of the
+shipped folder. Nothing is timed or trained: the subprocesses are replaced."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fastbioner.config import TeacherConfig
+from fastbioner.distill.config import DistillConfig, StudentConfig
+from fastbioner.distill.methods import MethodConfig
+from fastbioner.registry import Manifest, Registry, write_manifest
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+def load(name: str):
+    """A benchmark script as a module (a fresh one per test, so patches stay local)."""
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def register(name: str, **fields) -> Path:
+    """A registry entry holding only its manifest: enough for what reads manifests."""
+    folder = Registry().root / name
+    folder.mkdir(parents=True)
+    write_manifest(folder, Manifest(name=name, **fields))
+    return folder
+
+
+# -- spacy_peer.py time --------------------------------------------------------------
+
+def test_commands_alternate_round_by_round():
+    peer = load("spacy_peer")
+    ran = []
+    times = peer.alternate([["spacy"], ["a"], ["b"]], 2, lambda cmd: ran.append(cmd[0]) or float(len(ran)))
+    assert ran == ["spacy", "a", "b", "spacy", "a", "b"]
+    assert times == [[1.0, 4.0], [2.0, 5.0], [3.0, 6.0]]
+
+
+def test_timing_record_has_one_entry_per_model_against_spacy():
+    peer = load("spacy_peer")
+    rec = peer.timing_result("devel.txt", 3, 2, [8.0, 7.0, 9.0], ["big", "small"],
+                             [[40.0, 42.0, 41.0], [4.004, 3.5, 3.6]])
+    assert rec["median_seconds"] == {"spacy": 8.0} and rec["seconds"] == {"spacy": [8.0, 7.0, 9.0]}
+    big, small = rec["models"]
+    assert big == {"model": "big", "seconds": [40.0, 42.0, 41.0], "median_seconds": 41.0,
+                   "vs_spacy_speed": round(8.0 / 41.0, 3)}
+    assert small["seconds"] == [4.0, 3.5, 3.6] and small["median_seconds"] == 3.6
+    assert small["vs_spacy_speed"] == round(8.0 / 3.6, 3)
+    with pytest.raises(ValueError):  # a model without its times is a bug, not a shorter list
+        peer.timing_result("devel.txt", 1, 2, [1.0], ["a", "b"], [[1.0]])
+
+
+def test_model_flag_repeats(tmp_path, monkeypatch):
+    peer = load("spacy_peer")
+    seen = []
+    monkeypatch.setattr(peer, "timing", lambda args: seen.append(args.model) or {"models": []})
+    monkeypatch.setattr(peer, "RESULTS", tmp_path / "spacy_peer.json")
+    assert peer.main(["time", "--model", "a", "--model", "b"]) == 0
+    assert seen == [["a", "b"]]
+    recorded = json.loads((tmp_path / "spacy_peer.json").read_text())["time"]
+    assert recorded["command"].endswith("time --model a --model b")
+
+
+# -- the report's frontier -----------------------------------------------------------
+
+def test_pareto_keeps_points_no_other_beats():
+    report = load("benchmark_report")
+    points = [{"seconds": 8.0, "f1": 0.80}, {"seconds": 40.0, "f1": 0.82}, {"seconds": 20.0, "f1": 0.79},
+              {"seconds": 5.0, "f1": None}, {"seconds": 40.0, "f1": 0.81}, {"seconds": 30.0, "f1": 0.82}]
+    # 2 is slower and worse than 0; 4 ties 1 on time but is worse; 1 ties 5 on F1 but is slower;
+    # 3 has no F1 to place it.
+    assert report.pareto(points) == {0, 5}
+    assert report.pareto([{"seconds": 1.0, "f1": 0.5}, {"seconds": 1.0, "f1": 0.5}]) == {0, 1}
+
+
+@pytest.fixture
+def frontier_files(tmp_path, monkeypatch):
+    """A spacy_peer.json timing three of our models (one recorded in paper_rows, one
+    only registered, one unknown) and a shipped default of its own."""
+    report = load("benchmark_report")
+    missing = report.REPO / "benchmarks" / "results" / "absent-for-tests.json"  # the report names it repo-relative
+    for attr in ("SPEED", "SCALE", "STREAM"):
+        monkeypatch.setattr(report, attr, missing)
+    shipped = tmp_path / "shipped"
+    shipped.mkdir()
+    write_manifest(shipped, Manifest(name="shipped-default", kind="student", size_bytes=29_000_000,
+                                     metrics={"f1": 0.8211}))
+    monkeypatch.setenv("FASTBIONER_DEFAULT_MODEL", str(shipped))
+    register("only-registered", kind="student", size_bytes=12_000_000, metrics={"f1": 0.79})
+    sp = {"score": {"devel_f1": 0.8067, "per_type_f1": {"Chemical": 0.85, "Disease": 0.76}},
+          "time": {"documents": "CDR_DevelopmentSet.PubTator.txt", "rounds": 3, "threads": 2,
+                   "seconds": {"spacy": [7.7, 7.8, 7.6]}, "median_seconds": {"spacy": 7.7},
+                   "command": "python benchmarks/spacy_peer.py time --model a", "models": [
+                       {"model": "shipped-default", "seconds": [42.0], "median_seconds": 42.9, "vs_spacy_speed": 0.18},
+                       {"model": "cand-s13", "seconds": [6.0], "median_seconds": 6.5, "vs_spacy_speed": 1.185},
+                       {"model": "only-registered", "seconds": [9.0], "median_seconds": 9.0, "vs_spacy_speed": 0.856},
+                       {"model": "unknown", "seconds": [3.0], "median_seconds": 3.0, "vs_spacy_speed": 2.567}]}}
+    spacy_json = tmp_path / "spacy_peer.json"
+    spacy_json.write_text(json.dumps(sp))
+    monkeypatch.setattr(report, "SPACY", spacy_json)
+    # aggregated as paper_tables hands them to the report: the timed seed is a run of the row
+    results = {"bc5cdr/cand": {"model": "cand-s14", "f1": 0.80, "size_bytes": 1,
+                               "runs": [{"model": "cand-s14", "f1": 0.80, "size_bytes": 1},
+                                        {"model": "cand-s13", "f1": 0.815, "size_bytes": 18_500_000}]}}
+    return report, results, tmp_path
+
+
+def test_frontier_table_and_plot(frontier_files):
+    report, results, tmp_path = frontier_files
+    out = tmp_path / "docs" / "benchmarks.md"
+    report.write_report([], results, out)
+    text = out.read_text()
+    section = text[text.index("### The accuracy/speed frontier"):text.index("## 7.")]
+    rows = {line.split(" | ")[0].strip("| "): line for line in section.splitlines()
+            if line.startswith("| ") and not line.startswith("| model")}
+    assert list(rows) == ["unknown", "cand-s13", "spaCy CNN (peer)", "only-registered", "shipped-default"]
+    assert "| 81.50 | 18.5 | paper_rows.json | **yes** |" in rows["cand-s13"]
+    assert "| 79.00 | 12.0 | manifest |  |" in rows["only-registered"]   # beaten by cand-s13
+    assert "| 82.11 | 29.0 | manifest | **yes** |" in rows["shipped-default"]
+    assert "| 80.67 | – | spacy_peer.json |  |" in rows["spaCy CNN (peer)"]  # slower and worse than cand-s13
+    assert "| – | – | – |  |" in rows["unknown"]
+    assert (tmp_path / "docs" / report.FRONTIER_PLOT).read_bytes()[:4] == b"\x89PNG"
+    assert f"]({report.FRONTIER_PLOT})" in section
+    peer = text[text.index("### The spaCy peer"):text.index("### The accuracy/speed frontier")]
+    assert "`cand-s13` 6.5 s (1.19x spaCy's speed)" in peer
+
+
+def test_frontier_reads_a_single_model_record_and_says_when_not_run(frontier_files):
+    report, results, tmp_path = frontier_files
+    legacy = {"score": {"devel_f1": 0.8067}, "time": {
+        "documents": "d.txt", "rounds": 2, "threads": 2, "seconds": {"spacy": [7.3, 8.2], "fastbioner": [41.5, 44.3]},
+        "median_seconds": {"spacy": 7.72, "fastbioner": 42.89}, "fastbioner_vs_spacy_speed": 0.18,
+        "model": report.LEGACY_DEFAULT}}
+    png = tmp_path / "f.png"
+    section = "\n".join(report.frontier_section(legacy, {}, png))
+    assert "| the shipped default | 42.89 | 0.18x | 82.11 | 29.0 | manifest | **yes** |" in section
+    not_run = report.frontier_section({"score": {"devel_f1": 0.8}}, {}, tmp_path / "g.png")
+    assert report.NOT_RUN in " ".join(not_run) and "spacy_peer.py time --model" in " ".join(not_run)
+    assert not (tmp_path / "g.png").exists()
+
+
+# -- build_default_model.py ----------------------------------------------------------
+
+def teacher_config(tmp_path: Path, base: str, epochs: int) -> dict:
+    config = TeacherConfig(base_model=base, train_files=[str(tmp_path / "train.tsv")],
+                           dev_file=str(tmp_path / "devel.tsv"))
+    config.training.epochs, config.training.seed = epochs, 13
+    return config.to_dict()
+
+
+def student_config(tmp_path: Path, source: str) -> dict:
+    config = DistillConfig(teacher="t-mpnet", extra_teachers=["t-mpnet-s14"],
+                           student=StudentConfig(source=source, layers=None),
+                           method=MethodConfig(name="hinton", temperature=2.0, drop_terms=["attention"]),
+                           train_files=[str(tmp_path / "train.tsv")], dev_file=str(tmp_path / "devel.tsv"))
+    config.training.learning_rate, config.training.epochs = 1e-4, 2
+    return config.to_dict()
+
+
+SCORES = {"precision": 0.8, "recall": 0.9, "f1": 0.847, "support": 30,
+          "per_type": {"Chemical": {"precision": 0.9, "recall": 0.9, "f1": 0.9, "support": 20},
+                       "Disease": {"precision": 0.6, "recall": 0.9, "f1": 0.72, "support": 10}}}
+
+
+@pytest.fixture
+def chain_registry(tmp_path, monkeypatch):
+    """Two teachers (one rebuilt from its manifest, one recorded in paper_rows.json),
+    the corpus-fine-tuned MiniLM the student starts from (recorded, but by an earlier
+    run of the same name), and the student."""
+    tmp_path = tmp_path.resolve()
+    build = load("build_default_model")
+    register("t-mpnet", kind="teacher", base_model="/bases/mpnet", metrics={"f1": 0.86},
+             config=teacher_config(tmp_path, "/bases/mpnet", 2))
+    register("t-mpnet-s14", kind="teacher", base_model="/bases/mpnet",
+             config=teacher_config(tmp_path, "/bases/mpnet", 3), training={"epoch_seconds": [100.0, 101.0, 99.0]})
+    register("minilm-ft", kind="teacher", base_model="/bases/minilm", training={"epoch_seconds": [50.0]},
+             config=teacher_config(tmp_path, "/bases/minilm", 3))
+    register("student", kind="student", parent="t-mpnet", method="hinton", metrics={"f1": 0.82},
+             config=student_config(tmp_path, "minilm-ft"), training={"epoch_seconds": [20.0, 21.0]})
+    rows = {"bc5cdr/teacher-s14": {"14": {"model": "t-mpnet-s14", "epoch_seconds": [100.0, 101.0, 99.0],
+                                          "command": "fastbioner train-teacher --name t-mpnet-s14 --seed 14"}},
+            "bc5cdr/minilm-ft": {"13": {"model": "minilm-ft", "epoch_seconds": [49.0],
+                                        "command": "fastbioner train-teacher --name minilm-ft (an earlier run)"}}}
+    results = tmp_path / "paper_rows.json"
+    results.write_text(json.dumps(rows))
+    monkeypatch.setattr(build, "RESULTS", results)
+    return build, tmp_path
+
+
+def parsed_config(command: str) -> dict:
+    from fastbioner.cli import distill, train
+    from fastbioner.cli.main import build_parser
+
+    argv = shlex.split(command)[1:]
+    from_args = distill.config_from_args if argv[0] == "distill" else train.config_from_args
+    return from_args(build_parser().parse_args(argv)).to_dict()
+
+
+def test_chain_follows_teachers_and_the_starting_model(chain_registry):
+    build, tmp_path = chain_registry
+    chain = build.model_chain("student", build.paper_tables.load_results(build.RESULTS))
+    assert [m.name for m in chain] == ["t-mpnet", "t-mpnet-s14", "minilm-ft", "student"]
+    by = {m.name: m for m in chain}
+    assert by["t-mpnet-s14"].command == "fastbioner train-teacher --name t-mpnet-s14 --seed 14"
+    assert "row `bc5cdr/teacher-s14`, seed 14" in by["t-mpnet-s14"].origin
+    # minilm-ft's recorded run made an earlier model of that name: its own settings are used
+    assert "earlier run" not in by["minilm-ft"].command and "rebuilt" in by["minilm-ft"].origin
+    for name in ("t-mpnet", "minilm-ft", "student"):  # rebuilt commands give back the very settings
+        manifest = Registry().get(name).manifest
+        assert parsed_config(by[name].command) == manifest.config, name
+        assert "no flag reproduces" not in by[name].origin
+    assert "--lr 0.0001" in by["student"].command and "--drop-terms attention" in by["student"].command
+    assert by["student"].what == "student of `t-mpnet`, `t-mpnet-s14` (method hinton), started from `minilm-ft`"
+
+
+def test_chain_says_when_a_manifest_makes_no_valid_command(chain_registry):
+    build, tmp_path = chain_registry
+    config = student_config(tmp_path, "minilm-ft")
+    config["method"]["name"] = "a-method-since-removed"
+    register("old-student", kind="student", config=config)
+    made = build.model_chain("old-student", {})[-1]
+    assert made.command is None and "no valid command" in made.origin
+
+
+def test_chain_refuses_an_unregistered_or_compacted_model(chain_registry):
+    build, _ = chain_registry
+    with pytest.raises(build.BuildError, match="not a registered model"):
+        build.model_chain("nope", {})
+    register("packed", kind="student", compression={"compacted_from": "student"})
+    with pytest.raises(build.BuildError, match="already compacted; build from student"):
+        build.model_chain("packed", {})
+
+
+def fake_cli(fail: str | None = None):
+    """Stands in for the fastbioner commands, on the test's registry; ``fail``: the
+    subcommand that exits 1."""
+    ran = []
+
+    def run(argv):
+        ran.append(argv)
+        if argv[1] == fail:
+            raise subprocess.CalledProcessError(1, argv)
+        registry = Registry()
+        if argv[1] == "compact":
+            folder = registry.root / argv[argv.index("--name") + 1]
+            folder.mkdir()
+            (folder / "model.safetensors").write_bytes(b"w" * 1000)
+            write_manifest(folder, Manifest(name=folder.name, kind="student", metrics={"f1": 0.5},
+                                            compression={"compacted_from": argv[2]}))
+        elif argv[1] == "evaluate":
+            registry.update_manifest(argv[2], metrics={**SCORES, "source": {"file": argv[3]}})
+        elif argv[1] == "models":
+            registry.export(argv[3], argv[4])
+    return run, ran
+
+
+def shipped_folder(tmp_path: Path) -> Path:
+    out = tmp_path / "assets" / "default-model"
+    out.mkdir(parents=True)
+    (out / "model.safetensors").write_bytes(b"old")
+    return out
+
+
+def test_build_replaces_the_folder_and_writes_how(chain_registry, monkeypatch, capsys):
+    build, tmp_path = chain_registry
+    out = shipped_folder(tmp_path)
+    run, ran = fake_cli()
+    monkeypatch.setattr(build, "run_command", run)
+    assert build.main(["student", "--name", "new-default", "--out", str(out), "--corpus", "c1.txt", "c2",
+                       "--devel", "dev.tsv"]) == 0
+    assert [a[:3] for a in ran] == [["fastbioner", "compact", "student"], ["fastbioner", "evaluate", "new-default"],
+                                    ["fastbioner", "models", "export"]]
+    assert sorted(p.name for p in out.iterdir()) == ["BUILD.md", "fastbioner.json", "model.safetensors"]
+    assert (out / "model.safetensors").read_bytes() == b"w" * 1000
+    assert [p.name for p in out.parent.iterdir()] == ["default-model"]  # no temporary folder left
+    md = (out / "BUILD.md").read_text()
+    order = [md.index(f"`{n}`:") for n in ("t-mpnet", "t-mpnet-s14", "minilm-ft", "student")]
+    assert order == sorted(order)
+    assert "fastbioner train-teacher --name t-mpnet-s14 --seed 14" in md
+    assert (f"fastbioner compact student --name new-default --corpus c1.txt c2\nfastbioner evaluate new-default "
+            f"dev.tsv --record\nfastbioner models export new-default {out}\n") in md
+    assert "| Chemical | 90.00 | 90.00 | 90.00 | 20 |" in md and "| overall | 80.00 | 90.00 | 84.70 | 30 |" in md
+    assert "| model.safetensors | 1,000 |" in md
+    assert str(out / "BUILD.md") in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("failing", ["compact", "evaluate", "models"])
+def test_a_failing_step_leaves_the_folder_as_it_was(chain_registry, monkeypatch, capsys, failing):
+    build, tmp_path = chain_registry
+    out = shipped_folder(tmp_path)
+    run, _ = fake_cli(fail=failing)
+    monkeypatch.setattr(build, "run_command", run)
+    assert build.main(["student", "--out", str(out), "--corpus", "c.txt", "--devel", "dev.tsv"]) == 1
+    assert [p.name for p in out.iterdir()] == ["model.safetensors"]
+    assert (out / "model.safetensors").read_bytes() == b"old"
+    assert [p.name for p in out.parent.iterdir()] == ["default-model"]
+    err = capsys.readouterr().err
+    assert f"step '{failing}" in err and "is left as it was" in err
+
+
+def test_a_failing_swap_puts_the_old_folder_back(chain_registry, monkeypatch, tmp_path):
+    build, _ = chain_registry
+    out = shipped_folder(tmp_path)
+    new, work = tmp_path / "work" / "new", tmp_path / "work"
+    new.mkdir(parents=True)
+    real_replace = build.os.replace
+
+    def replace(src, dst):
+        if Path(src) == new:
+            raise OSError("disk gone")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(build.os, "replace", replace)
+    with pytest.raises(OSError):
+        build.swap_in(new, out, work)
+    assert (out / "model.safetensors").read_bytes() == b"old"
+
+
+def test_dry_run_prints_the_commands_and_runs_none(chain_registry, monkeypatch, capsys):
+    build, tmp_path = chain_registry
+    monkeypatch.setattr(build, "run_command", lambda argv: pytest.fail("ran a command"))
+    out = tmp_path / "out"
+    assert build.main(["student", "--out", str(out), "--corpus", "c.txt", "--devel", "dev.tsv", "--dry-run"]) == 0
+    printed = capsys.readouterr().out
+    assert "fastbioner compact student --name student-compact --corpus c.txt" in printed
+    assert f"fastbioner models export student-compact {out}" in printed
+    assert "fastbioner train-teacher --name t-mpnet-s14 --seed 14" in printed
+    assert not out.exists()
