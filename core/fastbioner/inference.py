@@ -22,6 +22,8 @@ Decisions a caller may rely on:
 - Speed: all sentences of a call are encoded in one tokenizer call, sorted by
   length and cut into batches of at most ``token_budget`` padded positions, run under
   ``torch.inference_mode`` in the chosen precision (:mod:`fastbioner.precision`).
+- :meth:`Tagger.load` runs a plain BERT folder without importing transformers
+  (:mod:`fastbioner.engine`), with the same logits and subwords, so the same spans.
 """
 
 from __future__ import annotations
@@ -36,10 +38,11 @@ import torch
 from .config import Settings
 from .documents import Document, Sentence, Source, Span
 from .encoding import WordEncoder
+from .engine import ENGINES, load_for_tagging
 from .errors import ModelError
 from .jobs import CancelToken
 from .labels import check_tags, detect_scheme, repair_iob2, split_tag, tags_to_spans, to_iob2
-from .modeling import load_token_classifier, load_tokenizer, model_labels, pick_device
+from .modeling import model_labels, pick_device
 from .precision import apply_precision, checks_from_manifest, choose_precision, default_token_budget
 from .text import document_sentences
 
@@ -58,6 +61,8 @@ class TaggerConfig(Settings):
                                      # None: the best measured for the device and precision
     max_batch_size: int = 256       # rows per batch, whatever the budget allows
     context: str | None = None      # sentence | document; None: the model's training setting (manifest)
+    engine: str = "auto"            # auto (plain BERT without transformers, see fastbioner.engine),
+                                    # transformers
 
     def validate(self) -> None:
         from .config import ConfigError
@@ -68,6 +73,8 @@ class TaggerConfig(Settings):
             raise ConfigError("max_length must be at least 8 subwords")
         if (self.token_budget is not None and self.token_budget < 1) or self.max_batch_size < 1:
             raise ConfigError("token_budget and max_batch_size must be at least 1")
+        if self.engine not in ENGINES:
+            raise ConfigError(f"engine must be one of {', '.join(ENGINES)}")
 
 
 @dataclass(frozen=True)
@@ -167,10 +174,10 @@ class Tagger:
 
     @classmethod
     def load(cls, name_or_folder: str | Path, config: TaggerConfig | None = None) -> "Tagger":
-        """From a registry name or a model folder (safetensors only, no remote code)."""
+        """From a registry name or a model folder (safetensors only, no remote code),
+        by the engine the config picks (:mod:`fastbioner.engine`)."""
         folder, name, manifest = resolve_model(name_or_folder)
-        model = load_token_classifier(folder, device="cpu")
-        tokenizer = load_tokenizer(folder)
+        model, tokenizer = load_for_tagging(folder, (config or TaggerConfig()).engine)
         return cls(model, tokenizer, config, name=name, folder=folder, manifest=manifest)
 
     @property

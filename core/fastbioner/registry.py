@@ -188,24 +188,40 @@ def write_manifest(folder: str | Path, manifest: Manifest) -> None:
         fh.write("\n")
 
 
+def _folder_config(folder: Path) -> tuple[Any, str]:
+    """The folder's config and its base model's name (the folder, as AutoConfig reports
+    it). A plain BERT's config.json is read without transformers, so tagging such a
+    folder never imports it; any other goes through AutoConfig. Both fill what
+    config.json leaves out with transformers' defaults (id2label LABEL_0 ...)."""
+    from .light import Unsupported
+    from .light.config import read_config
+
+    try:
+        return read_config(folder), str(folder)
+    except Unsupported:
+        pass
+    from transformers import AutoConfig
+
+    from .models import register_architectures
+
+    register_architectures()  # the folder may hold one of the project's own model types
+    try:
+        cfg = AutoConfig.from_pretrained(str(folder), trust_remote_code=False)
+    except Exception as exc:
+        raise ModelError(f"{folder / 'config.json'}: unreadable ({str(exc).splitlines()[0][:160]})") from None
+    return cfg, getattr(cfg, "_name_or_path", "") or ""
+
+
 def manifest_from_folder(folder: str | Path, kind: str = "teacher") -> Manifest:
     """A manifest for a Hugging Face folder made elsewhere, from its config.json and
     its safetensors headers (the weights are not loaded)."""
     from safetensors import safe_open
 
-    from transformers import AutoConfig
-
     from .modeling import check_weights, folder_size, safetensors_files
 
-    from .models import register_architectures
-
-    register_architectures()  # the folder may hold one of the project's own model types
     folder = Path(folder)
     check_weights(folder)
-    try:  # AutoConfig fills what config.json leaves at defaults (id2label LABEL_0 ...)
-        cfg = AutoConfig.from_pretrained(str(folder), trust_remote_code=False)
-    except Exception as exc:
-        raise ModelError(f"{folder / 'config.json'}: unreadable ({str(exc).splitlines()[0][:160]})") from None
+    cfg, base_model = _folder_config(folder)
     labels = [cfg.id2label[i] for i in range(len(cfg.id2label))]
     params = 0
     for path in safetensors_files(folder):
@@ -215,7 +231,7 @@ def manifest_from_folder(folder: str | Path, kind: str = "teacher") -> Manifest:
                 for d in fh.get_slice(key).get_shape():
                     n *= d
                 params += n
-    return Manifest(name=folder.name, kind=kind, base_model=getattr(cfg, "_name_or_path", "") or "",
+    return Manifest(name=folder.name, kind=kind, base_model=base_model,
                     model_type=getattr(cfg, "model_type", ""),
                     layers=getattr(cfg, "num_hidden_layers", None),
                     width=getattr(cfg, "hidden_size", None), parameters=params,

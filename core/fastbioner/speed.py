@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any, Callable, ContextManager, Iterable, Mapping, Sequence
 
 from .documents import Document, Span
+from .engine import load_for_tagging
 from .inference import Tagger, TaggerConfig, resolve_model
 from .jobs import CancelToken, EventCallback, ProgressReporter, run_job
-from .modeling import load_token_classifier, load_tokenizer
 from .precision import (
     Precision, PrecisionCheck, available_precisions, checks_from_manifest, choose_precision, hardware_name,
 )
@@ -143,11 +143,10 @@ def _with(config: TaggerConfig, precision: str) -> TaggerConfig:
 def precision_taggers(model: str | Path, config: TaggerConfig | None = None,
                       modes: Sequence[str] | None = None) -> dict[str, Tagger]:
     """One tagger per precision mode (float32 first; by default every mode the
-    device offers) over a single load of the model."""
+    device offers) over a single load of the model, by the engine tagging uses."""
     config = config or TaggerConfig()
     folder, name, _ = resolve_model(model)
-    base = load_token_classifier(folder, device="cpu")
-    tokenizer = load_tokenizer(folder)
+    base, tokenizer = load_for_tagging(folder, config.engine)
 
     def make(mode: str) -> Tagger:
         return Tagger(copy.deepcopy(base), tokenizer, _with(config, mode), name=name, folder=folder)

@@ -1,0 +1,153 @@
+"""A BERT WordPiece tokenizer read from ``tokenizer.json`` by the ``tokenizers``
+library, with the part of transformers' fast-tokenizer interface that
+:class:`fastbioner.encoding.WordEncoder` calls.
+
+transformers does not run a BERT tokenizer.json as it is: it rebuilds the pipeline
+from the vocabulary and tokenizer_config.json (lower-casing, accents, Chinese
+characters, the [CLS] ... [SEP] template, the special tokens). So the file is taken
+only where it already is that pipeline; then both give the same subwords and word
+ids. A file that differs in any of these raises :class:`~fastbioner.light.Unsupported`
+and transformers tokenizes.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Sequence
+
+from . import Unsupported
+
+TOKENIZER_CLASSES = (None, "BertTokenizer", "BertTokenizerFast")
+# The named special tokens of transformers' BertTokenizer and their defaults.
+SPECIAL_DEFAULTS = {"unk_token": "[UNK]", "sep_token": "[SEP]", "pad_token": "[PAD]", "cls_token": "[CLS]",
+                    "mask_token": "[MASK]"}
+# transformers' "no known limit" (VERY_LARGE_INTEGER), which WordEncoder reads as 512.
+NO_LIMIT = int(1e30)
+
+
+class Encodings:
+    """The result of one call: ``enc["input_ids"][i]`` and ``enc.word_ids(i)``."""
+
+    def __init__(self, encodings: Sequence[Any]):
+        self._encodings = encodings
+        self._ids = [e.ids for e in encodings]
+
+    def __getitem__(self, key: str) -> list[list[int]]:
+        if key != "input_ids":
+            raise KeyError(key)
+        return self._ids
+
+    def word_ids(self, i: int) -> list[int | None]:
+        return self._encodings[i].word_ids
+
+
+class WordPieceTokenizer:
+    """Pre-split words in, subword ids and word ids out, as transformers' fast
+    tokenizer gives them."""
+
+    is_fast = True  # word ids come from the Rust tokenizer, as WordEncoder requires
+
+    def __init__(self, backend, pad_token_id: int | None, model_max_length: int):
+        self.backend = backend
+        self.pad_token_id = pad_token_id
+        self.model_max_length = model_max_length
+
+    def __call__(self, batch: Sequence[Sequence[str]], *, is_split_into_words: bool,
+                 add_special_tokens: bool = True, return_attention_mask: bool | None = None,
+                 return_token_type_ids: bool | None = None, verbose: bool = True) -> Encodings:
+        """``batch``: one list of words per sequence. The ``return_*`` and ``verbose``
+        options of transformers are accepted and have nothing to change here: the
+        result holds ids and word ids only, and nothing is truncated to warn about."""
+        if not is_split_into_words:
+            raise ValueError("the light tokenizer takes words already split (is_split_into_words=True)")
+        return Encodings(self.backend.encode_batch([list(words) for words in batch], is_pretokenized=True,
+                                                   add_special_tokens=add_special_tokens))
+
+
+def _text(token: Any) -> str | None:
+    """A special token as tokenizer_config.json writes it (a string, or an object
+    with its ``content``)."""
+    return token.get("content") if isinstance(token, dict) else token
+
+
+def _added_token(token: dict[str, Any]) -> tuple:
+    return (token.get("content"), token.get("special"), token.get("normalized"), token.get("lstrip"),
+            token.get("rstrip"), token.get("single_word"))
+
+
+def check_bert_pipeline(spec: dict[str, Any], settings: dict[str, Any]) -> None:
+    """:class:`Unsupported` unless tokenizer.json (``spec``) is the pipeline transformers
+    builds for a BertTokenizer with tokenizer_config.json's ``settings``."""
+    if settings.get("tokenizer_class") not in TOKENIZER_CLASSES:
+        raise Unsupported(f"tokenizer class {settings.get('tokenizer_class')!r}")
+    if settings.get("split_special_tokens") or settings.get("add_bos_token") or settings.get("add_eos_token"):
+        raise Unsupported("special-token options in tokenizer_config.json")
+    names = {k: _text(settings.get(k)) or v for k, v in SPECIAL_DEFAULTS.items()}
+    model = spec.get("model") or {}
+    if (model.get("type"), model.get("unk_token"), model.get("continuing_subword_prefix"),
+            model.get("max_input_chars_per_word")) != ("WordPiece", names["unk_token"], "##", 100):
+        raise Unsupported("not a standard WordPiece model")
+    normalizer = {"type": "BertNormalizer", "clean_text": True,
+                  "handle_chinese_chars": settings.get("tokenize_chinese_chars", True),
+                  "strip_accents": settings.get("strip_accents"), "lowercase": settings.get("do_lower_case", True)}
+    if spec.get("normalizer") != normalizer or spec.get("pre_tokenizer") != {"type": "BertPreTokenizer"}:
+        raise Unsupported("normalizer or pre-tokenizer differ from tokenizer_config.json's BERT settings")
+    vocab = model.get("vocab") or {}
+    cls, sep = names["cls_token"], names["sep_token"]
+    template = [{"SpecialToken": {"id": cls, "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
+                {"SpecialToken": {"id": sep, "type_id": 0}}]
+    post = spec.get("post_processor") or {}
+    specials = post.get("special_tokens") or {}
+    if (post.get("type") != "TemplateProcessing" or post.get("single") != template
+            or (specials.get(cls) or {}).get("ids") != [vocab.get(cls)]
+            or (specials.get(sep) or {}).get("ids") != [vocab.get(sep)]):
+        raise Unsupported("the special tokens around a sequence are not [CLS] ... [SEP]")
+    # transformers adds the named special tokens as special, unnormalised, unstripped
+    # tokens; the file must hold exactly those (and agree with any list in the settings).
+    added = spec.get("added_tokens") or []
+    plain = {(name, True, False, False, False, False) for name in names.values()}
+    if {_added_token(t) for t in added} != plain or len(added) != len(plain):
+        raise Unsupported("added tokens other than the named special tokens")
+    listed = settings.get("added_tokens_decoder")
+    if listed is not None and {_added_token(t) for t in listed.values()} != plain:
+        raise Unsupported("tokenizer_config.json lists other added tokens")
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise Unsupported(f"{path.name} unreadable ({exc})") from None
+
+
+def _parse(text: str, path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise Unsupported(f"{path.name} is not JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise Unsupported(f"{path.name} is not a JSON object")
+    return data
+
+
+def load_wordpiece_tokenizer(folder: str | Path) -> WordPieceTokenizer:
+    """The folder's tokenizer, or :class:`Unsupported` (no tokenizer.json, or one that is
+    not the standard BERT pipeline for its settings)."""
+    from tokenizers import Tokenizer
+
+    folder = Path(folder)
+    path = folder / "tokenizer.json"
+    if not path.is_file():
+        raise Unsupported("no tokenizer.json")
+    settings_path = folder / "tokenizer_config.json"
+    settings = _parse(_read_text(settings_path), settings_path) if settings_path.is_file() else {}
+    text = _read_text(path)
+    check_bert_pipeline(_parse(text, path), settings)
+    backend = Tokenizer.from_str(text)
+    # transformers switches both off for a call that asks for neither, as WordEncoder's do.
+    backend.no_truncation()
+    backend.no_padding()
+    limit = settings.get("model_max_length", NO_LIMIT)
+    return WordPieceTokenizer(backend, backend.token_to_id(_text(settings.get("pad_token")) or "[PAD]"),
+                              int(limit) if isinstance(limit, (int, float)) else NO_LIMIT)
