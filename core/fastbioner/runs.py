@@ -88,9 +88,11 @@ def document_keys(sentences: Sequence[TaggedSentence], context: str, where: str)
 
 def data_records(train: Sequence[str], dev: str | None, unlabeled: Sequence[str] = ()) -> list[dict[str, Any]]:
     """The training data as the manifest and the fingerprint record it: each file's
-    name, role and SHA-256."""
+    name, role and SHA-256 (an unlabelled folder: each file read from it)."""
+    from .formats import expand_paths
+
     records = [data_record(p, "train") for p in train]
-    records += [data_record(p, "unlabeled") for p in unlabeled]
+    records += [data_record(p, "unlabeled") for p in expand_paths(unlabeled)]
     if dev:
         records.append(data_record(dev, "dev"))
     return records

@@ -279,6 +279,26 @@ def test_unlabelled_text_takes_part_with_confidence_weights(trained, tmp_path):
     assert result.training.total_steps == 4  # 15 labelled + 2 unlabelled sentences, batches of 5
 
 
+def test_a_folder_of_unlabelled_files_takes_part_file_by_file(trained, tmp_path):
+    registry = fresh_registry(trained, tmp_path)
+    _, bio = trained
+    folder = tmp_path / "pubmed"
+    (folder / "more").mkdir(parents=True)
+    (folder / "a.txt").write_text("Lithium induced renal failure in rats.\n", encoding="utf-8")
+    (folder / "more" / "b.txt").write_text("Naloxone reverses hypertension.\n\nCocaine dose.\n",
+                                           encoding="utf-8")
+    (folder / ".hidden.txt").write_text("Never read.\n", encoding="utf-8")
+    result = distill(config(bio, epochs=1, dev=False, unlabeled_files=[str(folder)]), "s", registry=registry)
+    assert any("3 unlabelled sentences" in n for n in result.notes)
+    records = [r for r in registry.get("s").manifest.training_data if r["role"] == "unlabeled"]
+    assert sorted(r["file"] for r in records) == ["a.txt", "b.txt"]  # each file, with its checksum
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(FastBioNERError, match="no sentences") as err:
+        distill(config(bio, epochs=1, dev=False, unlabeled_files=[str(empty)]), "t", registry=registry)
+    assert "empty" in str(err.value)
+
+
 def test_cli_distills_and_prints_the_scores(trained, tmp_path, monkeypatch, capsys):
     from fastbioner.cli.main import main
 

@@ -22,24 +22,27 @@ from .alignment import DistillBatch
 
 def read_unlabeled(paths: Sequence[str | Path], limit: int = 0,
                    input_format: str | None = None) -> list[list[str]]:
-    """Word sequences of every sentence of every document in ``paths`` (any format
-    the readers know: PubTator, BioC, PubMed XML, MEDLINE, plain text, BIO ...);
-    ``limit`` > 0 keeps the first ``limit`` sentences."""
-    from ..formats import read_documents
+    """Word sequences of every sentence of every document in ``paths`` (files in any
+    format the readers know: PubTator, BioC, PubMed XML, MEDLINE, plain text, BIO ...;
+    a folder gives the files in it that a reader knows by name); ``limit`` > 0 keeps
+    the first ``limit`` sentences. A file that cannot be read stops the run with its
+    name: training on part of the text asked for would be a silently other run."""
+    from ..formats import expand_paths, read_documents
     from ..text import document_sentences
 
     out: list[list[str]] = []
-    for path in paths:
+    for given in paths:
         before = len(out)
-        for doc in read_documents(path, input_format):
-            for sentence in document_sentences(doc):
-                words = sentence.words
-                if words:
-                    out.append(words)
-                    if limit and len(out) >= limit:
-                        return out
-        if len(out) == before:
-            raise InputError("no sentences in the unlabelled text", path)
+        for path in expand_paths([given]):
+            for doc in read_documents(path, input_format):
+                for sentence in document_sentences(doc):
+                    words = sentence.words
+                    if words:
+                        out.append(words)
+                        if limit and len(out) >= limit:
+                            return out
+        if len(out) == before:  # a file or a whole folder with nothing to learn from
+            raise InputError("no sentences in the unlabelled text", given)
     return out
 
 

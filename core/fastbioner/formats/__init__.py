@@ -139,6 +139,23 @@ def _known_extension(path: Path) -> bool:
     return name.endswith(".xml") or any(name.endswith(ext) for m in FORMATS.values() for ext in m.EXTENSIONS)
 
 
+def expand_paths(paths: Iterable[str | Path], exclude: set | frozenset = frozenset()) -> list[Path]:
+    """Files as given, and in each folder (searched recursively, in name order) the
+    files a reader knows by name, hidden ones and ``exclude`` (file identities) left
+    out."""
+    out: list[Path] = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            for f in sorted(p.rglob("*")):
+                if (f.is_file() and format_for_path(f) is not None
+                        and not any(part.startswith(".") for part in f.relative_to(p).parts)
+                        and _identity(f) not in exclude):
+                    out.append(f)
+        else:
+            out.append(p)
+    return out
+
+
 class MultiRead:
     """Documents of many files and folders, read one file at a time. A file that
     fails is skipped and its error kept in ``errors`` (the documents of a bad file
@@ -160,17 +177,7 @@ class MultiRead:
         self._reporter = ProgressReporter(on_event, cancel)
 
     def _expand(self) -> list[Path]:
-        out: list[Path] = []
-        for p in self.paths:
-            if p.is_dir():
-                for f in sorted(p.rglob("*")):
-                    if (f.is_file() and format_for_path(f) is not None
-                            and not any(part.startswith(".") for part in f.relative_to(p).parts)
-                            and _identity(f) not in self.exclude):
-                        out.append(f)
-            else:
-                out.append(p)
-        return out
+        return expand_paths(self.paths, self.exclude)
 
     def __iter__(self) -> Iterator[Document]:
         files = self._expand()
