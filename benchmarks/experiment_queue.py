@@ -14,6 +14,7 @@ experiment, and a resumed job continues with the code it started with).
     python benchmarks/experiment_queue.py add --table 0          # every row (and seed) of a table
     python benchmarks/experiment_queue.py start                  # the runner, detached; logs to queue.log
     python benchmarks/experiment_queue.py status
+    python benchmarks/experiment_queue.py retry bc5cdr/og-3              # a failed job again, at HEAD
     python benchmarks/experiment_queue.py pause                  # SIGSTOP the runs (a quiet machine for timing)
     python benchmarks/experiment_queue.py resume
     python benchmarks/experiment_queue.py stop                   # stop the runner; runs stop at once, and
@@ -403,6 +404,10 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--slots", type=int, default=2)
     rp = sub.add_parser("repin", help="move the pending jobs that never started to other code (default: HEAD)")
     rp.add_argument("--commit")
+    rt = sub.add_parser("retry", help="failed jobs of these rows back to pending, at other code (default: HEAD; "
+                        "the fix of what made them fail)")
+    rt.add_argument("rows", nargs="+")
+    rt.add_argument("--commit")
     sub.add_parser("status")
     sub.add_parser("pause")
     sub.add_parser("resume")
@@ -450,6 +455,19 @@ def main(argv: list[str] | None = None) -> int:
                         j["commit"] = commit
                     moved += 1
         print(f"{moved} pending job(s) now run at {commit}")
+        return 0
+    if args.cmd == "retry":
+        commit = args.commit or head_commit()
+        rows = {r.id: r for r in paper_tables.all_rows()}
+        retried = 0
+        with locked_state() as state:
+            for j in state["jobs"]:
+                if j["state"] == "failed" and j["row"] in args.rows and j["row"] in rows:
+                    # A job that never registered anything restarts whole: its
+                    # checkpoint, if any, was made by the failing code.
+                    j.update(job_for(rows[j["row"]], j["seed"], commit))
+                    retried += 1
+        print(f"{retried} failed job(s) pending again at {commit}")
         return 0
     if args.cmd == "status":
         status()
