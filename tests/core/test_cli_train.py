@@ -72,6 +72,14 @@ def test_train_evaluate_and_manage_models(encoder, bio, tmp_path, capsys):
     assert "cli-teacher" not in capsys.readouterr().out
     assert main(["models", "import", str(tmp_path / "exported"), "--name", "again"]) == 0
     assert "imported again" in capsys.readouterr().out
+    long_name = "bc5cdr-hinton-minilm3-ft-s13-compact"  # longer than the usual column
+    assert main(["models", "import", str(tmp_path / "exported"), "--name", long_name]) == 0
+    capsys.readouterr()
+    assert main(["models", "list"]) == 0
+    header, *rows = capsys.readouterr().out.splitlines()
+    kind_column = header.index("kind")
+    assert {row.split()[0]: row[kind_column:].split()[0] for row in rows} == {"again": "teacher",
+                                                                              long_name: "teacher"}
     assert main(["evaluate", str(tmp_path / "exported"), str(bio), "--json", "-"]) == 0
     assert json.loads(capsys.readouterr().out)["tokens"] == 10
     assert main(["evaluate", str(tmp_path / "exported"), str(bio), "--record", "--quiet"]) == 2

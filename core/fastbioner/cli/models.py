@@ -60,11 +60,13 @@ def list_command(args: argparse.Namespace) -> int:
     if not entries:
         print(f"no models in {registry.root}")
     else:
-        print(f"{'name':<28}{'kind':<9}{'layers':>7}{'width':>7}{'params':>12}{'size':>11}"
+        # The name column as wide as the longest name: a run's name (with its seed) is long.
+        w = max(28, *(len(e.name) + 2 for e in entries))
+        print(f"{'name':<{w}}{'kind':<9}{'layers':>7}{'width':>7}{'params':>12}{'size':>11}"
               f"{'devel F1':>10}  parent")
         for e in entries:
             m = e.manifest
-            print(f"{e.name:<28}{m.kind:<9}{m.layers or '-':>7}{m.width or '-':>7}{m.parameters:>12,}"
+            print(f"{e.name:<{w}}{m.kind:<9}{m.layers or '-':>7}{m.width or '-':>7}{m.parameters:>12,}"
                   f"{_size(m.size_bytes):>11}{_f1(e):>10}  {m.parent or ''}")
     for name, problem in registry.problems():
         print(f"warning: {name}: {problem}", file=sys.stderr)
