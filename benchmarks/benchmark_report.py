@@ -332,9 +332,12 @@ def model_manifest(name: str):
     return shipped if shipped is not None and name in (LEGACY_DEFAULT, shipped.name) else None
 
 
-def model_scores(name: str, results: dict) -> tuple[float | None, int | None, str]:
-    """Devel F1, size on disk and where they come from: the run recorded for the model,
-    else its manifest."""
+def model_scores(name: str, results: dict, timed: dict | None = None) -> tuple[float | None, int | None, str]:
+    """Devel F1, size on disk and where they come from: the figures stored with its
+    times (``spacy_peer.py model-scores``), else the run recorded for the model, else
+    its manifest."""
+    if timed and timed.get("devel_f1") is not None:
+        return timed["devel_f1"], timed.get("size_bytes"), "spacy_peer.json"
     run = recorded_run(name, results)
     if run is not None:
         return run.get("f1"), run.get("size_bytes"), "paper_rows.json"
@@ -352,7 +355,7 @@ def frontier_points(sp: dict, results: dict) -> list[dict]:
                "f1": (sp.get("score") or {}).get("devel_f1"), "size_bytes": None, "source": "spacy_peer.json",
                "peer": True}]
     for m in timed_models(timing):
-        f1, size, source = model_scores(m["model"], results)
+        f1, size, source = model_scores(m["model"], results, m)
         points.append({"model": m["model"], "seconds": m["median_seconds"], "speed": m["vs_spacy_speed"],
                        "f1": f1, "size_bytes": size, "source": source, "peer": False})
     return points
@@ -417,7 +420,7 @@ def frontier_section(sp: dict, results: dict, png: Path) -> list[str]:
     out += [f"Devel F1 against the median wall time of tagging the {timing['documents']} abstracts as whole "
             f"processes ({timing['rounds']} rounds alternated with spaCy, {timing['threads']} threads; "
             f"`{timing.get('command', 'benchmarks/spacy_peer.py time')}`). A model's F1 and size come from its "
-            f"run in `paper_rows.json`, else from its manifest. Pareto-optimal: no other point is at least as "
+            f"figures stored with its times, else its run in `paper_rows.json`, else its manifest. Pareto-optimal: no other point is at least as "
             f"fast and as accurate and better in one; the target is devel F1 {100 * TARGET_F1:.1f} at spaCy's "
             f"time or better.", "",
             "| model | seconds | speed vs spaCy | devel F1 | size on disk (MB) | F1 from | Pareto-optimal |",

@@ -184,9 +184,26 @@ def timing(args) -> dict:
     return timing_result(docs.name, args.rounds, args.threads, times[0], names, times[1:])
 
 
+def record_model_scores(timing: dict) -> None:
+    """Each timed model's devel F1 (overall and per type) and size on disk, from its
+    manifest, stored beside its times: the report's frontier then needs no registry (a
+    fresh clone has none of the experiment's models)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmark_report, beside this script
+    from benchmark_report import model_manifest
+
+    for entry in timing.get("models", []):
+        m = model_manifest(entry["model"])
+        if m is not None and m.metrics.get("f1") is not None:
+            entry["devel_f1"] = m.metrics["f1"]
+            entry["per_type_f1"] = {t: v["f1"] for t, v in (m.metrics.get("per_type") or {}).items()}
+            entry["size_bytes"] = m.size_bytes or None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("step", choices=("train", "score", "time", "all"))
+    parser.add_argument("step", choices=("train", "score", "time", "all", "model-scores"),
+                        help="model-scores: store each timed model's devel F1 and size from its manifest "
+                             "(again after `fastbioner evaluate MODEL DEVEL --record`)")
     parser.add_argument("--data", default=str(REPO.parent / "shared" / "data" / "bc5cdr"))
     parser.add_argument("--model", action="append", help="our model to time, a registry name or folder; "
                         "repeat to time several (default: the shipped default)")
@@ -205,6 +222,8 @@ def main(argv: list[str] | None = None) -> int:
         results["score"] = {**score(args), "command": command}
     if args.step in ("time", "all"):
         results["time"] = {**timing(args), "command": command}
+    if args.step in ("time", "all", "model-scores") and "time" in results:
+        record_model_scores(results["time"])
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     print(json.dumps(results, indent=1))

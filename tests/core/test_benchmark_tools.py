@@ -152,6 +152,22 @@ def test_frontier_reads_a_single_model_record_and_says_when_not_run(frontier_fil
     assert not (tmp_path / "g.png").exists()
 
 
+def test_scores_stored_with_the_times_make_the_frontier_without_the_registry(frontier_files, monkeypatch):
+    report, results, tmp_path = frontier_files
+    peer = load("spacy_peer")
+    sp = json.loads(report.SPACY.read_text())
+    peer.record_model_scores(sp["time"])
+    stored = {m["model"]: m.get("devel_f1") for m in sp["time"]["models"]}
+    assert stored == {"shipped-default": 0.8211, "cand-s13": None, "only-registered": 0.79, "unknown": None}
+    # Another machine: no registry, no shipped default; the stored figures stand.
+    monkeypatch.setenv("FASTBIONER_HOME", str(tmp_path / "elsewhere"))
+    monkeypatch.setenv("FASTBIONER_DEFAULT_MODEL", str(tmp_path / "none"))
+    points = {p["model"]: p for p in report.frontier_points(sp, {})}
+    assert (points["only-registered"]["f1"], points["only-registered"]["source"]) == (0.79, "spacy_peer.json")
+    assert points["only-registered"]["size_bytes"] == 12_000_000
+    assert points["cand-s13"]["f1"] is None  # never scored: not placed
+
+
 # -- build_default_model.py ----------------------------------------------------------
 
 def teacher_config(tmp_path: Path, base: str, epochs: int) -> dict:
