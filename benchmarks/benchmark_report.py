@@ -5,6 +5,7 @@ is printed as "not yet run"."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 
@@ -15,6 +16,8 @@ PLOT = "benchmarks-speed.png"
 # teacher, size reduction, speed-up, for 6, 4 and 3 layers.
 PAPER = {6: (1.10, 39.26, 46.17), 4: (3.72, 52.35, 60.77), 3: (4.97, 58.9, 68.78)}
 NOT_RUN = "not yet run"
+# The plots need the bench extra; the tables do not (the test suite writes them without it).
+HAVE_MATPLOTLIB = importlib.util.find_spec("matplotlib") is not None
 
 
 def pct(x: float | None) -> str:
@@ -187,7 +190,7 @@ def sweep_table(rows, results) -> list[str]:
 def plot_speed(speed: dict | None, png: Path) -> bool:
     """Parameters, size and tagging speed of each model (fp32) relative to the teacher."""
     rows = [m for m in speed_rows(speed) if m["precision"] == "fp32"]
-    if not rows:
+    if not rows or not HAVE_MATPLOTLIB:
         return False
     import matplotlib
 
@@ -377,7 +380,7 @@ def plot_frontier(points: list[dict], optimal: set[int], documents: str, png: Pa
     """Devel F1 against whole-process seconds, the Pareto-optimal points joined as the
     frontier, with the F1 target and spaCy's time as lines."""
     placed = [(i, p) for i, p in enumerate(points) if p["f1"] is not None]
-    if not placed:
+    if not placed or not HAVE_MATPLOTLIB:
         return False
     import matplotlib
 
@@ -431,6 +434,8 @@ def frontier_section(sp: dict, results: dict, png: Path) -> list[str]:
                    f"{p['source']} | {'**yes**' if i in optimal else ''} |")
     if plot_frontier(points, optimal, f"the {timing['documents']} abstracts", png):
         out += ["", f"![devel F1 against whole-process tagging time]({png.name})"]
+    elif not HAVE_MATPLOTLIB:
+        out += ["", "_The plot needs matplotlib (`pip install -e \".[bench]\"`)._"]
     return out + [""]
 
 
