@@ -37,6 +37,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # paper_tables, beside this script
 import paper_tables  # noqa: E402
+from fastbioner.distill.config import SMALL_SOURCES  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = paper_tables.RESULTS
@@ -46,7 +47,7 @@ DEVEL = DATA / "bc5cdr" / "iob" / "devel.tsv"
 # The README's compact step: the wordpieces of these corpora are kept.
 CORPUS = (DATA / "bc5cdr" / "iob" / "train.tsv", DATA / "bc5cdr" / "pubtator" / "CDR_TrainingSet.PubTator.txt",
           DATA / "ncbi-disease" / "iob" / "train.tsv", DATA / "pubmed-xml")
-NOT_MODELS = ("teacher", "bigru", "bilstm")  # student sources that name no model
+NOT_MODELS = ("teacher", *SMALL_SOURCES)  # student sources that name no model
 
 
 class BuildError(Exception):

@@ -3,10 +3,11 @@ no transformers import, seconds less to start) or transformers.
 
 ``auto`` takes the light engine for a local folder that holds a plain BERT token
 classifier (config.json: model_type ``bert``, architectures
-``["BertForTokenClassification"]``), safetensors weights and a standard BERT
-tokenizer.json: the shipped default model and the MiniLM students. Everything else
-(MPNet, CRF and recurrent students, other tokenizers, hub ids) loads with
-transformers, as training and distillation always do. ``transformers`` forces the
+``["BertForTokenClassification"]``) or a convolutional student (``fastbioner-cnn``),
+with safetensors weights and a standard BERT tokenizer.json: the shipped default
+model, the MiniLM students and convolutional students over MiniLM's embeddings.
+Everything else (MPNet, CRF transformer and recurrent students, other tokenizers, hub
+ids) loads with transformers, as training and distillation always do. ``transformers`` forces the
 latter; the ``FASTBIONER_ENGINE`` environment variable sets what ``auto`` means for a
 whole process (to compare the two from the command line).
 """
@@ -42,12 +43,15 @@ def load_for_tagging(folder: str | Path, engine: str = "auto"):
     either engine."""
     if chosen_engine(engine) == "auto" and Path(folder).is_dir():
         from .light.bert import load_bert_classifier
+        from .light.config import ConvClassifierConfig, read_light_config
+        from .light.small import load_conv_classifier
         from .light.tokenizer import load_wordpiece_tokenizer
 
         try:
             # The tokenizer first: it is cheap to refuse, the weights are not.
             tokenizer = load_wordpiece_tokenizer(folder)
-            return load_bert_classifier(folder), tokenizer
+            conv = isinstance(read_light_config(folder), ConvClassifierConfig)
+            return (load_conv_classifier if conv else load_bert_classifier)(folder), tokenizer
         except Unsupported:
             pass  # transformers runs it (or refuses it, with its own message)
     return load_token_classifier(folder, device="cpu"), load_tokenizer(folder)

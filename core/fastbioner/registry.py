@@ -190,14 +190,15 @@ def write_manifest(folder: str | Path, manifest: Manifest) -> None:
 
 def _folder_config(folder: Path) -> tuple[Any, str]:
     """The folder's config and its base model's name (the folder, as AutoConfig reports
-    it). A plain BERT's config.json is read without transformers, so tagging such a
-    folder never imports it; any other goes through AutoConfig. Both fill what
-    config.json leaves out with transformers' defaults (id2label LABEL_0 ...)."""
+    it). What the light engine runs (a plain BERT, a convolutional student) is read
+    without transformers, so tagging such a folder never imports it; any other goes
+    through AutoConfig. Both fill what config.json leaves out with transformers'
+    defaults (id2label LABEL_0 ...)."""
     from .light import Unsupported
-    from .light.config import read_config
+    from .light.config import read_light_config
 
     try:
-        return read_config(folder), str(folder)
+        return read_light_config(folder), str(folder)
     except Unsupported:
         pass
     from transformers import AutoConfig

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, 
                                QFormLayout, QGridLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit, QListWidget,
                                QPushButton, QSpinBox, QVBoxLayout, QWidget)
 
+from fastbioner.distill.config import SMALL_SOURCES  # a dataclass module: no torch
 from fastbioner.documents import Source
 from fastbioner.errors import FastBioNERError
 from fastbioner.project import DocStatus, user_home
@@ -30,7 +31,7 @@ from ..jobs import QUIET_KIND, Job, JobManager
 from ..models.workspace import Workspace
 from ..settings import DEVICES, AppSettings
 
-STUDENT_SOURCES = ("teacher", "bigru", "bilstm")
+STUDENT_SOURCES = ("teacher", *SMALL_SOURCES)
 CUSTOM = "Custom"  # the recipe shown once a setting is changed by hand
 
 
@@ -325,6 +326,7 @@ class TrainingDialog(QDialog):
         self.student_source = QComboBox(editable=True)
         self.student_source.addItems(STUDENT_SOURCES)
         self.student_source.setToolTip("teacher: its own layers (uniform mapping); bigru/bilstm: recurrent; "
+                                       "cnn: window convolutions, the fastest tagger; "
                                        "or another encoder's id or folder")
         self.layers = QComboBox()
         self.custom_layers = QSpinBox(minimum=1, maximum=48, value=2)
@@ -511,7 +513,7 @@ class TrainingDialog(QDialog):
         from fastbioner.distill.methods import MethodConfig
 
         source = self.student_source.currentText().strip()
-        student = StudentConfig(source=source, layers=None if source in ("bigru", "bilstm") else self.layer_count())
+        student = StudentConfig(source=source, layers=None if source in SMALL_SOURCES else self.layer_count())
         method = self.advanced.apply(MethodConfig(
             name=self.method.currentText(), temperature=self.temperature.value(),
             b=self.b.value() if self.method.currentText() == "fastbioner" else None))

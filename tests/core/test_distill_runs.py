@@ -268,6 +268,43 @@ def test_registered_student_records_devel_scores_and_compression(trained, tmp_pa
     assert student.config.num_hidden_layers == 2
 
 
+def test_a_convolutional_student_from_another_models_embeddings_learns_and_tags_on_the_light_engine(
+        trained, tmp_path, monkeypatch, capsys):
+    """``--student-from cnn --student-embeddings MODEL``: the student starts from that
+    model's wordpiece embeddings and keeps its tokenizer; it learns from the teacher's
+    soft labels and the gold labels, is registered with its shape in the manifest,
+    and tags through the light engine (no transformers) as the tagger loads it."""
+    from fastbioner.cli.main import main
+    from fastbioner.inference import Tagger, TaggerConfig
+    from fastbioner.models.convolutional import ConvTagger
+
+    registry = fresh_registry(trained, tmp_path)
+    _, bio = trained
+    other = make_tiny_model(tmp_path / "other", hidden=24, seed=9)  # another width, the same wordpieces
+    monkeypatch.setenv("FASTBIONER_HOME", str(registry.root.parent))
+    (registry.root.parent / "models").symlink_to(registry.root)
+    code = main(["distill", "--teacher", "tiny-teacher", "--train", str(bio), "--dev", str(bio),
+                 "--student-from", "cnn", "--student-embeddings", str(other), "--conv-width", "16",
+                 "--conv-layers", "2", "--method", "hinton", "--temperature", "2", "--epochs", "40",
+                 "--batch-size", "5", "--name", "cnn-student", "--quiet"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    entry = registry.get("cnn-student")
+    cfg = entry.manifest.config
+    assert cfg["student"]["source"] == "cnn" and cfg["student"]["embeddings"] == str(other)
+    assert cfg["training"]["learning_rate"] == 1e-3  # a student trained from scratch starts higher
+    model = load_token_classifier(entry.path)
+    assert isinstance(model, ConvTagger) and model.config.embedding_size == 24
+    assert model.config.hidden_size == 16 and model.config.num_hidden_layers == 2
+    assert entry.manifest.metrics["f1"] > 0.8, entry.manifest.metrics  # it learned the tiny corpus
+    tagger = Tagger.load(entry.path, TaggerConfig(precision="fp32", threads=1))
+    assert type(tagger.model).__name__ == "ConvTokenClassifier"
+    words = [[w for w, _ in s] for s in SENTENCES]
+    assert [p.tags for p in tagger.predict_words(words)] == \
+        [p.tags for p in Tagger.load(entry.path, TaggerConfig(precision="fp32", threads=1,
+                                                                engine="transformers")).predict_words(words)]
+
+
 def test_unlabelled_text_takes_part_with_confidence_weights(trained, tmp_path):
     registry = fresh_registry(trained, tmp_path)
     _, bio = trained

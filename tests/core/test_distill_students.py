@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from fastbioner.distill.capture import capture
-from fastbioner.distill.students import recurrent_student
+from fastbioner.distill.students import convolutional_student, recurrent_student
 from fastbioner.models.recurrent import RecurrentTagger
 from fastbioner.distill.students import (
     projection_for, student_from_teacher, truncate_layers, uniform_layer_map,
@@ -162,3 +162,39 @@ def test_recurrent_student_ignores_padding(tmp_path):
     a = student(input_ids=short, attention_mask=torch.ones_like(short)).logits
     b = student(input_ids=padded, attention_mask=(padded != 0).long()).logits
     assert torch.allclose(a, b[:, :4], atol=1e-6)
+
+
+def test_convolutional_student_starts_from_the_teachers_embeddings_and_round_trips(tmp_path):
+    folder = make_tiny_model(tmp_path / "t")
+    teacher = load_token_classifier(folder)
+    student = convolutional_student(teacher, width=8, layers=2, kernel_size=3).eval()
+    assert torch.equal(student.get_input_embeddings().weight, teacher.get_input_embeddings().weight)
+    assert student.config.id2label == teacher.config.id2label
+    with torch.no_grad():
+        student.crf.transitions.normal_()
+    save_model(student, load_tokenizer(folder), tmp_path / "s")
+    again = load_token_classifier(tmp_path / "s").eval()
+    ids = torch.tensor([[2, 40, 41, 3, 0]])
+    mask = (ids != 0).long()
+    assert torch.equal(again(input_ids=ids, attention_mask=mask).logits,
+                       student(input_ids=ids, attention_mask=mask).logits)
+    assert torch.equal(again.crf.transitions, student.crf.transitions)
+    assert convolutional_student(teacher, width=8, use_crf=False).crf is None
+
+
+def test_convolutional_student_ignores_padding_and_sees_only_its_window(tmp_path):
+    """Scores do not depend on the padding a sentence is batched with, and a subword's
+    scores depend on the subwords within layers x (kernel - 1) / 2 of it, no further."""
+    student = convolutional_student(load_token_classifier(make_tiny_model(tmp_path / "t")), width=8,
+                                    layers=2, kernel_size=3).eval()
+    short = torch.tensor([[2, 40, 41, 42, 43, 44, 45, 3]])
+    padded = torch.cat([short, torch.zeros(1, 3, dtype=torch.long)], 1)
+    with torch.no_grad():
+        a = student(input_ids=short, attention_mask=torch.ones_like(short)).logits
+        b = student(input_ids=padded, attention_mask=(padded != 0).long()).logits
+        assert torch.allclose(a, b[:, :8], atol=1e-6)
+        changed = short.clone()
+        changed[0, 6] = 50  # two blocks of window 3 see 2 subwords either side
+        c = student(input_ids=changed, attention_mask=torch.ones_like(changed)).logits
+    differs = [not torch.allclose(a[0, i], c[0, i]) for i in range(8)]
+    assert differs == [False, False, False, False, True, True, True, True]

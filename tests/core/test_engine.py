@@ -20,7 +20,6 @@ from fastbioner.documents import Document
 from fastbioner.engine import ENGINE_VARIABLE
 from fastbioner.errors import FastBioNERError
 from fastbioner.inference import Tagger, TaggerConfig
-from fastbioner.light.bert import BertTokenClassifier
 from fastbioner.precision import cpu_has_int8
 from tiny_models import make_tiny_model, make_tiny_mpnet
 
@@ -40,6 +39,34 @@ def bert_folder(tmp_path_factory):
     return make_tiny_model(tmp_path_factory.mktemp("bert"), seed=5)
 
 
+@pytest.fixture(scope="module")
+def cnn_folder(tmp_path_factory, bert_folder):
+    """A convolutional student over the tiny BERT's embeddings, with a CRF whose
+    transitions matter (random, not the zeros it starts with)."""
+    import torch
+
+    from fastbioner.distill.students import convolutional_student
+    from fastbioner.modeling import load_token_classifier, load_tokenizer, save_model
+
+    torch.manual_seed(2)
+    student = convolutional_student(load_token_classifier(bert_folder), width=16, layers=2, kernel_size=3)
+    with torch.no_grad():
+        student.crf.transitions.normal_()
+        student.net.classifier.weight.normal_()
+    folder = tmp_path_factory.mktemp("cnn") / "model"
+    save_model(student, load_tokenizer(bert_folder), folder)
+    return folder
+
+
+@pytest.fixture(params=["bert", "cnn"])
+def light_folder(request, bert_folder, cnn_folder):
+    """Each architecture the light engine runs."""
+    return {"bert": bert_folder, "cnn": cnn_folder}[request.param]
+
+
+LIGHT_CLASSES = {"BertForTokenClassification": "BertTokenClassifier", "ConvTagger": "ConvTokenClassifier"}
+
+
 def spans(tagger: Tagger) -> list[list[tuple]]:
     docs = [Document(f"d{i}", text) for i, text in enumerate(TEXTS)]
     return [[(s.start, s.end, s.label, s.score) for s in found] for found in tagger.tag(docs)]
@@ -53,25 +80,24 @@ def assert_same_spans(light: list[list[tuple]], theirs: list[list[tuple]]) -> No
 
 
 @pytest.mark.parametrize("config", sorted(CONFIGS))
-def test_the_light_engine_tags_exactly_as_transformers(bert_folder, config):
+def test_the_light_engine_tags_exactly_as_transformers(light_folder, config):
     options = {"precision": "fp32", "threads": 1, **CONFIGS[config]}
     if options["precision"] == "int8" and not cpu_has_int8():
         pytest.skip("no int8 engine in this torch build")
-    light = Tagger.load(bert_folder, TaggerConfig(**options))
-    theirs = Tagger.load(bert_folder, TaggerConfig(**options, engine="transformers"))
-    assert isinstance(light.model, BertTokenClassifier)
-    assert type(theirs.model).__name__ == "BertForTokenClassification"
+    light = Tagger.load(light_folder, TaggerConfig(**options))
+    theirs = Tagger.load(light_folder, TaggerConfig(**options, engine="transformers"))
+    assert type(light.model).__name__ == LIGHT_CLASSES[type(theirs.model).__name__]
     assert_same_spans(spans(light), spans(theirs))
 
 
-def test_fastbioner_tag_gives_the_same_output_either_way(bert_folder, tmp_path, monkeypatch):
+def test_fastbioner_tag_gives_the_same_output_either_way(light_folder, tmp_path, monkeypatch):
     source = tmp_path / "in.pubtator"
     source.write_text("".join(f"{i}|t|{t[:40]}\n{i}|a|{t}\n\n" for i, t in enumerate(TEXTS)), encoding="utf-8")
     found = {}
     for engine in ("auto", "transformers"):
         monkeypatch.setenv(ENGINE_VARIABLE, engine)
         out = tmp_path / f"{engine}.jsonl"
-        assert main(["tag", str(source), "--model", str(bert_folder), "--out", str(out), "--format", "jsonl",
+        assert main(["tag", str(source), "--model", str(light_folder), "--out", str(out), "--format", "jsonl",
                      "--threads", "1", "--precision", "fp32", "--quiet"]) == 0
         docs = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
         found[engine] = [[(s["start"], s["end"], s["label"], s["score"]) for s in d["spans"]] for d in docs]
@@ -101,14 +127,14 @@ print(f"CODE:{code} TRANSFORMERS:{'transformers' in sys.modules}")
 
 
 @pytest.mark.parametrize("engine, imported", [("auto", False), ("transformers", True)])
-def test_tagging_a_plain_bert_folder_never_imports_transformers(bert_folder, tmp_path, engine, imported):
+def test_tagging_a_light_folder_never_imports_transformers(light_folder, tmp_path, engine, imported):
     """In a fresh process, as a user runs it; forcing transformers shows the probe sees the import."""
     source = tmp_path / "in.pubtator"
     source.write_text(f"1|t|{TEXTS[0]}\n1|a|{TEXTS[1]}\n\n", encoding="utf-8")
     code = str(Path(fastbioner.__file__).resolve().parents[1])  # this checkout's library, not an installed one
     env = {**os.environ, "FASTBIONER_HOME": str(tmp_path / "home"), ENGINE_VARIABLE: engine,
            "PYTHONPATH": os.pathsep.join(filter(None, [code, os.environ.get("PYTHONPATH")]))}
-    args = ["tag", str(source), "--model", str(bert_folder), "--out", str(tmp_path / "out.jsonl"), "--format",
+    args = ["tag", str(source), "--model", str(light_folder), "--out", str(tmp_path / "out.jsonl"), "--format",
             "jsonl", "--threads", "1", "--quiet"]
     proc = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True, text=True, env=env,
                           timeout=300)

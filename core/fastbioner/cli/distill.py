@@ -23,7 +23,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_config_flags(p, DistillConfig, required=("teacher", "train_files"), overrides={
         # decided from the student once it is known
         "training.learning_rate": {"default": None, "help": f"peak learning rate (default "
-                                   f"{TrainingConfig().learning_rate}; {RECURRENT_LR} for bigru/bilstm)"},
+                                   f"{TrainingConfig().learning_rate}; {RECURRENT_LR} for bigru/bilstm/cnn)"},
         "student.layers": {"default": None},
         "teacher": {"action": "append"}})
     add_run_flags(p)
@@ -31,14 +31,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def config_from_args(args: argparse.Namespace):
-    from ..distill.config import RECURRENT_SOURCES, DistillConfig, default_learning_rate
+    from ..distill.config import SMALL_SOURCES, DistillConfig, default_learning_rate
 
     teachers = list(args.teacher)  # --teacher A --teacher B: the first is the one the student copies
     args = argparse.Namespace(**{**vars(args), "teacher": teachers[0],
                                  "extra_teachers": teachers[1:] + list(args.extra_teachers)})
     config = config_from_flags(DistillConfig, args)
-    if args.student__source in ("teacher", *RECURRENT_SOURCES):  # names, not folders
+    if args.student__source in ("teacher", *SMALL_SOURCES):  # names, not folders
         config.student.source = args.student__source
+    if args.student__embeddings == "teacher":
+        config.student.embeddings = "teacher"
     if config.student.layers is None and config.student.source == "teacher":
         config.student.layers = 6
     if config.training.learning_rate is None:

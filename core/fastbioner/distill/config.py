@@ -8,13 +8,17 @@ from ..config import ConfigError, EncodingConfig, LossConfig, Settings, Training
 from .methods import MethodConfig
 
 RECURRENT_SOURCES = ("bigru", "bilstm")
-RECURRENT_LR = 1e-3  # a recurrent student learns from scratch: a transformer's 5e-5 is far too small
+CONV_SOURCES = ("cnn",)
+# Students built here rather than taken from a transformer: everything but their
+# embeddings starts random.
+SMALL_SOURCES = (*RECURRENT_SOURCES, *CONV_SOURCES)
+RECURRENT_LR = 1e-3  # a student learning from scratch: a transformer's 5e-5 is far too small
 
 
 def default_learning_rate(source: str) -> float:
     """The peak learning rate a student from ``source`` trains at unless told:
     the CLI and the app's dialog both take it from here."""
-    return RECURRENT_LR if source in RECURRENT_SOURCES else TrainingConfig().learning_rate
+    return RECURRENT_LR if source in SMALL_SOURCES else TrainingConfig().learning_rate
 CACHE_MODES = ("auto", "memory", "disk", "shared", "none")
 
 
@@ -23,32 +27,56 @@ class StudentConfig(Settings):
     """Where the student comes from.
 
     ``source``: ``teacher`` (the teacher's own layers, uniform mapping), ``bigru`` or
-    ``bilstm`` (recurrent, over the teacher's wordpiece embeddings), or any other
-    encoder: a Hugging Face id, a folder or a registry name (its first ``layers``
-    layers; all when None)."""
+    ``bilstm`` (recurrent), ``cnn`` (a stack of window convolutions: the fastest
+    tagger), or any other encoder: a Hugging Face id, a folder or a registry name (its
+    first ``layers`` layers; all when None). The recurrent and convolutional students
+    start from the wordpiece embeddings (and take the tokenizer) of ``embeddings``."""
 
-    source: str = opt("teacher", "teacher (its own layers), bigru, bilstm, or a model id / folder / registry "
-                                 "name", flag="--student-from", metavar="SOURCE", kind="model")
+    source: str = opt("teacher", "teacher (its own layers), bigru, bilstm, cnn, or a model id / folder / "
+                                 "registry name", flag="--student-from", metavar="SOURCE", kind="model")
     layers: int | None = opt(6, "student layers (from the teacher: default 6; another encoder: its first N, "
                                 "default all)")
     rnn_hidden: int = opt(256, "recurrent student: units per direction")
     rnn_layers: int = opt(1, "recurrent student: stacked layers")
-    crf: bool = opt(True, "recurrent student without a CRF", flag="--no-crf", kind="negate")
-    dropout: float = opt(0.1, "recurrent student: dropout", flag="--rnn-dropout")
+    conv_width: int = opt(256, "convolutional student: width")
+    conv_layers: int = opt(4, "convolutional student: stacked window blocks")
+    conv_kernel: int = opt(3, "convolutional student: subwords each block reads (odd; the stack sees "
+                              "layers x (kernel - 1) + 1)")
+    embeddings: str = opt("teacher", "recurrent or convolutional student: whose wordpiece embeddings and "
+                                     "tokenizer it starts from (teacher, or a model id / folder / registry "
+                                     "name, e.g. a fine-tuned MiniLM)", flag="--student-embeddings",
+                          metavar="SOURCE", kind="model")
+    crf: bool = opt(True, "recurrent or convolutional student without a CRF", flag="--no-crf", kind="negate")
+    dropout: float = opt(0.1, "recurrent or convolutional student: dropout", flag="--rnn-dropout")
 
     @property
     def recurrent(self) -> bool:
         return self.source in RECURRENT_SOURCES
 
+    @property
+    def convolutional(self) -> bool:
+        return self.source in CONV_SOURCES
+
+    @property
+    def small(self) -> bool:
+        """Built here (recurrent or convolutional) rather than cut from a transformer."""
+        return self.source in SMALL_SOURCES
+
     def validate(self) -> None:
         if not self.source:
-            raise ConfigError("a student source is required (teacher, bigru, bilstm or a model)")
+            raise ConfigError("a student source is required (teacher, bigru, bilstm, cnn or a model)")
         if self.layers is not None and self.layers < 1:
             raise ConfigError("student layers must be at least 1")
         if self.source == "teacher" and self.layers is None:
             raise ConfigError("a student from the teacher needs a layer count")
         if self.rnn_hidden < 1 or self.rnn_layers < 1:
             raise ConfigError("rnn_hidden and rnn_layers must be at least 1")
+        if self.conv_width < 1 or self.conv_layers < 1:
+            raise ConfigError("conv_width and conv_layers must be at least 1")
+        if self.conv_kernel < 1 or self.conv_kernel % 2 == 0:
+            raise ConfigError(f"conv_kernel must be odd (a window centred on each subword), not {self.conv_kernel}")
+        if not self.embeddings:
+            raise ConfigError("student embeddings: teacher, or a model")
 
 
 @dataclass

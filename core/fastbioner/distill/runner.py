@@ -43,10 +43,10 @@ from .data import EncodedData, PairedBatches, encode, read_unlabeled
 from .ensemble import TeacherEnsemble, word_logits
 from .methods import TOKEN_LEVEL_TERMS, Method
 from .objective import DistillationObjective, ObjectiveParts
+from ..models.convolutional import ConvTagger
 from ..models.recurrent import RecurrentTagger
-from .students import (copy_head, freeze, hidden_width, parameter_count, projection_for,
-                       recurrent_student, same_labels, student_from_teacher, truncate_layers,
-                       uniform_layer_map)
+from .students import (convolutional_student, copy_head, freeze, hidden_width, parameter_count, projection_for,
+                       recurrent_student, same_labels, student_from_teacher, truncate_layers, uniform_layer_map)
 from .teacher_cache import (SHARED_CACHE_FOLDER, LiveTeacher, TeacherCache, shared_cache_key,
                             teacher_needs)
 
@@ -76,14 +76,22 @@ def build_student(cfg: StudentConfig, teacher, teacher_tokenizer, labels: Sequen
         student = student_from_teacher(teacher, cfg.layers)
         return BuiltStudent(student, teacher_tokenizer, uniform_layer_map(m, cfg.layers),
                             f"teacher layers {uniform_layer_map(m, cfg.layers)}")
-    if cfg.recurrent:
-        student = recurrent_student(teacher, cfg.rnn_hidden, cfg.rnn_layers, cfg.source[2:],
-                                    cfg.crf, cfg.dropout)
+    if cfg.small:
+        embeddings_from, tokenizer, where = None, teacher_tokenizer, "the teacher's embeddings"
+        if cfg.embeddings != "teacher":
+            ref = _model_path(cfg.embeddings, registry)
+            embeddings_from, tokenizer, where = load_token_classifier(ref), load_tokenizer(ref), cfg.embeddings
         crf = "+CRF" if cfg.crf else ""
-        return BuiltStudent(student, teacher_tokenizer, [], f"{cfg.source}{crf} over the teacher's embeddings")
-    ref = cfg.source
-    with contextlib.suppress(ModelError):
-        ref = str(registry.resolve(cfg.source).path)
+        if cfg.convolutional:
+            student = convolutional_student(teacher, cfg.conv_width, cfg.conv_layers, cfg.conv_kernel, cfg.crf,
+                                            cfg.dropout, embeddings_from)
+            shape = f"cnn {cfg.conv_layers}x{cfg.conv_width} (window {cfg.conv_kernel})"
+        else:
+            student = recurrent_student(teacher, cfg.rnn_hidden, cfg.rnn_layers, cfg.source[2:],
+                                        cfg.crf, cfg.dropout, embeddings_from)
+            shape = cfg.source
+        return BuiltStudent(student, tokenizer, [], f"{shape}{crf} over {where}")
+    ref = _model_path(cfg.source, registry)
     student = load_token_classifier(ref, labels=list(labels))
     if cfg.layers is not None:
         truncate_layers(student, cfg.layers)
@@ -93,14 +101,21 @@ def build_student(cfg: StudentConfig, teacher, teacher_tokenizer, labels: Sequen
                         f"{cfg.source} ({n} layers)")
 
 
+def _model_path(ref: str, registry: Registry) -> str:
+    """A registry name's folder; anything else (a folder, a hub id) as it is."""
+    with contextlib.suppress(ModelError):
+        return str(registry.resolve(ref).path)
+    return ref
+
+
 def usable_method(method: Method, student: BuiltStudent, notes: list[str]) -> Method:
-    """Drop the terms this student cannot have: a recurrent student has no
-    transformer layers to match. (Another tokenizer is checked per batch instead:
+    """Drop the terms this student cannot have: a recurrent or convolutional student
+    has no transformer layers to match. (Another tokenizer is checked per batch instead:
     MiniLM and MPNet share their wordpieces.)"""
-    if isinstance(student.model, RecurrentTagger):
+    if isinstance(student.model, (RecurrentTagger, ConvTagger)):
         dropped = [t.name for t in method.terms if t.name in TOKEN_LEVEL_TERMS]
         if dropped:
-            notes.append(f"recurrent student: no intermediate layers, so {', '.join(dropped)} "
+            notes.append(f"{type(student.model).__name__}: no transformer layers, so {', '.join(dropped)} "
                          f"term(s) dropped")
             method = replace(method, terms=tuple(t for t in method.terms if t.name not in dropped))
             method.check_learnable()

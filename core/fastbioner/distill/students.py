@@ -1,5 +1,6 @@
 """Building students: from the teacher's own layers, from another pretrained
-encoder, or the recurrent student (:mod:`fastbioner.models.recurrent`).
+encoder, or the small students built here: recurrent
+(:mod:`fastbioner.models.recurrent`) and convolutional (:mod:`fastbioner.models.convolutional`).
 
 Layer mapping (the paper's uniform mapping): student layer ``j`` (1-based) learns
 from, and when built from the teacher starts as, teacher layer ``j * m / n``. When
@@ -20,6 +21,7 @@ from torch import nn
 from transformers import PreTrainedModel
 
 from ..errors import FastBioNERError
+from ..models.convolutional import ConvTagger, ConvTaggerConfig
 from ..models.recurrent import RecurrentTagger, RecurrentTaggerConfig
 
 
@@ -144,18 +146,44 @@ def copy_head(student: PreTrainedModel, teacher: PreTrainedModel) -> bool:
     return True
 
 
+def _start_embeddings(teacher: PreTrainedModel, source: PreTrainedModel | None) -> tuple[torch.Tensor, int]:
+    """The wordpiece embeddings (and padding id) a small student starts from: the
+    teacher's, or another model's (whose tokenizer the student then uses)."""
+    model = source if source is not None else teacher
+    pad = model.config.pad_token_id
+    return model.get_input_embeddings().weight.detach(), pad if pad is not None else 0
+
+
+def _labels(teacher: PreTrainedModel) -> dict:
+    return {"id2label": dict(teacher.config.id2label), "label2id": dict(teacher.config.label2id)}
+
+
 def recurrent_student(teacher: PreTrainedModel, hidden_size: int = 256, num_layers: int = 1,
-                      cell: str = "gru", use_crf: bool = True, dropout: float = 0.1) -> RecurrentTagger:
-    """A recurrent tagger whose wordpiece embeddings are a copy of ``teacher``'s
-    (so it uses the teacher's tokenizer), with the teacher's labels."""
-    source = teacher.get_input_embeddings().weight.detach()
-    tc = teacher.config
+                      cell: str = "gru", use_crf: bool = True, dropout: float = 0.1,
+                      embeddings_from: PreTrainedModel | None = None) -> RecurrentTagger:
+    """A recurrent tagger whose wordpiece embeddings are a copy of ``teacher``'s (or
+    of ``embeddings_from``'s: the student then uses that model's tokenizer), with the
+    teacher's labels."""
+    source, pad = _start_embeddings(teacher, embeddings_from)
     config = RecurrentTaggerConfig(
         vocab_size=source.shape[0], embedding_size=source.shape[1], hidden_size=hidden_size,
-        num_layers=num_layers, cell=cell, use_crf=use_crf, dropout=dropout,
-        pad_token_id=tc.pad_token_id if tc.pad_token_id is not None else 0,
-        id2label=dict(tc.id2label), label2id=dict(tc.label2id))
+        num_layers=num_layers, cell=cell, use_crf=use_crf, dropout=dropout, pad_token_id=pad, **_labels(teacher))
     model = RecurrentTagger(config)
     with torch.no_grad():
         model.embeddings.weight.copy_(source)
+    return model
+
+
+def convolutional_student(teacher: PreTrainedModel, width: int = 256, layers: int = 4, kernel_size: int = 3,
+                          use_crf: bool = True, dropout: float = 0.1,
+                          embeddings_from: PreTrainedModel | None = None) -> ConvTagger:
+    """A convolutional tagger (:mod:`fastbioner.models.convolution`) starting from the
+    wordpiece embeddings of ``teacher`` or ``embeddings_from``, with the teacher's labels."""
+    source, pad = _start_embeddings(teacher, embeddings_from)
+    config = ConvTaggerConfig(
+        vocab_size=source.shape[0], embedding_size=source.shape[1], hidden_size=width, num_layers=layers,
+        kernel_size=kernel_size, use_crf=use_crf, dropout=dropout, pad_token_id=pad, **_labels(teacher))
+    model = ConvTagger(config)
+    with torch.no_grad():
+        model.get_input_embeddings().weight.copy_(source)
     return model

@@ -23,9 +23,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..errors import ModelError
-from ..modeling import safetensors_files
-from . import Unsupported
 from .config import BertClassifierConfig, read_config
+from .weights import load_weights
 
 
 class TokenLogits(NamedTuple):
@@ -152,30 +151,6 @@ def load_bert_classifier(folder: str | Path) -> BertTokenClassifier:
     :class:`Unsupported` when the folder is not a plain BERT token classifier with
     safetensors weights; :class:`ModelError` when it is one but its weights are
     corrupt, incomplete or of another shape."""
-    from safetensors.torch import load_file
-
     folder = Path(folder)
-    config = read_config(folder)
-    files = safetensors_files(folder)
-    if not files:  # transformers' loader says why (pickled weights are refused there)
-        raise Unsupported("no safetensors weights")
-    state: dict[str, torch.Tensor] = {}
-    for path in files:
-        try:
-            state.update(load_file(str(path)))
-        except Exception as exc:  # safetensors raises several types for a bad file
-            raise ModelError(f"{path}: corrupt weights ({str(exc).splitlines()[0][:120]})") from None
-    # Built on the CPU, its random initialisation then overwritten: a tenth of a second,
-    # where building on the meta device would import torch._dynamo (seconds). Copying
-    # into its float32 parameters casts the file's tensors (the default model ships
-    # float16) as the transformers loader does. Checkpoint keys this model lacks (a
-    # pooler) are ignored, as transformers ignores them.
-    model = BertTokenClassifier(config)
-    try:
-        missing = model.load_state_dict(state, strict=False).missing_keys
-    except RuntimeError as exc:  # a tensor of another shape than config.json says
-        raise ModelError(f"{folder}: cannot load the model ({str(exc).splitlines()[-1].strip()[:200]})") from None
-    if missing:
-        shown = ", ".join(sorted(missing)[:3]) + (", ..." if len(missing) > 3 else "")
-        raise ModelError(f"{folder}: incomplete weights, {len(missing)} tensor(s) missing ({shown})")
-    return model.requires_grad_(False).eval()
+    # Checkpoint keys this model lacks (a pooler) are ignored, as transformers ignores them.
+    return load_weights(folder, BertTokenClassifier(read_config(folder)))

@@ -1,9 +1,11 @@
-"""A plain BERT token classifier's config.json, read without transformers.
+"""The config.json of the models the light engine runs, read without transformers.
 
 :func:`read_config` accepts exactly what :mod:`fastbioner.light.bert` computes like
 transformers' ``BertForTokenClassification`` (absolute positions, exact GELU, an
-encoder only) and raises :class:`~fastbioner.light.Unsupported` for anything else.
-It needs no torch, so the registry can describe such a folder cheaply too.
+encoder only) and raises :class:`~fastbioner.light.Unsupported` for anything else;
+:func:`read_light_config` also accepts the convolutional student
+(:mod:`fastbioner.light.small`). Nothing here needs torch, so the registry can
+describe such a folder cheaply too.
 """
 
 from __future__ import annotations
@@ -65,13 +67,66 @@ class BertClassifierConfig:
                    id2label=id2label)
 
 
-def read_config(folder: str | Path) -> BertClassifierConfig:
-    """The folder's config.json as a plain BERT token classifier, else :class:`Unsupported`
-    (a missing or unreadable file too: transformers' loader then reports it)."""
+CONV_MODEL_TYPE = "fastbioner-cnn"  # fastbioner.models.convolutional.MODEL_TYPE, without importing transformers
+
+
+@dataclass(frozen=True)
+class ConvClassifierConfig:
+    """A convolutional student's shape (config.json as
+    :class:`fastbioner.models.convolutional.ConvTaggerConfig` writes it) and what the
+    tagger reads from ``model.config``."""
+
+    vocab_size: int
+    embedding_size: int
+    hidden_size: int
+    num_hidden_layers: int
+    kernel_size: int
+    use_crf: bool
+    pad_token_id: int
+    id2label: dict[int, str]
+    model_type: str = CONV_MODEL_TYPE
+    max_position_embeddings: None = None  # no position embeddings: windows of any length
+
+    @property
+    def num_labels(self) -> int:
+        return len(self.id2label)
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> "ConvClassifierConfig":
+        if raw.get("model_type") != CONV_MODEL_TYPE:
+            raise Unsupported(f"not a convolutional tagger (model_type {raw.get('model_type')!r})")
+        id2label = {int(k): str(v) for k, v in (raw.get("id2label") or {}).items()}
+        try:
+            config = cls(vocab_size=int(raw["vocab_size"]), embedding_size=int(raw["embedding_size"]),
+                         hidden_size=int(raw["hidden_size"]), num_hidden_layers=int(raw["num_hidden_layers"]),
+                         kernel_size=int(raw["kernel_size"]), use_crf=bool(raw.get("use_crf", True)),
+                         pad_token_id=int(raw.get("pad_token_id") or 0), id2label=id2label)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise Unsupported(f"config.json does not describe a convolutional tagger ({exc!r})") from None
+        if not id2label:
+            raise Unsupported("no labels in config.json")
+        return config
+
+
+def _raw(folder: str | Path) -> dict[str, Any]:
     try:
         raw = json.loads((Path(folder) / "config.json").read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise Unsupported(f"config.json unreadable ({exc})") from None
     if not isinstance(raw, dict):
         raise Unsupported("config.json is not an object")
+    return raw
+
+
+def read_config(folder: str | Path) -> BertClassifierConfig:
+    """The folder's config.json as a plain BERT token classifier, else :class:`Unsupported`
+    (a missing or unreadable file too: transformers' loader then reports it)."""
+    return BertClassifierConfig.from_dict(_raw(folder))
+
+
+def read_light_config(folder: str | Path) -> BertClassifierConfig | ConvClassifierConfig:
+    """The folder's config.json as any model the light engine runs, else :class:`Unsupported`."""
+    raw = _raw(folder)
+    if raw.get("model_type") == CONV_MODEL_TYPE:
+        return ConvClassifierConfig.from_dict(raw)
     return BertClassifierConfig.from_dict(raw)

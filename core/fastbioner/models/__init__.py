@@ -1,7 +1,8 @@
 """Every architecture the project can ship: Hugging Face transformer token
 classifiers (loaded as they are), a transformer encoder with a CRF head
-(:mod:`fastbioner.models.transformer_crf`) and the recurrent tagger with its CRF
-(:mod:`fastbioner.models.recurrent`). Loading a model
+(:mod:`fastbioner.models.transformer_crf`), the recurrent tagger with its CRF
+(:mod:`fastbioner.models.recurrent`) and the convolutional tagger
+(:mod:`fastbioner.models.convolutional`). Loading a model
 (:func:`fastbioner.modeling.load_token_classifier`) registers ours with transformers
 first, so any process can load any kind of student; the distillation package only
 builds and trains them.
@@ -12,4 +13,4 @@ from __future__ import annotations
 
 def register_architectures() -> None:
     """Make transformers' Auto classes know the project's own model types."""
-    from . import recurrent, transformer_crf  # noqa: F401  (they register on import)
+    from . import convolutional, recurrent, transformer_crf  # noqa: F401  (they register on import)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from .positions import first_positions, gather_positions
+
 
 class CRF(nn.Module):
     def __init__(self, num_tags: int):
@@ -71,3 +73,26 @@ class CRF(nn.Module):
                 path.append(tag)
             paths.append(path[::-1])
         return paths
+
+
+def first_subword_nll(crf: CRF | None, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """A tagger's gold loss: the CRF's negative log-likelihood over the labelled
+    positions (the first subword of each word), or token cross-entropy without a CRF."""
+    if crf is None:
+        from ..losses import CrossEntropy
+
+        return CrossEntropy()(logits, labels)
+    index, valid = first_positions(labels)
+    return crf.nll(gather_positions(logits, index), gather_positions(labels, index), valid)
+
+
+@torch.no_grad()
+def first_subword_decode(crf: CRF | None, logits: torch.Tensor, label_mask: torch.Tensor) -> list[list[int]]:
+    """Best label id of each labelled position (``label_mask``, usually the first
+    subword of each word), row by row: Viterbi with a CRF, argmax without."""
+    index, valid = first_positions(label_mask)
+    emissions = gather_positions(logits, index)
+    if crf is not None:
+        return crf.decode(emissions, valid)
+    best = emissions.argmax(-1)
+    return [best[i, :int(v.sum())].tolist() for i, v in enumerate(valid)]

@@ -20,9 +20,7 @@ from torch import nn
 from transformers import AutoConfig, AutoModelForTokenClassification, PretrainedConfig, PreTrainedModel
 from transformers.modeling_outputs import TokenClassifierOutput
 
-from ..losses import CrossEntropy
-from .crf import CRF
-from .positions import first_positions, gather_positions
+from .crf import CRF, first_subword_decode, first_subword_nll
 
 
 class RecurrentTaggerConfig(PretrainedConfig):
@@ -87,23 +85,10 @@ class RecurrentTagger(PreTrainedModel):
         return TokenClassifierOutput(loss=loss, logits=logits)
 
     def gold_loss(self, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-        """CRF negative log-likelihood over the labelled positions (first subwords),
-        or token cross-entropy without a CRF."""
-        if self.crf is None:
-            return CrossEntropy()(logits, labels)
-        index, valid = first_positions(labels)
-        return self.crf.nll(gather_positions(logits, index), gather_positions(labels, index), valid)
+        return first_subword_nll(self.crf, logits, labels)
 
-    @torch.no_grad()
     def decode(self, logits: torch.Tensor, label_mask: torch.Tensor) -> list[list[int]]:
-        """Best label id of each labelled position (``label_mask``, usually the first
-        subword of each word), row by row: Viterbi with a CRF, argmax without."""
-        index, valid = first_positions(label_mask)
-        emissions = gather_positions(logits, index)
-        if self.crf is not None:
-            return self.crf.decode(emissions, valid)
-        best = emissions.argmax(-1)
-        return [best[i, :int(v.sum())].tolist() for i, v in enumerate(valid)]
+        return first_subword_decode(self.crf, logits, label_mask)
 
 
 AutoConfig.register(RecurrentTaggerConfig.model_type, RecurrentTaggerConfig, exist_ok=True)

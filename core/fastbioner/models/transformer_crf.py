@@ -18,8 +18,7 @@ from torch import nn
 from transformers import AutoConfig, AutoModel, AutoModelForTokenClassification, PretrainedConfig, PreTrainedModel
 from transformers.modeling_outputs import TokenClassifierOutput
 
-from .crf import CRF
-from .positions import first_positions, gather_positions
+from .crf import CRF, first_subword_decode, first_subword_nll
 
 
 class TransformerCRFConfig(PretrainedConfig):
@@ -91,14 +90,11 @@ class TransformerCRFTagger(PreTrainedModel):
 
     def gold_loss(self, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         """CRF negative log-likelihood over the labelled positions (first subwords)."""
-        index, valid = first_positions(labels)
-        return self.crf.nll(gather_positions(logits, index), gather_positions(labels, index), valid)
+        return first_subword_nll(self.crf, logits, labels)
 
-    @torch.no_grad()
     def decode(self, logits: torch.Tensor, label_mask: torch.Tensor) -> list[list[int]]:
         """Viterbi labels of each labelled position (the first subword of each word)."""
-        index, valid = first_positions(label_mask)
-        return self.crf.decode(gather_positions(logits, index), valid)
+        return first_subword_decode(self.crf, logits, label_mask)
 
 
 AutoConfig.register(TransformerCRFConfig.model_type, TransformerCRFConfig, exist_ok=True)
