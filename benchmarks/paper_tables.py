@@ -47,7 +47,7 @@ SWEEP_LRS = (5e-5, 1e-4, 2e-4)
 FINE_TUNED_START_LR = 5e-5
 TEMPERATURE = 2.0            # one temperature for every soft-label method in a comparison
 SOFT_LABEL_METHODS = ("hinton", "pkd", "tinybert", "fastbioner")
-RECURRENT = ("bigru", "bilstm")
+SMALL_STUDENTS = ("bigru", "bilstm", "cnn")  # built from scratch, trained at their own rate (1e-3)
 # Devel is scored three times per epoch (285 and 339 steps of batch 16), so the
 # history shows whether a student has converged.
 EVAL_EVERY = {"bc5cdr": 95, "ncbi": 113}
@@ -146,7 +146,7 @@ def student_row(dataset: str, table: int, method: str, layers: int | None, *, sl
             "--method", method, "--student-from", student_from, "--epochs", str(epochs),
             "--batch-size", "16", "--eval-every", str(EVAL_EVERY[dataset]),
             "--checkpoint-every", "100", "--resume"]
-    if student_from not in RECURRENT:  # a recurrent student keeps its own default (1e-3)
+    if student_from not in SMALL_STUDENTS:  # a recurrent or convolutional student keeps its own default
         args += ["--lr", f"{lr if lr is not None else STUDENT_LR:g}"]
     if layers is not None:
         args += ["--layers", str(layers)]
@@ -266,6 +266,20 @@ def default_model_rows() -> list[Row]:
                                           + (", + unlabelled text" if "unl" in tag else ""),
                                     student_from="minilm-bc5cdr", extra_args=extra, lr=FINE_TUNED_START_LR,
                                     requires=("bc5cdr/minilm-ft", *req)))
+    # The fast end of the frontier: convolutional students (a few hundred thousand
+    # multiply-adds per subword) over minilm-bc5cdr's embeddings, whose BERT tokenizer
+    # the light engine runs; trained from scratch, so for more steps than the
+    # transformer students (10 epochs, or 3 over the unlabelled text as well).
+    for slug, title, shape in (("cnn-minilm", "CNN 4 x 256, window 3", ("256", "4", "3")),
+                               ("cnn384-minilm", "CNN 4 x 384, window 5", ("384", "4", "5"))):
+        for tag, extra, epochs in (("", (), 10), ("-unl", ("--unlabeled", *unlabeled), 3)):
+            rows.append(student_row(
+                "bc5cdr", 5, "hinton", None, slug=f"{slug}{tag}", student_from="cnn", epochs=epochs,
+                title=f"hinton, {title}, over minilm-bc5cdr's embeddings, {epochs} epochs, 1 teacher"
+                      + (", + unlabelled text" if tag else ""),
+                extra_args=("--student-embeddings", "minilm-bc5cdr", "--conv-width", shape[0], "--conv-layers",
+                            shape[1], "--conv-kernel", shape[2], *extra),
+                requires=("bc5cdr/minilm-ft",)))
     return rows
 
 
