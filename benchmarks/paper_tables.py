@@ -51,6 +51,10 @@ SMALL_STUDENTS = ("bigru", "bilstm", "cnn")  # built from scratch, trained at th
 # Devel is scored three times per epoch (285 and 339 steps of batch 16), so the
 # history shows whether a student has converged.
 EVAL_EVERY = {"bc5cdr": 95, "ncbi": 113}
+# With the unlabelled text an epoch is 1,001 steps (4,560 labelled + 11,443 unlabelled
+# sentences): still three scorings per epoch. (bc5cdr/hinton-minilm3-ft-unl, the first
+# such row, was scored every 95 steps; its command says so.)
+EVAL_EVERY_UNLABELED = 334
 # The calibrated method: each matching term's gradient norm at the start set to the gold
 # term's, attention compared as row-centred scores.
 CALIBRATED = ("--calibrate", "grad-norm", "--attention", "centred")
@@ -138,13 +142,13 @@ def minilm_row(dataset: str) -> Row:
 def student_row(dataset: str, table: int, method: str, layers: int | None, *, slug: str | None = None,
                 title: str | None = None, student_from: str = "teacher", extra_args: tuple[str, ...] = (),
                 epochs: int = STUDENT_EPOCHS, lr: float | None = None, seeds: tuple[int, ...] = (SEED,),
-                requires: tuple[str, ...] = ()) -> Row:
+                requires: tuple[str, ...] = (), eval_every: int | None = None) -> Row:
     train, dev = _data(dataset)
     teacher = f"teacher-mpnet-{dataset}"
     slug = slug or f"{method}-{layers}"
     args = ["distill", "--teacher", teacher, "--train", train, "--dev", dev,
             "--method", method, "--student-from", student_from, "--epochs", str(epochs),
-            "--batch-size", "16", "--eval-every", str(EVAL_EVERY[dataset]),
+            "--batch-size", "16", "--eval-every", str(eval_every or EVAL_EVERY[dataset]),
             "--checkpoint-every", "100", "--resume"]
     if student_from not in SMALL_STUDENTS:  # a recurrent or convolutional student keeps its own default
         args += ["--lr", f"{lr if lr is not None else STUDENT_LR:g}"]
@@ -265,7 +269,8 @@ def default_model_rows() -> list[Row]:
                                           + (", 3 teachers" if "ens" in tag else ", 1 teacher")
                                           + (", + unlabelled text" if "unl" in tag else ""),
                                     student_from="minilm-bc5cdr", extra_args=extra, lr=FINE_TUNED_START_LR,
-                                    requires=("bc5cdr/minilm-ft", *req)))
+                                    requires=("bc5cdr/minilm-ft", *req),
+                                    eval_every=EVAL_EVERY_UNLABELED if "unl" in tag and layers != 3 else None))
     # The fast end of the frontier: convolutional students (a few hundred thousand
     # multiply-adds per subword) over minilm-bc5cdr's embeddings, whose BERT tokenizer
     # the light engine runs; trained from scratch, so for more steps than the
@@ -279,7 +284,7 @@ def default_model_rows() -> list[Row]:
                       + (", + unlabelled text" if tag else ""),
                 extra_args=("--student-embeddings", "minilm-bc5cdr", "--conv-width", shape[0], "--conv-layers",
                             shape[1], "--conv-kernel", shape[2], *extra),
-                requires=("bc5cdr/minilm-ft",)))
+                requires=("bc5cdr/minilm-ft",), eval_every=EVAL_EVERY_UNLABELED if tag else None))
     return rows
 
 
