@@ -155,3 +155,18 @@ def test_crf_likelihood_and_viterbi_match_brute_force():
         expected_paths.append(best)
     assert crf.nll(emissions, tags, mask).item() == pytest.approx(torch.stack(expected_nll).mean().item(), rel=1e-5)
     assert crf.decode(emissions, mask) == expected_paths
+
+
+def test_viterbi_decodes_a_batch_of_mixed_lengths_as_each_row_alone():
+    """Rows of every length (an empty one too) in one batch: each gets the brute-force
+    best path of its own real prefix, whatever its padding holds."""
+    torch.manual_seed(1)
+    crf = CRF(3)
+    with torch.no_grad():
+        for p in crf.parameters():
+            p.normal_()
+    lengths = [4, 1, 3, 0, 2, 4]
+    emissions = torch.randn(len(lengths), 4, 3) * 2
+    mask = torch.arange(4)[None, :] < torch.tensor(lengths)[:, None]
+    expected = [_brute_force(crf, emissions[i, :n])[1] if n else [] for i, n in enumerate(lengths)]
+    assert crf.decode(emissions, mask) == expected
