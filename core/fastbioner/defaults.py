@@ -1,8 +1,12 @@
-"""The default model: shipped in ``assets/default-model`` and registered on first use,
-so ``fastbioner tag`` and the app can tag without a model being named.
+"""The shipped models: the default in ``assets/default-model``, and any more in
+``assets/more-models/<name>`` (a faster or a more accurate one beside it), all
+registered on first use, so ``fastbioner tag`` and the app can tag without a model
+being named and the picker offers every shipped model with its card.
 
-``FASTBIONER_DEFAULT_MODEL`` points at another folder (tests use it; a packager
-can too).
+``FASTBIONER_DEFAULT_MODEL`` points at another default folder (tests use it; a
+packager can too); ``FASTBIONER_MORE_MODELS`` at another folder of further models.
+A process that sets the first but not the second ships no further models: another
+default is a different package, whose extras its packager names.
 """
 
 from __future__ import annotations
@@ -33,20 +37,69 @@ def shipped_model_folder() -> Path:
     return Path(override).expanduser() if override else assets_folder() / "default-model"
 
 
+def more_models_folder() -> Path | None:
+    override = os.environ.get("FASTBIONER_MORE_MODELS")
+    if override:
+        return Path(override).expanduser()
+    if os.environ.get("FASTBIONER_DEFAULT_MODEL"):
+        return None
+    return assets_folder() / "more-models"
+
+
+def more_model_folders() -> list[Path]:
+    """The further shipped models' folders (each holding a config.json), by name."""
+    folder = more_models_folder()
+    if folder is None or not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir() if (p / "config.json").is_file())
+
+
 def samples_folder() -> Path:
     return assets_folder() / "samples"
 
 
 def default_model(registry: Registry | None = None) -> ModelEntry:
-    """The registry entry of the shipped model, importing it on first use (under the
-    name in its manifest)."""
+    """The registry entry of the shipped default model, importing it on first use
+    (under the name in its manifest)."""
     registry = registry or Registry()
     folder = shipped_model_folder()
     if not (folder / "config.json").is_file():
         raise ModelError(f"no default model is installed ({folder} is missing); name a model "
                          f"with --model (see `fastbioner models list`)")
-    name = read_manifest(folder).name if (folder / MANIFEST).is_file() else ""
-    name = name or "default"
+    return _registered(registry, folder, "default")
+
+
+def shipped_models(registry: Registry | None = None) -> list[ModelEntry]:
+    """Every shipped model's registry entry, the default first, each imported on
+    first use. A further model that cannot be imported is left out (the default's
+    failure is reported: it is the one tagging falls back on)."""
+    registry = registry or Registry()
+    entries = [default_model(registry)]
+    for folder in more_model_folders():
+        try:
+            entries.append(_registered(registry, folder, folder.name))
+        except ModelError:
+            continue
+    return entries
+
+
+def model_to_tag(name: str | None, registry: Registry | None = None) -> str:
+    """The model a tagging command uses: ``name`` (a registry name or folder; a shipped
+    model's name works before its first registration), else the shipped default."""
+    registry = registry or Registry()
+    if not name:
+        return default_model(registry).name
+    if not registry.exists(name):
+        for folder in more_model_folders():
+            if folder.name == name or ((folder / MANIFEST).is_file() and read_manifest(folder).name == name):
+                return _registered(registry, folder, folder.name).name
+        if (shipped_model_folder() / MANIFEST).is_file() and read_manifest(shipped_model_folder()).name == name:
+            return default_model(registry).name
+    return name
+
+
+def _registered(registry: Registry, folder: Path, fallback_name: str) -> ModelEntry:
+    name = (read_manifest(folder).name if (folder / MANIFEST).is_file() else "") or fallback_name
     if registry.exists(name):
         return registry.get(name)
     try:

@@ -20,13 +20,13 @@ class ModelListing:
 
 def list_models(on_event=None, cancel=None) -> ModelListing:  # noqa: ANN001 - a job's arguments
     """The registry's usable entries (a folder that cannot be used is left out), after
-    registering the shipped default model on first use."""
-    from fastbioner.defaults import default_model
+    registering the shipped models on first use."""
+    from fastbioner.defaults import shipped_models
     from fastbioner.errors import ModelError
     from fastbioner.registry import Registry
 
     try:
-        default = default_model().name
+        default = shipped_models()[0].name
     except ModelError:  # no default model shipped (or a broken one): the picker still works
         default = None
     return ModelListing(list(Registry().list()), default)

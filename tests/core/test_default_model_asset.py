@@ -14,14 +14,21 @@ from fastbioner.registry import read_manifest
 pytestmark = pytest.mark.skipif(not (ASSETS_MODEL / "config.json").is_file(), reason="no shipped default model")
 
 
-def test_shipped_model_is_a_small_safetensors_student_with_its_scores():
-    files = list(ASSETS_MODEL.iterdir())
-    assert sum(f.stat().st_size for f in files) <= 40 * 2**20
+def shipped_folders() -> list[Path]:
+    more = assets_folder() / "more-models"
+    return [ASSETS_MODEL, *sorted(p for p in more.iterdir() if p.is_dir())] if more.is_dir() else [ASSETS_MODEL]
+
+
+def test_shipped_models_are_small_safetensors_students_with_their_scores():
+    files = [f for folder in shipped_folders() for f in folder.iterdir()]
+    assert sum(f.stat().st_size for f in files) <= 40 * 2**20  # every shipped model together
     assert not [f for f in files if f.suffix in (".bin", ".pt", ".pkl", ".py")]  # safetensors, no code
-    m = read_manifest(ASSETS_MODEL)
-    assert m.kind == "student" and m.parent and m.method
-    assert set(m.labels) == {"O", "B-Chemical", "I-Chemical", "B-Disease", "I-Disease"}
-    assert {"Chemical", "Disease"} <= set(m.metrics["per_type"])
+    for folder in shipped_folders():
+        m = read_manifest(folder)
+        assert m.kind == "student" and m.parent and m.method, folder
+        assert set(m.labels) == {"O", "B-Chemical", "I-Chemical", "B-Disease", "I-Disease"}
+        assert {"Chemical", "Disease"} <= set(m.metrics["per_type"])
+        assert (folder / "BUILD.md").is_file() or folder == ASSETS_MODEL  # the commands that made it
 
 
 def test_shipped_model_tags_a_sample_abstract(tmp_path, monkeypatch):

@@ -73,7 +73,7 @@ def _tagger_config(args: argparse.Namespace, precision: str | None = None):
 
 
 def tag_command(args: argparse.Namespace) -> int:
-    from ..defaults import default_model
+    from ..defaults import model_to_tag
     from ..inference import Tagger
     from ..tagging import tag_files
 
@@ -82,7 +82,7 @@ def tag_command(args: argparse.Namespace) -> int:
             raise InputError("no such file", path)
     check_not_an_input(Path(args.out), [Path(p) for p in args.inputs])
     output_target(args.out)  # a path that cannot be written says so before the model loads
-    model = args.model or default_model().name
+    model = model_to_tag(args.model)
     config = _tagger_config(args)
     config.validate()
     tagger = Tagger.load(model, config)

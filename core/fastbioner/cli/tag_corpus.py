@@ -44,7 +44,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def tag_corpus_command(args: argparse.Namespace) -> int:
-    from ..defaults import default_model
+    from ..defaults import model_to_tag
     from ..scale import CorpusOptions, tag_corpus
 
     options = CorpusOptions(engine=args.engine, input_format=args.input_format, chunk_documents=args.chunk,
@@ -52,7 +52,7 @@ def tag_corpus_command(args: argparse.Namespace) -> int:
     options.validate()
     config = _tagger_config(args)
     config.validate()
-    model = args.model or default_model().name
+    model = model_to_tag(args.model)
     token = CancelToken()
     bar = ProgressBar(quiet=args.quiet)
     try:
