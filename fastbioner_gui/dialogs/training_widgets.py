@@ -1,0 +1,136 @@
+"""The training dialog's own input widgets: a learning-rate box that reads and
+writes rates as people write them, the folded Advanced section of a distillation
+method's research settings, and the list of training files."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from PySide6.QtGui import QValidator
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFileDialog, QFormLayout, QGridLayout,
+                               QGroupBox, QHBoxLayout, QLabel, QListWidget, QPushButton, QVBoxLayout, QWidget)
+
+
+class LearningRateBox(QDoubleSpinBox):
+    """A learning rate as people write it ("5e-05", "0.001"), not "0.000050"; the
+    arrows halve and double it."""
+
+    def __init__(self, value: float, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setDecimals(12)  # the value itself is kept exact; the text is ours
+        self.setRange(1e-7, 1.0)
+        self.setValue(value)
+
+    def textFromValue(self, value: float) -> str:  # noqa: N802 - Qt's name
+        return f"{value:g}"
+
+    def valueFromText(self, text: str) -> float:  # noqa: N802 - Qt's name
+        try:
+            return float(text)
+        except ValueError:
+            return self.value()
+
+    def validate(self, text: str, pos: int):  # noqa: ANN201 - Qt's (state, text, pos)
+        try:
+            value = float(text)
+        except ValueError:
+            return QValidator.State.Intermediate, text, pos
+        ok = self.minimum() <= value <= self.maximum()
+        return (QValidator.State.Acceptable if ok else QValidator.State.Intermediate), text, pos
+
+    def stepBy(self, steps: int) -> None:  # noqa: N802 - Qt's name
+        self.setValue(min(self.maximum(), max(self.minimum(), self.value() * 2.0 ** steps)))
+
+
+class AdvancedMethodSettings(QWidget):
+    """The research settings of a distillation method, folded away by default: a
+    weight per loss term, calibration of the matching terms, and how attention maps
+    are compared. Defaults come from :class:`MethodConfig`, as the CLI's do.
+
+    A check box opens the section and makes its settings count; folded, the section
+    is that one line (a checkable group box would leave an empty frame)."""
+
+    def __init__(self, parent: QWidget | None = None):
+        from fastbioner.distill.methods import ATTENTION_FORMS, TERM_NAMES, MethodConfig
+
+        super().__init__(parent)
+        defaults = MethodConfig()
+        self.header = QCheckBox("Advanced (research settings): method, loss-term weights, calibration, attention")
+        self.toggled = self.header.toggled
+        self.body = QGroupBox()
+        form = QFormLayout(self.body)
+        self.form = form  # the dialog puts the method's own rows first
+        self.weights: dict[str, QDoubleSpinBox] = {}
+        grid = QGridLayout()
+        for i, term in enumerate(TERM_NAMES):
+            box = QDoubleSpinBox(minimum=0.0, maximum=1e4, decimals=4, singleStep=0.1,
+                                 value=defaults.term_weights.get(term, 1.0))
+            box.setToolTip(f"weight of the {term} term, multiplying the method's own (1: as the method says)")
+            self.weights[term] = box
+            grid.addWidget(QLabel(term), i // 4, 2 * (i % 4))
+            grid.addWidget(box, i // 4, 2 * (i % 4) + 1)
+        form.addRow("Term weights", grid)
+        self.calibrate = QCheckBox("scale each matching term so its gradient norm at the start equals the "
+                                   "gold labels'")
+        self.calibrate.setChecked(defaults.calibrate != "none")
+        form.addRow("Calibration", self.calibrate)
+        self.attention = QComboBox()
+        self.attention.addItems(ATTENTION_FORMS)
+        self.attention.setCurrentText(defaults.attention)
+        self.attention.setToolTip("scores: QK^T/sqrt(d_k) (the paper's); centred: the same with each query "
+                                  "row's mean removed (softmax ignores it); probs: after softmax")
+        form.addRow("Attention maps", self.attention)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.header)
+        layout.addWidget(self.body)
+        self.body.setVisible(False)
+        self.toggled.connect(self.body.setVisible)
+
+    def isChecked(self) -> bool:  # noqa: N802 - the check box's name
+        return self.header.isChecked()
+
+    def setChecked(self, on: bool) -> None:  # noqa: N802 - the check box's name
+        self.header.setChecked(on)
+
+    def apply(self, method):  # noqa: ANN001,ANN201 - a MethodConfig, returned filled in
+        """The term weights, calibration and attention form into ``method`` (only while
+        the section is open: folded, the method's defaults stand)."""
+        if not self.isChecked():
+            return method
+        method.term_weights = {t: box.value() for t, box in self.weights.items() if box.value() != 1.0}
+        method.calibrate = "grad-norm" if self.calibrate.isChecked() else "none"
+        method.attention = self.attention.currentText()
+        return method
+
+
+class FileList(QWidget):
+    """Training files: a list with Add and Remove."""
+
+    def __init__(self, start_folder: str, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.start_folder = start_folder
+        self.list = QListWidget()
+        self.list.setMaximumHeight(80)
+        add, remove = QPushButton("Add…"), QPushButton("Remove")
+        add.clicked.connect(self._add)
+        remove.clicked.connect(lambda: [self.list.takeItem(self.list.row(i)) for i in self.list.selectedItems()])
+        buttons = QVBoxLayout()
+        buttons.addWidget(add)
+        buttons.addWidget(remove)
+        buttons.addStretch(1)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.list, 1)
+        layout.addLayout(buttons)
+
+    def _add(self) -> None:
+        paths, _ = QFileDialog.getOpenFileNames(self, "Training data (BIO / CoNLL)", self.start_folder)
+        self.add_paths(paths)
+
+    def add_paths(self, paths: Sequence[str]) -> None:
+        for p in paths:
+            self.list.addItem(p)
+
+    def paths(self) -> list[str]:
+        return [self.list.item(i).text() for i in range(self.list.count())]
