@@ -212,8 +212,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args(argv)
     results = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
-    import platform
-    results["machine"] = {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count()}
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from paper_tables import cpu_name  # the CPU's model name, as the tables record it
+
+    results["machine"] = {"cpu": cpu_name(), "cores": os.cpu_count()}
     command = "python benchmarks/spacy_peer.py " + " ".join(sys.argv[1:] if argv is None else argv)
     # Each step records the command that made it (the steps may run apart).
     if args.step in ("train", "all"):
