@@ -79,13 +79,16 @@ def registry_manifest(name: str):
 
 def parents(manifest) -> list[str]:
     """The registry models a student was made from: its teachers, then the model it
-    started from (a folder or a Hugging Face id is an input, not a step: not listed)."""
+    started from, or whose embeddings a recurrent or convolutional student started
+    from (a folder or a Hugging Face id is an input, not a step: not listed)."""
     if manifest.kind != "student":
         return []
     config = manifest.config
-    source = (config.get("student") or {}).get("source")
+    student = config.get("student") or {}
+    source = student.get("source")
+    started = student.get("embeddings") if source in SMALL_SOURCES else source
     names = [config.get("teacher"), *(config.get("extra_teachers") or []),
-             None if source in NOT_MODELS else source]
+             None if started in ("teacher", *NOT_MODELS) else started]
     return [n for n in names if n and "/" not in n]
 
 
@@ -171,8 +174,10 @@ def describe(name: str, manifest, results: dict) -> Made:
     elif manifest.kind == "student":
         c = manifest.config
         teachers = ", ".join(f"`{t}`" for t in [c.get("teacher"), *(c.get("extra_teachers") or [])])
-        what = (f"student of {teachers} (method {(c.get('method') or {}).get('name')}), started from "
-                f"`{(c.get('student') or {}).get('source')}`")
+        student = c.get("student") or {}
+        start = (f"a `{student.get('source')}` over the embeddings of `{student.get('embeddings', 'teacher')}`"
+                 if student.get("source") in SMALL_SOURCES else f"`{student.get('source')}`")
+        what = f"student of {teachers} (method {(c.get('method') or {}).get('name')}), started from {start}"
     else:
         what = f"teacher, fine-tuned from `{manifest.base_model}`"
     found = recorded(name, manifest, results)

@@ -249,6 +249,19 @@ def test_chain_follows_teachers_and_the_starting_model(chain_registry):
     assert by["student"].what == "student of `t-mpnet`, `t-mpnet-s14` (method hinton), started from `minilm-ft`"
 
 
+def test_chain_of_a_convolutional_student_includes_the_model_whose_embeddings_it_took(chain_registry):
+    build, tmp_path = chain_registry
+    config = student_config(tmp_path, "cnn")
+    config["student"]["embeddings"], config["student"]["conv_width"] = "minilm-ft", 192
+    register("fast", kind="student", parent="t-mpnet", method="hinton", config=config)
+    chain = build.model_chain("fast", {})
+    assert [m.name for m in chain] == ["t-mpnet", "t-mpnet-s14", "minilm-ft", "fast"]
+    made = chain[-1]
+    assert "a `cnn` over the embeddings of `minilm-ft`" in made.what
+    assert "--student-embeddings minilm-ft" in made.command and "--conv-width 192" in made.command
+    assert parsed_config(made.command) == Registry().get("fast").manifest.config
+
+
 def test_chain_says_when_a_manifest_makes_no_valid_command(chain_registry):
     build, tmp_path = chain_registry
     config = student_config(tmp_path, "minilm-ft")
