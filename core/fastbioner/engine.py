@@ -50,8 +50,9 @@ def load_for_tagging(folder: str | Path, engine: str = "auto"):
         try:
             # The tokenizer first: it is cheap to refuse, the weights are not.
             tokenizer = load_wordpiece_tokenizer(folder)
-            conv = isinstance(read_light_config(folder), ConvClassifierConfig)
-            return (load_conv_classifier if conv else load_bert_classifier)(folder), tokenizer
+            config = read_light_config(folder)  # read once, and it says which network to build
+            load = load_conv_classifier if isinstance(config, ConvClassifierConfig) else load_bert_classifier
+            return load(folder, config), tokenizer
         except Unsupported:
             pass  # transformers runs it (or refuses it, with its own message)
     return load_token_classifier(folder, device="cpu"), load_tokenizer(folder)

@@ -145,7 +145,7 @@ class BertTokenClassifier(nn.Module):
         return TokenLogits(self.classifier(h))
 
 
-def load_bert_classifier(folder: str | Path) -> BertTokenClassifier:
+def load_bert_classifier(folder: str | Path, config: BertClassifierConfig | None = None) -> BertTokenClassifier:
     """The folder's model in float32, in eval mode, on the CPU.
 
     :class:`Unsupported` when the folder is not a plain BERT token classifier with
@@ -153,4 +153,4 @@ def load_bert_classifier(folder: str | Path) -> BertTokenClassifier:
     corrupt, incomplete or of another shape."""
     folder = Path(folder)
     # Checkpoint keys this model lacks (a pooler) are ignored, as transformers ignores them.
-    return load_weights(folder, BertTokenClassifier(read_config(folder)))
+    return load_weights(folder, BertTokenClassifier(config or read_config(folder)))

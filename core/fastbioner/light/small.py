@@ -38,10 +38,11 @@ class ConvTokenClassifier(nn.Module):
         return first_subword_decode(self.net.crf, logits, label_mask)
 
 
-def load_conv_classifier(folder: str | Path) -> ConvTokenClassifier:
+def load_conv_classifier(folder: str | Path, config: ConvClassifierConfig | None = None) -> ConvTokenClassifier:
     """The folder's convolutional tagger in float32, eval mode, on the CPU;
-    :class:`Unsupported` for another kind of folder, ModelError for broken weights."""
-    config = read_light_config(folder)
+    :class:`Unsupported` for another kind of folder, ModelError for broken weights.
+    ``config``: its config.json, when the caller has read it already."""
+    config = config or read_light_config(folder)
     if not isinstance(config, ConvClassifierConfig):
         raise Unsupported(f"not a convolutional tagger (model_type {config.model_type!r})")
     try:
