@@ -99,3 +99,78 @@ def test_compaction_and_corpus_stats_end_with_a_final_event(tmp_path):
     with pytest.raises(Cancelled):
         corpus_stats([Document("1", "x")], on_event=events.append, cancel=token)
     assert events[-1].state is JobState.CANCELLED
+
+
+def _conv_student(tmp_path, width=8):
+    """A tiny convolutional student over a tiny model's embeddings (16 wide), its CRF
+    and scores made non-trivial."""
+    from fastbioner.distill.students import convolutional_student
+    from fastbioner.modeling import load_token_classifier, load_tokenizer, save_model
+
+    teacher_folder = make_tiny_model(tmp_path / "t")
+    student = convolutional_student(load_token_classifier(teacher_folder), width=width, layers=2).eval()
+    torch.manual_seed(0)
+    with torch.no_grad():
+        student.crf.transitions.normal_()
+        student.net.project.bias.normal_()
+    return save_model(student, load_tokenizer(teacher_folder), tmp_path / "cnn")
+
+
+def _light_logits(folder, text):
+    from fastbioner.light.small import load_conv_classifier
+
+    tok = AutoTokenizer.from_pretrained(folder)
+    enc = tok(text, return_tensors="pt")
+    with torch.inference_mode():
+        return load_conv_classifier(folder)(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"]).logits
+
+
+def test_convolutional_student_keeps_its_whole_vocabulary_in_int8(tmp_path):
+    """The whole vocabulary survives (unseen words read as in training); the projection
+    folds into the table and the table is stored in int8, and both engines score as the
+    original did, to int8 rounding."""
+    import json
+
+    from safetensors.torch import load_file
+
+    src = _conv_student(tmp_path)
+    report = compact_model(src, tmp_path / "small", None, int8_embeddings=True)
+    assert report.vocabulary_kept and report.vocab_after == report.vocab_before
+    assert report.projection_folded and report.embedding_storage == "int8"
+    config = json.loads((tmp_path / "small" / "config.json").read_text())
+    assert config["project_embeddings"] is False and config["embedding_size"] == 8
+    state = load_file(str(tmp_path / "small" / "model.safetensors"))
+    assert state["net.embeddings.weight"].dtype == torch.int8
+    assert state["net.embeddings.weight"].shape == (report.vocab_before, 8)
+    assert "net.project.weight" not in state
+    for text in [*CORPUS, "ibuprofen hepatitis"]:
+        pieces_a, logits_a = _logits(src, text)
+        pieces_b, logits_b = _logits(tmp_path / "small", text)
+        assert pieces_a == pieces_b
+        assert torch.allclose(logits_a, logits_b, atol=5e-2)
+        assert torch.allclose(_light_logits(tmp_path / "small", text), logits_b, atol=1e-5)
+
+
+def test_folding_the_projection_is_exact_and_int8_is_refused_for_transformers(tmp_path):
+    src = _conv_student(tmp_path)
+    report = compact_model(src, tmp_path / "folded", CORPUS, dtype=torch.float32)
+    assert report.projection_folded and report.embedding_storage == "float"
+    for text in CORPUS:
+        assert torch.allclose(_logits(src, text)[1], _logits(tmp_path / "folded", text)[1], atol=1e-5)
+    with pytest.raises(ModelError, match="convolutional student only"):
+        compact_model(make_tiny_model(tmp_path / "bert"), tmp_path / "no", None, int8_embeddings=True)
+    assert not (tmp_path / "no").exists()
+
+
+def test_cli_compact_keeps_the_vocabulary_of_a_convolutional_student(tmp_path, capsys):
+    from fastbioner.cli.main import main
+    from fastbioner.registry import Registry
+
+    registry = Registry()
+    registry.import_folder(_conv_student(tmp_path), name="cnn")
+    assert main(["compact", "cnn", "--keep-vocabulary", "--int8-embeddings", "--name", "cnn-small",
+                 "--quiet"]) == 0
+    small = registry.get("cnn-small")
+    vocab = small.manifest.compression["vocabulary"]
+    assert vocab["vocabulary_kept"] and vocab["embedding_storage"] == "int8"
+    assert "embedding table in int8" in capsys.readouterr().out

@@ -16,10 +16,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "compact", help="trim a model's vocabulary to a corpus and store it in half precision",
         description="Keep only the wordpieces a corpus uses (plus special tokens and printable "
                     "single characters, so any text still tokenizes) and store the weights in half "
-                    "precision. Text of the corpus tokenizes exactly as before.")
+                    "precision. Text of the corpus tokenizes exactly as before. A convolutional student "
+                    "can keep its whole vocabulary instead, its embedding table stored in int8.")
     p.add_argument("model", metavar="MODEL", help="registry name or folder")
-    p.add_argument("--corpus", nargs="+", required=True, metavar="FILE",
-                   help="text whose wordpieces to keep, in any format `fastbioner convert` reads")
+    vocabulary = p.add_mutually_exclusive_group(required=True)
+    vocabulary.add_argument("--corpus", nargs="+", metavar="FILE",
+                            help="text whose wordpieces to keep, in any format `fastbioner convert` reads")
+    vocabulary.add_argument("--keep-vocabulary", action="store_true",
+                            help="keep every wordpiece (text unlike the corpus reads as in training)")
+    p.add_argument("--int8-embeddings", action="store_true",
+                   help="convolutional students: store the embedding table as int8 rows with a scale each "
+                        "(its projection is folded into the table whenever it is compacted)")
     p.add_argument("--name", required=True, help="registry name of the compacted model")
     p.add_argument("--dtype", choices=DTYPES, default="float16")
     p.add_argument("--min-count", type=int, default=1, help="keep pieces seen at least N times")
@@ -42,27 +49,31 @@ def compact_command(args: argparse.Namespace) -> int:
     token = CancelToken()
     bar = ProgressBar(quiet=args.quiet)
     with ctrl_c_cancels(token):
-        docs = read_any(args.corpus)
-        texts = [d.text for d in docs]
-        for err in docs.errors:
+        docs = read_any(args.corpus) if args.corpus else None  # None: --keep-vocabulary
+        texts = [d.text for d in docs] if docs is not None else None
+        for err in docs.errors if docs is not None else ():
             print(f"fastbioner: warning: {err}")
+        vocabulary_files = docs.files if docs is not None else []
         with registry.staging() as folder:
             report = compact_model(source.path, folder, texts, dtype=getattr(torch, args.dtype),
-                                   min_count=args.min_count, on_event=bar, cancel=token)
+                                   min_count=args.min_count, int8_embeddings=args.int8_embeddings,
+                                   on_event=bar, cancel=token)
             manifest = read_manifest(folder)
             manifest.parameters = report.parameters_after
             manifest.compression = {**manifest.compression, "compacted_from": source.name,
                                     "vocabulary": report.to_dict()}
             manifest.training_data = [*manifest.training_data,
-                                      *(data_record(p, "vocabulary") for p in docs.files)]
+                                      *(data_record(p, "vocabulary") for p in vocabulary_files)]
             write_manifest(folder, manifest)
             entry = registry.install(folder, args.name, overwrite=args.overwrite)
     bar.close()
     mb = 1024 * 1024
+    embeddings = (", embedding table in int8" if report.embedding_storage == "int8" else "") + \
+        (", projection folded into it" if report.projection_folded else "")
     print(f"registered {entry.name}: vocabulary {report.vocab_before} -> {report.vocab_after} pieces, "
           f"{report.parameters_before:,} -> {report.parameters_after:,} parameters, "
-          f"{report.bytes_before / mb:.1f} -> {report.bytes_after / mb:.1f} MB weights ({report.dtype}); "
-          f"corpus segmentations changed: {report.changed_segmentations}")
+          f"{report.bytes_before / mb:.1f} -> {report.bytes_after / mb:.1f} MB weights ({report.dtype}"
+          f"{embeddings}); corpus segmentations changed: {report.changed_segmentations}")
     if entry.manifest.metrics:
         # The manifest still carries the parent's devel scores until the compacted weights are scored.
         print(f"its devel scores are {source.name}'s; score the compacted weights with "

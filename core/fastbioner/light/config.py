@@ -84,6 +84,8 @@ class ConvClassifierConfig:
     use_crf: bool
     pad_token_id: int
     id2label: dict[int, str]
+    project_embeddings: bool = True
+    embedding_storage: str = "float"
     model_type: str = CONV_MODEL_TYPE
     max_position_embeddings: None = None  # no position embeddings: windows of any length
 
@@ -100,7 +102,9 @@ class ConvClassifierConfig:
             config = cls(vocab_size=int(raw["vocab_size"]), embedding_size=int(raw["embedding_size"]),
                          hidden_size=int(raw["hidden_size"]), num_hidden_layers=int(raw["num_hidden_layers"]),
                          kernel_size=int(raw["kernel_size"]), use_crf=bool(raw.get("use_crf", True)),
-                         pad_token_id=int(raw.get("pad_token_id") or 0), id2label=id2label)
+                         pad_token_id=int(raw.get("pad_token_id") or 0), id2label=id2label,
+                         project_embeddings=bool(raw.get("project_embeddings", True)),
+                         embedding_storage=str(raw.get("embedding_storage", "float")))
         except (KeyError, TypeError, ValueError) as exc:
             raise Unsupported(f"config.json does not describe a convolutional tagger ({exc!r})") from None
         if not id2label:

@@ -29,7 +29,8 @@ class ConvTokenClassifier(nn.Module):
         self.net = ConvNet(ConvShape(
             vocab_size=config.vocab_size, embedding_size=config.embedding_size, hidden_size=config.hidden_size,
             num_layers=config.num_hidden_layers, kernel_size=config.kernel_size, num_labels=config.num_labels,
-            use_crf=config.use_crf, pad_token_id=config.pad_token_id, dropout=0.0))
+            use_crf=config.use_crf, pad_token_id=config.pad_token_id, dropout=0.0,
+            project_embeddings=config.project_embeddings, embedding_storage=config.embedding_storage))
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None, **_) -> TokenLogits:
         return TokenLogits(self.net.logits(input_ids, attention_mask))

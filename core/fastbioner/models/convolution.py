@@ -39,15 +39,51 @@ class ConvShape:
     use_crf: bool = True
     pad_token_id: int = 0
     dropout: float = 0.1
+    # False once compaction has folded the projection into the embedding table (then
+    # embedding_size == hidden_size): the same function, one matrix product fewer.
+    project_embeddings: bool = True
+    # "int8": the table is stored as int8 rows with a scale each (compaction, for
+    # shipping a whole vocabulary small); "float": an ordinary trainable table.
+    embedding_storage: str = "float"
 
     def validate(self) -> None:
         if self.kernel_size < 1 or self.kernel_size % 2 == 0:
             raise ValueError(f"kernel_size must be odd (a window centred on each subword), not {self.kernel_size}")
         if min(self.hidden_size, self.num_layers, self.embedding_size, self.vocab_size) < 1:
             raise ValueError("sizes and layer count must be at least 1")
+        if not self.project_embeddings and self.embedding_size != self.hidden_size:
+            raise ValueError(f"without a projection the embeddings must be hidden_size wide "
+                             f"({self.embedding_size} != {self.hidden_size})")
+        if self.embedding_storage not in EMBEDDING_STORAGE:
+            raise ValueError(f"embedding_storage must be one of {', '.join(EMBEDDING_STORAGE)}, "
+                             f"not {self.embedding_storage!r}")
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+class Int8Embedding(nn.Module):
+    """A frozen embedding table stored as int8, each row with its own scale (its largest
+    magnitude / 127): a quarter of float32's bytes, an eighth of the error budget a
+    tagger notices. A lookup dequantizes only the rows it reads."""
+
+    def __init__(self, num_embeddings: int, embedding_dim: int):
+        super().__init__()
+        self.register_buffer("weight", torch.zeros(num_embeddings, embedding_dim, dtype=torch.int8))
+        self.register_buffer("scale", torch.ones(num_embeddings, 1))
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        return self.weight[input_ids].to(self.scale.dtype) * self.scale[input_ids]
+
+    @staticmethod
+    def quantize(table: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(int8 rows, float32 scales of shape (rows, 1)) for a float table."""
+        table = table.float()
+        scale = table.abs().amax(dim=1, keepdim=True).clamp_min(1e-12) / 127.0
+        return torch.round(table / scale).clamp(-127, 127).to(torch.int8), scale
+
+
+EMBEDDING_STORAGE = ("float", "int8")
 
 
 def windows(h: torch.Tensor, kernel_size: int) -> torch.Tensor:
@@ -86,8 +122,12 @@ class ConvNet(nn.Module):
         super().__init__()
         shape.validate()
         self.shape = shape
-        self.embeddings = nn.Embedding(shape.vocab_size, shape.embedding_size, padding_idx=shape.pad_token_id)
-        self.project = nn.Linear(shape.embedding_size, shape.hidden_size)
+        if shape.embedding_storage == "int8":
+            self.embeddings = Int8Embedding(shape.vocab_size, shape.embedding_size)
+        else:
+            self.embeddings = nn.Embedding(shape.vocab_size, shape.embedding_size, padding_idx=shape.pad_token_id)
+        self.project = (nn.Linear(shape.embedding_size, shape.hidden_size) if shape.project_embeddings
+                        else nn.Identity())
         self.blocks = nn.ModuleList(ConvBlock(shape.hidden_size, shape.kernel_size, shape.dropout)
                                     for _ in range(shape.num_layers))
         self.dropout = nn.Dropout(shape.dropout)

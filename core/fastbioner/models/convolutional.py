@@ -27,7 +27,8 @@ class ConvTaggerConfig(PretrainedConfig):
 
     def __init__(self, vocab_size: int = 30522, embedding_size: int = 768, hidden_size: int = 256,
                  num_layers: int = 4, kernel_size: int = 3, use_crf: bool = True, dropout: float = 0.1,
-                 pad_token_id: int = 0, **kwargs):
+                 pad_token_id: int = 0, project_embeddings: bool = True, embedding_storage: str = "float",
+                 **kwargs):
         self.vocab_size = vocab_size
         self.embedding_size = embedding_size
         self.hidden_size = hidden_size
@@ -36,6 +37,8 @@ class ConvTaggerConfig(PretrainedConfig):
         self.kernel_size = kernel_size
         self.use_crf = use_crf
         self.dropout = dropout
+        self.project_embeddings = project_embeddings
+        self.embedding_storage = embedding_storage
         super().__init__(pad_token_id=pad_token_id, **kwargs)
 
     def shape(self) -> ConvShape:
@@ -43,7 +46,8 @@ class ConvTaggerConfig(PretrainedConfig):
                          hidden_size=self.hidden_size, num_layers=self.num_hidden_layers,
                          kernel_size=self.kernel_size, num_labels=self.num_labels, use_crf=self.use_crf,
                          pad_token_id=self.pad_token_id if self.pad_token_id is not None else 0,
-                         dropout=self.dropout)
+                         dropout=self.dropout, project_embeddings=self.project_embeddings,
+                         embedding_storage=self.embedding_storage)
 
 
 class ConvTagger(PreTrainedModel):
