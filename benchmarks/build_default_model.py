@@ -7,7 +7,8 @@ README's own CLI steps, and write beside it the commands that made it (issue 12)
     python benchmarks/build_default_model.py bc5cdr-hinton-minilm3-ft-s13 --name bc5cdr-minilm3-distilled
 
 1. ``fastbioner compact MODEL --name NAME --corpus ...``: the vocabulary trimmed to the
-   corpora, the weights in float16;
+   corpora, the weights in float16 (or ``--keep-vocabulary --int8-embeddings``: a
+   convolutional student keeps every piece, its table in int8);
 2. ``fastbioner evaluate NAME DEVEL --record``: the compacted weights scored on devel,
    the scores stored in its manifest;
 3. ``fastbioner models export NAME OUT``: exported to a folder beside ``OUT``, given
@@ -223,10 +224,17 @@ def model_chain(model: str, results: dict) -> list[Made]:
 
 # -- the build ----------------------------------------------------------------------
 
-def commands(model: str, name: str, corpus: list[str], devel: str, dest: str, overwrite: bool
+def compact_options(corpus: list[str], keep_vocabulary: bool = False, int8_embeddings: bool = False) -> list[str]:
+    """``fastbioner compact``'s vocabulary flags: trimmed to ``corpus``, or kept whole
+    (a convolutional student, whose table is then stored in int8 instead)."""
+    vocabulary = ["--keep-vocabulary"] if keep_vocabulary else ["--corpus", *corpus]
+    return vocabulary + (["--int8-embeddings"] if int8_embeddings else [])
+
+
+def commands(model: str, name: str, compact_flags: list[str], devel: str, dest: str, overwrite: bool
              ) -> list[tuple[str, list[str]]]:
     """(step, argv): the README's compact, evaluate --record and export steps."""
-    compact = ["fastbioner", "compact", model, "--name", name, "--corpus", *corpus]
+    compact = ["fastbioner", "compact", model, "--name", name, *compact_flags]
     return [("compact", compact + (["--overwrite"] if overwrite else [])),
             ("evaluate --record", ["fastbioner", "evaluate", name, devel, "--record"]),
             ("models export", ["fastbioner", "models", "export", name, dest])]
@@ -303,17 +311,17 @@ def swap_in(new: Path, out: Path, work: Path) -> None:
         raise
 
 
-def build(model: str, name: str, out: Path, corpus: list[str], devel: str, overwrite: bool,
+def build(model: str, name: str, out: Path, compact_flags: list[str], devel: str, overwrite: bool,
           invocation: str) -> None:
     from fastbioner.registry import read_manifest
 
     chain = model_chain(model, paper_tables.load_results(RESULTS))
-    shown = commands(model, name, corpus, devel, str(out), overwrite)
+    shown = commands(model, name, compact_flags, devel, str(out), overwrite)
     out.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{out.name}.build-", dir=out.parent))  # beside out: renames
     try:
         staged = work / out.name
-        for label, argv in commands(model, name, corpus, devel, str(staged), overwrite):
+        for label, argv in commands(model, name, compact_flags, devel, str(staged), overwrite):
             with step(label):
                 run_command(argv)
         with step("writing BUILD.md"):
@@ -326,13 +334,13 @@ def build(model: str, name: str, out: Path, corpus: list[str], devel: str, overw
         shutil.rmtree(work, ignore_errors=True)
 
 
-def dry_run(model: str, name: str, out: Path, corpus: list[str], devel: str, overwrite: bool) -> None:
+def dry_run(model: str, name: str, out: Path, compact_flags: list[str], devel: str, overwrite: bool) -> None:
     for m in model_chain(model, paper_tables.load_results(RESULTS)):
         print(f"# {m.name}: {m.what}; {m.origin}")
         if m.command:
             print(m.command)
     print("# this script would run:")
-    for _, argv in commands(model, name, corpus, devel, str(out), overwrite):
+    for _, argv in commands(model, name, compact_flags, devel, str(out), overwrite):
         print(shlex.join(argv))
     print(f"# and write {out / 'BUILD.md'}")
 
@@ -346,6 +354,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=str(OUT), help="the folder to replace (default: %(default)s)")
     parser.add_argument("--corpus", nargs="+", default=[str(p) for p in CORPUS], metavar="FILE",
                         help="text whose wordpieces the compacted model keeps (default: the README's corpora)")
+    parser.add_argument("--keep-vocabulary", action="store_true",
+                        help="keep every wordpiece instead (as `fastbioner compact --keep-vocabulary`)")
+    parser.add_argument("--int8-embeddings", action="store_true",
+                        help="a convolutional student's embedding table in int8 (`fastbioner compact`'s flag)")
     parser.add_argument("--devel", default=str(DEVEL), help="BIO file scored and recorded (default: %(default)s)")
     parser.add_argument("--overwrite", action="store_true", help="replace a registered model named NAME")
     parser.add_argument("--dry-run", action="store_true", help="print the commands, run none")
@@ -353,11 +365,12 @@ def main(argv: list[str] | None = None) -> int:
     name = args.name or f"{args.model}-compact"
     out = Path(args.out)
     invocation = "python benchmarks/build_default_model.py " + shlex.join(sys.argv[1:] if argv is None else argv)
+    flags = compact_options(args.corpus, args.keep_vocabulary, args.int8_embeddings)
     try:
         if args.dry_run:
-            dry_run(args.model, name, out, args.corpus, args.devel, args.overwrite)
+            dry_run(args.model, name, out, flags, args.devel, args.overwrite)
         else:
-            build(args.model, name, out, args.corpus, args.devel, args.overwrite, invocation)
+            build(args.model, name, out, flags, args.devel, args.overwrite, invocation)
     except BuildError as exc:
         print(f"build_default_model: {exc}; {out} is left as it was", file=sys.stderr)
         return 1

@@ -375,3 +375,7 @@ def test_dry_run_prints_the_commands_and_runs_none(chain_registry, monkeypatch, 
     assert f"fastbioner models export student-compact {out}" in printed
     assert "fastbioner train-teacher --name t-mpnet-s14 --seed 14" in printed
     assert not out.exists()
+    # A convolutional student keeps its whole vocabulary, its table in int8.
+    assert build.main(["student", "--out", str(out), "--keep-vocabulary", "--int8-embeddings", "--dry-run"]) == 0
+    printed = capsys.readouterr().out
+    assert "fastbioner compact student --name student-compact --keep-vocabulary --int8-embeddings\n" in printed
