@@ -15,6 +15,7 @@ experiment, and a resumed job continues with the code it started with).
     python benchmarks/experiment_queue.py start                  # the runner, detached; logs to queue.log
     python benchmarks/experiment_queue.py status
     python benchmarks/experiment_queue.py retry bc5cdr/og-3              # a failed job again, at HEAD
+    python benchmarks/experiment_queue.py front bc5cdr/og-3 bc5cdr/hinton-3   # these pending jobs next
     python benchmarks/experiment_queue.py pause                  # SIGSTOP the runs (a quiet machine for timing)
     python benchmarks/experiment_queue.py resume
     python benchmarks/experiment_queue.py stop                   # stop the runner; runs stop at once, and
@@ -170,6 +171,18 @@ def add(rows: list[paper_tables.Row], seeds: list[int] | None, commit: str, fron
         state["jobs"] = new + state["jobs"] if front else state["jobs"] + new
         added = len(new)
     return added
+
+
+def move_to_front(row_ids: list[str]) -> int:
+    """The pending jobs of ``row_ids`` (in that order) before every other pending job."""
+    with locked_state() as state:
+        jobs = state["jobs"]
+        chosen = sorted((j for j in jobs if j["row"] in row_ids and j["state"] == "pending"),
+                        key=lambda j: (row_ids.index(j["row"]), j["seed"]))
+        rest = [j for j in jobs if not any(j is c for c in chosen)]
+        first = next((i for i, j in enumerate(rest) if j["state"] == "pending"), len(rest))
+        state["jobs"] = rest[:first] + chosen + rest[first:]
+    return len(chosen)
 
 
 # -- the runner --------------------------------------------------------------------
@@ -408,6 +421,8 @@ def main(argv: list[str] | None = None) -> int:
                         "the fix of what made them fail)")
     rt.add_argument("rows", nargs="+")
     rt.add_argument("--commit")
+    fr = sub.add_parser("front", help="these rows' pending jobs next, in the order given")
+    fr.add_argument("rows", nargs="+")
     sub.add_parser("status")
     sub.add_parser("pause")
     sub.add_parser("resume")
@@ -439,6 +454,9 @@ def main(argv: list[str] | None = None) -> int:
         proc = subprocess.Popen([sys.executable, __file__, "run", "--slots", str(args.slots)], stdout=out,
                                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
         print(f"runner started (pid {proc.pid}); log: {EXP / 'queue.log'}")
+        return 0
+    if args.cmd == "front":
+        print(f"{move_to_front(args.rows)} pending job(s) moved to the front")
         return 0
     if args.cmd == "repin":
         commit = args.commit or head_commit()
