@@ -84,6 +84,18 @@ def _piece_counts(tokenizer, texts: Iterable[str], reporter: ProgressReporter,
     return counts, texts
 
 
+def keeps_whole_vocabulary(folder: str | Path) -> bool:
+    """Whether compaction for shipping should keep the model's whole vocabulary (and
+    store its table in int8) rather than trim it: so for a convolutional student, which
+    loses more to trimming than a transformer and whose int8 table weighs what a trimmed
+    float16 one does."""
+    try:
+        config = json.loads((Path(folder) / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(config, dict) and config.get("model_type") == CONV_MODEL_TYPE
+
+
 def _fold_projection(state: dict[str, torch.Tensor], config: dict) -> None:
     """A convolutional student's ``project(embeddings(ids))`` as one table lookup:
     row i becomes W e_i + b (exact up to rounding; dropout between them is off when

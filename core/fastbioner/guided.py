@@ -6,7 +6,8 @@
    unless a teacher already exists (``teacher_config=None``);
 2. distil it into a student (:func:`fastbioner.distill.runner.distill`);
 3. compact the student as ``fastbioner compact`` does (vocabulary trimmed to the
-   training data, weights in float16: :func:`fastbioner.compact.compact_model`),
+   training data, weights in float16: :func:`fastbioner.compact.compact_model`; a
+   convolutional student keeps its whole vocabulary, its table in int8),
    score the compacted weights on devel, and put them in place of the full-precision
    ones; ``compact=False`` keeps full precision;
 4. state the student's size against its parent (:class:`SizeCheck`).
@@ -235,8 +236,10 @@ def fine_tune_then_distill(teacher_config: TeacherConfig | None, teacher_name: s
             try:
                 entry, report, compaction = _compact_in_place(result.entry, result.report, distill_config,
                                                               registry, reporter)
-                notes.append(f"compacted: vocabulary {compaction['vocab_before']} -> {compaction['vocab_after']} "
-                             f"pieces, weights in {compaction['dtype']}")
+                vocabulary = (f"whole vocabulary ({compaction['vocab_after']} pieces), embedding table in int8"
+                              if compaction["vocabulary_kept"] else
+                              f"vocabulary {compaction['vocab_before']} -> {compaction['vocab_after']} pieces")
+                notes.append(f"compacted: {vocabulary}, weights in {compaction['dtype']}")
             except ModelError as exc:  # a vocabulary that cannot be trimmed (not WordPiece): keep full precision
                 notes.append(f"not compacted ({exc}); the student keeps full precision")
         return GuidedResult(entry, report, distill_config.teacher, teacher_report, teacher_config is not None,
@@ -259,20 +262,22 @@ def _compact_in_place(entry: ModelEntry, report: EvaluationReport | None, config
     use). Until the final rename the full-precision student stays registered."""
     import torch
 
-    from .compact import compact_model
+    from .compact import compact_model, keeps_whole_vocabulary
     from .evaluation import evaluate_model
     from .registry import data_record, read_manifest, write_manifest
 
-    texts = _training_texts(config.train_files)
+    whole = keeps_whole_vocabulary(entry.path)  # a convolutional student: int8 table instead of trimming
+    texts = None if whole else _training_texts(config.train_files)
     with registry.staging() as folder:
-        figures = compact_model(entry.path, folder, texts, dtype=torch.float16,
+        figures = compact_model(entry.path, folder, texts, dtype=torch.float16, int8_embeddings=whole,
                                 on_event=relay(sub_progress(reporter, "compact"), "compact: "),
                                 cancel=reporter.cancel).to_dict()
         manifest = read_manifest(folder)
         manifest.parameters = figures["parameters_after"]
         manifest.compression = {**manifest.compression, "compacted": figures}
-        manifest.training_data = [*manifest.training_data,
-                                  *(data_record(p, "vocabulary") for p in config.train_files)]
+        if not whole:
+            manifest.training_data = [*manifest.training_data,
+                                      *(data_record(p, "vocabulary") for p in config.train_files)]
         write_manifest(folder, manifest)
         if config.dev_file:
             forward = relay(sub_progress(reporter, "compact"), "compact: ")

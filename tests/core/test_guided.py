@@ -113,3 +113,20 @@ def test_taken_or_clashing_names_are_refused_before_any_training(setup, tmp_path
     with pytest.raises(ModelError, match="'taken' already exists"):
         fine_tune_then_distill(teacher, "new-teacher", student, "taken", registry=registry, on_event=events.append)
     assert events == [] and [e.name for e in registry.list()] == ["taken"]
+
+
+def test_a_convolutional_student_is_compacted_with_its_whole_vocabulary_in_int8(setup):
+    """Trimming would cost the convolutional student accuracy on unseen words; the
+    guided path keeps every piece and stores the table in int8 instead."""
+    from dataclasses import replace
+
+    registry, bio, base = setup
+    teacher, student = _configs(base, bio)
+    student = replace(student, student=StudentConfig(source="cnn", conv_width=8, conv_layers=1),
+                      training=replace(student.training, learning_rate=1e-3))
+    result = fine_tune_then_distill(teacher, "t", student, "s", registry=registry)
+    figures = registry.get("s").manifest.compression["compacted"]
+    assert figures["vocabulary_kept"] and figures["vocab_after"] == figures["vocab_before"]
+    assert figures["embedding_storage"] == "int8" and figures["projection_folded"]
+    assert any("whole vocabulary" in n and "int8" in n for n in result.notes)
+    assert result.report is not None and registry.get("s").manifest.metrics == result.report.to_dict()
