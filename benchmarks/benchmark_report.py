@@ -171,19 +171,33 @@ def commands_section(rows, results) -> list[str]:
     return out
 
 
-def sweep_table(rows, results) -> list[str]:
-    """Table 0: the students' learning rate, 3-layer students, BC5CDR."""
-    out = ["| method | learning rate | F1 | best step / steps |", "|---|---|---|---|"]
+def sweep_table(rows, results, chosen: str | None = None) -> list[str]:
+    """Table 0: the students' learning rate, 3-layer students, BC5CDR: a row per
+    method, a column per rate (F1, best step / steps), then each method's best rate
+    as the results say and the rate the tables use (``chosen``)."""
+    cells: dict[str, dict[str, str]] = {}
+    best: dict[str, tuple[float, str]] = {}
+    rates: list[str] = []
     for r in rows:
         if r.table != 0:
             continue
-        res = results.get(r.id)
         lr = r.args[r.args.index("--lr") + 1] if "--lr" in r.args else "–"
         label = r.title.split(",")[0]
-        if res is None:
-            out.append(f"| {label} | {lr} | {NOT_RUN} | |")
+        rates += [lr] if lr not in rates else []
+        res = results.get(r.id)
+        if res is None or res.get("f1") is None:
+            cells.setdefault(label, {})[lr] = NOT_RUN
             continue
-        out.append(f"| {label} | {lr} | {f1_cell(res)} | {converged(res)} |")
+        cells.setdefault(label, {})[lr] = f"{f1_cell(res)} · {converged(res)}"
+        if label not in best or res["f1"] > best[label][0]:
+            best[label] = (res["f1"], lr)
+    out = ["| method | " + " | ".join(f"lr {lr}" for lr in rates) + " |", "|---" * (len(rates) + 1) + "|"]
+    out += [f"| {label} | " + " | ".join(by_lr.get(lr, NOT_RUN) for lr in rates) + " |"
+            for label, by_lr in cells.items()]
+    out.append("")
+    out.append("F1 · best step / steps. Highest F1 per method: " + (
+        "; ".join(f"{label} at {lr} ({pct(f1)})" for label, (f1, lr) in best.items()) or "none run yet")
+        + "." + (f" The tables' students train at {chosen}." if chosen else ""))
     return out
 
 
@@ -439,7 +453,8 @@ def frontier_section(sp: dict, results: dict, png: Path) -> list[str]:
     return out + [""]
 
 
-def write_report(rows, results: dict, out: Path, preamble: str = "", archive: dict | None = None) -> None:
+def write_report(rows, results: dict, out: Path, preamble: str = "", archive: dict | None = None,
+                 student_lr: str | None = None) -> None:
     speed = json.loads(SPEED.read_text(encoding="utf-8")) if SPEED.is_file() else None
     out.parent.mkdir(parents=True, exist_ok=True)  # the plots are written beside the report
     plot_speed(speed, out.parent / PLOT)
@@ -454,7 +469,7 @@ def write_report(rows, results: dict, out: Path, preamble: str = "", archive: di
             "then `python benchmarks/paper_tables.py report`. F1 is the mean over the seeds run, with the "
             "sample standard deviation and the seed count (n) where more than one seed ran; a difference "
             "counts only when it exceeds the spread.", ""]
-    doc += ["## 0. The students' learning rate (3-layer students, BC5CDR)", ""] + sweep_table(rows, results) + [""]
+    doc += ["## 0. The students' learning rate (3-layer students, BC5CDR)", ""] + sweep_table(rows, results, student_lr) + [""]
     for ds, name in (("bc5cdr", "BC5CDR (Chemical + Disease)"), ("ncbi", "NCBI-disease")):
         doc += [f"## 1. Methods, 6-layer students of the all-mpnet-base-v2 teacher: {name}", ""]
         doc += method_table(rows, results, ds) + [""]

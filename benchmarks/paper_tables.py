@@ -433,7 +433,8 @@ def main(argv: list[str] | None = None) -> int:
     from benchmark_report import write_report  # noqa: E402 (beside this script)
 
     archive = load_results(RESULTS.with_name("paper_rows_1epoch.json"))
-    write_report(rows, aggregate(load_results()), Path(args.out), PREAMBLE, archive=archive)
+    write_report(rows, aggregate(load_results()), Path(args.out), PREAMBLE, archive=archive,
+                 student_lr=f"{STUDENT_LR:g}")
     print(f"wrote {args.out}")
     return 0
 
