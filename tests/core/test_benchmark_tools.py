@@ -86,6 +86,21 @@ def test_pareto_keeps_points_no_other_beats():
     assert report.pareto([{"seconds": 1.0, "f1": 0.5}, {"seconds": 1.0, "f1": 0.5}]) == {0, 1}
 
 
+def test_learning_rate_grid_names_each_methods_best_rate_from_the_results():
+    report = load("benchmark_report")
+    tables = load("paper_tables")
+    rows = [r for r in tables.all_rows() if r.table == 0]
+    og = [r for r in rows if r.title.startswith("og,")]
+    results = {og[0].id: {"f1": 0.70, "best_step": 9, "steps": 10},
+               og[1].id: {"f1": 0.75, "best_step": 10, "steps": 10}}
+    lines = report.sweep_table(rows, results, "0.0001")
+    lr = og[1].args[og[1].args.index("--lr") + 1]
+    assert lines[0].count("| lr ") == len(tables.SWEEP_LRS)
+    assert next(line for line in lines if line.startswith("| og |")).count("not yet run") == len(og) - 2
+    assert f"og at {lr} (75.00)" in lines[-1] and "hinton at" not in lines[-1]
+    assert lines[-1].endswith("The tables' students train at 0.0001.")
+
+
 @pytest.fixture
 def frontier_files(tmp_path, monkeypatch):
     """A spacy_peer.json timing three of our models (one recorded in paper_rows, one
