@@ -102,7 +102,8 @@ class TrainingDialog(QDialog):
             self.keep_full_precision = QCheckBox("keep full precision (do not compact the student)")
             self.keep_full_precision.setToolTip(
                 "By default the student is compacted after training, as `fastbioner compact` does: its "
-                "vocabulary trimmed to the training data and its weights stored in float16, then scored on "
+                "vocabulary trimmed to the training data (a convolutional student keeps it whole, its embedding "
+                "table in int8) and its weights stored in float16, then scored on "
                 "devel again. Its size is stated against its teacher's when the run ends.")
             form.addRow("Size", self.keep_full_precision)
         layout.addLayout(form)

@@ -100,10 +100,13 @@ def card_html(name: str, manifest: dict[str, Any]) -> str:
         # The point of a student: stated, not left to arithmetic.
         rows.append(("Against its teacher", f"{100 * size / parent_bytes:.0f}% of its size "
                                             f"({_size(parent_bytes)})"))
-    if isinstance(compression.get("compacted"), dict):
-        c = compression["compacted"]
-        rows.append(("Compacted", f"{c.get('dtype', '?')}, vocabulary {_count(c.get('vocab_after'))} of "
-                                  f"{_count(c.get('vocab_before'))} pieces"))
+    # The guided path records its compaction as "compacted", `fastbioner compact` as "vocabulary".
+    c = next((x for x in (compression.get("compacted"), compression.get("vocabulary")) if isinstance(x, dict)), None)
+    if c is not None:
+        vocabulary = (f"whole vocabulary ({_count(c.get('vocab_after'))} pieces)" if c.get("vocabulary_kept") else
+                      f"vocabulary {_count(c.get('vocab_after'))} of {_count(c.get('vocab_before'))} pieces")
+        int8 = ", embedding table in int8" if c.get("embedding_storage") == "int8" else ""
+        rows.append(("Compacted", f"{c.get('dtype', '?')}{int8}, {vocabulary}"))
     method = _first(m, "method")
     if method:
         rows.append(("Method", method))

@@ -98,6 +98,14 @@ def test_model_card_shows_shape_size_scores_per_type_and_speed():
                  "78.01", "5,230 tokens/s", "41.5 ms/abstract", "bf16", "Intel Xeon"):
         assert text in html, text
     assert "not measured" in card_html("bare", {"kind": "teacher"})
+    # Compaction as `fastbioner compact` records it: trimmed, or whole with an int8 table.
+    trimmed = card_html("t", {"compression": {"vocabulary": {"dtype": "float16", "vocab_before": 30522,
+                                                             "vocab_after": 9247}}})
+    assert "float16, vocabulary 9,247 of 30,522 pieces" in trimmed
+    whole = card_html("w", {"compression": {"vocabulary": {"dtype": "float16", "vocab_before": 30522,
+                                                           "vocab_after": 30522, "vocabulary_kept": True,
+                                                           "embedding_storage": "int8"}}})
+    assert "float16, embedding table in int8, whole vocabulary (30,522 pieces)" in whole
 
 
 def _write_abstracts(folder, n):
