@@ -34,6 +34,7 @@ model's name) equals one already recorded is recorded from that run, not run aga
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import shlex
@@ -193,10 +194,12 @@ def log(msg: str) -> None:
 
 
 def record(job: dict, wall: float | None) -> float | None:
+    importlib.reload(paper_tables)  # the rows as they are now: some were added after the runner started
     rows = {r.id: r for r in paper_tables.all_rows()}
     row = rows.get(job["row"])
     if row is None:  # a row renamed since it was queued: keep the result under its old id
-        row = paper_tables.Row(job["row"], -1, job["row"].split("/")[0], job["row"], job["model"], (), 0)
+        row = paper_tables.Row(job["row"], -1, job["row"].split("/")[0], job["row"], job["model"], (), 0,
+                               per_seed_name=False)  # job["model"] is already the seed's name
     command = shlex.join(["fastbioner", *job["args"]])
     entry = paper_tables.result_entry(row, job["seed"], command, wall, manifest(job["model"]), job["commit"])
     entry["epochs"] = int(job["args"][job["args"].index("--epochs") + 1]) if "--epochs" in job["args"] else None
