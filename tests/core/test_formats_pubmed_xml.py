@@ -140,3 +140,17 @@ def test_gzipped_round_trip_and_other_formats_refuse_gzip(tmp_path):
     assert list(read_documents(out)) == docs
     with pytest.raises(InputError, match="gzipped input is read for PubMed XML only"):
         read_documents(out, "bioc")
+
+
+def test_an_id_that_would_not_read_back_is_refused_and_nothing_written(tmp_path):
+    """The reader strips a <PMID> and needs one, so the writer refuses white space in
+    an id, or none (found by the round-trip property test: "0\\t" came back as "0")."""
+    from fastbioner.documents import Document
+
+    for bad in ("0\t", " 12", "1 2", ""):
+        out = tmp_path / "out.xml"
+        with pytest.raises(InputError, match="PubMed XML"):
+            pubmed_xml.write([Document(bad, "Title.")], out)
+        assert not out.exists()
+    pubmed_xml.write([Document("123", "Title.")], tmp_path / "ok.xml")
+    assert [d.id for d in pubmed_xml.read(tmp_path / "ok.xml")] == ["123"]

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Iterable, Iterator
@@ -26,6 +27,7 @@ from typing import Iterable, Iterator
 from ..documents import Document
 from ..errors import InputError
 from ..fileio import atomic_write
+from .checks import refuse_chars
 from .report import WriteReport
 from .xmlsafe import check_xml_chars, iterparse_xml, text_of, write_xml
 
@@ -173,6 +175,9 @@ def write(docs: Iterable[Document], path: str | Path) -> WriteReport:
     root = ET.Element(ROOT_TAG)
     for doc in docs:
         report.add(doc, holds_spans=False)
+        # The reader strips a <PMID> and needs one: an id with white space or none
+        # would not read back as written.
+        refuse_chars(doc.id, "id", doc.id, path, re.compile(r"\s"), "PubMed XML", empty=False)
         el = _article(doc)
         check_xml_chars(el, doc.id, path, "PubMed XML")
         root.append(el)
