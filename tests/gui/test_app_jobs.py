@@ -7,7 +7,6 @@ import threading
 import time
 
 import pytest
-from PySide6.QtCore import QTimer
 
 from fastbioner.errors import InputError
 from fastbioner.jobs import JobState, run_job
@@ -60,41 +59,49 @@ def test_cancel_stops_a_job_at_its_next_check(qtbot):
 
 
 def test_the_gui_thread_stays_responsive_while_a_job_computes(qtbot):
-    """A CPU-bound job runs off the GUI thread: the job keeps computing until the GUI
-    thread's timer has ticked five times, so it can only finish if the event loop runs
-    while it computes. Counted, not timed (how late the ticks are is measured by
-    benchmarks/bench_gui_responsiveness.py)."""
-    import threading
+    """A CPU-bound job runs off the GUI thread: between bursts of computing it asks the
+    GUI thread to answer (a signal to an object living there, so a queued call) and
+    waits for the answer, five times. Each answer comes only if the GUI event loop runs
+    while the job is still running. Counted round trips, no timer (how late the GUI
+    answers is measured by benchmarks/bench_gui_responsiveness.py)."""
+    from PySide6.QtCore import QObject, Signal
 
     torch = pytest.importorskip("torch")
-    ticked = threading.Event()
     gui_thread = threading.get_ident()
+    answers: list[tuple[int, JobState]] = []
+    answered = threading.Event()
+    holder: dict = {}
+
+    class Echo(QObject):  # lives in the GUI thread: a signal from the worker is queued
+        ping = Signal()
+
+    echo = Echo()
+
+    def answer():
+        answers.append((threading.get_ident(), holder["job"].state))
+        answered.set()
+
+    echo.ping.connect(answer)
     ran_in: list[int] = []
 
     def busy(on_event, cancel):
         ran_in.append(threading.get_ident())
         a = torch.randn(256, 256)
-        n = 0
-        while not ticked.is_set():  # torch ops and Python bytecode both
-            cancel.check()
-            a = torch.tanh(a @ a.T / 256)
-            n += sum(i * i for i in range(2000)) > 0
-        return n
+        for _ in range(5):
+            for _ in range(20):  # torch ops and Python bytecode both
+                cancel.check()
+                a = torch.tanh(a @ a.T / 256)
+                sum(i * i for i in range(2000))
+            answered.clear()
+            echo.ping.emit()
+            # A failsafe, not a measurement: a blocked GUI thread never answers.
+            assert answered.wait(60), "the GUI thread did not answer while the job computed"
+        return len(answers)
 
-    ticks: list[int] = []
-    timer = QTimer()
-    timer.setInterval(20)
-
-    def tick():
-        ticks.append(1)
-        if len(ticks) >= 5:
-            ticked.set()
-
-    timer.timeout.connect(tick)
     job = JobManager().start("busy", busy)
-    timer.start()
+    holder["job"] = job
     with qtbot.waitSignal(job.finished, timeout=120000):
         pass
-    timer.stop()
-    assert job.state is JobState.DONE and job.result > 0
-    assert ran_in and ran_in[0] != gui_thread and len(ticks) >= 5
+    assert job.state is JobState.DONE and job.result == 5
+    assert ran_in and ran_in[0] != gui_thread
+    assert answers == [(gui_thread, JobState.RUNNING)] * 5
