@@ -26,6 +26,9 @@ from torch import nn
 from .crf import CRF
 
 
+EMBEDDING_STORAGE = ("float", "int8")  # ConvShape.embedding_storage
+
+
 @dataclass(frozen=True)
 class ConvShape:
     """Everything that fixes the network's tensors (config.json holds the same keys)."""
@@ -81,9 +84,6 @@ class Int8Embedding(nn.Module):
         table = table.float()
         scale = table.abs().amax(dim=1, keepdim=True).clamp_min(1e-12) / 127.0
         return torch.round(table / scale).clamp(-127, 127).to(torch.int8), scale
-
-
-EMBEDDING_STORAGE = ("float", "int8")
 
 
 def windows(h: torch.Tensor, kernel_size: int) -> torch.Tensor:
