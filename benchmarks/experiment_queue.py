@@ -247,6 +247,17 @@ def start_job(job: dict) -> int:
     return proc.pid
 
 
+def tick(job: dict, now: float) -> None:
+    """Add the time since the job's last tick to its running time, unless the job sat
+    stopped (the pause switch). A row's wall time is this sum over every attempt: not
+    the span of its last attempt (a teacher resumed in a later session), nor time spent
+    paused for a timing run."""
+    last = job.get("ticked", job.get("started"))
+    if last is not None and not job.get("stopped"):
+        job["run_seconds"] = job.get("run_seconds", 0.0) + max(0.0, now - last)
+    job["ticked"] = now
+
+
 def step(slots: int, children: dict[int, subprocess.Popen] | None = None) -> bool:
     """One pass: settle ended jobs, honour the pause switch, start what may start.
     Returns False when nothing is pending or running."""
@@ -257,10 +268,15 @@ def step(slots: int, children: dict[int, subprocess.Popen] | None = None) -> boo
         by_row = {}
         for j in jobs:
             by_row.setdefault(j["row"], []).append(j)
+        now = time.time()
+        for j in jobs:
+            if j["state"] == "running":
+                tick(j, now)
         for j in jobs:
             if j["state"] != "running" or alive(j.get("pid", -1)):
                 continue
-            wall = time.time() - j.get("started", time.time())
+            wall = j.get("run_seconds")
+            j.pop("ticked", None)
             if registered(j["model"]):
                 j["state"] = "done"
                 finished.append((j, wall))
@@ -320,7 +336,7 @@ def step(slots: int, children: dict[int, subprocess.Popen] | None = None) -> boo
                     continue
                 j["pid"] = start_job(j)
                 j["state"] = "running"
-                j["started"] = time.time()
+                j["started"] = j["ticked"] = time.time()  # run_seconds goes on from earlier attempts
                 j.pop("stopped", None)
                 running += 1
                 log(f"started {j['row']} seed {j['seed']} (attempt {j['attempts'] + 1}, pid {j['pid']})")

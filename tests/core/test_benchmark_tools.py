@@ -394,3 +394,16 @@ def test_dry_run_prints_the_commands_and_runs_none(chain_registry, monkeypatch, 
     assert build.main(["student", "--out", str(out), "--keep-vocabulary", "--int8-embeddings", "--dry-run"]) == 0
     printed = capsys.readouterr().out
     assert "fastbioner compact student --name student-compact --keep-vocabulary --int8-embeddings\n" in printed
+
+
+def test_a_jobs_wall_time_sums_its_attempts_and_leaves_out_its_pauses():
+    queue = load("experiment_queue")
+    job = {"started": 1000.0}
+    queue.tick(job, 1100.0)          # ran 100 s
+    job["stopped"] = True            # the pause switch stopped it
+    queue.tick(job, 1150.0)
+    job["stopped"] = False
+    queue.tick(job, 1180.0)          # ran 30 s more, then the session ended
+    job["started"] = job["ticked"] = 5000.0   # resumed in a later session
+    queue.tick(job, 5020.0)
+    assert job["run_seconds"] == pytest.approx(150.0)
