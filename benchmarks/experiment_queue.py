@@ -16,6 +16,7 @@ experiment, and a resumed job continues with the code it started with).
     python benchmarks/experiment_queue.py status
     python benchmarks/experiment_queue.py retry bc5cdr/og-3              # a failed job again, at HEAD
     python benchmarks/experiment_queue.py front bc5cdr/og-3 bc5cdr/hinton-3   # these pending jobs next
+    python benchmarks/experiment_queue.py drop bc5cdr/teacher-doc        # pending jobs out of the queue
     python benchmarks/experiment_queue.py pause                  # SIGSTOP the runs (a quiet machine for timing)
     python benchmarks/experiment_queue.py resume
     python benchmarks/experiment_queue.py stop                   # stop the runner; runs stop at once, and
@@ -442,6 +443,9 @@ def main(argv: list[str] | None = None) -> int:
     rt.add_argument("--commit")
     fr = sub.add_parser("front", help="these rows' pending jobs next, in the order given")
     fr.add_argument("rows", nargs="+")
+    dr = sub.add_parser("drop", help="these rows' pending jobs out of the queue (a checkpoint stays on disk; "
+                        "`add` queues the row again and it resumes)")
+    dr.add_argument("rows", nargs="+")
     sub.add_parser("status")
     sub.add_parser("pause")
     sub.add_parser("resume")
@@ -476,6 +480,13 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.cmd == "front":
         print(f"{move_to_front(args.rows)} pending job(s) moved to the front")
+        return 0
+    if args.cmd == "drop":
+        with locked_state() as state:
+            keep = [j for j in state["jobs"] if not (j["row"] in args.rows and j["state"] == "pending")]
+            dropped = len(state["jobs"]) - len(keep)
+            state["jobs"] = keep
+        print(f"{dropped} pending job(s) dropped")
         return 0
     if args.cmd == "repin":
         commit = args.commit or head_commit()
