@@ -155,6 +155,56 @@ def paper_comparison(results: dict, speed: dict | None) -> list[str]:
     return out
 
 
+# Issue 11's goal: calibrated FastBioNER within this many F1 points of the teacher.
+TEACHER_GAP_GOAL = {6: 1.0, 3: 3.0}
+BASELINES = ("og", "hinton", "pkd", "tinybert", "mse-prob", "mse-logit", "fastbioner")
+
+
+def verdict(ours: dict, other: dict) -> str:
+    """How two rows compare, by the rule the report states: a difference counts only
+    when it exceeds the spread (the larger of the two sample standard deviations);
+    with one seed on either side there is no spread to judge by, and it says so."""
+    diff = 100 * (ours["f1"] - other["f1"])
+    if len(ours.get("seeds") or []) < 2 or len(other.get("seeds") or []) < 2:
+        return f"{diff:+.2f} F1, one seed on a side: no spread to judge by"
+    spread = 100 * max(ours.get("f1_sd") or 0.0, other.get("f1_sd") or 0.0)
+    if abs(diff) <= spread:
+        return f"{diff:+.2f} F1, within the spread (sd up to {spread:.2f}): no real difference"
+    return f"{diff:+.2f} F1, beyond the spread (sd up to {spread:.2f}): {'ahead' if diff > 0 else 'behind'}"
+
+
+def standing_section(results: dict) -> list[str]:
+    """Where calibrated FastBioNER stands, computed from the results at each depth
+    and dataset that has run: against the best baseline (by mean F1) and against the
+    teacher, with issue 11's goals and the paper's own gaps beside it."""
+    out = []
+    for ds in ("bc5cdr", "ncbi"):
+        teacher = results.get(f"{ds}/teacher")
+        for layers in (6, 4, 3):
+            ours = results.get(f"{ds}/fastbioner-cal-{layers}")
+            if ours is None or ours.get("f1") is None:
+                continue
+            runs = {m: results.get(f"{ds}/{m}-{layers}") for m in BASELINES}
+            runs = {m: r for m, r in runs.items() if r and r.get("f1") is not None}
+            line = f"- **{ds}, {layers} layers**: calibrated FastBioNER {f1_cell(ours)}"
+            if runs:
+                best = max(runs, key=lambda m: runs[m]["f1"])
+                line += f"; best baseline `{best}` {f1_cell(runs[best])}: {verdict(ours, runs[best])}"
+            else:
+                line += "; no baseline row has run at this depth"
+            if teacher and teacher.get("f1") is not None:
+                gap = 100 * (teacher["f1"] - ours["f1"])
+                line += f"; {gap:.2f} below the teacher"
+                goal = TEACHER_GAP_GOAL.get(layers)
+                if goal is not None:
+                    line += f" (goal: within {goal:.1f}; {'met' if gap <= goal else 'not met'}"
+                    line += f"; the paper's gap below BioBERT: {PAPER[layers][0]:.2f})" if ds == "bc5cdr" else ")"
+            out.append(line + ".")
+    if not out:
+        return [f"_No calibrated FastBioNER row has run yet ({NOT_RUN})._"]
+    return out
+
+
 def commands_section(rows, results) -> list[str]:
     out = []
     for r in rows:
@@ -469,6 +519,10 @@ def write_report(rows, results: dict, out: Path, preamble: str = "", archive: di
             "then `python benchmarks/paper_tables.py report`. F1 is the mean over the seeds run, with the "
             "sample standard deviation and the seed count (n) where more than one seed ran; a difference "
             "counts only when it exceeds the spread.", ""]
+    doc += ["## Where FastBioNER stands", "",
+            "Computed from the tables below each time the report is written: calibrated FastBioNER "
+            "against the best baseline at the same depth (mean F1 over seeds) and against its teacher.",
+            ""] + standing_section(results) + [""]
     doc += ["## 0. The students' learning rate (3-layer students, BC5CDR)", ""] + sweep_table(rows, results, student_lr) + [""]
     for ds, name in (("bc5cdr", "BC5CDR (Chemical + Disease)"), ("ncbi", "NCBI-disease")):
         doc += [f"## 1. Methods, 6-layer students of the all-mpnet-base-v2 teacher: {name}", ""]

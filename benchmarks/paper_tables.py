@@ -91,7 +91,7 @@ nothing). `benchmarks/loss_scales.py` prints each term's value, its weighted gra
 norm and the cosine of the combined update with the label terms' update, before and
 after calibration, for any configuration.
 
-**Where it stands.** The tables are being run; a row marked *not yet run* has not run,
+**Not yet run.** The tables are being run; a row marked *not yet run* has not run,
 and no figure here comes from anything but the command beside it. The one-epoch rows
 of the first two sessions, which the tables replace, are listed at the end."""
 

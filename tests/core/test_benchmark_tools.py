@@ -101,6 +101,33 @@ def test_learning_rate_grid_names_each_methods_best_rate_from_the_results():
     assert lines[-1].endswith("The tables' students train at 0.0001.")
 
 
+def test_standing_judges_each_depth_by_the_spread_of_the_seeds():
+    report = load("benchmark_report")
+    tables = load("paper_tables")
+    seeds = lambda *f1s: {str(13 + i): {"seed": 13 + i, "f1": f} for i, f in enumerate(f1s)}  # noqa: E731
+    results = tables.aggregate({
+        "bc5cdr/teacher": seeds(0.865),
+        "bc5cdr/fastbioner-cal-6": seeds(0.850, 0.852, 0.848),   # sd 0.2
+        "bc5cdr/og-6": seeds(0.830, 0.832, 0.828),
+        "bc5cdr/hinton-6": seeds(0.851, 0.845, 0.857),           # the best baseline; sd 0.6
+        "bc5cdr/fastbioner-cal-3": seeds(0.800, 0.802, 0.798),
+        "bc5cdr/og-3": seeds(0.790, 0.791, 0.789),
+        "bc5cdr/fastbioner-cal-4": seeds(0.82),
+        "bc5cdr/hinton-4": seeds(0.81),
+    })
+    lines = report.standing_section(results)
+    six = next(line for line in lines if "6 layers" in line)
+    assert "best baseline `hinton`" in six and "within the spread (sd up to 0.60)" in six
+    assert "1.50 below the teacher (goal: within 1.0; not met" in six
+    three = next(line for line in lines if "3 layers" in line)
+    assert "`og`" in three and "+1.00 F1, beyond the spread" in three and "ahead" in three
+    assert "6.50 below the teacher (goal: within 3.0; not met" in three
+    four = next(line for line in lines if "4 layers" in line)
+    assert "one seed on a side" in four
+    assert not any("ncbi" in line for line in lines)
+    assert "No calibrated FastBioNER row" in report.standing_section({})[0]
+
+
 @pytest.fixture
 def frontier_files(tmp_path, monkeypatch):
     """A spacy_peer.json timing three of our models (one recorded in paper_rows, one
