@@ -76,12 +76,16 @@ def test_every_setting_has_a_flag_with_the_configs_default(cls, command):
 
 def test_distill_defaults_follow_the_student():
     from fastbioner.cli.distill import config_from_args
-    from fastbioner.distill.config import RECURRENT_LR
+    from fastbioner.config import TrainingConfig
+    from fastbioner.distill.config import RECURRENT_LR, TEACHER_LAYERS_LR
 
     parser = build_parser()
     base = ["distill", "--teacher", "t", "--train", "x.tsv", "--name", "s"]
     cfg = config_from_args(parser.parse_args(base))
     assert cfg.student.layers == 6 and cfg.training.learning_rate == DistillConfig().training.learning_rate
+    assert cfg.training.learning_rate == TEACHER_LAYERS_LR  # table 0's rate for the teacher's own layers
+    cfg = config_from_args(parser.parse_args(base + ["--student-from", "some-org/some-encoder"]))
+    assert cfg.training.learning_rate == TrainingConfig().learning_rate  # another encoder: fine-tuning's
     cfg = config_from_args(parser.parse_args(base + ["--student-from", "bigru"]))
     assert cfg.training.learning_rate == RECURRENT_LR and cfg.student.source == "bigru"
     cfg = config_from_args(parser.parse_args(base + ["--lr", "1e-4", "--no-crf", "--drop-terms", "attention,hidden",

@@ -132,13 +132,15 @@ def test_recipes_fill_the_settings_with_a_student_smaller_than_its_teacher(windo
     assert not dialog.fine_tune_first.isChecked()  # a teacher exists
     assert dialog.recipe.currentData() == "Balanced" and dialog.recipe_note.text() == RECIPE_NOTE
     assert "docs/benchmarks.md" in RECIPE_NOTE and "%" not in RECIPE_NOTE  # no accuracy claimed
-    assert dialog.learning_rate.text() == "5e-05"  # readable, the CLI's
+    from fastbioner.distill.config import default_learning_rate
+
+    assert dialog.learning_rate.text() == f"{default_learning_rate('teacher'):g}"  # readable, the CLI's
     got = {}
     for name in ("Fast", "Balanced", "Accurate"):
         dialog.recipe.setCurrentIndex(dialog.recipe.findData(name))
         config = dialog.build_config(train=["unused.conll"])
         assert config.method.name == "hinton" and config.method.temperature == 2.0
-        assert config.training.epochs == 3 and config.training.learning_rate == pytest.approx(5e-5)
+        assert config.training.epochs == 3 and config.training.learning_rate == pytest.approx(default_learning_rate("teacher"))
         got[name] = config.student.layers
     assert got == {"Fast": 3, "Balanced": 4, "Accurate": 5}  # never 6 layers of a 6-layer teacher
     assert "5-layer student (the teacher has 6)" in dialog.recipe.currentText()
@@ -255,11 +257,11 @@ def test_the_advanced_section_sets_term_weights_calibration_and_attention(window
     """Folded (the default) it leaves the method's defaults; opened, its weights,
     calibration and attention form reach the config the job runs with, and the
     learning rate starts at the CLI's default."""
-    from fastbioner.config import TrainingConfig
+    from fastbioner.distill.config import default_learning_rate
     from fastbioner.distill.methods import MethodConfig
 
     dialog = _dialog(window, tiny_teacher)
-    assert dialog.learning_rate.value() == pytest.approx(TrainingConfig().learning_rate)
+    assert dialog.learning_rate.value() == pytest.approx(default_learning_rate("teacher"))
     folded = dialog.build_config().method
     assert folded.term_weights == MethodConfig().term_weights and folded.calibrate == MethodConfig().calibrate
     assert not dialog.advanced.body.isVisible()
@@ -270,7 +272,7 @@ def test_the_advanced_section_sets_term_weights_calibration_and_attention(window
 
     assert dialog.learning_rate.value() == pytest.approx(RECURRENT_LR)
     dialog.student_source.setCurrentText("teacher")
-    assert dialog.learning_rate.value() == pytest.approx(TrainingConfig().learning_rate)
+    assert dialog.learning_rate.value() == pytest.approx(default_learning_rate("teacher"))
     dialog.advanced.setChecked(True)
     assert dialog.advanced.body.isVisibleTo(dialog)
     dialog.advanced.weights["attention"].setValue(0.01)

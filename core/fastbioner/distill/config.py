@@ -13,12 +13,22 @@ CONV_SOURCES = ("cnn",)
 # embeddings starts random.
 SMALL_SOURCES = (*RECURRENT_SOURCES, *CONV_SOURCES)
 RECURRENT_LR = 1e-3  # a student learning from scratch: a transformer's 5e-5 is far too small
+# A student made of some of the teacher's layers is a network its weights were never
+# trained as: it needs far more than fine-tuning's 5e-5. Table 0 of docs/benchmarks.md
+# (3-layer students of the MPNet teacher, BC5CDR, 3 epochs, rates 5e-5 to 8e-4): og,
+# hinton and calibrated FastBioNER all score best at 4e-4 (og 80.70 and hinton 81.60
+# against 73.05 and 73.73 at 5e-5; at 8e-4 both score lower again).
+TEACHER_LAYERS_LR = 4e-4
 
 
 def default_learning_rate(source: str) -> float:
     """The peak learning rate a student from ``source`` trains at unless told:
-    the CLI and the app's dialog both take it from here."""
-    return RECURRENT_LR if source in SMALL_SOURCES else TrainingConfig().learning_rate
+    the CLI and the app's dialog both take it from here. Any other encoder (a
+    Hugging Face model, possibly already fine-tuned on the corpus) keeps the
+    fine-tuning rate."""
+    if source in SMALL_SOURCES:
+        return RECURRENT_LR
+    return TEACHER_LAYERS_LR if source == "teacher" else TrainingConfig().learning_rate
 CACHE_MODES = ("auto", "memory", "disk", "shared", "none")
 
 
@@ -101,7 +111,8 @@ class DistillConfig(Settings):
     unlabeled_format: str | None = opt(None, "format of the unlabelled files (default: guess)")
     unlabeled_limit: int = opt(0, "take the first N unlabelled sentences (0: all)", metavar="N")
     encoding: EncodingConfig = field(default_factory=EncodingConfig)
-    training: TrainingConfig = field(default_factory=TrainingConfig)
+    # The default student is the teacher's own layers: its rate, as the CLI's.
+    training: TrainingConfig = field(default_factory=lambda: TrainingConfig(learning_rate=TEACHER_LAYERS_LR))
     loss: LossConfig = field(default_factory=LossConfig)  # the gold-label term
     teacher_cache: str = opt("auto", "keep the teacher's outputs in memory or on disk, or compute them at "
                                      "every step (none); auto: memory when it fits --cache-memory-mb; "
