@@ -305,6 +305,40 @@ def test_a_convolutional_student_from_another_models_embeddings_learns_and_tags_
                                                                 engine="transformers")).predict_words(words)]
 
 
+def test_distillation_with_packed_context_runs_end_to_end(trained, tmp_path):
+    """--context packed: each -DOCSTART- document of the training file is one windowed
+    sequence for teacher, student and a second teacher's soft labels; unlabelled
+    sentences stay alone; devel is scored per original sentence; the student's
+    manifest (and so its tagger) keeps the setting."""
+    from fastbioner.inference import Tagger
+
+    registry = fresh_registry(trained, tmp_path)
+    docs = tmp_path / "docs.conll"
+    blocks = []
+    for d in range(3):
+        blocks.append(f"-DOCSTART- doc{d}")
+        blocks += ["\n".join(f"{w}\t{t}" for w, t in s) for s in SENTENCES]
+    docs.write_text("\n\n".join(blocks) + "\n", encoding="utf-8")
+    text = tmp_path / "abstracts.txt"
+    text.write_text("Lithium induced renal failure in rats.\n\nNaloxone reverses hypertension.\n",
+                    encoding="utf-8")
+    cfg = config(docs, epochs=2, unlabeled_files=[str(text)], extra_teachers=["tiny-teacher"])
+    cfg.encoding.context = "packed"
+    result = distill(cfg, "s-packed", registry=registry)
+    # 3 documents (one window each) + 2 unlabelled sentences: one batch of 5 per epoch,
+    # where sentence context makes 17 windows, 4 batches
+    assert result.training.total_steps == 2
+    assert any("2 teachers" in n for n in result.notes)
+    assert result.report.sentences == 15 and set(result.report.per_type) == {"Chemical", "Disease"}
+    m = registry.get("s-packed").manifest
+    assert m.config["encoding"]["context"] == "packed"
+    tagger = Tagger.load(registry.get("s-packed").path)
+    assert tagger.context == "packed"
+    words = [[w for w, _ in s] for s in SENTENCES]
+    got = tagger.predict_words(words, documents=["d"] * len(words))
+    assert [len(p.tags) for p in got] == [len(w) for w in words]
+
+
 def test_unlabelled_text_takes_part_with_confidence_weights(trained, tmp_path):
     registry = fresh_registry(trained, tmp_path)
     _, bio = trained

@@ -122,3 +122,34 @@ def test_merge_keeps_empty_sentences_and_split_refuses_a_wrong_layout():
         layout.split([[1, 2], [4]])
     with pytest.raises(ValueError):
         packing.merge([["a"]], None, ["x", "y"])
+
+
+def test_distillation_data_packs_labelled_documents_apart_from_unlabelled_text(tok, tmp_path):
+    """Labelled documents are joined, unlabelled sentences stay alone and keep their
+    flag; a student tokenizer that cuts a document into other windows is refused
+    with a message that names the document."""
+    from transformers import BertTokenizerFast
+
+    from fastbioner.distill.data import encode
+    from fastbioner.errors import FastBioNERError
+    from tests.tiny_models import _vocab
+
+    words, tags, keys = _documents(n_docs=2, repeat=1)
+    labelled = list(zip(words, tags))
+    unlabeled = [["cocaine", "caused", "seizures"], ["the", "rats", "increased"]]
+    enc = WordEncoder(tok, LABELS, max_length=32, overlap=8)
+    data = encode(enc, None, labelled, unlabeled, keys, context="packed")
+    assert data.sequences == [sum(words[:6], []), sum(words[6:], []), *unlabeled]
+    assert data.unlabeled == [w.sentence >= 2 for w in data.teacher_windows] and sum(data.unlabeled) == 2
+    assert list(data.label_ids) == [i for w in data.teacher_windows[:-2] for i in w.labels]
+    twin = encode(enc, WordEncoder(tok, LABELS, max_length=32, overlap=8), labelled, unlabeled, keys,
+                  context="packed")
+    assert [w.owned_words for w in twin.student_windows] == [w.owned_words for w in data.teacher_windows]
+    # a tokenizer without whole words: every word in characters, so other windows
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("\n".join(t for t in _vocab() if len(t.lstrip("#")) <= 1 or t.startswith("[")) + "\n",
+                     encoding="utf-8")
+    chars = BertTokenizerFast(vocab=str(vocab), do_lower_case=True, model_max_length=64)
+    with pytest.raises(FastBioNERError, match=r"document of sentences 1-6 .*--context document"):
+        encode(enc, WordEncoder(chars, LABELS, max_length=32, overlap=8), labelled, unlabeled, keys,
+               context="packed")
