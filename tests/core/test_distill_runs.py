@@ -437,6 +437,31 @@ def test_run_time_estimate_of_a_teacher_run_and_its_cancel(trained, tmp_path):
     assert [e.name for e in registry.list()] == ["tiny-teacher"]
 
 
+def test_run_time_estimate_scores_devel_by_the_windows_of_packed_context(trained, tmp_path):
+    """With packed context devel is scored in a window per document, not per sentence:
+    the estimate's scoring scales to those windows."""
+    from fastbioner.estimate import estimate_run
+
+    registry = fresh_registry(trained, tmp_path)
+    docs = tmp_path / "docs.conll"
+    blocks = []
+    for d in range(3):
+        blocks.append(f"-DOCSTART- doc{d}")
+        blocks += ["\n".join(f"{w}\t{t}" for w, t in s) for s in SENTENCES]
+    docs.write_text("\n\n".join(blocks) + "\n", encoding="utf-8")
+    base = registry.get("tiny-teacher").path
+    runs = {}
+    for context in ("sentence", "packed"):
+        cfg = TeacherConfig(base_model=str(base), train_files=[str(docs)], dev_file=str(docs),
+                            training=TrainingConfig(epochs=2, batch_size=2))
+        cfg.encoding.context = context
+        runs[context] = estimate_run(cfg, registry=registry, steps=2)
+    windows = {"sentence": 15, "packed": 3}  # 15 sentences in 3 documents of one window each
+    for context, e in runs.items():
+        assert e.evaluations == 2
+        assert e.evaluation_seconds == pytest.approx(2 * windows[context] / 2 * e.step_seconds / 3)
+
+
 def test_cli_estimate_prints_the_run_time_and_trains_nothing(trained, tmp_path, monkeypatch, capsys):
     from fastbioner.cli.main import main
 
