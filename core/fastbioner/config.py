@@ -77,22 +77,32 @@ def _check(ok: bool, message: str) -> None:
         raise ConfigError(message)
 
 
+# What a model reads around a sentence (see EncodingConfig.context and fastbioner.packing).
+CONTEXTS = ("sentence", "document", "packed")
+
+
 @dataclass
 class EncodingConfig(Settings):
     max_length: int = opt(256, "subwords per window, special tokens included")
-    window_overlap: int = opt(32, "subwords shared by consecutive windows of a long sentence")
+    window_overlap: int = opt(32, "subwords shared by consecutive windows of a long sentence "
+                                                 "(or of a document, with packed context)")
     label_mode: str = opt("first", "label the first subword of each word, or all (label propagation)",
                           choices=("first", "all"))
-    context: str = opt("sentence", "what the model reads around a sentence: nothing, or the neighbouring "
-                                   "sentences of its document as far as the window allows (training files "
-                                   "need -DOCSTART- lines; tagging uses each document)",
-                       choices=("sentence", "document"))
+    context: str = opt("sentence", "what the model reads around a sentence. sentence: nothing (the cheapest). "
+                                   "document: each sentence in a window of its own, filled with the neighbouring "
+                                   "sentences of its document as far as the window allows (every word is read "
+                                   "about as many times as a window holds sentences: ~6x the cost on abstracts). "
+                                   "packed: each document (title + abstract) read as one sequence cut into "
+                                   "overlapping windows (document context at about the cost of sentence). "
+                                   "document and packed need the training files' documents (-DOCSTART- lines "
+                                   "or PubTator/BioC); tagging reads each document",
+                       choices=CONTEXTS)
 
     def validate(self) -> None:
         _check(self.max_length >= 8, "max_length must be at least 8")
         _check(self.window_overlap >= 0, "window_overlap must not be negative")
         _check(self.label_mode in ("first", "all"), "label_mode must be 'first' or 'all'")
-        _check(self.context in ("sentence", "document"), "context must be 'sentence' or 'document'")
+        _check(self.context in CONTEXTS, f"context must be one of {', '.join(CONTEXTS)}")
 
 
 @dataclass

@@ -145,7 +145,9 @@ class WordEncoder:
         not None, form a document) adds document context: a sentence that fits the
         window is read with its document's neighbouring sentences around it, the
         nearest first, as far as the window allows. Context positions carry no label
-        and are not stitched: each word is still labelled once, from its own sentence."""
+        and are not stitched: each word is still labelled once, from its own sentence.
+        (Packed context joins a document's sentences before they come here and reads
+        them as one long sentence: :mod:`fastbioner.packing`.)"""
         if tags is not None:
             if not self.labels:
                 raise ValueError("encoding tags needs the encoder's label list")

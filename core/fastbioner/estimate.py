@@ -12,8 +12,8 @@ threads, into a throwaway registry, and extrapolates:
   times its forward passes; a real run with a teacher cache pays one teacher pass
   over the data (the cache build) instead of one per epoch;
 - devel scoring: a forward pass is taken as a third of a training step (a backward
-  pass costs about twice a forward), scaled to the devel sentences, once per
-  evaluation;
+  pass costs about twice a forward), scaled to the devel windows as the run's
+  context cuts them, once per evaluation;
 - setting up: loading the models and encoding the data, as measured.
 
 Nothing of the measuring run is kept; it cancels cleanly like any job.
@@ -136,7 +136,7 @@ def estimate_run(config, *, registry: Registry | None = None, steps: int = 10,
         if config.training.max_steps:
             total_steps = min(total_steps, config.training.max_steps)
         teacher_pass = teacher_per_step * per_epoch if distilling else 0.0
-        evaluations, scoring = _devel_scoring(config, total_steps, per_epoch, step)
+        evaluations, scoring = _devel_scoring(config, registry, total_steps, per_epoch, step)
         setup = max(0.0, first_step_at[0] - sum(gaps) / len(gaps)) if first_step_at else 0.0
         total = setup + step * total_steps + teacher_pass + scoring
         # Unrounded: describe() rounds for people; a short probe's parts can be a few ms.
@@ -146,13 +146,32 @@ def estimate_run(config, *, registry: Registry | None = None, steps: int = 10,
     return run_job(job, on_event, cancel)
 
 
-def _devel_scoring(config, total_steps: int, per_epoch: int, step_seconds: float) -> tuple[int, float]:
+def _devel_scoring(config, registry: Registry, total_steps: int, per_epoch: int,
+                   step_seconds: float) -> tuple[int, float]:
     if not config.dev_file:
         return 0, 0.0
-    from .teacher import read_bio_files
-
-    sentences = len(read_bio_files([config.dev_file]))
     every = config.training.eval_every_steps or per_epoch
     evaluations = max(1, math.ceil(total_steps / every))
-    per_pass = sentences / config.training.batch_size * step_seconds / 3
+    per_pass = _devel_windows(config, registry) / config.training.batch_size * step_seconds / 3
     return evaluations, evaluations * per_pass
+
+
+def _devel_windows(config, registry: Registry) -> int:
+    """The windows devel scoring reads, as the run's context cuts them: a training
+    step's windows are as long as the devel ones, so its time scales to the scoring
+    by their count (one per sentence but for sentence and document context; with
+    packed context a document's sentences share a few). Counted with the tokenizer
+    of the model trained (of the teacher for a distillation: a student's splits
+    words about alike, or is the same)."""
+    from . import packing
+    from .encoding import WordEncoder
+    from .modeling import load_tokenizer
+    from .runs import document_keys, read_bio_files
+
+    dev = read_bio_files([config.dev_file])
+    base = getattr(config, "base_model", None) or registry.resolve(config.teacher).path
+    enc = config.encoding
+    encoder = WordEncoder(load_tokenizer(base), None, enc.max_length, enc.window_overlap)
+    windows, _, _ = packing.encode(encoder, enc.context, [s.words for s in dev],
+                                   documents=document_keys(dev, enc.context, str(config.dev_file)))
+    return len(windows)

@@ -150,7 +150,7 @@ def evaluate_model(model_ref: str | Path, file: str | Path, *, batch_size: int =
         reporter.stage("evaluate", message=f"tagging {len(sentences)} sentences")
         if predictor is not None:
             tags = predictor([s.words for s in sentences], reporter)
-        else:  # a model trained with document context reads the file's -DOCSTART- documents
+        else:  # a model trained with document or packed context reads the file's -DOCSTART- documents
             tags = _model_predictor(entry, device, batch_size)([s.words for s in sentences], reporter,
                                                                 [s.doc_id for s in sentences])
         report = score_tags([s.tags for s in sentences], tags)

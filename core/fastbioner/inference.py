@@ -35,7 +35,8 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 import torch
 
-from .config import Settings
+from . import packing
+from .config import CONTEXTS, Settings
 from .documents import Document, Sentence, Source, Span
 from .encoding import WordEncoder
 from .engine import ENGINES, load_for_tagging
@@ -60,7 +61,8 @@ class TaggerConfig(Settings):
     token_budget: int | None = None  # padded subword positions per batch (rows x longest row);
                                      # None: the best measured for the device and precision
     max_batch_size: int = 256       # rows per batch, whatever the budget allows
-    context: str | None = None      # sentence | document; None: the model's training setting (manifest)
+    context: str | None = None      # sentence | document | packed; None: the model's training setting
+                                    # (manifest)
     engine: str = "auto"            # auto (plain BERT without transformers, see fastbioner.engine),
                                     # transformers
 
@@ -75,6 +77,8 @@ class TaggerConfig(Settings):
             raise ConfigError("token_budget and max_batch_size must be at least 1")
         if self.engine not in ENGINES:
             raise ConfigError(f"engine must be one of {', '.join(ENGINES)}")
+        if self.context is not None and self.context not in CONTEXTS:
+            raise ConfigError(f"context must be one of {', '.join(CONTEXTS)}")
 
 
 @dataclass(frozen=True)
@@ -199,8 +203,8 @@ class Tagger:
         way words get labels (tagging, evaluation, training-time scoring and the
         benchmarks all come here), with CRF decoding where the model has a CRF.
         ``on_batch(done, total)`` follows the batches; ``documents`` (a key per
-        sentence) gives a model trained with document context its documents."""
-        windows = self.encoder.encode(sentences, documents=documents if self.context == "document" else None)
+        sentence) gives a model trained with document or packed context its documents."""
+        windows, layout, _ = packing.encode(self.encoder, self.context, sentences, documents=documents)
         values: list[Any] = [None] * len(windows)
         batches = token_budget_batches([len(w) for w in windows], self.token_budget,
                                        self.config.max_batch_size)
@@ -220,7 +224,7 @@ class Tagger:
                 for row, i in zip(rows, idx):
                     values[i] = row
         fill = np.array([self._o, 1.0], dtype=np.float32)
-        stitched = WordEncoder.stitch(windows, values, len(sentences), fill=fill)
+        stitched = packing.stitch(windows, values, layout, fill=fill)
         out = []
         for words, rows in zip(sentences, stitched):
             if not words:

@@ -73,15 +73,15 @@ def read_bio_files(paths: Sequence[str | Path]) -> list[TaggedSentence]:
 
 
 def document_keys(sentences: Sequence[TaggedSentence], context: str, where: str) -> list[Any] | None:
-    """The document of each sentence when the settings ask for document context (the
-    ``-DOCSTART-`` ids of a CoNLL file), else None."""
-    if context != "document":
+    """The document of each sentence when the settings ask for document or packed
+    context (the ``-DOCSTART-`` ids of a CoNLL file), else None."""
+    if context not in ("document", "packed"):
         return None
     keys = [s.doc_id for s in sentences]
     if sentences and all(k is None for k in keys):
         from .errors import InputError
 
-        raise InputError("document context needs document boundaries (-DOCSTART- lines); convert the "
+        raise InputError(f"{context} context needs document boundaries (-DOCSTART- lines); convert the "
                          "PubTator or BioC file with `fastbioner convert FILE OUT.conll`", where)
     return keys
 

@@ -23,7 +23,7 @@ from .jobs import CancelToken, EventCallback, ProgressReporter, run_job
 from .labels import bio_labels, entity_types
 from .losses import make_token_loss
 from .modeling import load_token_classifier, load_tokenizer, model_shape
-from . import distributed, runs
+from . import distributed, packing, runs
 from .registry import Manifest, ModelEntry, Registry, now_iso
 from .runs import read_bio_files
 from .training import Trainer, TrainingResult, seed_everything
@@ -95,8 +95,8 @@ def train_teacher(config: TeacherConfig, name: str, *, registry: Registry | None
         model = _new_tagger(config, labels)
         enc = config.encoding
         encoder = WordEncoder(tokenizer, labels, enc.max_length, enc.window_overlap, enc.label_mode)
-        windows = encoder.encode([s.words for s in train], [s.tags for s in train],
-                                 runs.document_keys(train, enc.context, config.train_files[0]))
+        windows, _, _ = packing.encode(encoder, enc.context, [s.words for s in train], [s.tags for s in train],
+                                       runs.document_keys(train, enc.context, config.train_files[0]))
         dev_documents = runs.document_keys(dev, enc.context, config.dev_file) if dev else None
         tc = config.training
         batches = WindowBatches(encoder, windows, tc.batch_size, seed=tc.seed)

@@ -305,6 +305,40 @@ def test_a_convolutional_student_from_another_models_embeddings_learns_and_tags_
                                                                 engine="transformers")).predict_words(words)]
 
 
+def test_distillation_with_packed_context_runs_end_to_end(trained, tmp_path):
+    """--context packed: each -DOCSTART- document of the training file is one windowed
+    sequence for teacher, student and a second teacher's soft labels; unlabelled
+    sentences stay alone; devel is scored per original sentence; the student's
+    manifest (and so its tagger) keeps the setting."""
+    from fastbioner.inference import Tagger
+
+    registry = fresh_registry(trained, tmp_path)
+    docs = tmp_path / "docs.conll"
+    blocks = []
+    for d in range(3):
+        blocks.append(f"-DOCSTART- doc{d}")
+        blocks += ["\n".join(f"{w}\t{t}" for w, t in s) for s in SENTENCES]
+    docs.write_text("\n\n".join(blocks) + "\n", encoding="utf-8")
+    text = tmp_path / "abstracts.txt"
+    text.write_text("Lithium induced renal failure in rats.\n\nNaloxone reverses hypertension.\n",
+                    encoding="utf-8")
+    cfg = config(docs, epochs=2, unlabeled_files=[str(text)], extra_teachers=["tiny-teacher"])
+    cfg.encoding.context = "packed"
+    result = distill(cfg, "s-packed", registry=registry)
+    # 3 documents (one window each) + 2 unlabelled sentences: one batch of 5 per epoch,
+    # where sentence context makes 17 windows, 4 batches
+    assert result.training.total_steps == 2
+    assert any("2 teachers" in n for n in result.notes)
+    assert result.report.sentences == 15 and set(result.report.per_type) == {"Chemical", "Disease"}
+    m = registry.get("s-packed").manifest
+    assert m.config["encoding"]["context"] == "packed"
+    tagger = Tagger.load(registry.get("s-packed").path)
+    assert tagger.context == "packed"
+    words = [[w for w, _ in s] for s in SENTENCES]
+    got = tagger.predict_words(words, documents=["d"] * len(words))
+    assert [len(p.tags) for p in got] == [len(w) for w in words]
+
+
 def test_unlabelled_text_takes_part_with_confidence_weights(trained, tmp_path):
     registry = fresh_registry(trained, tmp_path)
     _, bio = trained
@@ -401,6 +435,31 @@ def test_run_time_estimate_of_a_teacher_run_and_its_cancel(trained, tmp_path):
     with pytest.raises(Cancelled):
         estimate_run(cfg, registry=registry, steps=3, on_event=cancel_on_first_step, cancel=token)
     assert [e.name for e in registry.list()] == ["tiny-teacher"]
+
+
+def test_run_time_estimate_scores_devel_by_the_windows_of_packed_context(trained, tmp_path):
+    """With packed context devel is scored in a window per document, not per sentence:
+    the estimate's scoring scales to those windows."""
+    from fastbioner.estimate import estimate_run
+
+    registry = fresh_registry(trained, tmp_path)
+    docs = tmp_path / "docs.conll"
+    blocks = []
+    for d in range(3):
+        blocks.append(f"-DOCSTART- doc{d}")
+        blocks += ["\n".join(f"{w}\t{t}" for w, t in s) for s in SENTENCES]
+    docs.write_text("\n\n".join(blocks) + "\n", encoding="utf-8")
+    base = registry.get("tiny-teacher").path
+    runs = {}
+    for context in ("sentence", "packed"):
+        cfg = TeacherConfig(base_model=str(base), train_files=[str(docs)], dev_file=str(docs),
+                            training=TrainingConfig(epochs=2, batch_size=2))
+        cfg.encoding.context = context
+        runs[context] = estimate_run(cfg, registry=registry, steps=2)
+    windows = {"sentence": 15, "packed": 3}  # 15 sentences in 3 documents of one window each
+    for context, e in runs.items():
+        assert e.evaluations == 2
+        assert e.evaluation_seconds == pytest.approx(2 * windows[context] / 2 * e.step_seconds / 3)
 
 
 def test_cli_estimate_prints_the_run_time_and_trains_nothing(trained, tmp_path, monkeypatch, capsys):

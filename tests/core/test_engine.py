@@ -31,7 +31,9 @@ TEXTS = [
     "Na\u00efve patients; ibuprofen-associated renal failure. Acute toxicity after 3 doses.",
 ]
 CONFIGS = {"default": {}, "windows": dict(max_length=24, window_overlap=8),
-           "document context": dict(context="document"), "int8": dict(precision="int8")}
+           "document context": dict(context="document"), "int8": dict(precision="int8"),
+           # each text's sentences joined, cut into windows across sentence ends
+           "packed context": dict(context="packed", max_length=24, window_overlap=8)}
 
 
 @pytest.fixture(scope="module")

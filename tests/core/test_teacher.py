@@ -169,6 +169,46 @@ def test_a_teacher_trained_with_document_context_reads_documents(encoder_folder,
         train_teacher(flat, "flat")
 
 
+def test_a_teacher_trained_with_packed_context_reads_each_document_as_one_sequence(encoder_folder, tmp_path):
+    """--context packed: each -DOCSTART- document is one windowed sequence in training
+    and devel scoring; the manifest records it, the tagger takes it from there and
+    still answers per original sentence."""
+    from fastbioner.documents import Document
+    from fastbioner.inference import Tagger, TaggerConfig
+
+    blocks = []
+    for d in range(3):
+        blocks.append(f"-DOCSTART- doc{d}")
+        blocks += ["\n".join(f"{w}\t{t}" for w, t in s) for s in SENTENCES]
+    conll = tmp_path / "docs.conll"
+    conll.write_text("\n\n".join(blocks) + "\n", encoding="utf-8")
+    cfg = make_config(encoder_folder, [conll], conll, epochs=1)
+    cfg.encoding.context = "packed"
+    result = train_teacher(cfg, "packed")
+    manifest = Registry().get("packed").manifest
+    assert manifest.config["encoding"]["context"] == "packed" and result.report is not None
+    # 3 documents of ~30 subwords, windows of 32: a handful of windows, not 18 (one per
+    # sentence), so an epoch of batches of 4 takes fewer steps than the 5 of sentence context
+    assert result.training.total_steps < 5
+    assert result.report.sentences == 18  # devel scored per original sentence
+    tagger = Tagger.load("packed")
+    assert tagger.context == "packed"
+    (spans,) = tagger.tag([Document("1", "Cocaine caused seizures. Naloxone reversed hypertension in rats.")])
+    assert all(0 <= s.start < s.end for s in spans)
+    words = [[w for w, _ in s] for s in SENTENCES] * 2
+    keys = ["a"] * len(SENTENCES) + [None] * len(SENTENCES)
+    for context in ("packed", "sentence"):
+        got = Tagger.load("packed", TaggerConfig(context=context)).predict_words(words, documents=keys)
+        assert [len(p.tags) for p in got] == [len(p.scores) for p in got] == [len(w) for w in words]
+    from fastbioner.text import document_sentences
+    doc = Document("2", "Lithium carbonate toxicity in rats. The dose was increased. Aspirin caused pain.")
+    sentences = document_sentences(doc)
+    per_sentence = tagger.tag_sentences(sentences, documents=[0] * len(sentences))
+    assert len(sentences) == 3 and len(per_sentence) == 3
+    assert all(sentence.start <= sp.start < sp.end <= sentence.end
+               for sentence, spans in zip(sentences, per_sentence) for sp in spans)
+
+
 def test_a_crf_head_teacher_trains_reloads_and_decodes_with_viterbi(encoder_folder, data, tmp_path):
     """--head crf: the encoder gets a linear head and a CRF over the words, trains on
     the sequence likelihood, reloads from its folder (safetensors, no remote code) in

@@ -9,12 +9,13 @@ ones; the objective masks those rows out of the gold-label term.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Sequence
 
 import torch
 
+from .. import packing
 from ..encoding import LengthGroupedBatches, Window, WordEncoder
 from ..errors import FastBioNERError, InputError
 from .alignment import DistillBatch
@@ -53,6 +54,9 @@ class EncodedData:
     teacher_windows: list[Window]
     student_windows: list[Window]  # the same list when the tokenizers agree
     unlabeled: list[bool]          # per window
+    # The word sequences the windows index (``Window.sentence``): the sentences, or with
+    # packed context each document's sentences joined, then the unlabelled sentences.
+    sequences: list[list[str]] = field(default_factory=list)
 
     @property
     def shared(self) -> bool:
@@ -68,31 +72,45 @@ class EncodedData:
 
 def encode(teacher_encoder: WordEncoder, student_encoder: WordEncoder | None,
            labelled: Sequence[tuple[Sequence[str], Sequence[str]]],
-           unlabeled: Sequence[Sequence[str]] = (), documents: Sequence | None = None) -> EncodedData:
+           unlabeled: Sequence[Sequence[str]] = (), documents: Sequence | None = None,
+           context: str = "document") -> EncodedData:
     """Windows of the labelled (words, tags) and the unlabelled word sequences.
     ``student_encoder`` None: the student reads the teacher's windows. ``documents``:
-    the labelled sentences' document keys, for document context (both sides read the
-    same context)."""
+    the labelled sentences' document keys, read as ``context`` says (both sides read
+    the same context); unlabelled sentences are read alone."""
     words = [list(w) for w, _ in labelled] + [list(w) for w in unlabeled]
-    o = "O"
-    tags = [list(t) for _, t in labelled] + [[o] * len(w) for w in unlabeled]
-    first_unlabeled = len(labelled)
-    if documents is not None:
-        documents = list(documents) + [None] * len(unlabeled)
-    t_windows = teacher_encoder.encode(words, tags, documents)
+    tags = [list(t) for _, t in labelled] + [["O"] * len(w) for w in unlabeled]
+    # Unlabelled sentences have no document (None): each stays a sequence of its own,
+    # never read with or joined to labelled text, so they are the last sequences.
+    keys = None if documents is None else list(documents) + [None] * len(unlabeled)
+    t_windows, layout, sequences = packing.encode(teacher_encoder, context, words, tags, keys)
+    first_unlabeled = layout.sequences - len(unlabeled)
     flags = [w.sentence >= first_unlabeled for w in t_windows]
     if student_encoder is None:
-        return EncodedData(teacher_encoder, teacher_encoder, t_windows, t_windows, flags)
-    s_windows = student_encoder.encode(words, tags, documents)
-    if len(s_windows) != len(t_windows) or any(
-            a.sentence != b.sentence or a.owned_words != b.owned_words for a, b in zip(t_windows, s_windows)):
-        bad = next((a.sentence for a, b in zip(t_windows, s_windows)
-                    if a.sentence != b.sentence or a.owned_words != b.owned_words), t_windows[-1].sentence)
-        raise FastBioNERError(
-            f"sentence {bad + 1} of the training data is cut into other windows by the student's "
-            f"tokenizer than by the teacher's (a sentence longer than max_length subwords split "
-            f"differently); use the teacher's tokenizer or a larger --max-length")
-    return EncodedData(teacher_encoder, student_encoder, t_windows, s_windows, flags)
+        return EncodedData(teacher_encoder, teacher_encoder, t_windows, t_windows, flags, list(sequences))
+    s_windows, _, _ = packing.encode(student_encoder, context, words, tags, keys)
+    differ = [a.sentence for a, b in zip(t_windows, s_windows)
+              if a.sentence != b.sentence or a.owned_words != b.owned_words]
+    if differ or len(s_windows) != len(t_windows):
+        raise FastBioNERError(_other_windows(differ[0] if differ else t_windows[-1].sentence, layout,
+                                             first_unlabeled))
+    return EncodedData(teacher_encoder, student_encoder, t_windows, s_windows, flags, list(sequences))
+
+
+def _other_windows(sequence: int, layout: packing.Layout, first_unlabeled: int) -> str:
+    """Why teacher and student cannot share windows, naming the text where they part."""
+    first, count = layout.first_sentences()[sequence], len(layout.parts[sequence])
+    if sequence >= first_unlabeled:
+        what = f"unlabelled sentence {sequence - first_unlabeled + 1}"
+    elif count == 1:
+        what = f"sentence {first + 1} of the training data"
+    else:  # packed context: the windows of a whole document depend on every word's subword count
+        return (f"the document of sentences {first + 1}-{first + count} of the training data, read as one "
+                f"sequence (packed context), is cut into other windows by the student's tokenizer than by "
+                f"the teacher's (their subwords differ); use the teacher's tokenizer or --context document")
+    return (f"{what} is cut into other windows by the student's tokenizer than by the teacher's (a "
+            f"sentence longer than max_length subwords split differently); use the teacher's tokenizer "
+            f"or a larger --max-length")
 
 
 class PairedBatches:

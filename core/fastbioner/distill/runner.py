@@ -242,7 +242,7 @@ def prepare_run(config: DistillConfig, method: Method, registry: Registry, repor
     s_encoder = None if shared else WordEncoder(built.tokenizer, labels, enc.max_length,
                                                 enc.window_overlap, enc.label_mode)
     data = encode(t_encoder, s_encoder, [(s.words, s.tags) for s in train], unlabeled,
-                  runs.document_keys(train, enc.context, config.train_files[0]))
+                  runs.document_keys(train, enc.context, config.train_files[0]), enc.context)
     if unlabeled:
         notes.append(f"{len(unlabeled)} unlabelled sentences with confidence-weighted soft labels")
 
@@ -259,9 +259,10 @@ def prepare_run(config: DistillConfig, method: Method, registry: Registry, repor
         built.model, run_method, source, built.mapping, gold, parts, config.method.scale_by_t2,
         config.method.attention, None if shared else SubwordAligner(t_tok, built.tokenizer))
     if config.extra_teachers and run_method.uses("soft"):
-        words = [s.words for s in train] + [list(w) for w in unlabeled]
-        objective.ensemble = _ensemble(config, run_method, t_entry, teacher, t_tok, labels, words, registry,
-                                       device, reporter, notes)
+        # Soft labels per word of the sequences the windows index (with packed context a
+        # document's sentences joined), so ``Window.sentence`` finds them.
+        objective.ensemble = _ensemble(config, run_method, t_entry, teacher, t_tok, labels, data.sequences,
+                                       registry, device, reporter, notes)
     return PreparedRun(t_entry, teacher, built, labels, run_method, data, data_files, train, dev, device,
                        source, cache_info, parts, objective)
 
