@@ -16,7 +16,7 @@ experiment, and a resumed job continues with the code it started with).
     python benchmarks/experiment_queue.py status
     python benchmarks/experiment_queue.py retry bc5cdr/og-3              # a failed job again, at HEAD
     python benchmarks/experiment_queue.py front bc5cdr/og-3 bc5cdr/hinton-3   # these pending jobs next
-    python benchmarks/experiment_queue.py drop bc5cdr/teacher-doc        # pending jobs out of the queue
+    python benchmarks/experiment_queue.py drop bc5cdr/cnn384-minilm       # pending jobs out of the queue
     python benchmarks/experiment_queue.py pause                  # SIGSTOP the runs (a quiet machine for timing)
     python benchmarks/experiment_queue.py resume
     python benchmarks/experiment_queue.py stop                   # stop the runner; runs stop at once, and
