@@ -46,8 +46,8 @@ from .registry import ModelEntry, Registry
 BASE_MODELS_ENV = "FASTBIONER_BASE_MODELS"
 
 # Shown under the recipes: no accuracy is claimed for them until the tables support it.
-RECIPE_NOTE = ("The benchmark tables in docs/benchmarks.md are being re-run; these recipes will follow "
-               "what they support.")
+RECIPE_NOTE = ("The learning rate is the one table 0 of docs/benchmarks.md supports; its method and depth "
+               "tables are being run with three seeds, and these recipes will follow what they support.")
 
 
 @dataclass(frozen=True)
