@@ -57,7 +57,8 @@ class TaggerConfig(Settings):
     threads: int | None = None      # torch intra-op threads; None leaves torch's default
     max_length: int | None = None   # subwords per window, special tokens included; None: the
                                     # model's training setting (manifest), else 256
-    window_overlap: int = 32        # subwords shared by consecutive windows of a long sentence
+    window_overlap: int | None = None  # subwords shared by consecutive windows of a long sentence (or a
+                                       # packed document); None: the model's training setting, else 32
     token_budget: int | None = None  # padded subword positions per batch (rows x longest row);
                                      # None: the best measured for the device and precision
     max_batch_size: int = 256       # rows per batch, whatever the budget allows
@@ -73,6 +74,8 @@ class TaggerConfig(Settings):
             raise ConfigError("threads must be at least 1")
         if self.max_length is not None and self.max_length < 8:
             raise ConfigError("max_length must be at least 8 subwords")
+        if self.window_overlap is not None and self.window_overlap < 0:
+            raise ConfigError("window_overlap must not be negative")
         if (self.token_budget is not None and self.token_budget < 1) or self.max_batch_size < 1:
             raise ConfigError("token_budget and max_batch_size must be at least 1")
         if self.engine not in ENGINES:
@@ -167,10 +170,14 @@ class Tagger:
         self.model = apply_precision(model, self.precision, self.device)
         self.token_budget = self.config.token_budget or default_token_budget(self.device, self.precision)
         self.tokenizer = tokenizer
-        trained = ((self.manifest.get("config") or {}).get("encoding") or {}).get("max_length")
-        max_length = min(self.config.max_length or trained or 256, _position_limit(model))
-        self.encoder = WordEncoder(tokenizer, self.labels, max_length=max_length,
-                                   overlap=self.config.window_overlap)
+        trained_encoding = (self.manifest.get("config") or {}).get("encoding") or {}
+        max_length = min(self.config.max_length or trained_encoding.get("max_length") or 256,
+                         _position_limit(model))
+        # A packed-context model cuts every document into windows: read them as it was trained.
+        overlap = self.config.window_overlap
+        if overlap is None:
+            overlap = trained_encoding.get("window_overlap", 32)
+        self.encoder = WordEncoder(tokenizer, self.labels, max_length=max_length, overlap=overlap)
         self._o = self.labels.index("O")
         self._decode = getattr(self.model, "decode", None)  # CRF students decode jointly
         trained_context = ((self.manifest.get("config") or {}).get("encoding") or {}).get("context")

@@ -184,6 +184,7 @@ def test_a_teacher_trained_with_packed_context_reads_each_document_as_one_sequen
     conll.write_text("\n\n".join(blocks) + "\n", encoding="utf-8")
     cfg = make_config(encoder_folder, [conll], conll, epochs=1)
     cfg.encoding.context = "packed"
+    cfg.encoding.window_overlap = 8
     result = train_teacher(cfg, "packed")
     manifest = Registry().get("packed").manifest
     assert manifest.config["encoding"]["context"] == "packed" and result.report is not None
@@ -193,6 +194,9 @@ def test_a_teacher_trained_with_packed_context_reads_each_document_as_one_sequen
     assert result.report.sentences == 18  # devel scored per original sentence
     tagger = Tagger.load("packed")
     assert tagger.context == "packed"
+    # every document is cut into windows: the tagger cuts them as training did, unless told
+    assert tagger.encoder.overlap == 8
+    assert Tagger.load("packed", TaggerConfig(window_overlap=4)).encoder.overlap == 4
     (spans,) = tagger.tag([Document("1", "Cocaine caused seizures. Naloxone reversed hypertension in rats.")])
     assert all(0 <= s.start < s.end for s in spans)
     words = [[w for w, _ in s] for s in SENTENCES] * 2
