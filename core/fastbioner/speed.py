@@ -132,7 +132,10 @@ def devel_f1(tagger: Tagger, bio_file: str | Path, cancel: CancelToken | None = 
     from .formats.conll import read_tagged_sentences
 
     sentences = read_tagged_sentences(bio_file)
-    predicted = tagger.predict_words([s.words for s in sentences], cancel)
+    # The file's -DOCSTART- documents, as evaluate reads them: a model trained with
+    # document or packed context is scored as it tags (sentence context ignores them).
+    predicted = tagger.predict_words([s.words for s in sentences], cancel,
+                                     documents=[s.doc_id for s in sentences])
     return score_tags([s.tags for s in sentences], [p.tags for p in predicted]).f1
 
 

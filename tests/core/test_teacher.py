@@ -197,6 +197,12 @@ def test_a_teacher_trained_with_packed_context_reads_each_document_as_one_sequen
     # every document is cut into windows: the tagger cuts them as training did, unless told
     assert tagger.encoder.overlap == 8
     assert Tagger.load("packed", TaggerConfig(window_overlap=4)).encoder.overlap == 4
+    # the speed record's devel F1 reads the documents as evaluate does
+    from fastbioner.evaluation import evaluate_model
+    from fastbioner.speed import devel_f1
+
+    packed_f1 = devel_f1(Tagger.load("packed", TaggerConfig(precision="fp32")), conll)
+    assert packed_f1 == pytest.approx(evaluate_model("packed", conll).f1)
     (spans,) = tagger.tag([Document("1", "Cocaine caused seizures. Naloxone reversed hypertension in rats.")])
     assert all(0 <= s.start < s.end for s in spans)
     words = [[w for w, _ in s] for s in SENTENCES] * 2
