@@ -410,7 +410,9 @@ def status() -> None:
     for j in jobs:
         extra = ""
         if j["state"] == "running":
-            extra = f"pid {j.get('pid')}, {(time.time() - j['started']) / 60:.0f} min"
+            ran = j.get("run_seconds", 0.0) + (0.0 if j.get("stopped") else
+                                               time.time() - j.get("ticked", j["started"]))
+            extra = f"pid {j.get('pid')}, {ran / 60:.0f} min run over its attempts"
             ckpt = EXP / "home" / "models" / ".checkpoints" / j["model"]
             state_file = ckpt / "latest" / "state.json"
             if state_file.is_file():
