@@ -100,3 +100,14 @@ def make_tiny_mpnet(folder: str | Path, labels: list[str] | None = None, layers:
         model.mpnet.encoder.relative_attention_bias.weight.normal_(0, 0.5)
     model.save_pretrained(folder, safe_serialization=True)
     return folder
+
+
+def write_documents(path: Path, sentences, n: int = 3) -> Path:
+    """``sentences`` (lists of (word, tag)) repeated as ``n`` -DOCSTART- documents of
+    a CoNLL file: training data for document and packed context."""
+    blocks = []
+    for d in range(n):
+        blocks.append(f"-DOCSTART- doc{d}")
+        blocks += ["\n".join(f"{w}\t{t}" for w, t in s) for s in sentences]
+    path.write_text("\n\n".join(blocks) + "\n", encoding="utf-8")
+    return path

@@ -14,7 +14,7 @@ from fastbioner.jobs import Cancelled, CancelToken, JobState
 from fastbioner.modeling import load_token_classifier
 from fastbioner.registry import Registry
 from fastbioner.teacher import train_teacher
-from tests.tiny_models import make_tiny_model
+from tests.tiny_models import make_tiny_model, write_documents
 
 SENTENCES = [
     [("naloxone", "B-Chemical"), ("reverses", "O"), ("hypertension", "B-Disease")],
@@ -313,12 +313,7 @@ def test_distillation_with_packed_context_runs_end_to_end(trained, tmp_path):
     from fastbioner.inference import Tagger
 
     registry = fresh_registry(trained, tmp_path)
-    docs = tmp_path / "docs.conll"
-    blocks = []
-    for d in range(3):
-        blocks.append(f"-DOCSTART- doc{d}")
-        blocks += ["\n".join(f"{w}\t{t}" for w, t in s) for s in SENTENCES]
-    docs.write_text("\n\n".join(blocks) + "\n", encoding="utf-8")
+    docs = write_documents(tmp_path / "docs.conll", SENTENCES)
     text = tmp_path / "abstracts.txt"
     text.write_text("Lithium induced renal failure in rats.\n\nNaloxone reverses hypertension.\n",
                     encoding="utf-8")
@@ -443,12 +438,7 @@ def test_run_time_estimate_scores_devel_by_the_windows_of_packed_context(trained
     from fastbioner.estimate import estimate_run
 
     registry = fresh_registry(trained, tmp_path)
-    docs = tmp_path / "docs.conll"
-    blocks = []
-    for d in range(3):
-        blocks.append(f"-DOCSTART- doc{d}")
-        blocks += ["\n".join(f"{w}\t{t}" for w, t in s) for s in SENTENCES]
-    docs.write_text("\n\n".join(blocks) + "\n", encoding="utf-8")
+    docs = write_documents(tmp_path / "docs.conll", SENTENCES)
     base = registry.get("tiny-teacher").path
     runs = {}
     for context in ("sentence", "packed"):

@@ -14,7 +14,7 @@ from fastbioner.modeling import load_token_classifier
 from fastbioner.registry import Registry, file_sha256
 from fastbioner.runs import checkpoint_folder
 from fastbioner.teacher import train_teacher
-from tiny_models import make_tiny_encoder
+from tiny_models import make_tiny_encoder, write_documents
 
 SENTENCES = [
     [("cocaine", "B-Chemical"), ("induced", "O"), ("heart", "B-Disease"), ("failure", "I-Disease")],
@@ -147,12 +147,7 @@ def test_a_teacher_trained_with_document_context_reads_documents(encoder_folder,
     from fastbioner.errors import InputError
     from fastbioner.inference import Tagger
 
-    blocks = []
-    for d in range(3):
-        blocks.append(f"-DOCSTART- doc{d}")
-        blocks += ["\n".join(f"{w}\t{t}" for w, t in s) for s in SENTENCES]
-    conll = tmp_path / "docs.conll"
-    conll.write_text("\n\n".join(blocks) + "\n", encoding="utf-8")
+    conll = write_documents(tmp_path / "docs.conll", SENTENCES)
     cfg = make_config(encoder_folder, [conll], conll, epochs=1)
     cfg.encoding.context = "document"
     result = train_teacher(cfg, "ctx")
@@ -176,12 +171,7 @@ def test_a_teacher_trained_with_packed_context_reads_each_document_as_one_sequen
     from fastbioner.documents import Document
     from fastbioner.inference import Tagger, TaggerConfig
 
-    blocks = []
-    for d in range(3):
-        blocks.append(f"-DOCSTART- doc{d}")
-        blocks += ["\n".join(f"{w}\t{t}" for w, t in s) for s in SENTENCES]
-    conll = tmp_path / "docs.conll"
-    conll.write_text("\n\n".join(blocks) + "\n", encoding="utf-8")
+    conll = write_documents(tmp_path / "docs.conll", SENTENCES)
     cfg = make_config(encoder_folder, [conll], conll, epochs=1)
     cfg.encoding.context = "packed"
     cfg.encoding.window_overlap = 8
