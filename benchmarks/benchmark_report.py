@@ -201,7 +201,7 @@ def standing_section(results: dict) -> list[str]:
                     line += f"; the paper's gap below BioBERT: {PAPER[layers][0]:.2f})" if ds == "bc5cdr" else ")"
             out.append(line + ".")
     if not out:
-        return [f"_No calibrated FastBioNER row has run yet ({NOT_RUN})._"]
+        return ["_No calibrated FastBioNER row has run yet._"]
     return out
 
 
@@ -242,7 +242,7 @@ def sweep_table(rows, results, chosen: str | None = None) -> list[str]:
         if label not in best or res["f1"] > best[label][0]:
             best[label] = (res["f1"], lr)
     out = ["| method | " + " | ".join(f"lr {lr}" for lr in rates) + " |", "|---" * (len(rates) + 1) + "|"]
-    out += [f"| {label} | " + " | ".join(by_lr.get(lr, NOT_RUN) for lr in rates) + " |"
+    out += [f"| {label} | " + " | ".join(by_lr.get(lr, "–") for lr in rates) + " |"  # –: no such row
             for label, by_lr in cells.items()]
     out.append("")
     out.append("F1 · best step / steps. Highest F1 per method: " + (
