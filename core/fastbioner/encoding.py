@@ -225,6 +225,9 @@ class WordEncoder:
                num_words: int) -> list[Window]:
         n = len(ids)
         starts = [k for k in range(n) if wids[k] is not None and (k == 0 or wids[k] != wids[k - 1])]
+        if n <= self.budget:  # nearly every sentence: one window owns every word (no ranges to weigh)
+            p = len(self.prefix)
+            return [self._window(s, ids, wids, label_ids, num_words, owned=[(wids[k], k + p) for k in starts])]
         ranges: list[tuple[int, int]] = []
         begin = 0
         while True:
