@@ -149,7 +149,9 @@ class TrainingDialog(QDialog):
                            self.epochs.valueChanged, self.learning_rate.valueChanged,
                            self.student_source.currentTextChanged):
                 signal.connect(self._changed_by_hand)
-        self.resize(680, 0)
+        # Word-wrapped notes make the needed height depend on the width: a resize to
+        # height 0 took the hint for a narrower dialog and squeezed the form's rows.
+        self.resize(680, max(self.layout().totalHeightForWidth(680), self.minimumSizeHint().height()))
 
     # Distillation's rows ------------------------------------------------------
     def _recipe_rows(self, layout: QVBoxLayout) -> None:

@@ -123,6 +123,10 @@ class FileList(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.list, 1)
         layout.addLayout(buttons)
+        # The dialog opens at its smallest height: an empty list would shrink to one
+        # line and squash the two buttons beside it.
+        self.add_button, self.remove_button = add, remove
+        self.setMinimumHeight(add.sizeHint().height() + remove.sizeHint().height() + max(0, buttons.spacing()))
 
     def _add(self) -> None:
         paths, _ = QFileDialog.getOpenFileNames(self, "Training data (BIO / CoNLL)", self.start_folder)

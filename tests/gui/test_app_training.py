@@ -122,6 +122,26 @@ def test_keep_the_current_one_leaves_the_picker_alone(window, tiny_teacher, qtbo
     assert not offer.isVisible() and window.picker.current_name() == "tiny-teacher"
 
 
+@pytest.mark.parametrize("kind", ["distill", "teacher"])
+def test_the_dialog_opens_tall_enough_for_every_row(window, qtbot, kind):
+    """The recipe note wraps, so the height the dialog needs depends on its width;
+    opened, no row is squeezed below its minimum: the training-file list shows its
+    Add and Remove buttons whole, above the next row."""
+    from fastbioner_gui.dialogs.training_dialog import TrainingDialog
+
+    manifests = {"six": {"kind": "teacher", "layers": 6, "size_bytes": 90 * 1048576}}
+    dialog = TrainingDialog(kind, window.workspace, window.jobs, window.settings, ["six"], window,
+                            manifests=manifests)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    files = dialog.train_files
+    assert files.height() >= files.minimumSizeHint().height()
+    for button in (files.add_button, files.remove_button):
+        assert button.height() >= button.sizeHint().height()
+    assert files.geometry().bottom() < dialog.use_curated.geometry().top()
+
+
 def test_recipes_fill_the_settings_with_a_student_smaller_than_its_teacher(window):
     from fastbioner.guided import RECIPE_NOTE
     from fastbioner_gui.dialogs.training_dialog import TrainingDialog
