@@ -307,8 +307,15 @@ def step(slots: int, children: dict[int, subprocess.Popen] | None = None) -> boo
         pending = [j for j in jobs if j["state"] == "pending"]
         if not paused:
             for j in pending:
+                # A job that repeats a recorded run costs nothing: recorded at once, slot or not.
+                same = same_run_recorded(j)
+                if same is not None:
+                    j["state"] = "done"
+                    j["same_as"] = same[0]
+                    finished.append((j, None))
+                    continue
                 if running >= slots:
-                    break
+                    continue
                 blocked = False
                 for req in j["requires"]:
                     reqs = by_row.get(req, [])
@@ -324,12 +331,6 @@ def step(slots: int, children: dict[int, subprocess.Popen] | None = None) -> boo
                             by_row[req] = [new]
                             log(f"queued the missing prerequisite {req}")
                 if blocked:
-                    continue
-                same = same_run_recorded(j)
-                if same is not None:
-                    j["state"] = "done"
-                    j["same_as"] = same[0]
-                    finished.append((j, None))
                     continue
                 if registered(j["model"]):  # finished while no runner watched
                     j["state"] = "done"
