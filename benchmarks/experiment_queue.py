@@ -292,7 +292,8 @@ def step(slots: int, children: dict[int, subprocess.Popen] | None = None) -> boo
                     f"({'will resume' if j['state'] == 'pending' else 'given up'}; see logs)")
             j.pop("pid", None)
         for j in jobs:  # a prerequisite lost with a replaced machine is rebuilt
-            if j["state"] == "done" and not registered(j["model"]):
+            # (a job recorded from the same run of another row registered no model of its own)
+            if j["state"] == "done" and "same_as" not in j and not registered(j["model"]):
                 j["state"] = "pending"
         for j in jobs:
             if j["state"] == "running" and j.get("pid"):
