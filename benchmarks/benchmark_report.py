@@ -227,6 +227,7 @@ def sweep_table(rows, results, chosen: str | None = None) -> list[str]:
     as the results say and the rate the tables use (``chosen``)."""
     cells: dict[str, dict[str, str]] = {}
     best: dict[str, tuple[float, str]] = {}
+    scores: dict[str, dict[str, float]] = {}
     rates: list[str] = []
     for r in rows:
         if r.table != 0:
@@ -239,6 +240,7 @@ def sweep_table(rows, results, chosen: str | None = None) -> list[str]:
             cells.setdefault(label, {})[lr] = NOT_RUN
             continue
         cells.setdefault(label, {})[lr] = f"{f1_cell(res)} · {converged(res)}"
+        scores.setdefault(label, {})[lr] = res["f1"]
         if label not in best or res["f1"] > best[label][0]:
             best[label] = (res["f1"], lr)
     out = ["| method | " + " | ".join(f"lr {lr}" for lr in rates) + " |", "|---" * (len(rates) + 1) + "|"]
@@ -248,6 +250,14 @@ def sweep_table(rows, results, chosen: str | None = None) -> list[str]:
     out.append("F1 · best step / steps. Highest F1 per method: " + (
         "; ".join(f"{label} at {lr} ({pct(f1)})" for label, (f1, lr) in best.items()) or "none run yet")
         + "." + (f" The tables' students train at {chosen}." if chosen else ""))
+    # One rate for every method (a fair comparison): the best mean over the methods
+    # run at every rate.
+    complete = [label for label, by_lr in scores.items() if all(lr in by_lr for lr in rates)]
+    if len(complete) > 1:
+        means = {lr: sum(scores[m][lr] for m in complete) / len(complete) for lr in rates}
+        top = max(means, key=means.get)
+        out[-1] += (f" Mean F1 over {', '.join(complete)} at each rate: "
+                    + ", ".join(f"{lr}: {pct(m)}" for lr, m in means.items()) + f"; best at {top}.")
     return out
 
 

@@ -15,9 +15,10 @@ SMALL_SOURCES = (*RECURRENT_SOURCES, *CONV_SOURCES)
 RECURRENT_LR = 1e-3  # a student learning from scratch: a transformer's 5e-5 is far too small
 # A student made of some of the teacher's layers is a network its weights were never
 # trained as: it needs far more than fine-tuning's 5e-5. Table 0 of docs/benchmarks.md
-# (3-layer students of the MPNet teacher, BC5CDR, 3 epochs, rates 5e-5 to 8e-4): og,
-# hinton and calibrated FastBioNER all score best at 4e-4 (og 80.70 and hinton 81.60
-# against 73.05 and 73.73 at 5e-5; at 8e-4 both score lower again).
+# (3-layer students of the MPNet teacher, BC5CDR, 3 epochs, rates 5e-5 to 8e-4, one
+# seed): og and hinton score best at 4e-4 (80.70 and 81.60, against 73.05 and 73.73 at
+# 5e-5 and 79.97 and 80.71 at 8e-4); calibrated FastBioNER scores 80.94 at 4e-4 and
+# 81.27 at 8e-4. Over the three methods 4e-4 is best (mean 81.08 against 80.65).
 TEACHER_LAYERS_LR = 4e-4
 
 
