@@ -250,8 +250,8 @@ def default_model_rows() -> list[Row]:
     for slug, title, extra, batch in (("teacher-pubtator", "teacher on the PubTator documents, sentence by sentence",
                                        (), 16),
                                # Packed context: each abstract read whole, in windows of 256 subwords
-                               # (a document context at 1.15 times sentence context's cost, where
-                               # per-sentence document context costs 6.4 times: 16.6 h, not run). A
+                               # (--estimate: 3.7 h against 3.6 h for sentence context, where
+                               # per-sentence document context came out at 16.6 h: not run). A
                                # batch of 3 windows holds about the subwords of 16 sentences, so the
                                # run takes about as many steps of about the same size.
                                ("teacher-packed", "teacher on the PubTator documents, each read whole "

@@ -169,6 +169,8 @@ def _devel_windows(config, registry: Registry) -> int:
     from .runs import document_keys, read_bio_files
 
     dev = read_bio_files([config.dev_file])
+    if config.encoding.context != "packed":  # a window per sentence (a long one: a few); no tokenizer needed
+        return len(dev)
     base = getattr(config, "base_model", None) or registry.resolve(config.teacher).path
     enc = config.encoding
     encoder = WordEncoder(load_tokenizer(base), None, enc.max_length, enc.window_overlap)

@@ -60,6 +60,8 @@ class Layout:
         sentence."""
         if len(values) != len(self.parts):
             raise ValueError(f"{len(values)} value lists for {len(self.parts)} sequences")
+        if len(self.parts) == self.sentences:  # nothing joined (sentence context, the usual case)
+            return [list(row) for row in values]
         out: list[list[Any]] = []
         for row, lengths in zip(values, self.parts):
             if len(row) != sum(lengths):
