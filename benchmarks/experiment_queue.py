@@ -208,8 +208,10 @@ def record(job: dict, wall: float | None) -> float | None:
     return entry.get("f1")
 
 
-def same_run_recorded(job: dict) -> tuple[str, dict] | None:
-    results = paper_tables.load_results()
+def same_run_recorded(job: dict, results: dict | None = None) -> tuple[str, dict] | None:
+    """A recorded run whose command is the job's (but for the model's name); ``results``
+    as loaded (the runner loads them once per pass, not once per pending job)."""
+    results = paper_tables.load_results() if results is None else results
     mine = normalised(job["args"])
     for row_id, by_seed in results.items():
         for seed, entry in by_seed.items():
@@ -307,9 +309,10 @@ def step(slots: int, children: dict[int, subprocess.Popen] | None = None) -> boo
         running = sum(1 for j in jobs if j["state"] == "running")
         pending = [j for j in jobs if j["state"] == "pending"]
         if not paused:
+            recorded = paper_tables.load_results()
             for j in pending:
                 # A job that repeats a recorded run costs nothing: recorded at once, slot or not.
-                same = same_run_recorded(j)
+                same = same_run_recorded(j, recorded)
                 if same is not None:
                     j["state"] = "done"
                     j["same_as"] = same[0]
