@@ -273,7 +273,10 @@ def step(slots: int, children: dict[int, subprocess.Popen] | None = None) -> boo
             by_row.setdefault(j["row"], []).append(j)
         now = time.time()
         for j in jobs:
-            if j["state"] == "running":
+            # Only a live run adds time: one that ended while no runner watched (a
+            # session's end) stopped at some unknown moment after its last tick, and the
+            # time until this runner started is not its running time.
+            if j["state"] == "running" and alive(j.get("pid", -1)):
                 tick(j, now)
         for j in jobs:
             if j["state"] != "running" or alive(j.get("pid", -1)):

@@ -453,3 +453,20 @@ def test_a_jobs_wall_time_sums_its_attempts_and_leaves_out_its_pauses():
     job["started"] = job["ticked"] = 5000.0   # resumed in a later session
     queue.tick(job, 5020.0)
     assert job["run_seconds"] == pytest.approx(150.0)
+
+
+def test_a_run_that_ended_while_no_runner_watched_adds_no_time(tmp_path, monkeypatch):
+    queue = load("experiment_queue")
+    monkeypatch.setattr(queue, "EXP", tmp_path)
+    monkeypatch.setattr(queue.paper_tables, "load_results", lambda *a, **k: {})
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    # The last runner ticked it at t = 1000 and the session ended; this runner starts much later.
+    job = {"row": "bc5cdr/og-3", "seed": 13, "args": ["distill", "--epochs", "3"], "model": "m-s13",
+           "commit": "abc", "requires": [], "state": "running", "attempts": 0, "pid": dead.pid,
+           "started": 900.0, "ticked": 1000.0, "run_seconds": 100.0}
+    (tmp_path / "queue.json").write_text(json.dumps({"jobs": [job]}))
+    queue.step(0)   # no slot: it only settles the ended run
+    (settled,) = json.loads((tmp_path / "queue.json").read_text())["jobs"]
+    assert settled["state"] == "pending"        # it resumes from its checkpoint
+    assert settled["run_seconds"] == pytest.approx(100.0)
