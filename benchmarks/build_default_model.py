@@ -11,7 +11,12 @@ README's own CLI steps, and write beside it the commands that made it (issue 12)
    convolutional student keeps every piece, its table in int8);
 2. ``fastbioner evaluate NAME DEVEL --record``: the compacted weights scored on devel,
    the scores stored in its manifest;
-3. ``fastbioner models export NAME OUT``: exported to a folder beside ``OUT``, given
+3. ``fastbioner benchmark NAME --docs DOCS --devel DEVEL``: every precision this machine
+   offers (int8, bf16) timed against float32 on the devel abstracts and scored on devel,
+   the checks stored in its manifest, so that ``--precision auto`` (the app's and the
+   CLI's default) runs the fastest mode that lost at most 0.3 devel F1 (without a check
+   it runs float32);
+4. ``fastbioner models export NAME OUT``: exported to a folder beside ``OUT``, given
    ``OUT/BUILD.md`` (the chain of commands from the first teacher to the export, the
    devel scores per type and the files' sizes), then swapped in for ``OUT``.
 
@@ -45,6 +50,7 @@ RESULTS = paper_tables.RESULTS
 DATA = paper_tables.DATA
 OUT = REPO / "assets" / "default-model"
 DEVEL = DATA / "bc5cdr" / "iob" / "devel.tsv"
+DOCS = DATA / "bc5cdr" / "pubtator" / "CDR_DevelopmentSet.PubTator.txt"  # the devel abstracts, timed
 # The README's compact step: the wordpieces of these corpora are kept.
 CORPUS = (DATA / "bc5cdr" / "iob" / "train.tsv", DATA / "bc5cdr" / "pubtator" / "CDR_TrainingSet.PubTator.txt",
           DATA / "ncbi-disease" / "iob" / "train.tsv", DATA / "pubmed-xml")
@@ -231,12 +237,13 @@ def compact_options(corpus: list[str], keep_vocabulary: bool = False, int8_embed
     return vocabulary + (["--int8-embeddings"] if int8_embeddings else [])
 
 
-def commands(model: str, name: str, compact_flags: list[str], devel: str, dest: str, overwrite: bool
+def commands(model: str, name: str, compact_flags: list[str], devel: str, docs: str, dest: str, overwrite: bool
              ) -> list[tuple[str, list[str]]]:
-    """(step, argv): the README's compact, evaluate --record and export steps."""
+    """(step, argv): the README's compact, evaluate --record, benchmark and export steps."""
     compact = ["fastbioner", "compact", model, "--name", name, *compact_flags]
     return [("compact", compact + (["--overwrite"] if overwrite else [])),
             ("evaluate --record", ["fastbioner", "evaluate", name, devel, "--record"]),
+            ("benchmark", ["fastbioner", "benchmark", name, "--docs", docs, "--devel", devel]),
             ("models export", ["fastbioner", "models", "export", name, dest])]
 
 
@@ -271,8 +278,27 @@ def scores_table(metrics: dict) -> list[str]:
     return out
 
 
+def precision_table(speed: dict) -> list[str]:
+    """The precision checks the benchmark step recorded, and the mode ``auto`` runs."""
+    modes = (speed or {}).get("modes") or {}
+    if not modes:
+        return ["No precision check recorded: `--precision auto` runs float32."]
+    out = ["| mode | tokens/s | agreement with fp32 | devel F1 | F1 lost | auto may pick it |",
+           "|---|---|---|---|---|---|"]
+    for mode, m in modes.items():
+        f1 = "–" if m.get("f1") is None else f"{100 * m['f1']:.2f}"
+        lost = "–" if m.get("f1_loss_points") is None else f"{m['f1_loss_points']:.2f}"
+        out.append(f"| {mode} | {m.get('tokens_per_s', 0):,.0f} | {m.get('agreement', 0):.4f} | {f1} | {lost} | "
+                   f"{'yes' if m.get('default_allowed') else 'no'} |")
+    out += ["", f"On {speed.get('hardware', 'this machine')} with {speed.get('threads')} thread(s), "
+                f"`--precision auto` runs **{speed.get('precision')}** (a machine without that mode runs float32). "
+                f"Speeds are from the build machine, which may have been running other jobs: "
+                f"`benchmarks/spacy_peer.py time` is the side-by-side timing."]
+    return out
+
+
 def build_md(name: str, model: str, chain: list[Made], steps: list[tuple[str, list[str]]], metrics: dict,
-             files: list[Path], invocation: str) -> str:
+             files: list[Path], invocation: str, speed: dict | None = None) -> str:
     when = datetime.now(timezone.utc).replace(microsecond=0).isoformat()
     doc = [f"# How `{name}` was built", "",
            f"`{name}` is `{model}`, a distilled student, compacted, scored on devel and exported here by "
@@ -286,10 +312,12 @@ def build_md(name: str, model: str, chain: list[Made], steps: list[tuple[str, li
         if m.command:
             doc += ["", "   ```bash", f"   {m.command}", "   ```"]
         doc.append("")
-    doc += ["## Compaction, scoring, export", "", "```bash", *(shlex.join(argv) for _, argv in steps), "```", "",
+    doc += ["## Compaction, scoring, precision checks, export", "", "```bash",
+            *(shlex.join(argv) for _, argv in steps), "```", "",
             "(exported to a folder beside this one, then swapped in for it whole)", "",
             f"## Devel scores (`{(metrics.get('source') or {}).get('file', 'devel')}`, strict IOB2, recorded by "
             f"the evaluation above)", "", *scores_table(metrics), "",
+            "## Precision (recorded by the benchmark above)", "", *precision_table(speed or {}), "",
             "## Files", "", "| file | bytes |", "|---|---|"]
     doc += [f"| {f.name} | {f.stat().st_size:,} |" for f in files]
     total = sum(f.stat().st_size for f in files)
@@ -311,22 +339,23 @@ def swap_in(new: Path, out: Path, work: Path) -> None:
         raise
 
 
-def build(model: str, name: str, out: Path, compact_flags: list[str], devel: str, overwrite: bool,
+def build(model: str, name: str, out: Path, compact_flags: list[str], devel: str, docs: str, overwrite: bool,
           invocation: str) -> None:
     from fastbioner.registry import read_manifest
 
     chain = model_chain(model, paper_tables.load_results(RESULTS))
-    shown = commands(model, name, compact_flags, devel, str(out), overwrite)
+    shown = commands(model, name, compact_flags, devel, docs, str(out), overwrite)
     out.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{out.name}.build-", dir=out.parent))  # beside out: renames
     try:
         staged = work / out.name
-        for label, argv in commands(model, name, compact_flags, devel, str(staged), overwrite):
+        for label, argv in commands(model, name, compact_flags, devel, docs, str(staged), overwrite):
             with step(label):
                 run_command(argv)
         with step("writing BUILD.md"):
             files = sorted(f for f in staged.iterdir() if f.is_file())
-            text = build_md(name, model, chain, shown, read_manifest(staged).metrics, files, invocation)
+            manifest = read_manifest(staged)
+            text = build_md(name, model, chain, shown, manifest.metrics, files, invocation, manifest.speed)
             (staged / "BUILD.md").write_text(text, encoding="utf-8")
         with step(f"replacing {out}"):
             swap_in(staged, out, work)
@@ -334,13 +363,14 @@ def build(model: str, name: str, out: Path, compact_flags: list[str], devel: str
         shutil.rmtree(work, ignore_errors=True)
 
 
-def dry_run(model: str, name: str, out: Path, compact_flags: list[str], devel: str, overwrite: bool) -> None:
+def dry_run(model: str, name: str, out: Path, compact_flags: list[str], devel: str, docs: str,
+            overwrite: bool) -> None:
     for m in model_chain(model, paper_tables.load_results(RESULTS)):
         print(f"# {m.name}: {m.what}; {m.origin}")
         if m.command:
             print(m.command)
     print("# this script would run:")
-    for _, argv in commands(model, name, compact_flags, devel, str(out), overwrite):
+    for _, argv in commands(model, name, compact_flags, devel, docs, str(out), overwrite):
         print(shlex.join(argv))
     print(f"# and write {out / 'BUILD.md'}")
 
@@ -359,6 +389,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--int8-embeddings", action="store_true",
                         help="a convolutional student's embedding table in int8 (`fastbioner compact`'s flag)")
     parser.add_argument("--devel", default=str(DEVEL), help="BIO file scored and recorded (default: %(default)s)")
+    parser.add_argument("--docs", default=str(DOCS),
+                        help="abstracts the precision modes are timed on (default: %(default)s)")
     parser.add_argument("--overwrite", action="store_true", help="replace a registered model named NAME")
     parser.add_argument("--dry-run", action="store_true", help="print the commands, run none")
     args = parser.parse_args(argv)
@@ -368,9 +400,9 @@ def main(argv: list[str] | None = None) -> int:
     flags = compact_options(args.corpus, args.keep_vocabulary, args.int8_embeddings)
     try:
         if args.dry_run:
-            dry_run(args.model, name, out, flags, args.devel, args.overwrite)
+            dry_run(args.model, name, out, flags, args.devel, args.docs, args.overwrite)
         else:
-            build(args.model, name, out, flags, args.devel, args.overwrite, invocation)
+            build(args.model, name, out, flags, args.devel, args.docs, args.overwrite, invocation)
     except BuildError as exc:
         print(f"build_default_model: {exc}; {out} is left as it was", file=sys.stderr)
         return 1

@@ -359,9 +359,19 @@ def fake_cli(fail: str | None = None):
                                             compression={"compacted_from": argv[2]}))
         elif argv[1] == "evaluate":
             registry.update_manifest(argv[2], metrics={**SCORES, "source": {"file": argv[3]}})
+        elif argv[1] == "benchmark":
+            registry.update_manifest(argv[2], speed=SPEED)
         elif argv[1] == "models":
             registry.export(argv[3], argv[4])
     return run, ran
+
+
+# What `fastbioner benchmark` records: int8 lost 0.01 F1, so auto runs it.
+SPEED = {"precision": "int8", "hardware": "AMD EPYC (2 cores)", "threads": 1,
+         "modes": {"fp32": {"tokens_per_s": 7489.0, "agreement": 1.0, "f1": 0.8042, "f1_loss_points": 0.0,
+                            "default_allowed": True},
+                   "int8": {"tokens_per_s": 10969.0, "agreement": 0.9978, "f1": 0.8041, "f1_loss_points": 0.01,
+                            "default_allowed": True}}}
 
 
 def shipped_folder(tmp_path: Path) -> Path:
@@ -379,7 +389,7 @@ def test_build_replaces_the_folder_and_writes_how(chain_registry, monkeypatch, c
     assert build.main(["student", "--name", "new-default", "--out", str(out), "--corpus", "c1.txt", "c2",
                        "--devel", "dev.tsv"]) == 0
     assert [a[:3] for a in ran] == [["fastbioner", "compact", "student"], ["fastbioner", "evaluate", "new-default"],
-                                    ["fastbioner", "models", "export"]]
+                                    ["fastbioner", "benchmark", "new-default"], ["fastbioner", "models", "export"]]
     assert sorted(p.name for p in out.iterdir()) == ["BUILD.md", "fastbioner.json", "model.safetensors"]
     assert (out / "model.safetensors").read_bytes() == b"w" * 1000
     assert [p.name for p in out.parent.iterdir()] == ["default-model"]  # no temporary folder left
@@ -388,13 +398,17 @@ def test_build_replaces_the_folder_and_writes_how(chain_registry, monkeypatch, c
     assert order == sorted(order)
     assert "fastbioner train-teacher --name t-mpnet-s14 --seed 14" in md
     assert (f"fastbioner compact student --name new-default --corpus c1.txt c2\nfastbioner evaluate new-default "
-            f"dev.tsv --record\nfastbioner models export new-default {out}\n") in md
+            f"dev.tsv --record\nfastbioner benchmark new-default --docs {build.DOCS} --devel dev.tsv\n"
+            f"fastbioner models export new-default {out}\n") in md
+    # the precision checks, and the mode --precision auto runs because of them
+    assert "| int8 | 10,969 | 0.9978 | 80.41 | 0.01 | yes |" in md and "runs **int8**" in md
+    assert json.loads((out / "fastbioner.json").read_text())["speed"]["precision"] == "int8"
     assert "| Chemical | 90.00 | 90.00 | 90.00 | 20 |" in md and "| overall | 80.00 | 90.00 | 84.70 | 30 |" in md
     assert "| model.safetensors | 1,000 |" in md
     assert str(out / "BUILD.md") in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("failing", ["compact", "evaluate", "models"])
+@pytest.mark.parametrize("failing", ["compact", "evaluate", "benchmark", "models"])
 def test_a_failing_step_leaves_the_folder_as_it_was(chain_registry, monkeypatch, capsys, failing):
     build, tmp_path = chain_registry
     out = shipped_folder(tmp_path)
