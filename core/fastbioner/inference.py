@@ -123,6 +123,19 @@ def _pad(windows: Sequence, pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
     return torch.from_numpy(ids), torch.from_numpy(mask)
 
 
+def _first_subwords(windows: Sequence, width: int) -> np.ndarray:
+    """(rows, width) bool: the positions that begin a word, as the training collate's
+    ``first_subword`` marks them (the CRF decodes over these)."""
+    out = np.zeros((len(windows), width), dtype=bool)
+    for r, w in enumerate(windows):
+        prev = None
+        for k, x in enumerate(w.word_ids):
+            if x is not None and x != prev:
+                out[r, k] = True
+            prev = x
+    return out
+
+
 def _read_labels(model, where: str) -> tuple[list[str], str]:
     """The model's labels and tagging scheme; a model whose labels are not tags
     (``LABEL_0`` ..., or no ``O``) cannot give spans and is refused with one line."""
@@ -222,12 +235,12 @@ class Tagger:
                 if on_batch is not None:
                     on_batch(b, len(batches))
                 group = [windows[i] for i in idx]
+                ids, mask = (t.to(self.device) for t in _pad(group, self.encoder.pad_id))
+                logits = self.model(input_ids=ids, attention_mask=mask).logits
                 if self._decode is None:
-                    ids, mask = (t.to(self.device) for t in _pad(group, self.encoder.pad_id))
-                    rows = self._argmax_rows(self.model(input_ids=ids, attention_mask=mask).logits, group)
+                    rows = self._argmax_rows(logits, group)
                 else:
-                    batch = self.encoder.collate(group, idx).to(self.device)
-                    rows = self._viterbi_rows(self.model(**batch.model_inputs()).logits, batch)
+                    rows = self._viterbi_rows(logits, group)
                 for row, i in zip(rows, idx):
                     values[i] = row
         fill = np.array([self._o, 1.0], dtype=np.float32)
@@ -249,16 +262,20 @@ class Tagger:
         both = torch.stack((ids.float(), best), -1).cpu().numpy()
         return [both[r, :len(w)] for r, w in enumerate(windows)]
 
-    def _viterbi_rows(self, logits: torch.Tensor, batch) -> list[np.ndarray]:
-        """As :meth:`_argmax_rows`, with the ids of the model's joint (CRF) decoding."""
-        probs = logits.float().softmax(-1)
-        ids = torch.full(probs.shape[:2], self._o, dtype=torch.long, device=probs.device)
-        for r, path in enumerate(self._decode(logits.float(), batch.first_subword)):
-            pos = batch.first_subword[r].nonzero().flatten()[:len(path)]
-            ids[r, pos] = torch.tensor(path, dtype=torch.long, device=probs.device)
-        best = probs.gather(-1, ids.unsqueeze(-1)).squeeze(-1)
-        both = torch.stack((ids.float(), best), -1).cpu().numpy()
-        return [both[r, :len(w)] for r, w in enumerate(batch.windows)]
+    def _viterbi_rows(self, logits: torch.Tensor, windows: Sequence) -> list[np.ndarray]:
+        """As :meth:`_argmax_rows`, with the ids of the model's joint (CRF) decoding
+        over each row's first subwords (every other position keeps ``O``)."""
+        first = _first_subwords(windows, logits.shape[1])
+        paths = self._decode(logits.float(), torch.from_numpy(first).to(logits.device))
+        probs = logits.float().softmax(-1).cpu().numpy()
+        ids = np.full(first.shape, self._o, dtype=np.int64)
+        # A path labels its row's first subwords in order, which is the order
+        # np.nonzero lists them in: one scatter for the whole batch.
+        rows, cols = np.nonzero(first)
+        ids[rows, cols] = np.fromiter((t for path in paths for t in path), dtype=np.int64, count=len(rows))
+        best = np.take_along_axis(probs, ids[..., None], axis=-1)[..., 0]
+        both = np.stack((ids.astype(np.float32), best), -1)
+        return [both[r, :len(w)] for r, w in enumerate(windows)]
 
     def word_predictor(self):
         """This tagger as :func:`fastbioner.evaluation.evaluate_model`'s ``predictor``
