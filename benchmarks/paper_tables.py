@@ -79,6 +79,12 @@ EVAL_EVERY_UNLABELED = 334
 CALIBRATED = ("--calibrate", "grad-norm", "--attention", "centred")
 
 DATASETS = {"bc5cdr": "bc5cdr/iob", "ncbi": "ncbi-disease/iob"}
+# The unlabelled biomedical text the default model's students read (soft labels only):
+# the BC5CDR training abstracts, the NCBI-disease abstracts, the PubMed records; never
+# the BC5CDR devel abstracts, on which models are selected and scored.
+UNLABELED = (str(DATA / "bc5cdr" / "pubtator" / "CDR_TrainingSet.PubTator.txt"),
+             str(DATA / "ncbi-disease" / "pubtator" / "NCBItrainset_corpus.txt"),
+             str(DATA / "ncbi-disease" / "pubtator" / "NCBIdevelopset_corpus.txt"), str(DATA / "pubmed-xml"))
 
 PREAMBLE = """**Protocol.** Two CPU cores, no GPU; the CPU model differs between working sessions
 (an Intel Xeon with AMX, an AMD EPYC), and each run records its own, with its wall
@@ -277,6 +283,19 @@ def default_model_rows() -> list[Row]:
                          "--batch-size", str(batch), "--lr", "5e-5", "--checkpoint-every", "100", "--resume",
                          *extra),
                         TEACHER_EPOCHS, per_seed_name=False))
+    # The default model's recipe (hinton-minilm6-ft-unl) from the packed-context teacher,
+    # the student reading the same whole-document windows (batches of 3 windows, about
+    # the subwords of 16 sentences, as the teacher trained).
+    rows.append(Row("bc5cdr/hinton-minilm6-ft-unl-packed", 5, "bc5cdr",
+                    "hinton, minilm-bc5cdr, 1 teacher (packed context), documents read whole (packed), "
+                    "+ unlabelled text", "bc5cdr-hinton-minilm6-ft-unl-packed",
+                    ("distill", "--teacher", "teacher-packed-bc5cdr", "--train", train_doc, "--dev", dev_doc,
+                     "--method", "hinton", "--student-from", "minilm-bc5cdr", "--epochs",
+                     str(FINE_TUNED_START_EPOCHS), "--batch-size", "3", "--eval-every", str(EVAL_EVERY_UNLABELED),
+                     "--checkpoint-every", "100", "--resume", "--lr", f"{FINE_TUNED_START_LR:g}",
+                     "--temperature", f"{TEMPERATURE:g}", "--context", "packed", "--unlabeled", *UNLABELED),
+                    FINE_TUNED_START_EPOCHS, teacher="teacher-packed-bc5cdr",
+                    requires=("bc5cdr/minilm-ft", "bc5cdr/teacher-packed")))
     train, dev = _data("bc5cdr")
     for seed in (14, 15):
         rows.append(Row(f"bc5cdr/teacher-s{seed}", 5, "bc5cdr", f"teacher, seed {seed} (for the ensemble)",
@@ -285,9 +304,7 @@ def default_model_rows() -> list[Row]:
                          "--epochs", str(TEACHER_EPOCHS), "--batch-size", "16", "--lr", "5e-5",
                          "--checkpoint-every", "100", "--resume"), TEACHER_EPOCHS, seeds=(seed,),
                         per_seed_name=False))
-    unlabeled = (str(DATA / "bc5cdr" / "pubtator" / "CDR_TrainingSet.PubTator.txt"),
-                 str(DATA / "ncbi-disease" / "pubtator" / "NCBItrainset_corpus.txt"),
-                 str(DATA / "ncbi-disease" / "pubtator" / "NCBIdevelopset_corpus.txt"), str(DATA / "pubmed-xml"))
+    unlabeled = UNLABELED
     ensemble = ("--teacher", "teacher-mpnet-bc5cdr-s14", "--teacher", "teacher-mpnet-bc5cdr-s15")
     for layers in (6, 4, 3):
         for tag, extra, req in (("", (), ()),
