@@ -488,7 +488,8 @@ def main(argv: list[str] | None = None) -> int:
 
     archive = load_results(RESULTS.with_name("paper_rows_1epoch.json"))
     write_report(rows, aggregate(load_results()), Path(args.out), PREAMBLE, archive=archive,
-                 student_lr=f"{STUDENT_LR:g}")
+                 student_lr=f"{STUDENT_LR:g}, for {STUDENT_EPOCHS} epochs (the grid ran {SWEEP_EPOCHS}; the "
+                            f"{EPOCH_SWEEP}-epoch rows show whether the best scoring comes before the last)")
     print(f"wrote {args.out}")
     return 0
 
