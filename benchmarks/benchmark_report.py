@@ -433,7 +433,9 @@ def frontier_points(sp: dict, results: dict) -> list[dict]:
                "peer": True}]
     for m in timed_models(timing):
         f1, size, source = model_scores(m["model"], results, m)
-        points.append({"model": m["model"], "seconds": m["median_seconds"], "speed": m["vs_spacy_speed"],
+        # A model that ran below float32 (its recorded check let --precision auto pick it) says so.
+        label = m["model"] + (f" ({m['precision']})" if m.get("precision") else "")
+        points.append({"model": label, "seconds": m["median_seconds"], "speed": m["vs_spacy_speed"],
                        "f1": f1, "size_bytes": size, "source": source, "peer": False})
     return points
 

@@ -197,6 +197,13 @@ def record_model_scores(timing: dict) -> None:
             entry["devel_f1"] = m.metrics["f1"]
             entry["per_type_f1"] = {t: v["f1"] for t, v in (m.metrics.get("per_type") or {}).items()}
             entry["size_bytes"] = m.size_bytes or None
+            # `fastbioner tag` ran the precision `--precision auto` picks from the recorded
+            # checks (int8 for the fast model): its devel F1 is that mode's, not float32's.
+            # The per-type scores stay float32's (a check records the overall F1 only).
+            mode = (m.speed or {}).get("precision")
+            check = ((m.speed or {}).get("modes") or {}).get(mode) or {}
+            if mode and mode != "fp32" and check.get("f1") is not None:
+                entry.update(precision=mode, devel_f1=check["f1"], devel_f1_fp32=m.metrics["f1"])
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -484,3 +484,21 @@ def test_a_run_that_ended_while_no_runner_watched_adds_no_time(tmp_path, monkeyp
     (settled,) = json.loads((tmp_path / "queue.json").read_text())["jobs"]
     assert settled["state"] == "pending"        # it resumes from its checkpoint
     assert settled["run_seconds"] == pytest.approx(100.0)
+
+
+def test_a_timed_model_is_scored_at_the_precision_auto_runs(tmp_path):
+    """The fast model's manifest says auto runs int8 (its check lost 0.01 F1): the frontier
+    shows int8's devel F1, the one `fastbioner tag` delivered, and keeps float32's beside it."""
+    peer = load("spacy_peer")
+    folders = {}
+    for name, speed in (("checked", SPEED), ("unchecked", {})):
+        folders[name] = tmp_path / name
+        folders[name].mkdir()
+        write_manifest(folders[name], Manifest(name=name, kind="student", speed=speed,
+                                               metrics={"f1": 0.8042, "per_type": {"Chemical": {"f1": 0.831}}}))
+    timing = {"models": [{"model": str(folders["checked"])}, {"model": str(folders["unchecked"])}]}
+    peer.record_model_scores(timing)
+    checked, unchecked = timing["models"]
+    assert (checked["precision"], checked["devel_f1"], checked["devel_f1_fp32"]) == ("int8", 0.8041, 0.8042)
+    assert checked["per_type_f1"] == {"Chemical": 0.831}
+    assert unchecked["devel_f1"] == 0.8042 and "precision" not in unchecked
