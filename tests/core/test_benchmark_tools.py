@@ -502,3 +502,28 @@ def test_a_timed_model_is_scored_at_the_precision_auto_runs(tmp_path):
     assert (checked["precision"], checked["devel_f1"], checked["devel_f1_fp32"]) == ("int8", 0.8041, 0.8042)
     assert checked["per_type_f1"] == {"Chemical": 0.831}
     assert unchecked["devel_f1"] == 0.8042 and "precision" not in unchecked
+
+
+def test_a_student_is_measured_against_its_own_teacher_and_teachers_against_the_first(tmp_path, monkeypatch):
+    report = load("benchmark_report")
+    tables = load("paper_tables")
+    Row = tables.Row
+    rows = [Row("bc5cdr/teacher", 1, "bc5cdr", "teacher", "t", (), 3, per_seed_name=False),
+            Row("bc5cdr/teacher-packed", 5, "bc5cdr", "packed teacher", "t-packed", (), 3, per_seed_name=False),
+            Row("bc5cdr/s", 5, "bc5cdr", "student of the first", "s", (), 3, teacher="t"),
+            Row("bc5cdr/s-packed", 5, "bc5cdr", "student of the packed", "sp", (), 3, teacher="t-packed")]
+
+    def run(f1, disease=0.8):
+        return {"f1": f1, "per_type": {"Disease": {"f1": disease}}, "best_step": 9, "steps": 9,
+                "wall_seconds": 60.0, "layers": 6}
+
+    results = {"bc5cdr/teacher": run(0.86), "bc5cdr/teacher-packed": run(0.87, 0.82),
+               "bc5cdr/s": run(0.84), "bc5cdr/s-packed": run(0.86)}
+    table = report.depth_table(rows, results, 5)
+    assert next(line for line in table if "`bc5cdr/s`" in line).split(" | ")[6] == "2.00"
+    assert next(line for line in table if "`bc5cdr/s-packed`" in line).split(" | ")[6] == "1.00"
+    assert next(line for line in table if "`bc5cdr/teacher-packed`" in line).split(" | ")[6] == "–"
+    monkeypatch.setattr(report, "TEACHER_CONTROL", tmp_path / "none.json")  # no control measured
+    lines = report.teacher_ablation(rows, results)
+    assert any("`bc5cdr/teacher-packed`" in l and "87.00 (+1.00), Disease 82.00" in l for l in lines)
+    assert not any("control" in l for l in lines)
