@@ -20,7 +20,9 @@ from typing import Any, Callable, Optional, Sequence
 from .errors import InputError
 from .jobs import CancelToken, EventCallback, ProgressReporter, run_job
 
-WordPredictor = Callable[[Sequence[Sequence[str]], ProgressReporter], "list[list[str]]"]
+# words of each sentence, the job's reporter, a document key per sentence (a model
+# trained with document or packed context reads its documents) -> tags per word
+WordPredictor = Callable[[Sequence[Sequence[str]], ProgressReporter, "Sequence | None"], "list[list[str]]"]
 
 
 @dataclass
@@ -148,11 +150,9 @@ def evaluate_model(model_ref: str | Path, file: str | Path, *, batch_size: int =
             raise InputError("no sentences to evaluate", file)
         reporter.check()
         reporter.stage("evaluate", message=f"tagging {len(sentences)} sentences")
-        if predictor is not None:
-            tags = predictor([s.words for s in sentences], reporter)
-        else:  # a model trained with document or packed context reads the file's -DOCSTART- documents
-            tags = _model_predictor(entry, device, batch_size)([s.words for s in sentences], reporter,
-                                                                [s.doc_id for s in sentences])
+        # A model trained with document or packed context reads the file's -DOCSTART- documents.
+        predict = predictor if predictor is not None else _model_predictor(entry, device, batch_size)
+        tags = predict([s.words for s in sentences], reporter, [s.doc_id for s in sentences])
         report = score_tags([s.tags for s in sentences], tags)
         report.source = {"model": str(entry.name if entry.registered else entry.path),
                          "file": str(file)}

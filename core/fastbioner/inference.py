@@ -280,8 +280,9 @@ class Tagger:
     def word_predictor(self):
         """This tagger as :func:`fastbioner.evaluation.evaluate_model`'s ``predictor``
         (words in, repaired IOB2 tags out), so scores come from the engine's path."""
-        def predict(sentences: Sequence[Sequence[str]], reporter) -> list[list[str]]:
-            return [p.tags for p in self.predict_words(sentences, reporter.cancel)]
+        def predict(sentences: Sequence[Sequence[str]], reporter, documents: Sequence | None = None
+                    ) -> list[list[str]]:
+            return [p.tags for p in self.predict_words(sentences, reporter.cancel, documents=documents)]
         return predict
 
     # -- documents -----------------------------------------------------------------

@@ -193,6 +193,9 @@ def test_a_teacher_trained_with_packed_context_reads_each_document_as_one_sequen
 
     packed_f1 = devel_f1(Tagger.load("packed", TaggerConfig(precision="fp32")), conll)
     assert packed_f1 == pytest.approx(evaluate_model("packed", conll).f1)
+    # ... and so does evaluation through a tagger's own predictor
+    via_tagger = evaluate_model("packed", conll, predictor=Tagger.load("packed").word_predictor())
+    assert via_tagger.f1 == pytest.approx(packed_f1)
     (spans,) = tagger.tag([Document("1", "Cocaine caused seizures. Naloxone reversed hypertension in rats.")])
     assert all(0 <= s.start < s.end for s in spans)
     words = [[w for w, _ in s] for s in SENTENCES] * 2
