@@ -69,7 +69,8 @@ def test_other_wordpieces_fail_the_check_naming_the_sentence(tmp_path, teacher):
     t_model, t_tok = teacher
     s_tok = load_tokenizer(encoder_with_vocab(tmp_path / "s", other_vocab()))
     (batch,) = batches_for(t_tok, s_tok, model_labels(t_model))
-    with pytest.raises(FastBioNERError, match=r"sentence 1 .*other subwords.*drop-terms hidden,attention"):
+    with pytest.raises(FastBioNERError, match=r"training sequence 1 \(a sentence, or a whole document with "
+                       r"--context packed\) .*other subwords.*drop-terms hidden,attention"):
         SubwordAligner(t_tok, s_tok).check(batch.teacher, batch.student)
 
 

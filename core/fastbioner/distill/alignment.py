@@ -82,7 +82,7 @@ class SubwordAligner:
         t_tokens = self._tokens(self.teacher_tokenizer, teacher, row)
         s_tokens = self._tokens(self.student_tokenizer, student, row)
         raise FastBioNERError(
-            f"sentence {teacher.windows[row].sentence + 1} of the training data splits into other "
+            f"{_sequence(teacher, row)} splits into other "
             f"subwords with the student's tokenizer ({' '.join(s_tokens[:12])} ...) than with the "
             f"teacher's ({' '.join(t_tokens[:12])} ...); the token-level terms (hidden, attention) "
             f"need the same subwords: use a student with the teacher's tokenizer, or drop those terms "
@@ -92,6 +92,13 @@ class SubwordAligner:
     def _tokens(tokenizer, batch: Batch, row: int) -> list[str]:
         n = int(batch.attention_mask[row].sum())
         return tokenizer.convert_ids_to_tokens(batch.input_ids[row, :n].tolist())
+
+
+def _sequence(batch: Batch, row: int) -> str:
+    """The training sequence a window came from, for a message: a sentence, or under
+    packed context a whole document (``Window.sentence`` numbers whichever was encoded)."""
+    return (f"training sequence {batch.windows[row].sentence + 1} (a sentence, or a whole document "
+            f"with --context packed)")
 
 
 def word_level(values: torch.Tensor, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
@@ -107,5 +114,5 @@ def check_same_words(teacher_valid: torch.Tensor, student_valid: torch.Tensor, t
     if differ.any():
         row = int(differ.nonzero()[0])
         raise FastBioNERError(
-            f"sentence {teacher.windows[row].sentence + 1} of the training data has words that one "
+            f"{_sequence(teacher, row)} has words that one "
             f"tokenizer turns into no subword at all; teacher and student see different words")
