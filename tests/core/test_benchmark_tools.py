@@ -527,3 +527,16 @@ def test_a_student_is_measured_against_its_own_teacher_and_teachers_against_the_
     lines = report.teacher_ablation(rows, results)
     assert any("`bc5cdr/teacher-packed`" in l and "87.00 (+1.00), Disease 82.00" in l for l in lines)
     assert not any("control" in l for l in lines)
+
+
+def test_a_new_timing_keeps_the_previous_one(tmp_path, monkeypatch):
+    peer = load("spacy_peer")
+    monkeypatch.setattr(peer, "RESULTS", tmp_path / "spacy_peer.json")
+    monkeypatch.setattr(peer, "record_model_scores", lambda timing: None)
+    medians = iter([7.06, 8.14])
+    monkeypatch.setattr(peer, "timing", lambda args: {"median_seconds": {"spacy": next(medians)}, "models": []})
+    for _ in range(2):
+        assert peer.main(["time"]) == 0
+    saved = json.loads((tmp_path / "spacy_peer.json").read_text())
+    assert saved["time"]["median_seconds"] == {"spacy": 8.14}
+    assert [t["median_seconds"] for t in saved["earlier_times"]] == [{"spacy": 7.06}]
