@@ -114,16 +114,18 @@ def score_tags(gold: Sequence[Sequence[str]], predicted: Sequence[Sequence[str]]
 
 def _model_predictor(entry, device: str, batch_size: int) -> WordPredictor:
     """Predictions as the model tags in use (:meth:`fastbioner.inference.Tagger.predict_words`,
-    CRF decoding included), at float32, windowed as the model was trained."""
+    CRF decoding included), at float32, windowed as the model was trained, by the engine
+    tagging uses (:mod:`fastbioner.engine`: a plain BERT or convolutional student without
+    importing transformers, the same logits)."""
+    from .engine import load_for_tagging
     from .inference import Tagger, TaggerConfig
-    from .modeling import load_token_classifier, load_tokenizer, model_labels
+    from .modeling import model_labels
     from .registry import check_bio_labels
 
-    model = load_token_classifier(entry.path, device="cpu")
+    config = TaggerConfig(device=device, precision="fp32", max_batch_size=batch_size)
+    model, tokenizer = load_for_tagging(entry.path, config.engine)
     check_bio_labels(model_labels(model), entry.path)
-    tagger = Tagger(model, load_tokenizer(entry.path), TaggerConfig(device=device, precision="fp32",
-                                                                   max_batch_size=batch_size),
-                    name=entry.name, folder=entry.path, manifest=entry.manifest.to_dict())
+    tagger = Tagger(model, tokenizer, config, name=entry.name, folder=entry.path, manifest=entry.manifest.to_dict())
 
     def predict(sentences: Sequence[Sequence[str]], reporter: ProgressReporter,
                 documents: Sequence | None = None) -> list[list[str]]:

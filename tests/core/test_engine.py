@@ -141,3 +141,23 @@ def test_tagging_a_light_folder_never_imports_transformers(light_folder, tmp_pat
     proc = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True, text=True, env=env,
                           timeout=300)
     assert f"CODE:0 TRANSFORMERS:{imported}" in proc.stdout, (proc.stdout[-500:], proc.stderr[-1000:])
+
+
+def test_evaluate_scores_a_light_folder_without_importing_transformers(light_folder, tmp_path):
+    """`fastbioner evaluate` runs the engine tagging runs: the same scores, no transformers import."""
+    devel = tmp_path / "devel.tsv"
+    devel.write_text("Cocaine\tB-Chemical\ninduced\tO\nseizures\tB-Disease\n.\tO\n\n"
+                     "Lithium\tB-Chemical\ntoxicity\tB-Disease\n\n", encoding="utf-8")
+    code = str(Path(fastbioner.__file__).resolve().parents[1])
+    env = {**os.environ, "FASTBIONER_HOME": str(tmp_path / "home"),
+           "PYTHONPATH": os.pathsep.join(filter(None, [code, os.environ.get("PYTHONPATH")]))}
+    env.pop(ENGINE_VARIABLE, None)
+    args = ["evaluate", str(light_folder), str(devel), "--threads", "1", "--quiet", "--json", str(tmp_path / "s.json")]
+    proc = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True, text=True, env=env, timeout=300)
+    assert "CODE:0 TRANSFORMERS:False" in proc.stdout, (proc.stdout[-500:], proc.stderr[-1000:])
+    with_transformers = subprocess.run([sys.executable, "-c", PROBE, *args[:-1], str(tmp_path / "t.json")],
+                                       capture_output=True, text=True, timeout=300,
+                                       env={**env, ENGINE_VARIABLE: "transformers"})
+    assert "CODE:0 TRANSFORMERS:True" in with_transformers.stdout
+    light, theirs = (json.loads((tmp_path / f).read_text()) for f in ("s.json", "t.json"))
+    assert light["f1"] == pytest.approx(theirs["f1"]) and light["support"] == theirs["support"] == 4
