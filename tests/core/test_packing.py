@@ -150,6 +150,39 @@ def test_distillation_data_packs_labelled_documents_apart_from_unlabelled_text(t
     vocab.write_text("\n".join(t for t in _vocab() if len(t.lstrip("#")) <= 1 or t.startswith("[")) + "\n",
                      encoding="utf-8")
     chars = BertTokenizerFast(vocab=str(vocab), do_lower_case=True, model_max_length=64)
-    with pytest.raises(FastBioNERError, match=r"document of sentences 1-6 .*--context document"):
+    with pytest.raises(FastBioNERError, match=r"document of sentences 1-6 of the training data.*--context document"):
         encode(enc, WordEncoder(chars, LABELS, max_length=32, overlap=8), labelled, unlabeled, keys,
                context="packed")
+
+
+def test_unlabelled_documents_are_packed_on_their_own(tok):
+    """Unlabelled text read with its documents (as the distillation reads files): each
+    unlabelled abstract is one sequence, like the labelled ones, but never joined to a
+    labelled document, not even one with the same id."""
+    from fastbioner.distill.data import UnlabeledText, encode
+
+    words, tags, keys = _documents(n_docs=2, repeat=1)
+    labelled = list(zip(words, tags))
+    text = UnlabeledText([["cocaine", "caused", "seizures"], ["the", "rats", "increased"], ["naloxone", "helped"]],
+                         [("unlabelled", 1), ("unlabelled", 1), ("unlabelled", 2)])
+    enc = WordEncoder(tok, LABELS, max_length=32, overlap=8)
+    data = encode(enc, None, labelled, text, keys, context="packed")
+    assert data.sequences == [sum(words[:6], []), sum(words[6:], []), text.sentences[0] + text.sentences[1],
+                              text.sentences[2]]
+    assert [w.sentence for w, flag in zip(data.teacher_windows, data.unlabeled) if flag] == [2, 3]
+    assert list(data.label_ids) == [i for w in data.teacher_windows[:-2] for i in w.labels]
+    # sentence context reads every sentence alone, whatever the documents
+    alone = encode(enc, None, labelled, text, None, context="sentence")
+    assert len(alone.sequences) == len(words) + 3 and sum(alone.unlabeled) == 3
+
+
+def test_reading_unlabelled_files_keeps_their_documents(tmp_path):
+    from fastbioner.distill.data import read_unlabeled
+
+    path = tmp_path / "abstracts.pubtator"
+    path.write_text("1|t|Lithium toxicity.\n1|a|Rats had seizures. Naloxone helped.\n\n"
+                    "2|t|Aspirin.\n2|a|Pain went away.\n\n", encoding="utf-8")
+    text = read_unlabeled([path])
+    assert [len(s) > 0 for s in text.sentences] == [True] * 5
+    assert text.documents == [("unlabelled", 1)] * 3 + [("unlabelled", 2)] * 2
+    assert len(read_unlabeled([path], limit=2)) == 2

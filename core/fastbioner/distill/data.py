@@ -21,8 +21,22 @@ from ..errors import FastBioNERError, InputError
 from .alignment import DistillBatch
 
 
+@dataclass
+class UnlabeledText:
+    """The sentences of the unlabelled text and, per sentence, the document it came
+    from (a key of its own, never equal to a labelled document's, even where the same
+    abstract is labelled too): with document or packed context an unlabelled abstract
+    is read whole, as the labelled ones are."""
+
+    sentences: list[list[str]] = field(default_factory=list)
+    documents: list[tuple[str, int]] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.sentences)
+
+
 def read_unlabeled(paths: Sequence[str | Path], limit: int = 0,
-                   input_format: str | None = None) -> list[list[str]]:
+                   input_format: str | None = None) -> UnlabeledText:
     """Word sequences of every sentence of every document in ``paths`` (files in any
     format the readers know: PubTator, BioC, PubMed XML, MEDLINE, plain text, BIO ...;
     a folder gives the files in it that a reader knows by name); ``limit`` > 0 keeps
@@ -31,15 +45,18 @@ def read_unlabeled(paths: Sequence[str | Path], limit: int = 0,
     from ..formats import expand_paths, read_documents
     from ..text import document_sentences
 
-    out: list[list[str]] = []
+    out = UnlabeledText()
+    n_docs = 0
     for given in paths:
         before = len(out)
         for path in expand_paths([given]):
             for doc in read_documents(path, input_format):
+                n_docs += 1
                 for sentence in document_sentences(doc):
                     words = sentence.words
                     if words:
-                        out.append(words)
+                        out.sentences.append(words)
+                        out.documents.append(("unlabelled", n_docs))
                         if limit and len(out) >= limit:
                             return out
         if len(out) == before:  # a file or a whole folder with nothing to learn from
@@ -55,7 +72,8 @@ class EncodedData:
     student_windows: list[Window]  # the same list when the tokenizers agree
     unlabeled: list[bool]          # per window
     # The word sequences the windows index (``Window.sentence``): the sentences, or with
-    # packed context each document's sentences joined, then the unlabelled sentences.
+    # packed context each document's sentences joined, then the unlabelled sentences
+    # (joined likewise, per unlabelled document).
     sequences: list[list[str]] = field(default_factory=list)
 
     @property
@@ -72,19 +90,23 @@ class EncodedData:
 
 def encode(teacher_encoder: WordEncoder, student_encoder: WordEncoder | None,
            labelled: Sequence[tuple[Sequence[str], Sequence[str]]],
-           unlabeled: Sequence[Sequence[str]] = (), documents: Sequence | None = None,
+           unlabeled: Sequence[Sequence[str]] | UnlabeledText = (), documents: Sequence | None = None,
            context: str = "document") -> EncodedData:
     """Windows of the labelled (words, tags) and the unlabelled word sequences.
     ``student_encoder`` None: the student reads the teacher's windows. ``documents``:
     the labelled sentences' document keys, read as ``context`` says (both sides read
-    the same context); unlabelled sentences are read alone."""
+    the same context); the unlabelled sentences are read with their own documents
+    (:class:`UnlabeledText`), or alone (a plain list of sentences)."""
+    unlabeled_keys = unlabeled.documents if isinstance(unlabeled, UnlabeledText) else None
+    unlabeled = unlabeled.sentences if isinstance(unlabeled, UnlabeledText) else unlabeled
     words = [list(w) for w, _ in labelled] + [list(w) for w in unlabeled]
     tags = [list(t) for _, t in labelled] + [["O"] * len(w) for w in unlabeled]
-    # Unlabelled sentences have no document (None): each stays a sequence of its own,
-    # never read with or joined to labelled text, so they are the last sequences.
-    keys = None if documents is None else list(documents) + [None] * len(unlabeled)
+    # Unlabelled text is never read with or joined to labelled text: its documents have
+    # keys of their own (or none: each sentence alone), so they are the last sequences.
+    keys = None if documents is None else list(documents) + (
+        list(unlabeled_keys) if unlabeled_keys is not None else [None] * len(unlabeled))
     t_windows, layout, sequences = packing.encode(teacher_encoder, context, words, tags, keys)
-    first_unlabeled = layout.sequences - len(unlabeled)
+    first_unlabeled = sum(1 for first in layout.first_sentences() if first < len(labelled))
     flags = [w.sentence >= first_unlabeled for w in t_windows]
     if student_encoder is None:
         return EncodedData(teacher_encoder, teacher_encoder, t_windows, t_windows, flags, list(sequences))
@@ -99,18 +121,20 @@ def encode(teacher_encoder: WordEncoder, student_encoder: WordEncoder | None,
 
 def _other_windows(sequence: int, layout: packing.Layout, first_unlabeled: int) -> str:
     """Why teacher and student cannot share windows, naming the text where they part."""
-    first, count = layout.first_sentences()[sequence], len(layout.parts[sequence])
+    firsts = layout.first_sentences()
+    first, count = firsts[sequence], len(layout.parts[sequence])
     if sequence >= first_unlabeled:
-        what = f"unlabelled sentence {sequence - first_unlabeled + 1}"
-    elif count == 1:
-        what = f"sentence {first + 1} of the training data"
-    else:  # packed context: the windows of a whole document depend on every word's subword count
-        return (f"the document of sentences {first + 1}-{first + count} of the training data, read as one "
+        base = firsts[first_unlabeled] if first_unlabeled < len(firsts) else first
+        where, first = "of the unlabelled text", first - base
+    else:
+        where = "of the training data"
+    if count > 1:  # packed context: the windows of a whole document depend on every word's subword count
+        return (f"the document of sentences {first + 1}-{first + count} {where}, read as one "
                 f"sequence (packed context), is cut into other windows by the student's tokenizer than by "
                 f"the teacher's (their subwords differ); use the teacher's tokenizer or --context document")
-    return (f"{what} is cut into other windows by the student's tokenizer than by the teacher's (a "
-            f"sentence longer than max_length subwords split differently); use the teacher's tokenizer "
-            f"or a larger --max-length")
+    return (f"sentence {first + 1} {where} is cut into other windows by the student's tokenizer than by the "
+            f"teacher's (a sentence longer than max_length subwords split differently); use the teacher's "
+            f"tokenizer or a larger --max-length")
 
 
 class PairedBatches:

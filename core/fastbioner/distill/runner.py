@@ -39,7 +39,7 @@ from .alignment import SubwordAligner, same_vocabulary
 from .calibration import Calibration, calibrate, fit_projections
 from .capture import prepare_for_capture
 from .config import DistillConfig, StudentConfig
-from .data import EncodedData, PairedBatches, encode, read_unlabeled
+from .data import EncodedData, PairedBatches, UnlabeledText, encode, read_unlabeled
 from .ensemble import TeacherEnsemble, word_logits
 from .methods import TOKEN_LEVEL_TERMS, Method
 from .objective import DistillationObjective, ObjectiveParts
@@ -235,7 +235,7 @@ def prepare_run(config: DistillConfig, method: Method, registry: Registry, repor
     _check_tags(train, labels, config.train_files[0])
     dev = read_bio_files([config.dev_file]) if config.dev_file else []
     unlabeled = read_unlabeled(config.unlabeled_files, config.unlabeled_limit,
-                               config.unlabeled_format) if config.unlabeled_files else []
+                               config.unlabeled_format) if config.unlabeled_files else UnlabeledText()
     data_files = runs.data_records(config.train_files, config.dev_file, config.unlabeled_files)
     enc = config.encoding
     t_encoder = WordEncoder(t_tok, labels, enc.max_length, enc.window_overlap, enc.label_mode)
