@@ -33,6 +33,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Sequence
 
+import numpy as np
 import torch
 
 IGNORE_INDEX = -100
@@ -109,6 +110,19 @@ def _document_runs(documents: Sequence[Any]) -> list[tuple[int, int] | None]:
             for k in range(i, j):
                 out[k] = (i, j)
         i = j
+    return out
+
+
+def first_subwords(windows: Sequence[Window], width: int) -> np.ndarray:
+    """(rows, width) bool: the positions that begin a word (a word's first subword, the
+    one its label and prediction sit on), padding False."""
+    out = np.zeros((len(windows), width), dtype=bool)
+    for r, w in enumerate(windows):
+        prev = None
+        for k, x in enumerate(w.word_ids):
+            if x is not None and x != prev:
+                out[r, k] = True
+            prev = x
     return out
 
 
@@ -288,8 +302,7 @@ class WordEncoder:
         attention = torch.tensor([[1] * len(w) + [0] * p for w, p in zip(windows, pad)], dtype=torch.long)
         word_index = torch.tensor([[-1 if x is None else x for x in w.word_ids] + [-1] * p
                                    for w, p in zip(windows, pad)], dtype=torch.long)
-        before = torch.cat([torch.full_like(word_index[:, :1], -1), word_index[:, :-1]], dim=1)
-        first = (word_index >= 0) & (word_index != before)
+        first = torch.from_numpy(first_subwords(windows, width))
         labels = None
         if all(w.labels is not None for w in windows):
             labels = torch.tensor([w.labels + [IGNORE_INDEX] * p for w, p in zip(windows, pad)],

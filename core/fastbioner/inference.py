@@ -38,7 +38,7 @@ import torch
 from . import packing
 from .config import CONTEXTS, Settings
 from .documents import Document, Sentence, Source, Span
-from .encoding import WordEncoder
+from .encoding import WordEncoder, first_subwords
 from .engine import ENGINES, load_for_tagging
 from .errors import ModelError
 from .jobs import CancelToken
@@ -121,19 +121,6 @@ def _pad(windows: Sequence, pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
         ids[r, :len(w)] = w.input_ids
         mask[r, :len(w)] = 1
     return torch.from_numpy(ids), torch.from_numpy(mask)
-
-
-def _first_subwords(windows: Sequence, width: int) -> np.ndarray:
-    """(rows, width) bool: the positions that begin a word, as the training collate's
-    ``first_subword`` marks them (the CRF decodes over these)."""
-    out = np.zeros((len(windows), width), dtype=bool)
-    for r, w in enumerate(windows):
-        prev = None
-        for k, x in enumerate(w.word_ids):
-            if x is not None and x != prev:
-                out[r, k] = True
-            prev = x
-    return out
 
 
 def _read_labels(model, where: str) -> tuple[list[str], str]:
@@ -265,7 +252,7 @@ class Tagger:
     def _viterbi_rows(self, logits: torch.Tensor, windows: Sequence) -> list[np.ndarray]:
         """As :meth:`_argmax_rows`, with the ids of the model's joint (CRF) decoding
         over each row's first subwords (every other position keeps ``O``)."""
-        first = _first_subwords(windows, logits.shape[1])
+        first = first_subwords(windows, logits.shape[1])
         paths = self._decode(logits.float(), torch.from_numpy(first).to(logits.device))
         probs = logits.float().softmax(-1).cpu().numpy()
         ids = np.full(first.shape, self._o, dtype=np.int64)
