@@ -235,7 +235,8 @@ def main(argv: list[str] | None = None) -> int:
         # other code) are the history the README's comparisons quote.
         if "time" in results:
             results.setdefault("earlier_times", []).append(results["time"])
-        results["time"] = {**timing(args), "command": command, "date": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+        results["time"] = {**timing(args), "command": command,
+                           "date": datetime.now(timezone.utc).isoformat(timespec="seconds")}
     if args.step in ("time", "all", "model-scores") and "time" in results:
         record_model_scores(results["time"])
     RESULTS.parent.mkdir(parents=True, exist_ok=True)

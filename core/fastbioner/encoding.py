@@ -113,16 +113,19 @@ def _document_runs(documents: Sequence[Any]) -> list[tuple[int, int] | None]:
     return out
 
 
-def first_subwords(windows: Sequence[Window], width: int) -> np.ndarray:
-    """(rows, width) bool: the positions that begin a word (a word's first subword, the
-    one its label and prediction sit on), padding False."""
-    out = np.zeros((len(windows), width), dtype=bool)
+def first_subword_mask(word_index: np.ndarray) -> np.ndarray:
+    """(rows, width) bool from (rows, width) word indices (-1 for special tokens and
+    padding): the positions that begin a word, where a word's label and prediction sit."""
+    before = np.concatenate([np.full_like(word_index[:, :1], -1), word_index[:, :-1]], axis=1)
+    return (word_index >= 0) & (word_index != before)
+
+
+def word_index_array(windows: Sequence[Window], width: int) -> np.ndarray:
+    """(rows, width) word index per position of a padded batch, -1 for special tokens
+    and padding."""
+    out = np.full((len(windows), width), -1, dtype=np.int64)
     for r, w in enumerate(windows):
-        prev = None
-        for k, x in enumerate(w.word_ids):
-            if x is not None and x != prev:
-                out[r, k] = True
-            prev = x
+        out[r, :len(w.word_ids)] = [-1 if x is None else x for x in w.word_ids]
     return out
 
 
@@ -300,9 +303,8 @@ class WordEncoder:
         input_ids = torch.tensor([w.input_ids + [self.pad_id] * p for w, p in zip(windows, pad)],
                                  dtype=torch.long)
         attention = torch.tensor([[1] * len(w) + [0] * p for w, p in zip(windows, pad)], dtype=torch.long)
-        word_index = torch.tensor([[-1 if x is None else x for x in w.word_ids] + [-1] * p
-                                   for w, p in zip(windows, pad)], dtype=torch.long)
-        first = torch.from_numpy(first_subwords(windows, width))
+        index = word_index_array(windows, width)
+        word_index, first = torch.from_numpy(index), torch.from_numpy(first_subword_mask(index))
         labels = None
         if all(w.labels is not None for w in windows):
             labels = torch.tensor([w.labels + [IGNORE_INDEX] * p for w, p in zip(windows, pad)],

@@ -38,7 +38,7 @@ import torch
 from . import packing
 from .config import CONTEXTS, Settings
 from .documents import Document, Sentence, Source, Span
-from .encoding import WordEncoder, first_subwords
+from .encoding import WordEncoder, first_subword_mask, word_index_array
 from .engine import ENGINES, load_for_tagging
 from .errors import ModelError
 from .jobs import CancelToken
@@ -252,7 +252,7 @@ class Tagger:
     def _viterbi_rows(self, logits: torch.Tensor, windows: Sequence) -> list[np.ndarray]:
         """As :meth:`_argmax_rows`, with the ids of the model's joint (CRF) decoding
         over each row's first subwords (every other position keeps ``O``)."""
-        first = first_subwords(windows, logits.shape[1])
+        first = first_subword_mask(word_index_array(windows, logits.shape[1]))
         paths = self._decode(logits.float(), torch.from_numpy(first).to(logits.device))
         probs = logits.float().softmax(-1).cpu().numpy()
         ids = np.full(first.shape, self._o, dtype=np.int64)
