@@ -309,6 +309,18 @@ def step(slots: int, children: dict[int, subprocess.Popen] | None = None) -> boo
                 elif not paused and stopped:
                     os.killpg(j["pid"], signal.SIGCONT)
                     j["stopped"] = False
+        # A missing prerequisite (a fresh machine) is queued before anything starts, so
+        # that it takes a free slot ahead of the later jobs that need nothing.
+        rows = None
+        for j in [j for j in jobs if j["state"] == "pending"]:
+            for req in j["requires"]:
+                if req not in by_row:
+                    rows = rows or {r.id: r for r in paper_tables.all_rows()}
+                    if req in rows:
+                        new = job_for(rows[req], rows[req].seeds[0], j["commit"])
+                        jobs.insert(0, new)
+                        by_row[req] = [new]
+                        log(f"queued the missing prerequisite {req}")
         running = sum(1 for j in jobs if j["state"] == "running")
         pending = [j for j in jobs if j["state"] == "pending"]
         if not paused:
@@ -330,13 +342,6 @@ def step(slots: int, children: dict[int, subprocess.Popen] | None = None) -> boo
                     if model and registered(model):
                         continue
                     blocked = True
-                    if not reqs:
-                        rows = {r.id: r for r in paper_tables.all_rows()}
-                        if req in rows:
-                            new = job_for(rows[req], rows[req].seeds[0], j["commit"])
-                            jobs.insert(0, new)
-                            by_row[req] = [new]
-                            log(f"queued the missing prerequisite {req}")
                 if blocked:
                     continue
                 if registered(j["model"]):  # finished while no runner watched

@@ -486,6 +486,30 @@ def test_a_run_that_ended_while_no_runner_watched_adds_no_time(tmp_path, monkeyp
     assert settled["run_seconds"] == pytest.approx(100.0)
 
 
+def test_on_a_fresh_machine_a_missing_prerequisite_takes_the_free_slot_first(tmp_path, monkeypatch):
+    """The teacher is gone (a replaced machine): it is queued and started before a later
+    job that needs nothing, however the queue was ordered."""
+    queue = load("experiment_queue")
+    monkeypatch.setattr(queue, "EXP", tmp_path)
+    monkeypatch.setattr(queue.paper_tables, "load_results", lambda *a, **k: {})
+    teacher = queue.paper_tables.Row("x/teacher", 1, "x", "teacher", "teacher-x", ("train-teacher",), 3,
+                                     per_seed_name=False)
+    monkeypatch.setattr(queue.paper_tables, "all_rows", lambda: [teacher])
+    started = []
+    monkeypatch.setattr(queue, "start_job", lambda job: started.append(job["row"]) or 4242)
+    monkeypatch.setattr(queue, "alive", lambda pid: pid == 4242)
+    student = {"row": "x/og-3", "seed": 13, "args": ["distill"], "model": "og-s13", "commit": "abc",
+               "requires": ["x/teacher"], "state": "pending", "attempts": 0}
+    free = {"row": "x/other-teacher", "seed": 14, "args": ["train-teacher"], "model": "other-s14",
+            "commit": "abc", "requires": [], "state": "pending", "attempts": 0}
+    (tmp_path / "queue.json").write_text(json.dumps({"jobs": [student, free]}))
+    queue.step(1)
+    assert started == ["x/teacher"]
+    jobs = json.loads((tmp_path / "queue.json").read_text())["jobs"]
+    assert [(j["row"], j["state"]) for j in jobs] == [
+        ("x/teacher", "running"), ("x/og-3", "pending"), ("x/other-teacher", "pending")]
+
+
 def test_a_timed_model_is_scored_at_the_precision_auto_runs(tmp_path):
     """The fast model's manifest says auto runs int8 (its check lost 0.01 F1): the frontier
     shows int8's devel F1, the one `fastbioner tag` delivered, and keeps float32's beside it."""
