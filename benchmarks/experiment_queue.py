@@ -11,7 +11,8 @@ the commit the job was queued at, so editing the repository never changes a runn
 experiment, and a resumed job continues with the code it started with).
 
     python benchmarks/experiment_queue.py add bc5cdr/og-3 bc5cdr/hinton-3 [--seeds 13 14 15]
-    python benchmarks/experiment_queue.py add --table 0          # every row (and seed) of a table
+    python benchmarks/experiment_queue.py add --table 0          # every row (and seed) of a table not
+                                                                 # recorded yet (--again: those too)
     python benchmarks/experiment_queue.py start                  # the runner, detached; logs to queue.log
     python benchmarks/experiment_queue.py status
     python benchmarks/experiment_queue.py retry bc5cdr/og-3              # a failed job again, at HEAD
@@ -159,10 +160,17 @@ def job_for(row: paper_tables.Row, seed: int, commit: str) -> dict:
             "requires": list(row.requires), "state": "pending", "attempts": 0}
 
 
-def add(rows: list[paper_tables.Row], seeds: list[int] | None, commit: str, front: bool = False) -> int:
+def add(rows: list[paper_tables.Row], seeds: list[int] | None, commit: str, front: bool = False,
+        again: bool = False) -> int:
+    """Queue each row's seeds (or ``seeds``) not queued yet. A (row, seed) already in
+    the results is left out unless ``again``: on a replaced machine, whose queue went
+    with it, re-adding a whole table queues only what was never run (a missing
+    teacher is still rebuilt, as the prerequisite of the rows that need it)."""
     added = 0
+    recorded = {} if again else paper_tables.load_results()
     with locked_state() as state:
         known = {(j["row"], j["seed"]) for j in state["jobs"]}
+        known |= {(row_id, int(seed)) for row_id, by_seed in recorded.items() for seed in by_seed}
         new = []
         for row in rows:
             for seed in seeds or row.seeds:
@@ -446,6 +454,7 @@ def main(argv: list[str] | None = None) -> int:
     a.add_argument("--seeds", type=int, nargs="+")
     a.add_argument("--commit", help="code to run (default: the repository's HEAD)")
     a.add_argument("--front", action="store_true", help="before the jobs already queued")
+    a.add_argument("--again", action="store_true", help="also a (row, seed) whose result is recorded")
     r = sub.add_parser("run", help="the runner, in the foreground")
     r.add_argument("--slots", type=int, default=2)
     s = sub.add_parser("start", help="the runner, detached (logs to EXP/queue.log)")
@@ -478,7 +487,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.rows:  # in the order given
             chosen.sort(key=lambda r: args.rows.index(r.id))
         commit = args.commit or head_commit()
-        n = add(chosen, args.seeds, commit, args.front)
+        n = add(chosen, args.seeds, commit, args.front, args.again)
         print(f"queued {n} job(s) at {commit}")
         return 0
     if args.cmd == "run":

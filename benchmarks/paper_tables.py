@@ -389,7 +389,14 @@ def record(row: Row, seed: int, entry: dict, path: Path = RESULTS) -> None:
     with open(path.with_suffix(".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         results = load_results(path)
-        results.setdefault(row.id, {})[str(seed)] = entry
+        by_seed = results.setdefault(row.id, {})
+        before = by_seed.get(str(seed))
+        if before is not None and before.get("command") and before.get("finished") != entry.get("finished"):
+            # The same row run again (a prerequisite rebuilt on a replaced machine): the
+            # rows already trained from the earlier model keep its figures beside the new.
+            earlier = before.pop("earlier", [])
+            entry = {**entry, "earlier": [before, *earlier]}
+        by_seed[str(seed)] = entry
         save_results(results, path)
 
 

@@ -510,6 +510,29 @@ def test_on_a_fresh_machine_a_missing_prerequisite_takes_the_free_slot_first(tmp
         ("x/teacher", "running"), ("x/og-3", "pending"), ("x/other-teacher", "pending")]
 
 
+def test_adding_a_table_again_queues_only_the_runs_not_recorded(tmp_path, monkeypatch):
+    queue = load("experiment_queue")
+    monkeypatch.setattr(queue, "EXP", tmp_path)
+    monkeypatch.setattr(queue.paper_tables, "load_results", lambda *a, **k: {"x/og-3": {"13": {"f1": 0.8}}})
+    row = queue.paper_tables.Row("x/og-3", 2, "x", "og", "og", ("distill",), 6, seeds=(13, 14, 15))
+    assert queue.add([row], None, "abc") == 2
+    jobs = json.loads((tmp_path / "queue.json").read_text())["jobs"]
+    assert [j["seed"] for j in jobs] == [14, 15]
+    assert queue.add([row], None, "abc", again=True) == 1   # seed 13 again, on request
+    assert queue.add([row], None, "abc") == 0
+
+
+def test_a_row_run_again_keeps_the_earlier_result_beside_the_new(tmp_path):
+    tables = load("paper_tables")
+    path = tmp_path / "rows.json"
+    row = tables.Row("x/teacher", 1, "x", "teacher", "teacher-x", ("train-teacher",), 3, per_seed_name=False)
+    tables.record(row, 13, {"f1": 0.86, "command": "c", "finished": "day 1"}, path)
+    tables.record(row, 13, {"f1": 0.85, "command": "c", "finished": "day 2"}, path)
+    entry = tables.load_results(path)["x/teacher"]["13"]
+    assert entry["f1"] == 0.85
+    assert [e["f1"] for e in entry["earlier"]] == [0.86]
+
+
 def test_a_timed_model_is_scored_at_the_precision_auto_runs(tmp_path):
     """The fast model's manifest says auto runs int8 (its check lost 0.01 F1): the frontier
     shows int8's devel F1, the one `fastbioner tag` delivered, and keeps float32's beside it."""
