@@ -23,7 +23,7 @@ from fastbioner.documents import Source
 from fastbioner.errors import FastBioNERError
 from fastbioner.project import DocStatus, user_home
 
-from fastbioner.guided import (DEFAULT_RECIPE, RECIPE_NOTE, RECIPES, base_encoders, base_models_folder,
+from fastbioner.guided import (DEFAULT_RECIPE, RECIPE_EPOCHS, RECIPE_NOTE, RECIPES, base_encoders, base_models_folder,
                                encoder_layers, recipe, student_layer_choices)
 
 from ..jobs import QUIET_KIND, Job, JobManager
@@ -160,7 +160,7 @@ class TrainingDialog(QDialog):
             self.recipe.addItem(f"{r.name}: {r.summary}", r.name)
         self.recipe.addItem(f"{CUSTOM}: the settings below, as set by hand", CUSTOM)
         self.recipe.setToolTip("Each recipe distils the teacher's own layers with soft and gold labels "
-                               "(Hinton's method, T=2) at the CLI's learning rate for 3 epochs")
+                               f"(Hinton's method, T=2) at the CLI's learning rate for {RECIPE_EPOCHS} epochs")
         self.recipe.currentIndexChanged.connect(lambda _i: self.apply_recipe())
         self.recipe_note = QLabel(RECIPE_NOTE)
         self.recipe_note.setWordWrap(True)

@@ -143,7 +143,7 @@ def test_the_dialog_opens_tall_enough_for_every_row(window, qtbot, kind):
 
 
 def test_recipes_fill_the_settings_with_a_student_smaller_than_its_teacher(window):
-    from fastbioner.guided import RECIPE_NOTE
+    from fastbioner.guided import RECIPE_EPOCHS, RECIPE_NOTE
     from fastbioner_gui.dialogs.training_dialog import TrainingDialog
 
     manifests = {"six": {"kind": "teacher", "layers": 6, "size_bytes": 90 * 1048576}}
@@ -160,7 +160,7 @@ def test_recipes_fill_the_settings_with_a_student_smaller_than_its_teacher(windo
         dialog.recipe.setCurrentIndex(dialog.recipe.findData(name))
         config = dialog.build_config(train=["unused.conll"])
         assert config.method.name == "hinton" and config.method.temperature == 2.0
-        assert config.training.epochs == 3 and config.training.learning_rate == pytest.approx(default_learning_rate("teacher"))
+        assert config.training.epochs == RECIPE_EPOCHS and config.training.learning_rate == pytest.approx(default_learning_rate("teacher"))
         got[name] = config.student.layers
     assert got == {"Fast": 3, "Balanced": 4, "Accurate": 5}  # never 6 layers of a 6-layer teacher
     assert "5-layer student (the teacher has 6)" in dialog.recipe.currentText()
