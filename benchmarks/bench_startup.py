@@ -5,9 +5,12 @@
 - ``fastbioner tag`` on one abstract, whole process (imports, model load, tagging);
 - one abstract tagged in process by a loaded Tagger (median of N).
 
-The abstract is this script's own (``ABSTRACT``: a title and two sentences, 40 word tokens),
-so it runs without the shared corpora; a BC5CDR devel abstract averages 235 word tokens, and
-tagging time grows with the words.
+The abstract is, by default, the median-length one of the app's shipped samples
+(``assets/samples``: 20 BC5CDR devel abstracts, so it runs without the shared corpora),
+a real abstract of typical length (a BC5CDR devel abstract averages 235 word tokens and
+tagging time grows with the words); ``--toy`` takes this script's own 40-token
+``ABSTRACT`` instead, the one earlier figures were measured on. The JSON records which
+and how many word tokens.
 
 Each whole-process figure is the median of ``--repeat`` runs. Absolute times depend
 on the machine and its load; run it on a quiet machine and compare figures from the
@@ -33,6 +36,20 @@ ABSTRACT = ("12345|t|Cocaine-induced myocardial infarction in a young adult\n"
             "intranasal cocaine use. Naloxone was not given; aspirin and nitroglycerin relieved the pain.\n")
 
 
+def typical_sample():
+    """The shipped sample abstract of median length (word tokens), without its
+    annotations: a Document."""
+    from dataclasses import replace
+
+    from fastbioner.defaults import samples_folder
+    from fastbioner.formats import pubtator
+    from fastbioner.text import tokenize
+
+    (path,) = sorted(samples_folder().glob("*.pubtator"))
+    docs = sorted(pubtator.read(path), key=lambda d: len(tokenize(d.text)))
+    return replace(docs[len(docs) // 2], spans=[], relations=[])
+
+
 def timed(cmd: list[str], env: dict[str, str]) -> float:
     t0 = time.perf_counter()
     subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -45,13 +62,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--json")
+    parser.add_argument("--toy", action="store_true", help="the script's own 40-token abstract")
     args = parser.parse_args(argv)
+    from fastbioner.documents import Document
+    from fastbioner.formats import pubtator
+    from fastbioner.text import tokenize
+
+    if args.toy:
+        text = ABSTRACT.split("|t|")[1].split("\n")[0] + " " + ABSTRACT.split("|a|")[1].strip()
+        sample = Document("12345", text)
+    else:
+        sample = typical_sample()
+    words = len(tokenize(sample.text))
     exe = [sys.executable, "-m", "fastbioner.cli.main"]
     env = dict(os.environ)
-    figures: dict = {"python": sys.version.split()[0], "repeat": args.repeat}
+    figures: dict = {"python": sys.version.split()[0], "repeat": args.repeat,
+                     "abstract": "toy" if args.toy else "median shipped sample", "abstract_words": words}
     with tempfile.TemporaryDirectory() as tmp:
         doc = Path(tmp) / "one.pubtator"
-        doc.write_text(ABSTRACT, encoding="utf-8")
+        if args.toy:
+            doc.write_text(ABSTRACT, encoding="utf-8")
+        else:
+            pubtator.write([sample], doc)
         model = ["--model", args.model] if args.model else []
         tag = [*exe, "tag", str(doc), "--out", str(Path(tmp) / "out.jsonl"), "--format", "jsonl",
                "--threads", str(args.threads), "--quiet", *model]
@@ -60,17 +92,15 @@ def main(argv: list[str] | None = None) -> int:
         figures["tag_one_abstract_process_seconds"] = statistics.median(timed(tag, env) for _ in range(args.repeat))
 
         from fastbioner.defaults import default_model
-        from fastbioner.documents import Document
         from fastbioner.inference import Tagger, TaggerConfig
 
         name = args.model or default_model().name
         tagger = Tagger.load(name, TaggerConfig(threads=args.threads))
-        text = ABSTRACT.split("|t|")[1].split("\n")[0] + " " + ABSTRACT.split("|a|")[1].strip()
-        tagger.tag([Document("warm", text)])
+        tagger.tag([sample])
         times = []
         for i in range(max(20, args.repeat)):
             t0 = time.perf_counter()
-            tagger.tag([Document(str(i), text)])
+            tagger.tag([sample])
             times.append(time.perf_counter() - t0)
         figures["tag_one_abstract_in_process_ms"] = 1000 * statistics.median(times)
         figures["model"] = name
