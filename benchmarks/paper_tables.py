@@ -90,8 +90,10 @@ PREAMBLE = """**Protocol.** Two CPU cores, no GPU; the CPU model differs between
 (an Intel Xeon with AMX, an AMD EPYC), and each run records its own, with its wall
 time, commit and exact command (see *Commands*). The teacher is all-mpnet-base-v2
 fine-tuned for 3 epochs (no biomedical encoder can be had offline here; the paper's
-teacher is BioBERT). Students train for **3 epochs** of batch 16 (855 steps on BC5CDR),
-devel is scored three times per epoch and the best-scoring weights are kept, so each
+teacher is BioBERT). Students made of the teacher's layers train for **{epochs} epochs** of
+batch 16 ({steps:,} steps on BC5CDR; table 0's grid 3), students taken from an encoder
+already fine-tuned on the corpus 3; devel is scored three times per epoch and the
+best-scoring weights are kept, so each
 row shows where its best step fell ("best step / steps"; "(last)" marks a run whose
 best was its last scoring, which may not have converged). Every soft-label method
 (hinton, pkd, tinybert, FastBioNER) uses the same temperature, T = 2. The students'
@@ -508,7 +510,8 @@ def main(argv: list[str] | None = None) -> int:
     from benchmark_report import write_report  # noqa: E402 (beside this script)
 
     archive = load_results(RESULTS.with_name("paper_rows_1epoch.json"))
-    write_report(rows, aggregate(load_results()), Path(args.out), PREAMBLE, archive=archive,
+    preamble = PREAMBLE.format(epochs=STUDENT_EPOCHS, steps=285 * STUDENT_EPOCHS)  # 285 batches of 16 an epoch
+    write_report(rows, aggregate(load_results()), Path(args.out), preamble, archive=archive,
                  student_lr=f"{STUDENT_LR:g}, for {STUDENT_EPOCHS} epochs (the grid ran {SWEEP_EPOCHS}; the "
                             f"{EPOCH_SWEEP}-epoch rows show whether the best scoring comes before the last)")
     print(f"wrote {args.out}")
