@@ -255,6 +255,13 @@ def commands_section(rows, results) -> list[str]:
             out.append(f"- `{r.id}` seed {x['seed']} ({epochs}, {minutes(x['wall_seconds'])} wall on {x['cpu']}, "
                        f"{x['cores']} cores, commit {x.get('commit') or '–'}, finished {x['finished']}{same}):  \n"
                        f"  `{x['command']}`")
+            for e in x.get("earlier") or []:
+                # A prerequisite rebuilt on a replaced machine: the rows finished before
+                # the rebuild learnt from this earlier model.
+                out.append(f"  - an earlier build of the same command: F1 {pct(e.get('f1'))}, "
+                           f"{minutes(e.get('wall_seconds'))} wall on {e.get('cpu', '–')}, commit "
+                           f"{e.get('commit') or '–'}, finished {e.get('finished', '–')} (rows finished before "
+                           f"{x['finished']} used it)")
     return out
 
 

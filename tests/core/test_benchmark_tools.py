@@ -531,6 +531,13 @@ def test_a_row_run_again_keeps_the_earlier_result_beside_the_new(tmp_path):
     entry = tables.load_results(path)["x/teacher"]["13"]
     assert entry["f1"] == 0.85
     assert [e["f1"] for e in entry["earlier"]] == [0.86]
+    report = load("benchmark_report")
+    run = {"seed": 13, "epochs": 3, "wall_seconds": 60.0, "cpu": "cpu", "cores": 2}
+    tables.record(row, 13, {**run, "f1": 0.84, "command": "c", "finished": "day 3"}, path)
+    lines = report.commands_section([row], tables.aggregate(tables.load_results(path)))
+    text = "\n".join(lines)
+    assert "finished day 3" in text and "F1 85.00" in text and "F1 86.00" in text  # both earlier builds
+    assert text.index("F1 85.00") < text.index("F1 86.00")
 
 
 def test_a_timed_model_is_scored_at_the_precision_auto_runs(tmp_path):
