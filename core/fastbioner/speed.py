@@ -215,6 +215,26 @@ def benchmark_model(model: str | Path, docs: Sequence[Document], devel: str | Pa
     return run_job(job, on_event, cancel)
 
 
-def record_speed(name: str, speed: dict[str, Any], registry: Registry | None = None) -> None:
-    """Write a speed record into a registered model's manifest."""
-    (registry or Registry()).update_manifest(name, speed=speed)
+def merged_speed(earlier: Mapping[str, Any] | None, speed: dict[str, Any]) -> dict[str, Any]:
+    """``speed`` with the checks of the modes it did not measure taken from ``earlier``
+    (the record already in the manifest): int8 checked on one machine and bf16 on
+    another whose CPU has it both stay, each naming its hardware and date, and
+    ``auto`` is chosen again over all of them. A mode measured now replaces its
+    earlier check."""
+    import torch
+
+    kept = {m: r for m, r in ((earlier or {}).get("modes") or {}).items() if m not in speed["modes"]}
+    if not kept:
+        return speed
+    return speed_record({**speed["modes"], **kept}, torch.device(speed["device"]), speed["threads"],
+                        speed["documents"])
+
+
+def record_speed(name: str, speed: dict[str, Any], registry: Registry | None = None) -> dict[str, Any]:
+    """Write a speed record into a registered model's manifest, keeping the earlier
+    checks of modes this one did not measure (:func:`merged_speed`); returns what
+    was written."""
+    registry = registry or Registry()
+    speed = merged_speed(registry.get(name).manifest.speed, speed)
+    registry.update_manifest(name, speed=speed)
+    return speed

@@ -236,6 +236,38 @@ def test_benchmark_command_records_speed_and_auto_follows_it(trained, tmp_path, 
     for mode, record in speed["modes"].items():
         assert record["default_allowed"] == (record["f1_loss_points"] <= 0.3)
     assert Tagger.load("tiny-tagger").precision.value == speed["precision"]
+    # Measured again in float32 only (as on a machine without the reduced modes): the
+    # earlier checks stay, and auto still follows them.
+    rc = main(["benchmark", "tiny-tagger", "--docs", str(src), "--modes", "fp32", "--quiet"])
+    stdout = capsys.readouterr().out
+    again = Registry().get("tiny-tagger").manifest.speed
+    assert rc == 0 and set(again["modes"]) == set(speed["modes"])
+    assert again["modes"]["fp32"]["date"] >= fp32["date"]
+    for mode in set(speed["modes"]) - {"fp32"}:
+        assert again["modes"][mode] == speed["modes"][mode] and f"kept its earlier {mode} check" in stdout
+    assert again["precision"] == speed["precision"]
+
+
+def test_a_reduced_mode_measured_elsewhere_counts_for_auto_here():
+    """int8 checked on the build machine, bf16 on another: a record with only fp32 and
+    bf16 merged with the earlier one keeps int8 and chooses over both."""
+    from fastbioner.speed import merged_speed
+
+    def mode(name, loss):
+        return {"precision": name, "f1_loss_points": loss, "default_allowed": loss <= 0.3, "agreement": 0.99,
+                "f1": 0.8 - loss / 100, "f1_fp32": 0.8, "tokens_per_s": 100.0, "ms_per_abstract": 1.0, "documents": 5,
+                "data": "d", "hardware": name, "date": "x"}
+
+    earlier = {"modes": {"fp32": mode("fp32", 0.0), "int8": mode("int8", 0.01)}}
+    now = {"modes": {"fp32": mode("fp32", 0.0), "bf16": mode("bf16", 2.0)}, "device": "cpu", "threads": 1,
+           "documents": 5}
+    merged = merged_speed(earlier, now)
+    assert set(merged["modes"]) == {"fp32", "bf16", "int8"}
+    assert merged["modes"]["bf16"]["f1_loss_points"] == 2.0  # measured now: replaces nothing, kept as measured
+    from fastbioner.precision import cpu_has_int8
+
+    assert merged["precision"] == ("int8" if cpu_has_int8() else "fp32")  # bf16 lost too much
+    assert merged_speed(None, now) is now
 
 
 def test_evaluation_scores_through_the_engine(trained, tagger, tmp_path):

@@ -140,8 +140,13 @@ def benchmark_command(args: argparse.Namespace) -> int:
     entry = registry.resolve(args.model)
     if not args.no_record:
         if entry.registered:
-            record_speed(entry.name, record, registry)
+            written = record_speed(entry.name, record, registry)
             print(f"recorded in the manifest of {entry.name}")
+            for mode, check in written["modes"].items():
+                if mode not in record["modes"]:
+                    print(f"kept its earlier {mode} check ({check.get('hardware', '?')}, {check.get('date', '?')}, "
+                          f"F1 lost {check.get('f1_loss_points', '?')}); --precision auto runs "
+                          f"{written['precision']} here")
         else:
             print(f"{args.model} is not a registry model: nothing recorded (import it first)")
     if args.json:
