@@ -20,6 +20,16 @@ README's own CLI steps, and write beside it the commands that made it (issue 12)
    ``OUT/BUILD.md`` (the chain of commands from the first teacher to the export, the
    devel scores per type and the files' sizes), then swapped in for ``OUT``.
 
+A shipped folder's precision checks can be run again on another machine (one whose CPU
+offers bfloat16, say) without rebuilding it, since a check is about the model's
+numerics: ``--recheck-precision`` imports ``OUT`` into a private registry, runs the
+benchmark step there (every mode this machine offers; checks of modes it lacks are
+kept), and writes the new record into ``OUT``'s manifest and BUILD.md (its precision
+section, and the commands under *Precision checked again*); nothing else in ``OUT``
+changes.
+
+    python benchmarks/build_default_model.py --recheck-precision --out assets/default-model
+
 The chain follows the manifests back (a student's teachers and the model it started
 from, each of theirs in turn); each model's command is the one recorded for it in
 ``benchmarks/results/paper_rows.json``, else rebuilt from the settings in its manifest
@@ -363,6 +373,59 @@ def build(model: str, name: str, out: Path, compact_flags: list[str], devel: str
         shutil.rmtree(work, ignore_errors=True)
 
 
+RECHECK_HEADING = "## Precision checked again"
+
+
+def recheck_precision(out: Path, devel: str, docs: str) -> dict:
+    """Run the benchmark step again on ``out`` (a built folder) in a private registry
+    and write its record into ``out``'s manifest and BUILD.md; returns the record."""
+    from fastbioner.registry import read_manifest, write_manifest
+
+    manifest = read_manifest(out)
+    name = manifest.name
+    steps = [("models import", ["fastbioner", "models", "import", str(out), "--name", name]),
+             ("benchmark", ["fastbioner", "benchmark", name, "--docs", docs, "--devel", devel])]
+    with tempfile.TemporaryDirectory(prefix="fastbioner-recheck-") as home:
+        previous = os.environ.get("FASTBIONER_HOME")
+        os.environ["FASTBIONER_HOME"] = home  # the commands' registry: never the user's own
+        try:
+            for label, argv in steps:
+                with step(label):
+                    run_command(argv)
+            with step("reading the new record"):
+                speed = read_manifest(Path(home) / "models" / name).speed
+        finally:
+            if previous is None:
+                os.environ.pop("FASTBIONER_HOME", None)
+            else:
+                os.environ["FASTBIONER_HOME"] = previous
+    with step(f"writing {out}"):
+        manifest.speed = speed
+        write_manifest(out, manifest)
+        build = out / "BUILD.md"
+        if build.is_file():
+            build.write_text(recheck_build_md(build.read_text(encoding="utf-8"), speed, steps), encoding="utf-8")
+    return speed
+
+
+def recheck_build_md(text: str, speed: dict, steps: list[tuple[str, list[str]]]) -> str:
+    """BUILD.md with its precision section replaced by ``speed``'s and the commands of
+    this check added (a list of them, one per check, under RECHECK_HEADING)."""
+    head, sep, rest = text.partition("## Precision (recorded by the benchmark above")
+    if not sep:
+        return text
+    _, files_sep, files = rest.partition("## Files")
+    when = datetime.now(timezone.utc).replace(microsecond=0).isoformat()
+    earlier, had, after = head.partition(RECHECK_HEADING)
+    checks = (after.strip() + "\n\n") if had else ""
+    checks += (f"On {speed.get('hardware', 'this machine')}, {when}, commit {git_commit()}, in a private registry "
+               f"(`python benchmarks/build_default_model.py --recheck-precision`):\n\n```bash\n"
+               + "\n".join(shlex.join(argv) for _, argv in steps) + "\n```\n\n")
+    return (f"{earlier.rstrip()}\n\n{RECHECK_HEADING}\n\n{checks}"
+            "## Precision (recorded by the benchmark above, merged with the checks run again)\n\n"
+            + "\n".join(precision_table(speed)) + "\n\n" + files_sep + files)
+
+
 def dry_run(model: str, name: str, out: Path, compact_flags: list[str], devel: str, docs: str,
             overwrite: bool) -> None:
     for m in model_chain(model, paper_tables.load_results(RESULTS)):
@@ -377,7 +440,9 @@ def dry_run(model: str, name: str, out: Path, compact_flags: list[str], devel: s
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("model", metavar="MODEL", help="registry name of the distilled student")
+    parser.add_argument("model", metavar="MODEL", nargs="?", help="registry name of the distilled student")
+    parser.add_argument("--recheck-precision", action="store_true",
+                        help="run only the precision checks again on the folder --out (on this machine's modes)")
     # A new registry name by default: a machine that registered the previous default
     # under its name would go on using that one (it is looked up by the name in its manifest).
     parser.add_argument("--name", help="registry name of the compacted model (default: MODEL-compact)")
@@ -394,8 +459,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--overwrite", action="store_true", help="replace a registered model named NAME")
     parser.add_argument("--dry-run", action="store_true", help="print the commands, run none")
     args = parser.parse_args(argv)
-    name = args.name or f"{args.model}-compact"
     out = Path(args.out)
+    if args.recheck_precision:
+        try:
+            speed = recheck_precision(out, args.devel, args.docs)
+        except BuildError as exc:
+            print(f"build_default_model: {exc}; {out} is left as it was", file=sys.stderr)
+            return 1
+        print(f"{out}: precision checks recorded; --precision auto runs {speed.get('precision')} on this machine")
+        return 0
+    if not args.model:
+        parser.error("MODEL is required (unless --recheck-precision)")
+    name = args.name or f"{args.model}-compact"
     invocation = "python benchmarks/build_default_model.py " + shlex.join(sys.argv[1:] if argv is None else argv)
     flags = compact_options(args.corpus, args.keep_vocabulary, args.int8_embeddings)
     try:

@@ -184,7 +184,7 @@ def mode_records(timed: Mapping[str, tuple[list[list[Span]], SpeedResult]], f1: 
     for mode, (spans, speed) in timed.items():
         agreement = span_agreement(reference, spans)
         check = PrecisionCheck(mode, agreement.f1, f1.get(mode), f1.get(Precision.FP32.value),
-                               speed.documents, data, hardware, now_iso())
+                               speed.documents, data, hardware, now_iso(), round(speed.tokens_per_s, 1))
         out[mode] = mode_record(speed, agreement, check)
     return out
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import random
 import shutil
+import sys
 
 import pytest
 
@@ -182,6 +183,31 @@ def test_auto_precision_needs_a_passing_check():
     assert choose_precision("auto", cpu, {fastest.value: unscored}) is not fastest
 
 
+def test_auto_takes_the_faster_of_two_passing_modes_timed_on_one_machine(monkeypatch):
+    import torch
+
+    from fastbioner import precision
+
+    monkeypatch.setattr(precision, "available_precisions",
+                        lambda device: [Precision.BF16, Precision.INT8, Precision.FP32])
+    cpu = torch.device("cpu")
+
+    def check(mode, speed, hardware="EPYC"):
+        return PrecisionCheck(mode, agreement=0.999, f1=0.804, f1_fp32=0.804, hardware=hardware,
+                              tokens_per_s=speed)
+
+    # The convolutional student on an AVX512-BF16 EPYC: int8 21.8k tokens/s, bf16 15.6k.
+    assert choose_precision("auto", cpu, {"bf16": check("bf16", 15594), "int8": check("int8", 21804)}) \
+        is Precision.INT8
+    assert choose_precision("auto", cpu, {"bf16": check("bf16", 25000), "int8": check("int8", 21804)}) \
+        is Precision.BF16
+    # Timed on different machines (or not timed): the fixed order, fastest first.
+    assert choose_precision("auto", cpu, {"bf16": check("bf16", 15594, "Xeon"), "int8": check("int8", 21804)}) \
+        is Precision.BF16
+    assert choose_precision("auto", cpu, {"bf16": check("bf16", None), "int8": check("int8", 21804)}) \
+        is Precision.BF16
+
+
 def test_named_precision_that_the_device_lacks_is_a_clear_error():
     import torch
 
@@ -246,6 +272,47 @@ def test_benchmark_command_records_speed_and_auto_follows_it(trained, tmp_path, 
     for mode in set(speed["modes"]) - {"fp32"}:
         assert again["modes"][mode] == speed["modes"][mode] and f"kept its earlier {mode} check" in stdout
     assert again["precision"] == speed["precision"]
+
+
+def test_a_shipped_folders_precision_is_checked_again_without_touching_its_weights(trained, tmp_path,
+                                                                                    monkeypatch):
+    """build_default_model.py --recheck-precision: the benchmark runs on a private copy
+    and its record lands in the folder's manifest and BUILD.md; the weights and the
+    user's registry are untouched."""
+    import importlib.util
+    from pathlib import Path
+
+    from fastbioner.registry import read_manifest
+
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "build_default_model.py"
+    spec = importlib.util.spec_from_file_location("bench_build_default_model", script)
+    build = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, build)  # dataclasses look their module up there
+    spec.loader.exec_module(build)
+    monkeypatch.setattr(build, "run_command", lambda argv: main([*argv[1:], "--quiet"] if argv[1] == "benchmark"
+                                                                 else argv[1:]))
+    Registry().import_folder(trained, name="shipped")
+    out = tmp_path / "shipped"
+    assert main(["models", "export", "shipped", str(out)]) == 0
+    (out / "BUILD.md").write_text("# How\n\n## Precision (recorded by the benchmark above)\n\nold table\n\n"
+                                  "## Files\n\n| file | bytes |\n", encoding="utf-8")
+    weights = (out / "model.safetensors").read_bytes()
+    docs, _ = corpus(6, seed=8)
+    src = tmp_path / "docs.jsonl"
+    write_documents(docs, src, "jsonl")
+    devel = tmp_path / "devel.tsv"
+    devel.write_text("aspirin\tB-Chemical\nhelps\tO\n\n", encoding="utf-8")
+    user_models = sorted(e.name for e in Registry().list())
+    speed = build.recheck_precision(out, str(devel), str(src))
+    assert read_manifest(out).speed == speed and "fp32" in speed["modes"]
+    assert (out / "model.safetensors").read_bytes() == weights
+    assert sorted(e.name for e in Registry().list()) == user_models  # a private registry did the work
+    text = (out / "BUILD.md").read_text(encoding="utf-8")
+    assert "old table" not in text and "| fp32 |" in text and text.count(build.RECHECK_HEADING) == 1
+    assert text.count("fastbioner benchmark shipped --docs") == 1 and text.rstrip().endswith("| file | bytes |")
+    build.recheck_precision(out, str(devel), str(src))  # again: both checks listed, one table
+    text = (out / "BUILD.md").read_text(encoding="utf-8")
+    assert text.count("fastbioner benchmark shipped --docs") == 2 and text.count("| mode |") == 1
 
 
 def test_a_reduced_mode_measured_elsewhere_counts_for_auto_here():
