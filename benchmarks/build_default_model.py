@@ -302,7 +302,7 @@ def precision_table(speed: dict) -> list[str]:
                    f"{'yes' if m.get('default_allowed') else 'no'} |")
     out += ["", f"On {speed.get('hardware', 'this machine')} with {speed.get('threads')} thread(s), "
                 f"`--precision auto` runs **{speed.get('precision')}** (a machine without that mode runs float32). "
-                f"Speeds are from the build machine, which may have been running other jobs: "
+                f"Speeds are from the machine that ran the check, which may have been running other jobs: "
                 f"`benchmarks/spacy_peer.py time` is the side-by-side timing."]
     return out
 
@@ -328,11 +328,15 @@ def build_md(name: str, model: str, chain: list[Made], steps: list[tuple[str, li
             f"## Devel scores (`{(metrics.get('source') or {}).get('file', 'devel')}`, strict IOB2, recorded by "
             f"the evaluation above)", "", *scores_table(metrics), "",
             "## Precision (recorded by the benchmark above)", "", *precision_table(speed or {}), "",
-            "## Files", "", "| file | bytes |", "|---|---|"]
+            *files_table(files)]
+    return "\n".join(doc)
+
+
+def files_table(files: list[Path]) -> list[str]:
+    doc = ["## Files", "", "| file | bytes |", "|---|---|"]
     doc += [f"| {f.name} | {f.stat().st_size:,} |" for f in files]
     total = sum(f.stat().st_size for f in files)
-    doc += [f"| all (this file aside) | {total:,} ({total / 1e6:.1f} MB) |", ""]
-    return "\n".join(doc)
+    return doc + [f"| all (this file aside) | {total:,} ({total / 1e6:.1f} MB) |", ""]
 
 
 def swap_in(new: Path, out: Path, work: Path) -> None:
@@ -404,17 +408,19 @@ def recheck_precision(out: Path, devel: str, docs: str) -> dict:
         write_manifest(out, manifest)
         build = out / "BUILD.md"
         if build.is_file():
-            build.write_text(recheck_build_md(build.read_text(encoding="utf-8"), speed, steps), encoding="utf-8")
+            files = sorted(f for f in out.iterdir() if f.is_file() and f.name != "BUILD.md")
+            build.write_text(recheck_build_md(build.read_text(encoding="utf-8"), speed, steps, files),
+                             encoding="utf-8")
     return speed
 
 
-def recheck_build_md(text: str, speed: dict, steps: list[tuple[str, list[str]]]) -> str:
-    """BUILD.md with its precision section replaced by ``speed``'s and the commands of
-    this check added (a list of them, one per check, under RECHECK_HEADING)."""
-    head, sep, rest = text.partition("## Precision (recorded by the benchmark above")
+def recheck_build_md(text: str, speed: dict, steps: list[tuple[str, list[str]]], files: list[Path]) -> str:
+    """BUILD.md with its precision section replaced by ``speed``'s, the commands of
+    this check added (a list of them, one per check, under RECHECK_HEADING) and the
+    files' sizes measured again (the manifest grew)."""
+    head, sep, _ = text.partition("## Precision (recorded by the benchmark above")
     if not sep:
         return text
-    _, files_sep, files = rest.partition("## Files")
     when = datetime.now(timezone.utc).replace(microsecond=0).isoformat()
     earlier, had, after = head.partition(RECHECK_HEADING)
     checks = (after.strip() + "\n\n") if had else ""
@@ -423,7 +429,7 @@ def recheck_build_md(text: str, speed: dict, steps: list[tuple[str, list[str]]])
                + "\n".join(shlex.join(argv) for _, argv in steps) + "\n```\n\n")
     return (f"{earlier.rstrip()}\n\n{RECHECK_HEADING}\n\n{checks}"
             "## Precision (recorded by the benchmark above, merged with the checks run again)\n\n"
-            + "\n".join(precision_table(speed)) + "\n\n" + files_sep + files)
+            + "\n".join(precision_table(speed)) + "\n\n" + "\n".join(files_table(files)))
 
 
 def dry_run(model: str, name: str, out: Path, compact_flags: list[str], devel: str, docs: str,

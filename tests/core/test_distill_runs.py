@@ -231,7 +231,12 @@ def test_a_shared_teacher_cache_is_read_by_later_runs_instead_of_running_the_tea
     assert not [f for f in files if f.endswith(".part")]
 
 
-def test_a_cancelled_shared_cache_build_leaves_no_half_written_field(trained, tmp_path):
+def test_a_cancelled_shared_cache_build_is_resumed_by_the_next_run(trained, tmp_path):
+    """A session's end or a cancel in the middle of the teacher's pass: no field is
+    left looking whole, and the next run caches only the windows still missing,
+    ending with the same files as an uninterrupted build."""
+    import json
+
     registry = fresh_registry(trained, tmp_path)
     _, bio = trained
     token = CancelToken()
@@ -244,12 +249,65 @@ def test_a_cancelled_shared_cache_build_leaves_no_half_written_field(trained, tm
     cfg = config(bio, epochs=1, dev=False, teacher_cache="shared", t={"eval_batch_size": 2})
     with pytest.raises(Cancelled):
         distill(cfg, "s", registry=registry, on_event=cancel_while_caching, cancel=token)
-    assert [f for f in _shared_cache_files(registry) if f.endswith((".f16", ".part"))] == []
-    assert _registry_leftovers(registry) == []
+    files = _shared_cache_files(registry)
+    assert [f for f in files if f.endswith(".f16")] == []          # nothing looks whole
+    parts = [f for f in files if f.endswith(".part")]
+    assert "logits.f16.part" in " ".join(parts) and ".progress.json" in files
+    (folder,) = (registry.root / ".teacher-cache-shared").iterdir()
+    done = json.loads((folder / ".progress.json").read_text())["windows_done"]
+    assert set(done.values()) == {2} and len(done) == len(parts)     # one batch of 2, every field
+    assert [n for n in _registry_leftovers(registry) if n.startswith(".staging")] == []
     events = []
     distill(cfg, "s", registry=registry, on_event=events.append)
-    assert any(e.stage == "teacher-cache" for e in events)  # built again, whole
+    caching = [e for e in events if e.stage == "teacher-cache"]
+    assert "resumed after 2 windows" in (caching[0].message or "")
     assert registry.get("s").manifest.training["teacher_cache"].get("reused") is None
+    # An uninterrupted build elsewhere: the same bytes in every field.
+    whole = fresh_registry(trained, tmp_path / "whole")
+    full = []
+    distill(cfg, "s", registry=whole, on_event=full.append)
+    assert caching[-1].total < max(e.total or 0 for e in full if e.stage == "teacher-cache")
+    (other,) = (whole.root / ".teacher-cache-shared").iterdir()
+    fields = sorted(p.name for p in other.glob("*.f16"))
+    assert fields and fields == sorted(p.name for p in folder.glob("*.f16"))
+    for name in fields:
+        assert (folder / name).read_bytes() == (other / name).read_bytes(), name
+    assert not list(folder.glob("*.part")) and not (folder / ".progress.json").exists()
+
+
+def test_a_second_run_building_the_same_shared_cache_builds_privately(trained, tmp_path):
+    """The build lock is held: a run starting meanwhile neither reads nor writes the
+    resumable parts, and still ends with a whole cache."""
+    import fcntl
+
+    from fastbioner.distill.teacher_cache import SHARED_CACHE_FOLDER
+
+    registry = fresh_registry(trained, tmp_path)
+    _, bio = trained
+    cfg = config(bio, epochs=1, dev=False, teacher_cache="shared")
+    seen = []
+
+    def hold_the_lock_once_the_folder_exists(e):
+        if e.stage == "teacher-cache" and not seen:
+            (folder,) = (registry.root / SHARED_CACHE_FOLDER).iterdir()
+            seen.append(sorted(p.name for p in folder.iterdir()))
+
+    root = registry.root / SHARED_CACHE_FOLDER
+    # Another run holds the lock of every cache folder made under this root.
+    real_flock = fcntl.flock
+    try:
+        def busy(fh, op):
+            if op & fcntl.LOCK_NB and str(getattr(fh, "name", "")).endswith(".build.lock"):
+                raise BlockingIOError("held by another run")
+            return real_flock(fh, op)
+
+        fcntl.flock = busy
+        distill(cfg, "s", registry=registry, on_event=hold_the_lock_once_the_folder_exists)
+    finally:
+        fcntl.flock = real_flock
+    assert not [n for n in seen[0] if n.endswith(".f16.part") and n.count(".") == 3]  # no fixed-name part
+    (folder,) = root.iterdir()
+    assert (folder / "logits.f16").is_file() and not list(folder.glob("*.part"))
 
 
 def test_registered_student_records_devel_scores_and_compression(trained, tmp_path):

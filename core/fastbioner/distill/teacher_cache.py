@@ -14,7 +14,13 @@ windows, the attention form): a later run with the same teacher and data, a resu
 one included, reads the fields already there and runs the teacher only for those
 missing. Each field is written under a temporary name and renamed when complete, so
 an interrupted build leaves no field half written, and two runs building the same
-field at once both end with the same, whole file.
+field at once both end with the same, whole file. The run that holds the folder's
+build lock builds under fixed names (``.<field>.f16.part``) and records how many
+windows (longest first) each part holds (``.progress.json``, written after the parts
+are flushed, every minute and when the build stops): an interrupted build (a cancel,
+a session's end) is resumed by the next run from there instead of from the first
+window. A second run building at the same time takes private temporary names, as
+before.
 
 Both give a :class:`TeacherOutputs` padded to the batch's width. Rows are found
 through ``Batch.indices`` (positions in the encoded list of windows).
@@ -41,6 +47,8 @@ from .losses import head_average
 
 # Under the models folder; a dot folder, so the registry does not list it.
 SHARED_CACHE_FOLDER = ".teacher-cache-shared"
+# How often a resumable build records how far it got (flushing its parts first).
+PROGRESS_EVERY_SECONDS = 60.0
 
 
 @dataclass
@@ -100,8 +108,11 @@ class _Field:
     built in a temporary file that :meth:`finish` renames into place."""
 
     def __init__(self, name: str, lengths: Sequence[int], shape_of, folder: Path | None,
-                 shared: bool = False):
+                 shared: bool = False, resumable: bool = False):
+        self.name = name
         self.shape_of = shape_of
+        self.resumable = False  # a part under the fixed name, kept when the build stops
+        self.kept = False       # ... and one an earlier, interrupted build left (read on)
         sizes = [int(np.prod(shape_of(n))) for n in lengths]
         self.offsets = np.concatenate([[0], np.cumsum(sizes, dtype=np.int64)])
         self.lengths = list(lengths)
@@ -114,6 +125,13 @@ class _Field:
         elif shared and self.path.is_file() and self.path.stat().st_size == 2 * max(total, 1):
             self.data = np.memmap(self.path, dtype=np.float16, mode="r", shape=(max(total, 1),))
             self.ready = True
+        elif shared and resumable:
+            self.resumable = True
+            self.building = folder / f".{name}.f16.part"
+            size = 2 * max(total, 1)
+            keep = self.kept = self.building.is_file() and self.building.stat().st_size == size
+            self.data = np.memmap(self.building, dtype=np.float16, mode="r+" if keep else "w+",
+                                  shape=(max(total, 1),))
         else:
             self.building = folder / f".{name}.f16.{os.getpid()}.{time.monotonic_ns()}.part" if shared \
                 else self.path
@@ -141,8 +159,18 @@ class _Field:
                 self.building = None
         self.ready = True
 
-    def discard(self) -> None:
-        """Drop the data; delete a file not meant to outlive the run."""
+    def flush(self) -> None:
+        if isinstance(self.data, np.memmap) and not self.ready:
+            self.data.flush()
+
+    def discard(self, keep_part: bool = False) -> None:
+        """Drop the data; delete a file not meant to outlive the run (``keep_part``:
+        a resumable part stays for the next run)."""
+        if keep_part and self.resumable and self.building is not None:
+            self.flush()
+            self.data = None
+            self.building = None
+            return
         self.data = None
         if self.building is not None:
             self.building.unlink(missing_ok=True)
@@ -173,19 +201,61 @@ class TeacherCache:
         self.folder = Path(folder) if folder is not None else None
         if self.folder is not None:
             self.folder.mkdir(parents=True, exist_ok=True)
+        # One run at a time builds a shared folder resumably (under fixed part names).
+        self._lock = self._try_lock() if shared else None
+        resumable = self._lock is not None
         lengths = [len(w) for w in windows]
         maps = 1 if needs.average_heads else heads
         # Averaged maps are another field than per-head ones, so their names differ.
         att = "attention-mean" if needs.average_heads else "attention"
-        self.logits = _Field("logits", lengths, lambda n: (n, num_labels), self.folder, shared)
-        self.hidden = {i: _Field(f"hidden{i}", lengths, lambda n: (n, width), self.folder, shared)
+        self.logits = _Field("logits", lengths, lambda n: (n, num_labels), self.folder, shared, resumable)
+        self.hidden = {i: _Field(f"hidden{i}", lengths, lambda n: (n, width), self.folder, shared, resumable)
                        for i in needs.hidden}
-        self.attention = {i: _Field(f"{att}{i}", lengths, lambda n: (maps, n, n), self.folder, shared)
-                          for i in needs.attention}
+        self.attention = {i: _Field(f"{att}{i}", lengths, lambda n: (maps, n, n), self.folder, shared,
+                                    resumable) for i in needs.attention}
         self.build_seconds = 0.0
         self.fetch_seconds = 0.0
+        self.resumed_windows = 0  # windows an interrupted earlier build had already cached
+        self._done = 0            # windows (longest first) this build has cached so far
+        self._building: list[_Field] = []
         # Every field was there from an earlier run's shared cache: the teacher need not run.
         self.reused = all(f.ready for f in self.fields)
+
+    def _try_lock(self):
+        import fcntl
+
+        fh = open(self.folder / ".build.lock", "w")
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # another run is building here: this one builds privately
+            fh.close()
+            return None
+        return fh
+
+    @property
+    def _progress_path(self) -> Path:
+        return self.folder / ".progress.json"
+
+    def _read_progress(self) -> dict[str, int]:
+        try:
+            data = json.loads(self._progress_path.read_text(encoding="utf-8"))
+            return {str(k): int(v) for k, v in data.get("windows_done", {}).items()}
+        except (OSError, ValueError, AttributeError, TypeError):
+            return {}
+
+    def _save_progress(self) -> None:
+        """Flush the parts being built, then record how many windows each holds (a
+        part's earlier count stays for a field this run does not build)."""
+        if not self._building or not any(f.resumable for f in self._building):
+            return
+        for f in self._building:
+            f.flush()
+        done = self._read_progress()
+        done.update({f.name: self._done for f in self._building if f.resumable})
+        tmp = self._progress_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"windows_done": done, "order": "longest first, ties by index"}),
+                       encoding="utf-8")
+        os.replace(tmp, self._progress_path)
 
     @property
     def fields(self) -> list[_Field]:
@@ -211,14 +281,26 @@ class TeacherCache:
         t0 = time.perf_counter()
         if self.reused:
             return
-        order = length_sorted_batches([len(w) for w in windows], batch_size)
-        reporter.stage("teacher-cache", total=len(order), message="caching the teacher's outputs")
         logits = None if self.logits.ready else self.logits
         hidden = {layer: f for layer, f in self.hidden.items() if not f.ready}
         attention = {layer: f for layer, f in self.attention.items() if not f.ready}
+        self._building = [f for f in self.fields if not f.ready]
+        # The windows longest first (as length_sorted_batches orders them); an
+        # interrupted build of these parts went this far down the list.
+        ranked = [i for batch in length_sorted_batches([len(w) for w in windows], 1) for i in batch]
+        progress = self._read_progress()
+        start = min((progress.get(f.name, 0) if f.kept else 0) for f in self._building)
+        self.resumed_windows = self._done = start
+        order = [ranked[i:i + batch_size] for i in range(start, len(ranked), batch_size)]
+        message = "caching the teacher's outputs" + (f" (resumed after {start} windows)" if start else "")
+        reporter.stage("teacher-cache", total=len(order), message=message)
+        saved = time.monotonic()
         with torch.no_grad():
             for step, idx in enumerate(order, 1):
                 reporter.check()
+                if time.monotonic() - saved > PROGRESS_EVERY_SECONDS:
+                    self._save_progress()
+                    saved = time.monotonic()
                 batch = encoder.collate([windows[i] for i in idx], idx).to(device)
                 out = _run(teacher, batch, self.needs)
                 for row, i in enumerate(idx):
@@ -229,9 +311,13 @@ class TeacherCache:
                         f.put(i, out.hidden[layer][row, :n])
                     for layer, f in attention.items():
                         f.put(i, out.attention[layer][row, :, :n, :n])
+                self._done += len(idx)
                 reporter.emit(step=step)
         for f in self.fields:
             f.finish()
+        self._building = []
+        if self._lock is not None:
+            self._progress_path.unlink(missing_ok=True)
         self.build_seconds = time.perf_counter() - t0
 
     def outputs(self, batch: Batch) -> TeacherOutputs:
@@ -249,17 +335,27 @@ class TeacherCache:
 
     def close(self) -> None:
         """Drop the data and the files of a disk cache (a shared cache keeps its
-        finished fields and deletes only a field left half built)."""
+        finished fields, and the parts of a build stopped half way with a record of
+        how far they got, for the next run to resume; a private part is deleted)."""
+        resumable = self._lock is not None and self._done > 0 and bool(self._building)
+        if resumable:
+            self._save_progress()
         for f in self.fields:
-            f.discard()
+            f.discard(keep_part=resumable)
+        if self._lock is not None:
+            if not resumable and self._building:  # stopped before a window was cached
+                self._progress_path.unlink(missing_ok=True)
+            self._lock.close()  # releases the build lock
+            self._lock = None
+        self._building = []
         if self.folder is not None and not self.shared:
             for p in self.folder.glob("*.f16"):
                 os.unlink(p)
-        elif self.shared and not any(self.folder.glob("*.f16")):
-            # Cancelled before any field was whole: leave no empty cache behind.
+        elif self.shared and not any(self.folder.glob("*.f16")) and not any(self.folder.glob("*.part")):
+            # Cancelled before anything was cached: leave no empty cache behind
+            # (a part, this run's to resume or another run's in progress, keeps it).
             for p in self.folder.iterdir():
-                if not p.name.endswith(".part"):  # another run's build in progress
-                    p.unlink(missing_ok=True)
+                p.unlink(missing_ok=True)
             for folder in (self.folder, self.folder.parent):
                 with contextlib.suppress(OSError):  # not empty: another run's cache
                     folder.rmdir()
