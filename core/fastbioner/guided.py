@@ -52,10 +52,15 @@ RECIPE_NOTE = ("Method, learning rate and epochs follow table 0 of docs/benchmar
                "beat 3); the method and depth tables are being run with three seeds, and these recipes will "
                "follow what they support.")
 
-# Table 0 of docs/benchmarks.md (3-layer students of the MPNet teacher, BC5CDR, lr 4e-4,
-# seed 13): 6 epochs against 3 raised og from 80.70 to 81.50 and hinton from 81.60 to
-# 82.42 devel F1, and og's best step was still past the fifth epoch.
-RECIPE_EPOCHS = 6
+
+
+def _recipe_epochs() -> int:
+    from .distill.config import default_epochs  # the CLI's rule (table 0 of docs/benchmarks.md)
+
+    return default_epochs("teacher")
+
+
+RECIPE_EPOCHS = _recipe_epochs()
 
 
 @dataclass(frozen=True)

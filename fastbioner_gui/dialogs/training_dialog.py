@@ -79,16 +79,19 @@ class TrainingDialog(QDialog):
         form.addRow("Devel data", dev_row)
         if kind == "distill":
             self._student_rows(form)
-        self.epochs = QSpinBox(minimum=1, maximum=100, value=3)
+        self.epochs = QSpinBox(minimum=1, maximum=100, value=TrainingConfig().epochs)
         # The CLI's default, from the same dataclass, written as people write it.
         self.learning_rate = LearningRateBox(TrainingConfig().learning_rate)
         self.batch_size = QSpinBox(minimum=1, maximum=1024, value=16)
         if kind == "distill":
-            from fastbioner.distill.config import default_learning_rate
+            from fastbioner.distill.config import default_epochs, default_learning_rate
 
-            # A recurrent student learns from scratch at a larger rate; the CLI's rule, from core.
+            # A recurrent student learns from scratch at a larger rate, a convolutional one
+            # for more epochs; the CLI's rules, from core.
             self.student_source.currentTextChanged.connect(
                 lambda source: self.learning_rate.setValue(default_learning_rate(source.strip())))
+            self.student_source.currentTextChanged.connect(
+                lambda source: self.epochs.setValue(default_epochs(source.strip())))
         self.device = QComboBox()
         self.device.addItems(DEVICES)
         self.device.setCurrentText(settings.device)

@@ -62,7 +62,7 @@ def test_every_setting_has_a_flag_with_the_configs_default(cls, command):
         value = defaults
         for part in path.split("."):
             value = getattr(value, part)
-        if path in ("training.learning_rate", "student.layers") and command == "distill":
+        if path in ("training.learning_rate", "training.epochs", "student.layers") and command == "distill":
             continue  # decided from the student once it is known (see test below)
         if action.required:
             continue  # no default: it must be given
@@ -77,17 +77,25 @@ def test_every_setting_has_a_flag_with_the_configs_default(cls, command):
 def test_distill_defaults_follow_the_student():
     from fastbioner.cli.distill import config_from_args
     from fastbioner.config import TrainingConfig
-    from fastbioner.distill.config import RECURRENT_LR, TEACHER_LAYERS_LR
+    from fastbioner.distill.config import CONV_EPOCHS, RECURRENT_LR, TEACHER_LAYERS_EPOCHS, TEACHER_LAYERS_LR
 
     parser = build_parser()
     base = ["distill", "--teacher", "t", "--train", "x.tsv", "--name", "s"]
     cfg = config_from_args(parser.parse_args(base))
     assert cfg.student.layers == 6 and cfg.training.learning_rate == DistillConfig().training.learning_rate
     assert cfg.training.learning_rate == TEACHER_LAYERS_LR  # table 0's rate for the teacher's own layers
+    assert cfg.training.epochs == TEACHER_LAYERS_EPOCHS == DistillConfig().training.epochs == 6  # and epochs
+    assert cfg.method.name == "hinton" and cfg.method.temperature is None  # the method's own T (2)
     cfg = config_from_args(parser.parse_args(base + ["--student-from", "some-org/some-encoder"]))
     assert cfg.training.learning_rate == TrainingConfig().learning_rate  # another encoder: fine-tuning's
+    assert cfg.training.epochs == TrainingConfig().epochs
     cfg = config_from_args(parser.parse_args(base + ["--student-from", "bigru"]))
     assert cfg.training.learning_rate == RECURRENT_LR and cfg.student.source == "bigru"
+    assert cfg.training.epochs == TrainingConfig().epochs
+    cfg = config_from_args(parser.parse_args(base + ["--student-from", "cnn", "--method", "fastbioner"]))
+    assert cfg.training.epochs == CONV_EPOCHS and cfg.method.name == "fastbioner"
+    cfg = config_from_args(parser.parse_args(base + ["--epochs", "2"]))
+    assert cfg.training.epochs == 2
     cfg = config_from_args(parser.parse_args(base + ["--lr", "1e-4", "--no-crf", "--drop-terms", "attention,hidden",
                                                      "--window-overlap", "16", "--selection-metric", "f1_Disease"]))
     assert cfg.training.learning_rate == 1e-4 and cfg.student.crf is False

@@ -215,7 +215,7 @@ def test_loss_scales_script_prints_terms_gradients_and_the_calibration(trained, 
     out_json = tmp_path / "scales.json"
     assert module.main(["--batches", "2", "--json", str(out_json), "--", "--teacher", "tiny-teacher",
                         "--train", str(bio), "--name", "probe", "--layers", "2", "--batch-size", "5",
-                        "--temperature", "2"]) == 0
+                        "--temperature", "2", "--method", "fastbioner"]) == 0
     figures = json.loads(out_json.read_text())
     assert len(figures["batches"]) == 2
     first = figures["batches"][0]

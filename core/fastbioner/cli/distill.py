@@ -10,7 +10,7 @@ from .training_options import add_run_flags, run_training
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from ..distill.config import RECURRENT_LR, DistillConfig
+    from ..distill.config import CONV_EPOCHS, RECURRENT_LR, TEACHER_LAYERS_EPOCHS, TEACHER_LAYERS_LR, DistillConfig
     from ..distill.methods import METHODS
 
     methods = "; ".join(f"{n}: {m.summary}" for n, m in METHODS.items())
@@ -22,8 +22,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--name", required=True, help="registry name of the student")
     add_config_flags(p, DistillConfig, required=("teacher", "train_files"), overrides={
         # decided from the student once it is known
-        "training.learning_rate": {"default": None, "help": f"peak learning rate (default "
-                                   f"{TrainingConfig().learning_rate}; {RECURRENT_LR} for bigru/bilstm/cnn)"},
+        "training.learning_rate": {"default": None, "help": f"peak learning rate (default {TEACHER_LAYERS_LR:g} "
+                                   f"for the teacher's own layers, {RECURRENT_LR:g} for bigru/bilstm/cnn, "
+                                   f"{TrainingConfig().learning_rate:g} for another encoder)"},
+        "training.epochs": {"default": None, "help": f"passes over the training data (default "
+                            f"{TEACHER_LAYERS_EPOCHS} for the teacher's own layers, {CONV_EPOCHS} for cnn, "
+                            f"{TrainingConfig().epochs} otherwise)"},
         "student.layers": {"default": None},
         "teacher": {"action": "append"}})
     add_run_flags(p)
@@ -31,7 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def config_from_args(args: argparse.Namespace):
-    from ..distill.config import SMALL_SOURCES, DistillConfig, default_learning_rate
+    from ..distill.config import SMALL_SOURCES, DistillConfig, default_epochs, default_learning_rate
 
     teachers = list(args.teacher)  # --teacher A --teacher B: the first is the one the student copies
     args = argparse.Namespace(**{**vars(args), "teacher": teachers[0],
@@ -45,6 +49,8 @@ def config_from_args(args: argparse.Namespace):
         config.student.layers = 6
     if config.training.learning_rate is None:
         config.training.learning_rate = default_learning_rate(config.student.source)
+    if config.training.epochs is None:
+        config.training.epochs = default_epochs(config.student.source)
     return config
 
 
