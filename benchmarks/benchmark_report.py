@@ -210,33 +210,40 @@ def verdict(ours: dict, other: dict) -> str:
     return f"{diff:+.2f} F1, beyond the spread (sd up to {spread:.2f}): {'ahead' if diff > 0 else 'behind'}"
 
 
-def standing_section(results: dict) -> list[str]:
+def standing_section(results: dict, grid_lr: str | None = None) -> list[str]:
     """Where calibrated FastBioNER stands, computed from the results at each depth
     and dataset that has run: against the best baseline (by mean F1) and against the
-    teacher, with issue 11's goals and the paper's own gaps beside it."""
+    teacher, with issue 11's goals and the paper's own gaps beside it. ``grid_lr``:
+    table 0's rows at that rate (3 layers, the grid's epochs) are stated too, as
+    what is known before the table rows run."""
     out = []
-    for ds in ("bc5cdr", "ncbi"):
+    cases = [(ds, layers, f"{ds}/fastbioner-cal-{layers}", lambda m, ds=ds, n=layers: f"{ds}/{m}-{n}",
+              f"{layers} layers") for ds in ("bc5cdr", "ncbi") for layers in (6, 4, 3)]
+    if grid_lr:
+        cases.append(("bc5cdr", 3, f"bc5cdr/sweep-fastbioner-cal-3-lr{grid_lr}",
+                      lambda m: f"bc5cdr/sweep-{m}-3-lr{grid_lr}", f"3 layers, table 0's grid at lr {grid_lr}"))
+    for ds, layers, ours_id, baseline_id, label in cases:
         teacher = results.get(f"{ds}/teacher")
-        for layers in (6, 4, 3):
-            ours = results.get(f"{ds}/fastbioner-cal-{layers}")
-            if ours is None or ours.get("f1") is None:
-                continue
-            runs = {m: results.get(f"{ds}/{m}-{layers}") for m in BASELINES}
-            runs = {m: r for m, r in runs.items() if r and r.get("f1") is not None}
-            line = f"- **{ds}, {layers} layers**: calibrated FastBioNER {f1_cell(ours)}"
-            if runs:
-                best = max(runs, key=lambda m: runs[m]["f1"])
-                line += f"; best baseline `{best}` {f1_cell(runs[best])}: {verdict(ours, runs[best])}"
-            else:
-                line += "; no baseline row has run at this depth"
-            if teacher and teacher.get("f1") is not None:
-                gap = 100 * (teacher["f1"] - ours["f1"])
-                line += f"; {gap:.2f} below the teacher"
-                goal = TEACHER_GAP_GOAL.get(layers)
-                if goal is not None:
-                    line += f" (goal: within {goal:.1f}; {'met' if gap <= goal else 'not met'}"
-                    line += f"; the paper's gap below BioBERT: {PAPER[layers][0]:.2f})" if ds == "bc5cdr" else ")"
-            out.append(line + ".")
+        ours = results.get(ours_id)
+        if ours is None or ours.get("f1") is None:
+            continue
+        runs = {m: results.get(baseline_id(m)) for m in BASELINES}
+        runs = {m: r for m, r in runs.items() if r and r.get("f1") is not None}
+        epochs = f", {ours['epochs']} epochs" if ours.get("epochs") else ""
+        line = f"- **{ds}, {label}{epochs}**: calibrated FastBioNER {f1_cell(ours)}"
+        if runs:
+            best = max(runs, key=lambda m: runs[m]["f1"])
+            line += f"; best baseline `{best}` {f1_cell(runs[best])}: {verdict(ours, runs[best])}"
+        else:
+            line += "; no baseline row has run at this depth"
+        if teacher and teacher.get("f1") is not None:
+            gap = 100 * (teacher["f1"] - ours["f1"])
+            line += f"; {gap:.2f} below the teacher"
+            goal = TEACHER_GAP_GOAL.get(layers)
+            if goal is not None:
+                line += f" (goal: within {goal:.1f}; {'met' if gap <= goal else 'not met'}"
+                line += f"; the paper's gap below BioBERT: {PAPER[layers][0]:.2f})" if ds == "bc5cdr" else ")"
+        out.append(line + ".")
     if not out:
         return ["_No calibrated FastBioNER row has run yet._"]
     return out
@@ -560,7 +567,7 @@ def frontier_section(sp: dict, results: dict, png: Path) -> list[str]:
 
 
 def write_report(rows, results: dict, out: Path, preamble: str = "", archive: dict | None = None,
-                 student_lr: str | None = None) -> None:
+                 student_lr: str | None = None, grid_lr: str | None = None) -> None:
     speed = json.loads(SPEED.read_text(encoding="utf-8")) if SPEED.is_file() else None
     out.parent.mkdir(parents=True, exist_ok=True)  # the plots are written beside the report
     plot_speed(speed, out.parent / PLOT)
@@ -578,7 +585,7 @@ def write_report(rows, results: dict, out: Path, preamble: str = "", archive: di
     doc += ["## Where FastBioNER stands", "",
             "Computed from the tables below each time the report is written: calibrated FastBioNER "
             "against the best baseline at the same depth (mean F1 over seeds) and against its teacher.",
-            ""] + standing_section(results) + [""]
+            ""] + standing_section(results, grid_lr) + [""]
     doc += ["## 0. The students' learning rate (3-layer students, BC5CDR)", ""] + sweep_table(rows, results, student_lr) + [""]
     for ds, name in (("bc5cdr", "BC5CDR (Chemical + Disease)"), ("ncbi", "NCBI-disease")):
         doc += [f"## 1. Methods, 6-layer students of the all-mpnet-base-v2 teacher: {name}", ""]

@@ -513,7 +513,8 @@ def main(argv: list[str] | None = None) -> int:
     preamble = PREAMBLE.format(epochs=STUDENT_EPOCHS, steps=285 * STUDENT_EPOCHS)  # 285 batches of 16 an epoch
     write_report(rows, aggregate(load_results()), Path(args.out), preamble, archive=archive,
                  student_lr=f"{STUDENT_LR:g}, for {STUDENT_EPOCHS} epochs (the grid ran {SWEEP_EPOCHS}; the "
-                            f"{EPOCH_SWEEP}-epoch rows show whether the best scoring comes before the last)")
+                            f"{EPOCH_SWEEP}-epoch rows show whether the best scoring comes before the last)",
+                 grid_lr=f"{STUDENT_LR:g}")
     print(f"wrote {args.out}")
     return 0
 

@@ -145,6 +145,14 @@ def test_standing_judges_each_depth_by_the_spread_of_the_seeds():
     assert "one seed on a side" in four
     assert not any("ncbi" in line for line in lines)
     assert "No calibrated FastBioNER row" in report.standing_section({})[0]
+    # Before the table rows: table 0's grid at the tables' rate says what is known.
+    grid = tables.aggregate({"bc5cdr/teacher": seeds(0.865),
+                             "bc5cdr/sweep-fastbioner-cal-3-lr0.0004": {"13": {"seed": 13, "f1": 0.8094, "epochs": 3}},
+                             "bc5cdr/sweep-hinton-3-lr0.0004": seeds(0.8160),
+                             "bc5cdr/sweep-og-3-lr0.0008": seeds(0.83)})   # another rate: not compared
+    (line,) = report.standing_section(grid, "0.0004")
+    assert "3 layers, table 0's grid at lr 0.0004, 3 epochs" in line and "best baseline `hinton`" in line
+    assert "-0.66 F1, one seed on a side" in line and "5.56 below the teacher" in line
 
 
 @pytest.fixture
