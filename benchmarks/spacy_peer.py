@@ -189,8 +189,8 @@ def record_model_scores(timing: dict) -> None:
     """Each timed model's devel F1 (overall and per type) and size on disk, from its
     manifest, stored beside its times: the report's frontier then needs no registry (a
     fresh clone has none of the experiment's models)."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmark_report, beside this script
-    from benchmark_report import model_manifest
+    sys.path.insert(0, str(Path(__file__).resolve().parent))  # report_frontier, beside this script
+    from report_frontier import model_manifest
 
     for entry in timing.get("models", []):
         m = model_manifest(entry["model"])
