@@ -102,7 +102,11 @@ and are selected on `devel` (the paper trains on train and devel merged; keeping
 out of training is the honest protocol for a score reported on devel). The top rows of
 each table run with three seeds (13, 14, 15): mean, standard deviation and count. Runs
 are owned by `benchmarks/experiment_queue.py` (one torch thread each, two at a time,
-resumed from their checkpoints across working sessions).
+resumed from their checkpoints across working sessions). A machine replaced between
+sessions takes its models with it: the queue then rebuilds a teacher with the same
+command and seed on the new CPU, and *Commands* lists the earlier build under the
+teacher's row. Students finished before a rebuild learnt from the earlier build, so a
+row whose seeds straddle it has a spread that includes the two builds' difference.
 
 **FastBioNER, as written and calibrated.** `fastbioner-N` rows run the method as the
 paper writes it: every loss term with weight 1 and attention compared as pre-softmax
