@@ -53,7 +53,6 @@ RECIPE_NOTE = ("Method, learning rate and epochs follow table 0 of docs/benchmar
                "follow what they support.")
 
 
-
 def _recipe_epochs() -> int:
     from .distill.config import default_epochs  # the CLI's rule (table 0 of docs/benchmarks.md)
 

@@ -24,8 +24,9 @@ TEACHER_LAYERS_LR = 4e-4
 # raised og from 80.70 to 81.50 and hinton from 81.60 to 82.42 (og's best scoring came
 # at step 1425 of 1710: past its third epoch, not at its last). A convolutional student
 # starts from nothing but its embeddings: 10 epochs over the unlabelled text gave 80.41
-# against 79.43 for 3 (docs/benchmarks.md, section 6). Any other student keeps TrainingConfig's 3 (a recurrent
-# one was best at step 570 of 855; an encoder fine-tuned on the corpus starts close).
+# against 79.43 for 3 (docs/benchmarks.md, section 6). Any other student keeps
+# TrainingConfig's 3 (a recurrent one was best at step 570 of 855; an encoder
+# fine-tuned on the corpus starts close to its task).
 TEACHER_LAYERS_EPOCHS = 6
 CONV_EPOCHS = 10
 
