@@ -288,11 +288,14 @@ def test_the_advanced_section_sets_term_weights_calibration_and_attention(window
     # Folded, the section is its one line: no empty frame below the check box.
     assert dialog.advanced.sizeHint().height() == dialog.advanced.header.sizeHint().height()
     dialog.student_source.setCurrentText("bigru")
-    from fastbioner.distill.config import RECURRENT_LR
+    from fastbioner.distill.config import CONV_EPOCHS, RECURRENT_LR, default_epochs
 
     assert dialog.learning_rate.value() == pytest.approx(RECURRENT_LR)
+    dialog.student_source.setCurrentText("cnn")  # the CLI's epochs for such a student too
+    assert dialog.epochs.value() == CONV_EPOCHS and dialog.build_config().training.epochs == CONV_EPOCHS
     dialog.student_source.setCurrentText("teacher")
     assert dialog.learning_rate.value() == pytest.approx(default_learning_rate("teacher"))
+    assert dialog.epochs.value() == default_epochs("teacher")
     dialog.advanced.setChecked(True)
     assert dialog.advanced.body.isVisibleTo(dialog)
     dialog.advanced.weights["attention"].setValue(0.01)
