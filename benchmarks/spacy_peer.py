@@ -227,6 +227,12 @@ def main(argv: list[str] | None = None) -> int:
     command = "python benchmarks/spacy_peer.py " + " ".join(sys.argv[1:] if argv is None else argv)
     # Each step records the command that made it (the steps may run apart).
     if args.step in ("train", "all"):
+        if "time" in results:
+            # A new peer: the last timing was of the old one, so it joins the earlier
+            # timings with that peer's training and score, and the frontier waits for
+            # the new peer to be timed (never a timing paired with another model's F1).
+            results.setdefault("earlier_times", []).append(
+                {**results.pop("time"), "peer": {"train": results.get("train"), "score": results.get("score")}})
         results["train"] = {**train(args), "command": command}
     if args.step in ("score", "all"):
         results["score"] = {**score(args), "command": command}

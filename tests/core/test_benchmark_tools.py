@@ -602,3 +602,13 @@ def test_a_new_timing_keeps_the_previous_one(tmp_path, monkeypatch):
     saved = json.loads((tmp_path / "spacy_peer.json").read_text())
     assert saved["time"]["median_seconds"] == {"spacy": 8.14}
     assert [t["median_seconds"] for t in saved["earlier_times"]] == [{"spacy": 7.06}]
+    # The peer trained again: its last timing was of the old peer, so it moves to the
+    # earlier ones with that peer's score, and nothing times the new peer until `time`.
+    saved["score"] = {"devel_f1": 0.8067}
+    (tmp_path / "spacy_peer.json").write_text(json.dumps(saved))
+    monkeypatch.setattr(peer, "train", lambda args: {"train_seconds": 1.0})
+    assert peer.main(["train"]) == 0
+    again = json.loads((tmp_path / "spacy_peer.json").read_text())
+    assert "time" not in again and again["train"]["train_seconds"] == 1.0
+    assert again["earlier_times"][-1]["median_seconds"] == {"spacy": 8.14}
+    assert again["earlier_times"][-1]["peer"]["score"] == {"devel_f1": 0.8067}
