@@ -36,6 +36,13 @@ ABSTRACT = ("12345|t|Cocaine-induced myocardial infarction in a young adult\n"
             "intranasal cocaine use. Naloxone was not given; aspirin and nitroglycerin relieved the pain.\n")
 
 
+def cpu_name() -> str:
+    for line in Path("/proc/cpuinfo").read_text().splitlines() if Path("/proc/cpuinfo").is_file() else []:
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return ""
+
+
 def typical_sample():
     """The shipped sample abstract of median length (word tokens), without its
     annotations: a Document."""
@@ -76,7 +83,11 @@ def main(argv: list[str] | None = None) -> int:
     words = len(tokenize(sample.text))
     exe = [sys.executable, "-m", "fastbioner.cli.main"]
     env = dict(os.environ)
-    figures: dict = {"python": sys.version.split()[0], "repeat": args.repeat,
+    from datetime import datetime, timezone
+
+    figures: dict = {"date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                     "cpu": cpu_name(), "threads": args.threads,
+                     "python": sys.version.split()[0], "repeat": args.repeat,
                      "abstract": "toy" if args.toy else "median shipped sample", "abstract_words": words}
     with tempfile.TemporaryDirectory() as tmp:
         doc = Path(tmp) / "one.pubtator"
@@ -108,7 +119,11 @@ def main(argv: list[str] | None = None) -> int:
     for k, v in figures.items():
         print(f"{k}: {v:.3f}" if isinstance(v, float) else f"{k}: {v}")
     if args.json:
-        Path(args.json).write_text(json.dumps(figures, indent=1) + "\n", encoding="utf-8")
+        out = Path(args.json)
+        if out.is_file():  # earlier runs (other days, abstracts, machines) stay, as the README quotes them
+            before = json.loads(out.read_text(encoding="utf-8"))
+            figures["earlier"] = [*before.pop("earlier", []), before]
+        out.write_text(json.dumps(figures, indent=1) + "\n", encoding="utf-8")
     return 0
 
 
