@@ -225,9 +225,21 @@ def same_run_recorded(job: dict, results: dict | None = None) -> tuple[str, dict
         for seed, entry in by_seed.items():
             if row_id == job["row"] and int(seed) == job["seed"]:
                 continue
-            if normalised(shlex.split(entry.get("command", ""))[1:]) == mine:
+            if normalised(shlex.split(entry.get("command", ""))[1:]) == mine and \
+                    made_by_current_prerequisites(entry, job, results):
                 return row_id, entry
     return None
+
+
+def made_by_current_prerequisites(entry: dict, job: dict, results: dict) -> bool:
+    """False when one of the job's prerequisites (its teacher) was rebuilt after the
+    recorded run finished: the same command now reads another model, so that run is
+    not this job's (the rebuild keeps its earlier result under ``earlier``)."""
+    for req in job.get("requires", []):
+        for build in (results.get(req) or {}).values():
+            if build.get("earlier") and build.get("finished", "") > entry.get("finished", ""):
+                return False
+    return True
 
 
 def _knows_shared_cache(code: Path) -> bool:

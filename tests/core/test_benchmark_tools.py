@@ -530,6 +530,18 @@ def test_adding_a_table_again_queues_only_the_runs_not_recorded(tmp_path, monkey
     assert queue.add([row], None, "abc") == 0
 
 
+def test_a_run_from_before_its_teacher_was_rebuilt_is_not_the_same_run():
+    queue = load("experiment_queue")
+    job = {"row": "x/og-3", "seed": 13, "args": ["distill", "--lr", "4e-4", "--name", "x-og-3-s13"],
+           "requires": ["x/teacher"]}
+    sweep = {"command": "fastbioner distill --lr 4e-4 --name x-sweep-s13", "finished": "2026-12-01T06:00:00"}
+    teacher = {"f1": 0.87, "finished": "2026-12-01T12:00:00", "earlier": [{"f1": 0.86}]}
+    assert queue.same_run_recorded(job, {"x/sweep": {"13": sweep}})[0] == "x/sweep"
+    assert queue.same_run_recorded(job, {"x/sweep": {"13": sweep}, "x/teacher": {"13": teacher}}) is None
+    later = {**sweep, "finished": "2026-12-01T13:00:00"}   # distilled from the rebuilt teacher
+    assert queue.same_run_recorded(job, {"x/sweep": {"13": later}, "x/teacher": {"13": teacher}})[0] == "x/sweep"
+
+
 def test_a_row_run_again_keeps_the_earlier_result_beside_the_new(tmp_path):
     tables = load("paper_tables")
     path = tmp_path / "rows.json"
