@@ -55,6 +55,28 @@ def method_table(rows, results, dataset: str) -> list[str]:
     return out
 
 
+def teacher_builds(teacher: dict) -> list[dict]:
+    """A teacher row's builds, oldest first: the current one and those a rebuild on a
+    replaced machine kept under ``earlier``."""
+    return sorted([teacher, *(teacher.get("earlier") or [])], key=lambda b: b.get("finished") or "")
+
+
+def teacher_f1_for(teacher: dict | None, student: dict) -> float | None:
+    """The F1 of the teacher build the student learnt from (the last one finished
+    before each of its runs; their mean over the runs): a teacher rebuilt later is not
+    the one it was distilled from."""
+    if not teacher or teacher.get("f1") is None:
+        return None
+    builds = teacher_builds(teacher)
+    f1s = []
+    for run in student.get("runs") or [student]:
+        done = run.get("finished")
+        before = [b for b in builds if done and (b.get("finished") or "") <= done]
+        f1s.append((before[-1] if before else builds[-1] if not done else builds[0]).get("f1"))
+    f1s = [f for f in f1s if f is not None]
+    return sum(f1s) / len(f1s) if f1s else None
+
+
 def depth_table(rows, results, table: int, dataset: str = "bc5cdr") -> list[str]:
     # Each student's gap is to its own teacher (the packed-context student's is the
     # packed-context teacher); a teacher row has none (see teacher_ablation).
@@ -71,7 +93,8 @@ def depth_table(rows, results, table: int, dataset: str = "bc5cdr") -> list[str]
             out.append(f"| `{r.id}` | {r.title} | {NOT_RUN} | | | | | | |")
             continue
         teacher = results.get(teacher_rows.get(r.teacher, "")) if r.teacher else None
-        gap = "–" if not teacher or res.get("f1") is None else f"{100 * (teacher['f1'] - res['f1']):.2f}"
+        teacher_f1 = teacher_f1_for(teacher, res)
+        gap = "–" if teacher_f1 is None or res.get("f1") is None else f"{100 * (teacher_f1 - res['f1']):.2f}"
         out.append(f"| `{r.id}` | {r.title} | {res.get('layers') or '–'} | {millions(res.get('parameters'))} | "
                    f"{mb(res.get('size_bytes'))} | {f1_cell(res)} | {gap} | {converged(res)} | "
                    f"{minutes(res['wall_seconds'])} |")
@@ -93,7 +116,11 @@ def teacher_ablation(rows, results, dataset: str = "bc5cdr") -> list[str]:
            f"Disease {pct((base.get('per_type') or {}).get('Disease', {}).get('f1'))}):"]
     control = json.loads(TEACHER_CONTROL.read_text(encoding="utf-8")) if TEACHER_CONTROL.is_file() else None
     if control:
-        out.append(f"- control: the same teacher scored on the PubTator devel documents (`{control['file']}`, "
+        build = next((b for b in teacher_builds(base) if b.get("finished") == control.get("teacher_finished")),
+                     None)
+        which = "the same teacher" if build is None or build is base else \
+            f"the teacher's earlier build (devel F1 {pct(build.get('f1'))}, finished {build['finished']})"
+        out.append(f"- control: {which} scored on the PubTator devel documents (`{control['file']}`, "
                    f"converted by `{control['convert']}`): {pct(control['f1'])} (Disease "
                    f"{pct(control['per_type']['Disease'])}; `{control['command']}`): the two devel files "
                    f"score alike, so the PubTator-trained teachers compare with it; their training text is "
@@ -107,8 +134,13 @@ def teacher_ablation(rows, results, dataset: str = "bc5cdr") -> list[str]:
             out.append(f"- `{r.id}` ({r.title}): {NOT_RUN}.")
             continue
         disease = (res.get("per_type") or {}).get("Disease", {}).get("f1")
+        earlier = ""
+        if res.get("earlier") and base.get("earlier"):  # both rebuilt: the earlier pair, built alike too
+            old, old_base = teacher_builds(res)[-2], teacher_builds(base)[-2]
+            earlier = (f"; their earlier builds: {pct(old.get('f1'))} against {pct(old_base.get('f1'))} "
+                       f"({100 * (old['f1'] - old_base['f1']):+.2f})")
         out.append(f"- `{r.id}` ({r.title}): {pct(res['f1'])} ({100 * (res['f1'] - base['f1']):+.2f}), Disease "
-                   f"{pct(disease)}; best at {converged(res)}.")
+                   f"{pct(disease)}; best at {converged(res)}{earlier}.")
     return out
 
 
@@ -202,9 +234,11 @@ def standing_section(results: dict, grid_lr: str | None = None) -> list[str]:
             line += f"; best baseline `{best}` {f1_cell(runs[best])}: {verdict(ours, runs[best])}"
         else:
             line += "; no baseline row has run at this depth"
-        if teacher and teacher.get("f1") is not None:
-            gap = 100 * (teacher["f1"] - ours["f1"])
-            line += f"; {gap:.2f} below the teacher"
+        teacher_f1 = teacher_f1_for(teacher, ours)
+        if teacher_f1 is not None:
+            gap = 100 * (teacher_f1 - ours["f1"])
+            line += f"; {gap:.2f} below the teacher" + ("" if abs(teacher_f1 - teacher["f1"]) < 1e-9 else
+                                                        f" build it learnt from ({pct(teacher_f1)})")
             goal = TEACHER_GAP_GOAL.get(layers)
             if goal is not None:
                 line += f" (goal: within {goal:.1f}; {'met' if gap <= goal else 'not met'}"

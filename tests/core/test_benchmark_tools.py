@@ -153,6 +153,12 @@ def test_standing_judges_each_depth_by_the_spread_of_the_seeds():
     (line,) = report.standing_section(grid, "0.0004")
     assert "3 layers, table 0's grid at lr 0.0004, 3 epochs" in line and "best baseline `hinton`" in line
     assert "-0.66 F1, one seed on a side" in line and "5.56 below the teacher" in line
+    # The teacher rebuilt since on a replaced machine: the gap is to the build the run learnt from.
+    grid["bc5cdr/teacher"] = {"f1": 0.8694, "finished": "2026-12-01T12:29", "seeds": [13],
+                              "earlier": [{"f1": 0.8649, "finished": "2026-11-30T17:39"}]}
+    grid["bc5cdr/sweep-fastbioner-cal-3-lr0.0004"]["runs"][0]["finished"] = "2026-11-30T20:00"
+    (line,) = report.standing_section(grid, "0.0004")
+    assert "5.55 below the teacher build it learnt from (86.49)" in line
 
 
 @pytest.fixture
