@@ -1,0 +1,109 @@
+"""benchmarks/experiment_queue.py and the results it writes through paper_tables.py:
+wall time over attempts, a fresh machine's prerequisites, re-queueing only what was
+never recorded, and rebuilt teachers. No run is started: the starter is replaced."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from bench_scripts import load
+
+
+def test_a_jobs_wall_time_sums_its_attempts_and_leaves_out_its_pauses():
+    queue = load("experiment_queue")
+    job = {"started": 1000.0}
+    queue.tick(job, 1100.0)          # ran 100 s
+    job["stopped"] = True            # the pause switch stopped it
+    queue.tick(job, 1150.0)
+    job["stopped"] = False
+    queue.tick(job, 1180.0)          # ran 30 s more, then the session ended
+    job["started"] = job["ticked"] = 5000.0   # resumed in a later session
+    queue.tick(job, 5020.0)
+    assert job["run_seconds"] == pytest.approx(150.0)
+
+
+def test_a_run_that_ended_while_no_runner_watched_adds_no_time(tmp_path, monkeypatch):
+    queue = load("experiment_queue")
+    monkeypatch.setattr(queue, "EXP", tmp_path)
+    monkeypatch.setattr(queue.paper_tables, "load_results", lambda *a, **k: {})
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    # The last runner ticked it at t = 1000 and the session ended; this runner starts much later.
+    job = {"row": "bc5cdr/og-3", "seed": 13, "args": ["distill", "--epochs", "3"], "model": "m-s13",
+           "commit": "abc", "requires": [], "state": "running", "attempts": 0, "pid": dead.pid,
+           "started": 900.0, "ticked": 1000.0, "run_seconds": 100.0}
+    (tmp_path / "queue.json").write_text(json.dumps({"jobs": [job]}))
+    queue.step(0)   # no slot: it only settles the ended run
+    (settled,) = json.loads((tmp_path / "queue.json").read_text())["jobs"]
+    assert settled["state"] == "pending"        # it resumes from its checkpoint
+    assert settled["run_seconds"] == pytest.approx(100.0)
+
+
+def test_on_a_fresh_machine_a_missing_prerequisite_takes_the_free_slot_first(tmp_path, monkeypatch):
+    """The teacher is gone (a replaced machine): it is queued and started before a later
+    job that needs nothing, however the queue was ordered."""
+    queue = load("experiment_queue")
+    monkeypatch.setattr(queue, "EXP", tmp_path)
+    monkeypatch.setattr(queue.paper_tables, "load_results", lambda *a, **k: {})
+    teacher = queue.paper_tables.Row("x/teacher", 1, "x", "teacher", "teacher-x", ("train-teacher",), 3,
+                                     per_seed_name=False)
+    monkeypatch.setattr(queue.paper_tables, "all_rows", lambda: [teacher])
+    started = []
+    monkeypatch.setattr(queue, "start_job", lambda job: started.append(job["row"]) or 4242)
+    monkeypatch.setattr(queue, "alive", lambda pid: pid == 4242)
+    student = {"row": "x/og-3", "seed": 13, "args": ["distill"], "model": "og-s13", "commit": "abc",
+               "requires": ["x/teacher"], "state": "pending", "attempts": 0}
+    free = {"row": "x/other-teacher", "seed": 14, "args": ["train-teacher"], "model": "other-s14",
+            "commit": "abc", "requires": [], "state": "pending", "attempts": 0}
+    (tmp_path / "queue.json").write_text(json.dumps({"jobs": [student, free]}))
+    queue.step(1)
+    assert started == ["x/teacher"]
+    jobs = json.loads((tmp_path / "queue.json").read_text())["jobs"]
+    assert [(j["row"], j["state"]) for j in jobs] == [
+        ("x/teacher", "running"), ("x/og-3", "pending"), ("x/other-teacher", "pending")]
+
+
+def test_adding_a_table_again_queues_only_the_runs_not_recorded(tmp_path, monkeypatch):
+    queue = load("experiment_queue")
+    monkeypatch.setattr(queue, "EXP", tmp_path)
+    monkeypatch.setattr(queue.paper_tables, "load_results", lambda *a, **k: {"x/og-3": {"13": {"f1": 0.8}}})
+    row = queue.paper_tables.Row("x/og-3", 2, "x", "og", "og", ("distill",), 6, seeds=(13, 14, 15))
+    assert queue.add([row], None, "abc") == 2
+    jobs = json.loads((tmp_path / "queue.json").read_text())["jobs"]
+    assert [j["seed"] for j in jobs] == [14, 15]
+    assert queue.add([row], None, "abc", again=True) == 1   # seed 13 again, on request
+    assert queue.add([row], None, "abc") == 0
+
+
+def test_a_run_from_before_its_teacher_was_rebuilt_is_not_the_same_run():
+    queue = load("experiment_queue")
+    job = {"row": "x/og-3", "seed": 13, "args": ["distill", "--lr", "4e-4", "--name", "x-og-3-s13"],
+           "requires": ["x/teacher"]}
+    sweep = {"command": "fastbioner distill --lr 4e-4 --name x-sweep-s13", "finished": "2026-12-01T06:00:00"}
+    teacher = {"f1": 0.87, "finished": "2026-12-01T12:00:00", "earlier": [{"f1": 0.86}]}
+    assert queue.same_run_recorded(job, {"x/sweep": {"13": sweep}})[0] == "x/sweep"
+    assert queue.same_run_recorded(job, {"x/sweep": {"13": sweep}, "x/teacher": {"13": teacher}}) is None
+    later = {**sweep, "finished": "2026-12-01T13:00:00"}   # distilled from the rebuilt teacher
+    assert queue.same_run_recorded(job, {"x/sweep": {"13": later}, "x/teacher": {"13": teacher}})[0] == "x/sweep"
+
+
+def test_a_row_run_again_keeps_the_earlier_result_beside_the_new(tmp_path):
+    tables = load("paper_tables")
+    path = tmp_path / "rows.json"
+    row = tables.Row("x/teacher", 1, "x", "teacher", "teacher-x", ("train-teacher",), 3, per_seed_name=False)
+    tables.record(row, 13, {"f1": 0.86, "command": "c", "finished": "day 1"}, path)
+    tables.record(row, 13, {"f1": 0.85, "command": "c", "finished": "day 2"}, path)
+    entry = tables.load_results(path)["x/teacher"]["13"]
+    assert entry["f1"] == 0.85
+    assert [e["f1"] for e in entry["earlier"]] == [0.86]
+    report = load("benchmark_report")
+    run = {"seed": 13, "epochs": 3, "wall_seconds": 60.0, "cpu": "cpu", "cores": 2}
+    tables.record(row, 13, {**run, "f1": 0.84, "command": "c", "finished": "day 3"}, path)
+    lines = report.commands_section([row], tables.aggregate(tables.load_results(path)))
+    text = "\n".join(lines)
+    assert "finished day 3" in text and "F1 85.00" in text and "F1 86.00" in text  # both earlier builds
+    assert text.index("F1 85.00") < text.index("F1 86.00")
