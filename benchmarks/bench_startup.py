@@ -36,13 +36,6 @@ ABSTRACT = ("12345|t|Cocaine-induced myocardial infarction in a young adult\n"
             "intranasal cocaine use. Naloxone was not given; aspirin and nitroglycerin relieved the pain.\n")
 
 
-def cpu_name() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines() if Path("/proc/cpuinfo").is_file() else []:
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return ""
-
-
 def typical_sample():
     """The shipped sample abstract of median length (word tokens), without its
     annotations: a Document."""
@@ -84,6 +77,9 @@ def main(argv: list[str] | None = None) -> int:
     exe = [sys.executable, "-m", "fastbioner.cli.main"]
     env = dict(os.environ)
     from datetime import datetime, timezone
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from paper_tables import cpu_name  # the CPU's model name, as the tables record it
 
     figures: dict = {"date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                      "cpu": cpu_name(), "threads": args.threads,

@@ -71,8 +71,11 @@ def teacher_f1_for(teacher: dict | None, student: dict) -> float | None:
     f1s = []
     for run in student.get("runs") or [student]:
         done = run.get("finished")
-        before = [b for b in builds if done and (b.get("finished") or "") <= done]
-        f1s.append((before[-1] if before else builds[-1] if not done else builds[0]).get("f1"))
+        if not done:  # no date to place it by: the current build
+            f1s.append(teacher.get("f1"))
+            continue
+        before = [b for b in builds if (b.get("finished") or "") <= done]
+        f1s.append((before[-1] if before else builds[0]).get("f1"))
     f1s = [f for f in f1s if f is not None]
     return sum(f1s) / len(f1s) if f1s else None
 

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Optional
 
 from .config import TeacherConfig
+from .distill.config import default_epochs
 from .errors import ModelError
 from .evaluation import EvaluationReport
 from .jobs import CancelToken, EventCallback, ProgressReporter, relay, run_job, sub_progress
@@ -52,14 +53,8 @@ RECIPE_NOTE = ("Method, learning rate and epochs follow table 0 of docs/benchmar
                "beat 3); the method and depth tables are being run with three seeds, and these recipes will "
                "follow what they support.")
 
-
-def _recipe_epochs() -> int:
-    from .distill.config import default_epochs  # the CLI's rule (table 0 of docs/benchmarks.md)
-
-    return default_epochs("teacher")
-
-
-RECIPE_EPOCHS = _recipe_epochs()
+# The CLI's rule for a student of the teacher's own layers (table 0 of docs/benchmarks.md).
+RECIPE_EPOCHS = default_epochs("teacher")
 
 
 @dataclass(frozen=True)

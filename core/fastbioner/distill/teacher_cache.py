@@ -153,7 +153,7 @@ class _Field:
     def finish(self) -> None:
         """Flush a file-backed field; a shared one's temporary file takes its name."""
         if isinstance(self.data, np.memmap) and not self.ready:
-            self.data.flush()
+            self.flush()
             if self.building is not None and self.building != self.path:
                 os.replace(self.building, self.path)
                 self.building = None
