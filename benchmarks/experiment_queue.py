@@ -110,6 +110,11 @@ def manifest(model: str) -> dict:
     return json.loads((EXP / "home" / "models" / model / "fastbioner.json").read_text())
 
 
+def checkpoint_dir(job: dict) -> Path:
+    """Where the CLI keeps a job's checkpoint while it trains (the registry's)."""
+    return EXP / "home" / "models" / ".checkpoints" / job["model"]
+
+
 def alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -342,7 +347,11 @@ def step(slots: int, children: dict[int, subprocess.Popen] | None = None) -> boo
                         by_row[req] = [new]
                         log(f"queued the missing prerequisite {req}")
         running = sum(1 for j in jobs if j["state"] == "running")
-        pending = [j for j in jobs if j["state"] == "pending"]
+        # A run stopped part way (a session's end) resumes before a new one starts: its
+        # finished steps are work already paid for, and lost if the machine is replaced
+        # before it ends. Otherwise the queue's order (a stable sort).
+        pending = sorted((j for j in jobs if j["state"] == "pending"),
+                         key=lambda j: not checkpoint_dir(j).exists())
         if not paused:
             recorded = paper_tables.load_results()
             for j in pending:
@@ -446,11 +455,11 @@ def status() -> None:
             ran = j.get("run_seconds", 0.0) + (0.0 if j.get("stopped") else
                                                time.time() - j.get("ticked", j["started"]))
             extra = f"pid {j.get('pid')}, {ran / 60:.0f} min run over its attempts"
-            ckpt = EXP / "home" / "models" / ".checkpoints" / j["model"]
-            state_file = ckpt / "latest" / "state.json"
-            if state_file.is_file():
-                with_step = json.loads(state_file.read_text())["state"].get("step")
-                extra += f", checkpoint at step {with_step}"
+        state_file = checkpoint_dir(j) / "latest" / "state.json"
+        if j["state"] in ("running", "pending") and state_file.is_file():
+            saved = json.loads(state_file.read_text())["state"]
+            extra += (", " if extra else "") + (f"checkpoint at step {saved.get('step')} of "
+                                                f"{saved.get('total_steps')}")
         elif j.get("same_as"):
             extra = f"same run as {j['same_as']}"
         print(f"{j['state']:<8} {j['row']:<40} s{j['seed']:<3} {j['commit']} {extra}")
@@ -529,7 +538,7 @@ def main(argv: list[str] | None = None) -> int:
         moved = 0
         with locked_state() as state:
             for j in state["jobs"]:
-                started = (EXP / "home" / "models" / ".checkpoints" / j["model"]).exists() or j.get("started")
+                started = checkpoint_dir(j).exists() or j.get("started")
                 if j["state"] == "pending" and not started:
                     # the command is rebuilt from the rows at that code, with its flags
                     rows = {r.id: r for r in paper_tables.all_rows()}

@@ -107,3 +107,24 @@ def test_a_row_run_again_keeps_the_earlier_result_beside_the_new(tmp_path):
     text = "\n".join(lines)
     assert "finished day 3" in text and "F1 85.00" in text and "F1 86.00" in text  # both earlier builds
     assert text.index("F1 85.00") < text.index("F1 86.00")
+
+
+def test_a_run_stopped_part_way_resumes_before_a_new_one_starts(tmp_path, monkeypatch):
+    """A session ended two runs part way; the next start resumes the one with a
+    checkpoint ahead of a job queued before it that has not begun."""
+    queue = load("experiment_queue")
+    monkeypatch.setattr(queue, "EXP", tmp_path)
+    monkeypatch.setattr(queue.paper_tables, "load_results", lambda *a, **k: {})
+    started = []
+    monkeypatch.setattr(queue, "start_job", lambda job: started.append(job["row"]) or 4242)
+    monkeypatch.setattr(queue, "alive", lambda pid: pid == 4242)
+    fresh = {"row": "x/og-3", "seed": 13, "args": ["distill"], "model": "og-s13", "commit": "abc",
+             "requires": [], "state": "pending", "attempts": 0}
+    part_way = {"row": "x/cal-3", "seed": 13, "args": ["distill"], "model": "cal-s13", "commit": "abc",
+                "requires": [], "state": "pending", "attempts": 0}
+    (tmp_path / "queue.json").write_text(json.dumps({"jobs": [fresh, part_way]}))
+    (queue.checkpoint_dir(part_way) / "latest").mkdir(parents=True)
+    queue.step(1)
+    assert started == ["x/cal-3"]
+    queue.step(2)
+    assert started == ["x/cal-3", "x/og-3"]
