@@ -78,6 +78,14 @@ EVAL_EVERY_UNLABELED = 334
 # term's, attention compared as row-centred scores.
 CALIBRATED = ("--calibrate", "grad-norm", "--attention", "centred")
 
+# The students of tables 1, 2 and 4 train under CPU bf16 autocast (weights and optimiser
+# fp32): a step 1.44x (og) to 1.52x (calibrated FastBioNER) faster at 3 layers on the
+# AVX512-BF16 EPYC (benchmarks/bench_training_precision.py), and these tables were
+# ~100 slot-hours of fp32 work away. Teachers, table 0's grid and table 5's candidates
+# stay fp32 (run before, or compared with rows run before); table 8 runs the 3-layer
+# og and calibrated rows at seed 13 in fp32 as well, to check that bf16 moves nothing.
+STUDENT_BF16 = ("--cpu-bf16",)
+
 DATASETS = {"bc5cdr": "bc5cdr/iob", "ncbi": "ncbi-disease/iob"}
 # The unlabelled biomedical text the default model's students read (soft labels only):
 # the BC5CDR training abstracts, the NCBI-disease abstracts, the PubMed records; never
@@ -173,7 +181,8 @@ def minilm_row(dataset: str) -> Row:
 def student_row(dataset: str, table: int, method: str, layers: int | None, *, slug: str | None = None,
                 title: str | None = None, student_from: str = "teacher", extra_args: tuple[str, ...] = (),
                 epochs: int = STUDENT_EPOCHS, lr: float | None = None, seeds: tuple[int, ...] = (SEED,),
-                requires: tuple[str, ...] = (), eval_every: int | None = None) -> Row:
+                requires: tuple[str, ...] = (), eval_every: int | None = None, bf16: bool = True,
+                model: str | None = None) -> Row:
     train, dev = _data(dataset)
     teacher = f"teacher-mpnet-{dataset}"
     slug = slug or f"{method}-{layers}"
@@ -188,7 +197,10 @@ def student_row(dataset: str, table: int, method: str, layers: int | None, *, sl
     if method in SOFT_LABEL_METHODS:
         args += ["--temperature", f"{TEMPERATURE:g}"]
     args += list(extra_args)
-    return Row(f"{dataset}/{slug}", table, dataset, title or f"{method}, {layers} layers", f"{dataset}-{slug}",
+    if bf16:  # a model of its own: the fp32 run of the same row (table 8) keeps its name
+        args += STUDENT_BF16
+    model = model or f"{dataset}-{slug}" + ("-bf16" if bf16 else "")
+    return Row(f"{dataset}/{slug}", table, dataset, title or f"{method}, {layers} layers", model,
                tuple(args), epochs, teacher=teacher, seeds=seeds, requires=(f"{dataset}/teacher", *requires))
 
 
@@ -201,11 +213,11 @@ def all_rows() -> list[Row]:
                                      ("fastbioner", CALIBRATED, "fastbioner-cal")):
             rows.append(student_row("bc5cdr", 0, method, 3, slug=f"sweep-{label}-3-lr{lr:g}",
                                     title=f"{label}, 3 layers, lr {lr:g}", extra_args=extra, lr=lr,
-                                    epochs=SWEEP_EPOCHS))
+                                    epochs=SWEEP_EPOCHS, bf16=False))
     for method, label in (("og", "og"), ("hinton", "hinton")):
         rows.append(student_row("bc5cdr", 0, method, 3, slug=f"sweep-{label}-3-lr{STUDENT_LR:g}-ep{EPOCH_SWEEP}",
                                 title=f"{label} {EPOCH_SWEEP} epochs, 3 layers, lr {STUDENT_LR:g}",
-                                lr=STUDENT_LR, epochs=EPOCH_SWEEP))
+                                lr=STUDENT_LR, epochs=EPOCH_SWEEP, bf16=False))
     for ds in DATASETS:
         rows.append(teacher_row(ds))
         for method in ("og", "hinton", "pkd", "tinybert", "mse-prob", "mse-logit"):
@@ -258,6 +270,11 @@ def all_rows() -> list[Row]:
             rows.append(student_row(ds, 4, "fastbioner", 3, slug=f"{slug}-3", title=f"3 layers, calibrated, {title}",
                                     extra_args=extra))
     rows += default_model_rows()
+    # Table 8: the bf16 check. The same commands as the 3-layer og and calibrated rows
+    # without --cpu-bf16, seed 13 (their models keep the fp32 rows' first names).
+    for method, slug, extra in (("og", "og-3", ()), ("fastbioner", "fastbioner-cal-3", CALIBRATED)):
+        rows.append(student_row("bc5cdr", 8, method, 3, slug=f"{slug}-fp32", extra_args=extra, bf16=False,
+                                model=f"bc5cdr-{slug}", title=f"{slug} in fp32 (the tables' row without --cpu-bf16)"))
     return rows
 
 

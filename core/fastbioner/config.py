@@ -124,6 +124,11 @@ class TrainingConfig(Settings):
                           "jobs, 1 avoids oversubscription")
     mixed_precision: bool = opt(True, "no autocast on CUDA (it is used on CUDA only: bf16 where supported, "
                                       "else fp16)", flag="--no-mixed-precision", kind="negate")
+    # Off by default: a user's run keeps fp32 on a CPU unless asked. Measured on a 2-core
+    # AVX512-BF16 EPYC (one thread, 3 MPNet layers, batch 16): a step 1.65x faster.
+    cpu_bf16: bool = opt(False, "train under bf16 autocast on a CPU with native bfloat16 (AVX512-BF16 or "
+                                "AMX): faster steps; the weights and optimiser stay fp32",
+                         flag="--cpu-bf16")
     eval_every_steps: int = opt(0, "score devel every STEPS steps (0: at the end of each epoch)",
                                 flag="--eval-every", metavar="STEPS")
     early_stopping_patience: int = opt(0, "stop after this many evaluations without improvement (0: off)",

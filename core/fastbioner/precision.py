@@ -46,6 +46,19 @@ def cpu_has_bf16() -> bool:
         return False
 
 
+def cpu_flags_say_bf16() -> bool | None:
+    """The same question without importing torch (for a dialog on the GUI thread): the
+    CPU's flags on Linux; None where they cannot be read (torch answers at run time)."""
+    try:
+        text = Path("/proc/cpuinfo").read_text(errors="replace")
+    except OSError:
+        return None
+    flags = next((line.split(":", 1)[1].split() for line in text.splitlines() if line.startswith("flags")), None)
+    if flags is None:
+        return None
+    return "avx512_bf16" in flags or "amx_bf16" in flags
+
+
 def cpu_has_int8() -> bool:
     import torch
 

@@ -53,6 +53,7 @@ from .config import ConfigError, TrainingConfig
 from .errors import FastBioNERError
 from .jobs import Cancelled, ProgressReporter
 from .modeling import pick_device
+from .precision import cpu_has_bf16
 
 Objective = Callable[[Any, int, int], "tuple[torch.Tensor, dict[str, float]]"]
 
@@ -209,6 +210,12 @@ class Trainer:
         self.resumed_from = self.state.step
 
     def _mixed_precision(self):
+        if self.device.type == "cpu" and self.config.cpu_bf16:
+            if not cpu_has_bf16():
+                raise FastBioNERError("--cpu-bf16: this CPU has no native bfloat16 (AVX512-BF16 or AMX), "
+                                      "where bf16 training is emulated and slower than fp32; leave it off")
+            # Losses, the CRF and the distillation terms cast to fp32 themselves.
+            return (lambda: torch.autocast("cpu", dtype=torch.bfloat16)), None
         if self.device.type != "cuda" or not self.config.mixed_precision:
             return contextlib.nullcontext, None
         dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16

@@ -100,6 +100,13 @@ class TrainingDialog(QDialog):
         form.addRow("Learning rate", self.learning_rate)
         form.addRow("Batch size", self.batch_size)
         form.addRow("Device", self.device)
+        self.cpu_bf16 = QCheckBox("bf16 training on this CPU (faster steps; weights stay fp32)")
+        self.cpu_bf16.setToolTip("Runs each step under bfloat16 autocast where the CPU has it natively "
+                                 "(AVX512-BF16 or AMX); about 1.6x faster steps on an AVX512-BF16 EPYC. "
+                                 "Not used on a GPU, which has its own mixed precision.")
+        self.device.currentTextChanged.connect(lambda _d: self._cpu_bf16_allowed())
+        self._cpu_bf16_allowed()
+        form.addRow("", self.cpu_bf16)
         form.addRow("New model's name", self.name)
         if kind == "distill":
             self.keep_full_precision = QCheckBox("keep full precision (do not compact the student)")
@@ -235,6 +242,15 @@ class TrainingDialog(QDialog):
         self.advanced.form.insertRow(0, "Method", self.method)
         self.advanced.form.insertRow(1, "Temperature T", self.temperature)
         self.advanced.form.insertRow(2, "b (phi offset)", self.b)
+
+    def _cpu_bf16_allowed(self) -> None:
+        from fastbioner.precision import cpu_flags_say_bf16  # torch-free: the GUI thread
+
+        # On "auto" a GPU, if any, takes its own mixed precision and ignores this.
+        allowed = self.device.currentText() != "cuda" and cpu_flags_say_bf16() is not False
+        self.cpu_bf16.setEnabled(allowed)
+        if not allowed:
+            self.cpu_bf16.setChecked(False)
 
     def teacher_layers(self) -> int | None:
         """The layer count of the teacher the student will come from: the registry
@@ -383,7 +399,7 @@ class TrainingDialog(QDialog):
         train = self._training_files() if train is None else train
         training = TrainingConfig(epochs=self.epochs.value(), learning_rate=self.learning_rate.value(),
                                   batch_size=self.batch_size.value(), device=self.device.currentText(),
-                                  threads=self.settings.threads)
+                                  threads=self.settings.threads, cpu_bf16=self.cpu_bf16.isChecked())
         dev = self.dev_file.text().strip() or None
         if self.kind == "teacher":
             from fastbioner.config import TeacherConfig

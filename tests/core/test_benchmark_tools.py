@@ -288,3 +288,16 @@ def test_a_new_timing_keeps_the_previous_one(tmp_path, monkeypatch):
     assert "time" not in again and again["train"]["train_seconds"] == 1.0
     assert again["earlier_times"][-1]["median_seconds"] == {"spacy": 8.14}
     assert again["earlier_times"][-1]["peer"]["score"] == {"devel_f1": 0.8067}
+
+
+def test_the_training_precision_bench_reads_the_step_time_estimate_prints():
+    """bench_training_precision parses the line `--estimate` prints: a change to that
+    line must not leave the script reading nothing (or the wrong number)."""
+    from fastbioner.estimate import RunEstimate
+
+    bench = load("bench_training_precision")
+    line = RunEstimate(total_seconds=5000.0, setup_seconds=30.0, step_seconds=1.234, steps=1710,
+                       teacher_seconds=60.0, evaluation_seconds=300.0, evaluations=18,
+                       measured_steps=20).describe()
+    found = bench.STEP.search(line)
+    assert found and float(found.group(2)) == 1.234 and found.group(1) == "1,710"

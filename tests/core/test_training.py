@@ -243,3 +243,35 @@ def test_all_ignored_positions_give_zero_loss():
         loss = make_token_loss(LossConfig(kind), 3)(logits, labels)
         assert loss.item() == 0.0
         loss.backward()
+
+
+def test_cpu_bf16_trains_the_step_under_bf16_autocast_and_keeps_fp32_weights(monkeypatch):
+    """--cpu-bf16: the objective runs under CPU bf16 autocast (a linear layer's output is
+    bf16), the loss still falls, and the weights the optimiser updates stay fp32."""
+    monkeypatch.setattr("fastbioner.training.cpu_has_bf16", lambda: True)  # emulated where not native
+    net = Net()
+    seen = []
+
+    def objective(batch, step, total):
+        x, y = batch
+        out = net(x)
+        seen.append(out.dtype)
+        loss = F.cross_entropy(out.float(), y)
+        return loss, {"L_total": loss.item()}
+
+    events = []
+    run(Trainer({"net": net}, objective, Batches(n=8), config(epochs=6, cpu_bf16=True)), events)
+    losses = [e.losses["L_total"] for e in events if e.stage == "train" and e.losses]
+    assert sum(losses[-8:]) < sum(losses[:8])
+    assert set(seen) == {torch.bfloat16}
+    assert net.lin.weight.dtype == torch.float32
+    plain = Net()
+    run(Trainer({"net": plain}, objective_for(plain), Batches(n=8), config(epochs=6)), [])
+    assert torch.allclose(net.lin.weight, plain.lin.weight, atol=0.05)  # the same run, in bf16
+
+
+def test_cpu_bf16_on_a_cpu_without_native_bfloat16_is_refused_with_a_reason(monkeypatch):
+    monkeypatch.setattr("fastbioner.training.cpu_has_bf16", lambda: False)
+    net = Net()
+    with pytest.raises(Exception, match="no native bfloat16"):
+        Trainer({"net": net}, objective_for(net), Batches(), config(cpu_bf16=True))

@@ -323,3 +323,21 @@ def test_training_on_curated_work_takes_reviewed_documents_with_gold_and_accepte
     path = dialog.curated_training_file()
     (doc,) = list(read_documents(path))
     assert [doc.span_text(s) for s in doc.spans] == ["Lithium carbonate", "toxicity", "heart failure"]
+
+
+def test_bf16_training_on_the_cpu_is_offered_off_and_reaches_the_run_config(window, tiny_teacher, monkeypatch):
+    """Off by default; where the CPU has native bf16 and the device is not a GPU it can
+    be ticked, and the job's training config carries it; on the GPU it is unticked."""
+    monkeypatch.setattr("fastbioner.precision.cpu_flags_say_bf16", lambda: True)
+    dialog = _dialog(window, tiny_teacher)
+    dialog._cpu_bf16_allowed()
+    assert not dialog.build_config().training.cpu_bf16
+    assert dialog.cpu_bf16.isEnabled()
+    dialog.cpu_bf16.setChecked(True)
+    assert dialog.build_config().training.cpu_bf16
+    dialog.device.setCurrentText("cuda")
+    assert not dialog.cpu_bf16.isEnabled() and not dialog.build_config().training.cpu_bf16
+    monkeypatch.setattr("fastbioner.precision.cpu_flags_say_bf16", lambda: False)
+    dialog.device.setCurrentText("cpu")
+    assert not dialog.cpu_bf16.isEnabled()
+    dialog.reject()
