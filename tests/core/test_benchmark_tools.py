@@ -296,8 +296,8 @@ def test_the_training_precision_bench_reads_the_step_time_estimate_prints():
     from fastbioner.estimate import RunEstimate
 
     bench = load("bench_training_precision")
-    line = RunEstimate(total_seconds=5000.0, setup_seconds=30.0, step_seconds=1.234, steps=1710,
+    line = RunEstimate(total_seconds=5000.0, setup_seconds=30.0, step_seconds=1.23, steps=1710,
                        teacher_seconds=60.0, evaluation_seconds=300.0, evaluations=18,
                        measured_steps=20).describe()
     found = bench.STEP.search(line)
-    assert found and float(found.group(2)) == 1.234 and found.group(1) == "1,710"
+    assert found and float(found.group(2)) == 1.23 and found.group(1) == "1,710"
