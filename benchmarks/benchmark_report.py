@@ -12,6 +12,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the report's other modules, beside it
 import report_frontier  # noqa: E402
+from report_precision import precision_section  # noqa: E402
 from report_format import NOT_RUN, converged, f1_cell, mb, millions, minutes, pct  # noqa: E402,F401
 # The frontier's parts, here too for the tests and scripts that read the report as one module.
 from report_frontier import LEGACY_DEFAULT, frontier_points, pareto, spacy_section  # noqa: E402,F401
@@ -439,6 +440,8 @@ def write_report(rows, results: dict, out: Path, preamble: str = "", archive: di
     doc += spacy_section(sp)
     doc += frontier_section(sp, results, out.parent / FRONTIER_PLOT)
     doc += ["## 7. PubMed at scale", ""] + scale_section() + [""]
+    doc += ["## 8. Training in bf16 on the CPU, checked against fp32 (3-layer students, BC5CDR)", ""]
+    doc += precision_section(rows, results) + [""]
     doc += ["## Commands", ""] + commands_section(rows, results) + [""]
     if archive:
         doc += ["## Earlier: one-epoch rows (sessions 1 and 2)", "",

@@ -116,6 +116,12 @@ command and seed on the new CPU, and *Commands* lists the earlier build under th
 teacher's row. Students finished before a rebuild learnt from the earlier build, so a
 row whose seeds straddle it has a spread that includes the two builds' difference.
 
+**Precision.** The students of tables 1, 2 and 4 train under CPU bf16 autocast
+(`--cpu-bf16`: matrix products in bfloat16, weights, optimiser and losses in fp32),
+which makes a step about 1.5 times faster on these CPUs; section 8 runs two of those rows
+in fp32 with the same seed and gives the difference. Teachers, table 0's grid and
+table 5's candidates train in fp32.
+
 **FastBioNER, as written and calibrated.** `fastbioner-N` rows run the method as the
 paper writes it: every loss term with weight 1 and attention compared as pre-softmax
 scores. `fastbioner-cal-N` rows add what the paper leaves open: before the first step,

@@ -301,3 +301,26 @@ def test_the_training_precision_bench_reads_the_step_time_estimate_prints():
                        measured_steps=20).describe()
     found = bench.STEP.search(line)
     assert found and float(found.group(2)) == 1.23 and found.group(1) == "1,710"
+
+
+def test_the_precision_check_pairs_an_fp32_run_with_the_bf16_run_of_the_same_row_and_seed():
+    """Section 8 sets the fp32 run beside the row's bf16 run of the same seed; a run of
+    the row that was not trained in bf16 (an earlier fp32 result) is not its pair."""
+    tables = load("paper_tables")
+    precision = load("report_precision")
+    rows = [r for r in tables.all_rows() if r.table == 8]
+    assert [r.id for r in rows] == ["bc5cdr/og-3-fp32", "bc5cdr/fastbioner-cal-3-fp32"]
+    assert all("--cpu-bf16" not in r.args for r in rows)
+    bf16_row = next(r for r in tables.all_rows() if r.id == "bc5cdr/og-3")
+    assert "--cpu-bf16" in bf16_row.args and bf16_row.model_name(13) != rows[0].model_name(13)
+
+    def run(f1, command):
+        return {"seed": 13, "f1": f1, "command": command, "per_type": {"Disease": {"f1": f1 - 0.05}}}
+
+    results = {"bc5cdr/og-3-fp32": {"runs": [run(0.81, "fastbioner distill --lr 4e-4")]},
+               "bc5cdr/og-3": {"runs": [run(0.8125, "fastbioner distill --lr 4e-4 --cpu-bf16")]},
+               "bc5cdr/fastbioner-cal-3": {"runs": [run(0.80, "fastbioner distill --calibrate grad-norm")]}}
+    text = "\n".join(precision.precision_section(rows, results))
+    assert "| `bc5cdr/og-3` | 13 | 81.00 | 81.25 | +0.25 | 76.00 / 76.25 |" in text
+    assert "| `bc5cdr/fastbioner-cal-3` | 13 | not yet run | not yet run | | |" in text
+    assert "+0.25 F1 points" in text
