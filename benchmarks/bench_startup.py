@@ -22,7 +22,6 @@ same run only.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -80,6 +79,7 @@ def main(argv: list[str] | None = None) -> int:
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from paper_tables import cpu_name  # the CPU's model name, as the tables record it
+    from results_file import write_keeping_earlier
 
     figures: dict = {"date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                      "cpu": cpu_name(), "threads": args.threads,
@@ -114,12 +114,8 @@ def main(argv: list[str] | None = None) -> int:
         figures["precision"] = tagger.precision.value if hasattr(tagger.precision, "value") else str(tagger.precision)
     for k, v in figures.items():
         print(f"{k}: {v:.3f}" if isinstance(v, float) else f"{k}: {v}")
-    if args.json:
-        out = Path(args.json)
-        if out.is_file():  # earlier runs (other days, abstracts, machines) stay, as the README quotes them
-            before = json.loads(out.read_text(encoding="utf-8"))
-            figures["earlier"] = [*before.pop("earlier", []), before]
-        out.write_text(json.dumps(figures, indent=1) + "\n", encoding="utf-8")
+    if args.json:  # earlier runs (other days, abstracts, machines) stay, as the README quotes them
+        write_keeping_earlier(args.json, figures)
     return 0
 
 

@@ -19,7 +19,6 @@ registry holds them).
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import statistics
 import subprocess
@@ -28,7 +27,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import paper_tables  # noqa: E402  (this folder's module)
+import paper_tables  # noqa: E402  (this folder's modules)
+from results_file import write_keeping_earlier  # noqa: E402
 
 ROWS = ("bc5cdr/og-3", "bc5cdr/fastbioner-cal-3")
 # The line ``--estimate`` prints (fastbioner.estimate.RunEstimate.describe).
@@ -69,12 +69,8 @@ def main(argv: list[str] | None = None) -> int:
         figures["rows"][row_id] = {"fp32_step_seconds": fp32, "bf16_step_seconds": bf16,
                                    "speed_up": fp32 / bf16, "runs": times}
         print(f"{row_id}: fp32 {fp32:.3f} s/step, bf16 {bf16:.3f} s/step: {fp32 / bf16:.2f}x")
-    if args.json:
-        out = Path(args.json)
-        if out.is_file():  # an earlier machine's figures stay beside this one's
-            before = json.loads(out.read_text(encoding="utf-8"))
-            figures["earlier"] = [*before.pop("earlier", []), before]
-        out.write_text(json.dumps(figures, indent=1) + "\n", encoding="utf-8")
+    if args.json:  # earlier runs (other days, abstracts, machines) stay, as the README quotes them
+        write_keeping_earlier(args.json, figures)
     return 0
 
 

@@ -324,3 +324,14 @@ def test_the_precision_check_pairs_an_fp32_run_with_the_bf16_run_of_the_same_row
     assert "| `bc5cdr/og-3` | 13 | 81.00 | 81.25 | +0.25 | 76.00 / 76.25 |" in text
     assert "| `bc5cdr/fastbioner-cal-3` | 13 | not yet run | not yet run | | |" in text
     assert "+0.25 F1 points" in text
+
+
+def test_a_benchmark_json_written_again_keeps_the_earlier_figures(tmp_path):
+    results_file = load("results_file")
+    out = tmp_path / "startup.json"
+    results_file.write_keeping_earlier(out, {"cpu": "A", "ms": 41.0})
+    results_file.write_keeping_earlier(out, {"cpu": "B", "ms": 30.0})
+    results_file.write_keeping_earlier(out, {"cpu": "C", "ms": 20.0})
+    got = json.loads(out.read_text())
+    assert got["cpu"] == "C" and [e["cpu"] for e in got["earlier"]] == ["A", "B"]
+    assert "earlier" not in got["earlier"][1]
