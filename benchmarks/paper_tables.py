@@ -117,8 +117,9 @@ teacher's row. Students finished before a rebuild learnt from the earlier build,
 row whose seeds straddle it has a spread that includes the two builds' difference.
 
 **Precision.** The students of tables 1, 2 and 4 train under CPU bf16 autocast
-(`--cpu-bf16`: matrix products in bfloat16, weights, optimiser and losses in fp32),
-which makes a step about 1.5 times faster on these CPUs; section 8 runs two of those rows
+(`--cpu-bf16`: matrix products in bfloat16, weights, optimiser and losses in fp32; devel
+scored in bf16 to pick the weights, the picked weights scored again in fp32 for the
+figures here), which makes a step about 1.5 times faster on these CPUs; section 8 runs two of those rows
 in fp32 with the same seed and gives the difference. Teachers, table 0's grid and
 table 5's candidates train in fp32.
 

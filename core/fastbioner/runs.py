@@ -24,7 +24,9 @@ from .registry import Manifest, ModelEntry, Registry, data_record, write_manifes
 from .training import TrainingResult
 
 # Settings a resumed run may change: where and how fast it runs, how it is watched.
-RUN_ONLY = {"training": ("device", "threads", "eval_batch_size", "checkpoint_every_steps",
+# (cpu_bf16 is as much a setting of where it runs as device, which brings CUDA's own
+# mixed precision with it.)
+RUN_ONLY = {"training": ("device", "threads", "cpu_bf16", "eval_batch_size", "checkpoint_every_steps",
                          "early_stopping_patience"),
             "": ("teacher_cache", "cache_memory_mb")}
 # Settings that name files: the manifest keeps their names (checksums in training_data).
@@ -141,11 +143,37 @@ def training_record(result: TrainingResult, **extra: Any) -> dict[str, Any]:
             **extra}
 
 
+def score_devel(model, tokenizer, encoding, dev: Sequence[TaggedSentence], documents, cancel=None, *,
+                bf16: bool = False) -> EvaluationReport:
+    """Devel scores as the model will tag in use (the inference Tagger, so a CRF model
+    is scored on its Viterbi paths), windowed and with the context it trains with.
+    ``bf16``: under CPU bf16 autocast, for the scorings that pick a ``--cpu-bf16`` run's
+    weights (about as costly as its training steps at three scorings an epoch); the
+    weights picked are scored again in fp32 for the figures the run reports."""
+    import contextlib
+
+    import torch
+
+    from .evaluation import score_tags
+    from .inference import scoring_tagger
+
+    tagger = scoring_tagger(model, tokenizer, encoding.max_length, encoding.window_overlap, encoding.context)
+    with torch.autocast("cpu", dtype=torch.bfloat16) if bf16 else contextlib.nullcontext():
+        predicted = tagger.predict_words([s.words for s in dev], cancel, documents=documents)
+    return score_tags([s.tags for s in dev], [p.tags for p in predicted])
+
+
+def selecting_in_bf16(training, device) -> bool:
+    """Whether a run's devel scorings run under bf16 autocast: a CPU run trained so."""
+    return bool(training.cpu_bf16) and getattr(device, "type", str(device)) == "cpu"
+
+
 def selected_report(reports: list[EvaluationReport], result: TrainingResult,
                     rescore: Callable[[], EvaluationReport], reporter: ProgressReporter,
                     source: dict[str, str]) -> EvaluationReport:
     """The devel report of the weights the run kept: the evaluation that picked
-    them, or (when that happened before a resume) a fresh scoring of them."""
+    them, or (when that happened before a resume, or was a bf16 scoring: pass no
+    ``reports``) a fresh scoring of them."""
     report = next((r for r in reports if r.metrics() == result.best_metrics), None)
     if report is None:
         reporter.stage("evaluate", message="scoring the selected weights on devel")

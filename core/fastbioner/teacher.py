@@ -17,8 +17,7 @@ from typing import Optional
 from .config import TeacherConfig
 from .encoding import WindowBatches, WordEncoder
 from .errors import InputError, ModelError
-from .evaluation import EvaluationReport, score_tags
-from .inference import scoring_tagger
+from .evaluation import EvaluationReport
 from .jobs import CancelToken, EventCallback, ProgressReporter, run_job
 from .labels import bio_labels, entity_types
 from .losses import make_token_loss
@@ -106,15 +105,14 @@ def train_teacher(config: TeacherConfig, name: str, *, registry: Registry | None
 
         reports: list[EvaluationReport] = []
 
-        def evaluate_dev() -> dict[str, float]:
-            tagger = scoring_tagger(model, tokenizer, enc.max_length, enc.window_overlap, enc.context)
-            predicted = tagger.predict_words([s.words for s in dev], reporter.cancel, documents=dev_documents)
-            reports.append(score_tags([s.tags for s in dev], [p.tags for p in predicted]))
+        def evaluate_dev(bf16: bool = False) -> dict[str, float]:
+            reports.append(runs.score_devel(model, tokenizer, enc, dev, dev_documents, reporter.cancel, bf16=bf16))
             return reports[-1].metrics()
 
         trainer = Trainer({"model": model}, TokenClassificationObjective(model, loss_fn), batches, tc,
-                          evaluate=evaluate_dev if dev else None, checkpoint_dir=ckpt, resume=resume,
+                          evaluate=(lambda: evaluate_dev(bf16)) if dev else None, checkpoint_dir=ckpt, resume=resume,
                           fingerprint=runs.fingerprint(config, data), check=reporter.check)
+        bf16 = runs.selecting_in_bf16(tc, trainer.device)  # read by evaluate_dev's calls, all after this
         result = trainer.run(reporter)
 
         if not distributed.is_main():  # rank 0 alone scores and registers
@@ -124,7 +122,7 @@ def train_teacher(config: TeacherConfig, name: str, *, registry: Registry | None
             def rescore() -> EvaluationReport:
                 evaluate_dev()
                 return reports[-1]
-            report = runs.selected_report(reports, result, rescore, reporter,
+            report = runs.selected_report([] if bf16 else reports, result, rescore, reporter,
                                           {"model": name, "file": Path(config.dev_file).name})
 
         def manifest_for(folder: Path) -> Manifest:

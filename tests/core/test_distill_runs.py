@@ -523,3 +523,27 @@ def test_cli_estimate_prints_the_run_time_and_trains_nothing(trained, tmp_path, 
     assert code == 0, out.err
     assert "estimated run time: about" in out.out and "6 steps" in out.out and "measured from 3 steps" in out.out
     assert not registry.exists("later")
+
+
+def test_a_cpu_bf16_run_selects_on_bf16_scorings_and_reports_an_fp32_scoring(trained, tmp_path, monkeypatch):
+    """--cpu-bf16: the devel scorings during training (which pick the weights) run under
+    bf16 autocast; the figures registered come from scoring the picked weights in fp32."""
+    from fastbioner import runs
+
+    monkeypatch.setattr("fastbioner.training.cpu_has_bf16", lambda: True)  # emulated where not native
+    calls = []
+    real = runs.score_devel
+
+    def spy(*args, bf16=False, **kw):
+        report = real(*args, bf16=bf16, **kw)
+        calls.append((bf16, report.f1))
+        return report
+
+    monkeypatch.setattr(runs, "score_devel", spy)
+    registry = fresh_registry(trained, tmp_path)
+    _, bio = trained
+    result = distill(config(bio, epochs=2, t={"cpu_bf16": True}), "s", registry=registry)
+    assert [c[0] for c in calls] == [True, True, False]  # one scoring an epoch, then the report's
+    m = registry.get("s").manifest
+    assert m.metrics["f1"] == result.report.f1 == calls[-1][1]
+    assert m.config["training"]["cpu_bf16"] is True

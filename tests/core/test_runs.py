@@ -58,3 +58,26 @@ def test_training_files_may_be_pubtator_documents(tmp_path):
     assert sentences[0].words == ("Cocaine", "toxicity") and sentences[0].tags == ("B-Chemical", "O")
     assert sentences[1].tags[0] == "B-Disease"
     assert sentences[3].tags == ("B-Chemical", "O", "O", "O")
+
+
+def test_devel_scored_in_bf16_runs_the_model_under_bf16_autocast(tmp_path):
+    """score_devel(bf16=True): the model's matrix products run in bf16 (its logits come
+    out bf16), and the scores are still computed; without it, fp32 throughout."""
+    import torch
+
+    from fastbioner.config import EncodingConfig
+    from fastbioner.labels import TaggedSentence
+    from fastbioner.modeling import load_token_classifier, load_tokenizer
+    from fastbioner.runs import score_devel
+    from tiny_models import make_tiny_model
+
+    folder = make_tiny_model(tmp_path / "m", layers=1, seed=2)
+    model, tokenizer = load_token_classifier(folder), load_tokenizer(folder)
+    seen = []
+    model.register_forward_hook(lambda _m, _i, out: seen.append(out.logits.dtype))
+    dev = [TaggedSentence(("Aspirin", "causes", "ulcers", "."), ("B-Chemical", "O", "B-Disease", "O"))]
+    report = score_devel(model, tokenizer, EncodingConfig(), dev, None, bf16=True)
+    assert seen and set(seen) == {torch.bfloat16} and report.f1 is not None
+    seen.clear()
+    score_devel(model, tokenizer, EncodingConfig(), dev, None)
+    assert set(seen) == {torch.float32}

@@ -24,8 +24,7 @@ from ..checkpoints import has_checkpoint
 from ..encoding import WordEncoder
 from ..errors import InputError, ModelError
 from ..fileio import atomic_write
-from ..evaluation import EvaluationReport, score_tags
-from ..inference import scoring_tagger
+from ..evaluation import EvaluationReport
 from ..jobs import CancelToken, EventCallback, ProgressReporter, run_job
 from ..labels import TaggedSentence
 from ..losses import make_token_loss
@@ -311,8 +310,10 @@ def distill(config: DistillConfig, name: str, *, registry: Registry | None = Non
             cache_info, parts, objective = run.cache_info, run.parts, run.objective
             reports: list[EvaluationReport] = []
 
-            def evaluate_dev() -> dict[str, float]:
-                reports.append(_score(built, dev, config, device, reporter))
+            bf16 = runs.selecting_in_bf16(config.training, device)
+
+            def evaluate_dev(in_bf16: bool = bf16) -> dict[str, float]:
+                reports.append(_score(built, dev, config, reporter, in_bf16))
                 return reports[-1].metrics()
 
             tc = config.training
@@ -332,7 +333,8 @@ def distill(config: DistillConfig, name: str, *, registry: Registry | None = Non
             return DistillResult(None, None, result, {}, cache_info, notes)
         report = None
         if dev:
-            report = runs.selected_report(reports, result, lambda: _score(built, dev, config, device, reporter),
+            report = runs.selected_report([] if bf16 else reports, result,
+                                          lambda: _score(built, dev, config, reporter, False),
                                           reporter, {"model": name, "file": Path(config.dev_file).name})
         figures: dict[str, Any] = {}
 
@@ -422,15 +424,11 @@ def _check_tags(train: list[TaggedSentence], labels: Sequence[str], where: str) 
                                  where, s.line or None)
 
 
-def _score(built: BuiltStudent, dev: list[TaggedSentence], config: DistillConfig, device,
-           reporter: ProgressReporter) -> EvaluationReport:
-    """Devel scores as the student will tag in use (the inference Tagger, so a CRF
-    student is scored on its Viterbi paths)."""
+def _score(built: BuiltStudent, dev: list[TaggedSentence], config: DistillConfig, reporter: ProgressReporter,
+           bf16: bool) -> EvaluationReport:
     enc = config.encoding
-    tagger = scoring_tagger(built.model, built.tokenizer, enc.max_length, enc.window_overlap, enc.context)
-    predicted = tagger.predict_words([s.words for s in dev], reporter.cancel,
-                                     documents=runs.document_keys(dev, enc.context, str(config.dev_file)))
-    return score_tags([s.tags for s in dev], [p.tags for p in predicted])
+    return runs.score_devel(built.model, built.tokenizer, enc, dev,
+                            runs.document_keys(dev, enc.context, str(config.dev_file)), reporter.cancel, bf16=bf16)
 
 
 def _compression(student, teacher, student_folder: Path, teacher_entry: ModelEntry) -> dict[str, Any]:
