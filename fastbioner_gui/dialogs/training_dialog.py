@@ -102,7 +102,7 @@ class TrainingDialog(QDialog):
         form.addRow("Device", self.device)
         self.cpu_bf16 = QCheckBox("bf16 training on this CPU (faster steps; weights stay fp32)")
         self.cpu_bf16.setToolTip("Runs each step under bfloat16 autocast where the CPU has it natively "
-                                 "(AVX512-BF16 or AMX); about 1.6x faster steps on an AVX512-BF16 EPYC. "
+                                 "(AVX512-BF16 or AMX); about 1.5x faster steps on an AVX512-BF16 EPYC. "
                                  "Not used on a GPU, which has its own mixed precision.")
         self.device.currentTextChanged.connect(lambda _d: self._cpu_bf16_allowed())
         self._cpu_bf16_allowed()
