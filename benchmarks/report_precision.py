@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from report_format import NOT_RUN, pct
+from report_format import NOT_RUN, minutes, pct
 
 SPEED = Path(__file__).resolve().parent / "results" / "training_precision.json"
 CHECK_TABLE = 8
@@ -28,8 +28,8 @@ def _speed_lines() -> list[str]:
 
 def precision_section(rows, results: dict) -> list[str]:
     """``results``: the aggregated results (each row's ``runs`` per seed)."""
-    out = ["| row | seed | F1 fp32 | F1 bf16 (`--cpu-bf16`) | bf16 - fp32 (points) | Disease fp32 / bf16 |",
-           "|---|---|---|---|---|---|"]
+    out = ["| row | seed | F1 fp32 | F1 bf16 (`--cpu-bf16`) | bf16 - fp32 (points) | Disease fp32 / bf16 | "
+           "wall time fp32 / bf16 |", "|---|---|---|---|---|---|---|"]
     diffs = []
     for r in rows:
         if r.table != CHECK_TABLE or not r.id.endswith(SUFFIX):
@@ -42,16 +42,19 @@ def precision_section(rows, results: dict) -> list[str]:
             a, b = fp32_runs.get(seed), by_seed.get(seed)
             if a is None or b is None:
                 out.append(f"| `{pair}` | {seed} | {pct(a['f1']) if a else NOT_RUN} | "
-                           f"{pct(b['f1']) if b else NOT_RUN} | | |")
+                           f"{pct(b['f1']) if b else NOT_RUN} | | | |")
                 continue
             d = 100 * (b["f1"] - a["f1"])
             diffs.append(d)
             dis = [(x.get("per_type") or {}).get("Disease", {}).get("f1") for x in (a, b)]
             out.append(f"| `{pair}` | {seed} | {pct(a['f1'])} | {pct(b['f1'])} | {d:+.2f} | "
-                       f"{pct(dis[0])} / {pct(dis[1])} |")
+                       f"{pct(dis[0])} / {pct(dis[1])} | {minutes(a.get('wall_seconds'))} / "
+                       f"{minutes(b.get('wall_seconds'))} |")
     out += ["", *_speed_lines()]
     if diffs:
         out.append(f"Across the {len(diffs)} pair(s) run, bf16 minus fp32: "
                    + ", ".join(f"{d:+.2f}" for d in diffs) + " F1 points; compare with each row's "
-                   "seed-to-seed spread in the tables above before calling it a difference.")
+                   "seed-to-seed spread in the tables above before calling it a difference. Wall times are "
+                   "whole runs beside one other job on two cores (devel scorings included), so they move "
+                   "with what ran beside them.")
     return out

@@ -321,8 +321,8 @@ def test_the_precision_check_pairs_an_fp32_run_with_the_bf16_run_of_the_same_row
                "bc5cdr/og-3": {"runs": [run(0.8125, "fastbioner distill --lr 4e-4 --cpu-bf16")]},
                "bc5cdr/fastbioner-cal-3": {"runs": [run(0.80, "fastbioner distill --calibrate grad-norm")]}}
     text = "\n".join(precision.precision_section(rows, results))
-    assert "| `bc5cdr/og-3` | 13 | 81.00 | 81.25 | +0.25 | 76.00 / 76.25 |" in text
-    assert "| `bc5cdr/fastbioner-cal-3` | 13 | not yet run | not yet run | | |" in text
+    assert "| `bc5cdr/og-3` | 13 | 81.00 | 81.25 | +0.25 | 76.00 / 76.25 | – / – |" in text
+    assert "| `bc5cdr/fastbioner-cal-3` | 13 | not yet run | not yet run | | | |" in text
     assert "+0.25 F1 points" in text
 
 
