@@ -450,19 +450,18 @@ def status() -> None:
     print(f"runner: {'running, pid ' + str(pid) if pid else 'not running'}"
           f"{'; PAUSED' if (EXP / 'PAUSE').exists() else ''}")
     for j in jobs:
-        extra = ""
+        parts = []
         if j["state"] == "running":
             ran = j.get("run_seconds", 0.0) + (0.0 if j.get("stopped") else
                                                time.time() - j.get("ticked", j["started"]))
-            extra = f"pid {j.get('pid')}, {ran / 60:.0f} min run over its attempts"
+            parts.append(f"pid {j.get('pid')}, {ran / 60:.0f} min run over its attempts")
         state_file = checkpoint_dir(j) / "latest" / "state.json"
         if j["state"] in ("running", "pending") and state_file.is_file():
             saved = json.loads(state_file.read_text())["state"]
-            extra += (", " if extra else "") + (f"checkpoint at step {saved.get('step')} of "
-                                                f"{saved.get('total_steps')}")
-        elif j.get("same_as"):
-            extra = f"same run as {j['same_as']}"
-        print(f"{j['state']:<8} {j['row']:<40} s{j['seed']:<3} {j['commit']} {extra}")
+            parts.append(f"checkpoint at step {saved.get('step')} of {saved.get('total_steps')}")
+        if j.get("same_as"):
+            parts.append(f"same run as {j['same_as']}")
+        print(f"{j['state']:<8} {j['row']:<40} s{j['seed']:<3} {j['commit']} {', '.join(parts)}")
 
 
 def main(argv: list[str] | None = None) -> int:

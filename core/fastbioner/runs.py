@@ -9,15 +9,19 @@ objective, the batches, what goes into the manifest beyond this).
 
 from __future__ import annotations
 
+import contextlib
 import copy
 from pathlib import Path
 from typing import Any, Callable, Sequence
+
+import torch
 
 from . import distributed
 from .checkpoints import clear_checkpoints, has_checkpoint
 from .config import Settings
 from .errors import ModelError
-from .evaluation import EvaluationReport
+from .evaluation import EvaluationReport, score_tags
+from .inference import scoring_tagger
 from .jobs import ProgressReporter
 from .labels import TaggedSentence
 from .registry import Manifest, ModelEntry, Registry, data_record, write_manifest
@@ -150,22 +154,15 @@ def score_devel(model, tokenizer, encoding, dev: Sequence[TaggedSentence], docum
     ``bf16``: under CPU bf16 autocast, for the scorings that pick a ``--cpu-bf16`` run's
     weights (about as costly as its training steps at three scorings an epoch); the
     weights picked are scored again in fp32 for the figures the run reports."""
-    import contextlib
-
-    import torch
-
-    from .evaluation import score_tags
-    from .inference import scoring_tagger
-
     tagger = scoring_tagger(model, tokenizer, encoding.max_length, encoding.window_overlap, encoding.context)
     with torch.autocast("cpu", dtype=torch.bfloat16) if bf16 else contextlib.nullcontext():
         predicted = tagger.predict_words([s.words for s in dev], cancel, documents=documents)
     return score_tags([s.tags for s in dev], [p.tags for p in predicted])
 
 
-def selecting_in_bf16(training, device) -> bool:
+def selecting_in_bf16(training, device: torch.device) -> bool:
     """Whether a run's devel scorings run under bf16 autocast: a CPU run trained so."""
-    return bool(training.cpu_bf16) and getattr(device, "type", str(device)) == "cpu"
+    return training.cpu_bf16 and device.type == "cpu"
 
 
 def selected_report(reports: list[EvaluationReport], result: TrainingResult,
