@@ -53,6 +53,15 @@ def init_from_env() -> bool:
     return True
 
 
+def leave() -> None:
+    """Leave the process group before the process exits. A process that exits with its
+    gloo group still alive can abort in the group's own teardown ("terminate called
+    without an active exception", exit -6), failing a run that trained and registered
+    fine; every rank calls this once its last collective is behind it."""
+    if initialised():
+        torch.distributed.destroy_process_group()
+
+
 def device_for_rank(spec: str) -> str:
     """``auto``/``cuda`` on a multi-process GPU run means this rank's own GPU."""
     if initialised() and torch.cuda.is_available() and spec in ("auto", "cuda"):

@@ -39,6 +39,7 @@ def main() -> None:
     state = {k: v.detach().contiguous() for k, v in model.state_dict().items()}
     save_file(state, str(out / f"rank{distributed.rank()}-of-{distributed.world_size()}.safetensors"))
     (out / f"steps{distributed.rank()}").write_text(str(trainer.state.step))
+    distributed.leave()
 
 
 if __name__ == "__main__":

@@ -55,17 +55,16 @@ def config_from_args(args: argparse.Namespace):
 
 
 def distill_command(args: argparse.Namespace) -> int:
-    from .. import distributed
     from ..distill.runner import distill
 
     outcome = run_training(distill, config_from_args(args), args)
     if isinstance(outcome, int):
         return outcome
-    result, several = outcome
+    result, processes = outcome
     if result.entry is None:  # a rank other than 0: rank 0 registered the model
         return 0
-    if several:
-        print(f"trained on {distributed.world_size()} processes")
+    if processes > 1:
+        print(f"trained on {processes} processes")
     entry, t, c = result.entry, result.training, result.compression
     print(f"registered {entry.name} at {entry.path} (teacher {c['teacher']}, method {entry.manifest.method})")
     for note in result.notes:

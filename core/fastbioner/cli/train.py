@@ -47,18 +47,17 @@ def config_from_args(args: argparse.Namespace) -> TeacherConfig:
 
 
 def train_teacher_command(args: argparse.Namespace) -> int:
-    from .. import distributed
     from ..teacher import train_teacher
 
     outcome = run_training(train_teacher, config_from_args(args), args)
     if isinstance(outcome, int):
         return outcome
-    result, several = outcome
+    result, processes = outcome
     if result.entry is None:  # a rank other than 0: rank 0 registered the model
         return 0
     entry = result.entry
-    if several:
-        print(f"trained on {distributed.world_size()} processes")
+    if processes > 1:
+        print(f"trained on {processes} processes")
     print(f"registered {entry.name} at {entry.path}")
     t = result.training
     if t.epoch_seconds:

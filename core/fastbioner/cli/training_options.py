@@ -41,11 +41,12 @@ def print_estimate(config, args: argparse.Namespace) -> int:
     return 0
 
 
-def run_training(run: Callable[..., Any], config, args: argparse.Namespace) -> tuple[Any, bool] | int:
+def run_training(run: Callable[..., Any], config, args: argparse.Namespace) -> tuple[Any, int] | int:
     """Run ``run(config, name, registry=..., resume=..., ..., on_event=, cancel=)``
     (``train_teacher`` or ``distill``), under torchrun too: every process runs it,
-    rank 0 alone shows progress. Returns ``(result, several processes)``, or the
-    exit code when the run was cancelled (130) or ``--estimate`` was asked."""
+    rank 0 alone shows progress. Returns ``(result, number of processes)``, or the
+    exit code when the run was cancelled (130) or ``--estimate`` was asked. The
+    process group is left before this returns."""
     if args.estimate:
         return print_estimate(config, args)
     from .. import distributed
@@ -55,7 +56,8 @@ def run_training(run: Callable[..., Any], config, args: argparse.Namespace) -> t
     from ..runs import checkpoint_folder
     from .progress import ProgressBar, ctrl_c_cancels
 
-    several = distributed.init_from_env()
+    distributed.init_from_env()
+    processes = distributed.world_size()
     registry = Registry()
     token = CancelToken()
     bar = ProgressBar(quiet=args.quiet or not distributed.is_main())
@@ -71,4 +73,5 @@ def run_training(run: Callable[..., Any], config, args: argparse.Namespace) -> t
         return 130
     finally:
         bar.close()
-    return result, several
+        distributed.leave()
+    return result, processes
