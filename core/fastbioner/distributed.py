@@ -57,7 +57,8 @@ def leave() -> None:
     """Leave the process group before the process exits. A process that exits with its
     gloo group still alive can abort in the group's own teardown ("terminate called
     without an active exception", exit -6), failing a run that trained and registered
-    fine; every rank calls this once its last collective is behind it."""
+    fine (pytorch/pytorch#190489); every rank calls this once its last collective is
+    behind it."""
     if initialised():
         torch.distributed.destroy_process_group()
 

@@ -45,8 +45,8 @@ def run_training(run: Callable[..., Any], config, args: argparse.Namespace) -> t
     """Run ``run(config, name, registry=..., resume=..., ..., on_event=, cancel=)``
     (``train_teacher`` or ``distill``), under torchrun too: every process runs it,
     rank 0 alone shows progress. Returns ``(result, number of processes)``, or the
-    exit code when the run was cancelled (130) or ``--estimate`` was asked. The
-    process group is left before this returns."""
+    exit code when the run was cancelled (130) or ``--estimate`` was asked. A run
+    that ended well has left its process group when this returns."""
     if args.estimate:
         return print_estimate(config, args)
     from .. import distributed
@@ -73,5 +73,7 @@ def run_training(run: Callable[..., Any], config, args: argparse.Namespace) -> t
         return 130
     finally:
         bar.close()
-        distributed.leave()
+    # Only after a run that ended well: leaving while another rank may still sit in a
+    # collective (one rank failed or was cancelled) can hang instead of exiting.
+    distributed.leave()
     return result, processes
