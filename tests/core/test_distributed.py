@@ -85,3 +85,13 @@ def test_train_teacher_under_torchrun_registers_one_model(setup, tmp_path):
     assert proc.stdout.count("registered ddp-teacher") == 1 and "trained on 2 processes" in proc.stdout
     manifest = json.loads((tmp_path / "home" / "models" / "ddp-teacher" / "fastbioner.json").read_text())
     assert manifest["training"]["steps"] == 2  # 4 batches shared by 2 ranks
+
+
+def test_leave_destroys_the_process_group_so_the_process_exits_cleanly(tmp_path):
+    from fastbioner import distributed
+
+    torch.distributed.init_process_group("gloo", rank=0, world_size=1, init_method=f"file://{tmp_path / 'rdv'}")
+    assert distributed.initialised() and distributed.world_size() == 1
+    distributed.leave()
+    assert not distributed.initialised()
+    distributed.leave()  # a second call (or one without a group) does nothing
