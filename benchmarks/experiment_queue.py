@@ -451,7 +451,12 @@ def status() -> None:
           f"{'; PAUSED' if (EXP / 'PAUSE').exists() else ''}")
     for j in jobs:
         parts = []
-        if j["state"] == "running":
+        if j["state"] == "running" and not (j.get("pid") and alive(j["pid"])):
+            # The runner was stopped (or the session ended) with this run under way: its
+            # clock stopped with it, and the next start resumes it.
+            parts.append(f"stopped, resumes at the next start; {j.get('run_seconds', 0.0) / 60:.0f} min run "
+                         "over its attempts")
+        elif j["state"] == "running":
             ran = j.get("run_seconds", 0.0) + (0.0 if j.get("stopped") else
                                                time.time() - j.get("ticked", j["started"]))
             parts.append(f"pid {j.get('pid')}, {ran / 60:.0f} min run over its attempts")

@@ -128,3 +128,19 @@ def test_a_run_stopped_part_way_resumes_before_a_new_one_starts(tmp_path, monkey
     assert started == ["x/cal-3"]
     queue.step(2)
     assert started == ["x/cal-3", "x/og-3"]
+
+
+def test_status_shows_a_run_the_stopped_runner_left_as_stopped_with_its_clock_stopped(tmp_path, monkeypatch,
+                                                                                     capsys):
+    queue = load("experiment_queue")
+    monkeypatch.setattr(queue, "EXP", tmp_path)
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    # Stopped at t = 1000 after 30 min of running; status is asked much later.
+    job = {"row": "x/og-3", "seed": 15, "args": ["distill"], "model": "og-s15", "commit": "abc",
+           "requires": [], "state": "running", "attempts": 1, "pid": dead.pid,
+           "started": 900.0, "ticked": 1000.0, "run_seconds": 1800.0}
+    (tmp_path / "queue.json").write_text(json.dumps({"jobs": [job]}))
+    queue.status()
+    line = capsys.readouterr().out.splitlines()[-1]
+    assert "stopped, resumes at the next start" in line and "30 min run" in line
