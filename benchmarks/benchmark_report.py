@@ -12,6 +12,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the report's other modules, beside it
 import report_frontier  # noqa: E402
+from report_convergence import PLOT as CONVERGENCE_PLOT, convergence_section  # noqa: E402
 from report_precision import precision_section  # noqa: E402
 from report_format import NOT_RUN, converged, f1_cell, mb, millions, minutes, pct  # noqa: E402,F401
 # The frontier's parts, here too for the tests and scripts that read the report as one module.
@@ -442,6 +443,8 @@ def write_report(rows, results: dict, out: Path, preamble: str = "", archive: di
     doc += ["## 7. PubMed at scale", ""] + scale_section() + [""]
     doc += ["## 8. Training in bf16 on the CPU, checked against fp32 (3-layer students, BC5CDR)", ""]
     doc += precision_section(rows, results) + [""]
+    doc += ["## 9. Convergence: devel F1 through training (the rows run with several seeds)", ""]
+    doc += convergence_section(rows, results, out.parent / CONVERGENCE_PLOT, plotting=HAVE_MATPLOTLIB) + [""]
     doc += ["## Commands", ""] + commands_section(rows, results) + [""]
     if archive:
         doc += ["## Earlier: one-epoch rows (sessions 1 and 2)", "",

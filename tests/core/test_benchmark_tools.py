@@ -335,3 +335,32 @@ def test_a_benchmark_json_written_again_keeps_the_earlier_figures(tmp_path):
     got = json.loads(out.read_text())
     assert got["cpu"] == "C" and [e["cpu"] for e in got["earlier"]] == ["A", "B"]
     assert "earlier" not in got["earlier"][1]
+
+
+def test_convergence_gives_each_epochs_last_scoring_averaged_over_seeds_and_where_the_best_fell(tmp_path):
+    """Section 9: rows meant for several seeds, F1 at each epoch's last scoring (mean over
+    the seeds), the last epoch's gain, each seed's best scoring and the drop after it."""
+    tables = load("paper_tables")
+    report = load("benchmark_report")  # puts the report's modules on the path, as the report runs them
+    convergence = load("report_convergence")
+    row = tables.Row("x/og-3", 2, "x", "og, 3 layers", "og", ("distill",), 2, seeds=(13, 14))
+    one_seed = tables.Row("x/other-3", 2, "x", "other", "other", ("distill",), 2)
+
+    def run(seed, f1s):  # 2 epochs of 4 steps, devel scored every 2 steps
+        return {"seed": seed, "epochs": 2, "steps": 8, "layers": 3,
+                "history": [{"step": 2 * (i + 1), "f1": f} for i, f in enumerate(f1s)]}
+
+    results = {"x/og-3": {"runs": [run(13, [0.70, 0.75, 0.80, 0.79]), run(14, [0.72, 0.77, 0.81, 0.83])]},
+               "x/other-3": {"runs": [run(13, [0.5, 0.6, 0.7, 0.8])]}}
+    assert convergence.epoch_scores(results["x/og-3"]["runs"][0]) == [0.75, 0.79]
+    text = "\n".join(convergence.convergence_section([row, one_seed], results, tmp_path / "c.png", plotting=False))
+    line = next(x for x in text.splitlines() if x.startswith("| `x/og-3`"))
+    # epochs 76.00 and 81.00; the last epoch added 5 points; best at epoch 1.5 (s13) and 2.0 (s14);
+    # the last scoring 1 point below the best for s13, 0 for s14
+    assert line == "| `x/og-3` | 13, 14 | 76.00 | 81.00 | +5.00 | 1.5, 2.0 | 0.50 |"
+    assert "x/other-3" not in text and "needs matplotlib" in text
+    assert convergence.convergence_section([one_seed], results, tmp_path / "c.png") == [
+        "No row with several seeds has run yet."]
+    if report.HAVE_MATPLOTLIB:
+        convergence.convergence_section([row], results, tmp_path / "c.png")
+        assert (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG"
