@@ -173,7 +173,8 @@ def section_students(args, docs: list[Document]) -> dict[str, Any]:
     teacher_name = args.teacher or (students[0].manifest.parent if students else None)
     if not teacher_name:
         return {"skipped": "no students (with a parent teacher) in the registry and no --teacher"}
-    wanted = [teacher_name] + [e.name for e in students if e.manifest.parent == teacher_name]
+    wanted = [teacher_name] + [e.name for e in students if e.manifest.parent == teacher_name
+                               and (not args.students or e.name in args.students)]
     wanted += [n for n in args.also if n not in wanted]
     systems, info = {}, {}
     for name in wanted:
@@ -255,6 +256,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pipeline-batch-size", type=int, default=1, help="the pipeline's batch_size (its default: 1)")
     ap.add_argument("--teacher", default=None, help="section 3's teacher (default: the students' parent)")
     ap.add_argument("--compare-docs", type=int, default=100, help="documents for section 3 (0: skip it)")
+    ap.add_argument("--students", nargs="*", default=None, metavar="NAME",
+                    help="section 3: only these of the teacher's students (default: all of them; several seeds "
+                         "of one architecture tag at one speed)")
     ap.add_argument("--also", nargs="*", default=[], metavar="NAME",
                     help="more models for section 3 (e.g. the default model, whose parent is not the teacher)")
     ap.add_argument("--compare-modes", nargs="+", default=["fp32", "auto"], metavar="MODE",

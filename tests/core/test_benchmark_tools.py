@@ -364,3 +364,33 @@ def test_convergence_gives_each_epochs_last_scoring_averaged_over_seeds_and_wher
     if report.HAVE_MATPLOTLIB:
         convergence.convergence_section([row], results, tmp_path / "c.png")
         assert (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_the_teacher_is_timed_against_only_the_students_named(monkeypatch):
+    """Several seeds of one architecture tag at one speed: ``--students`` keeps section
+    3 to the ones named; without it every student of the teacher is timed."""
+    from types import SimpleNamespace
+
+    bench = load("bench_inference")
+    register("teacher", kind="teacher", metrics={"f1": 0.87})
+    for name in ("og-3-s13", "og-3-s14", "cal-3-s13"):
+        register(name, kind="student", parent="teacher", metrics={"f1": 0.82})
+    register("other-student", kind="student", parent="another-teacher")
+
+    def fake_load(name, config):
+        return SimpleNamespace(precision=SimpleNamespace(value=config.precision), tag=lambda docs: None)
+
+    def fake_timing(systems, docs, chunk_documents):
+        speed = SimpleNamespace(tokens_per_s=100.0, to_dict=lambda: {"tokens_per_s": 100.0})
+        return {key: (None, speed) for key in systems}
+
+    monkeypatch.setattr(bench.Tagger, "load", staticmethod(fake_load))
+    monkeypatch.setattr(bench, "interleaved_timing", fake_timing)
+
+    def timed(students):
+        args = SimpleNamespace(teacher="teacher", students=students, also=[], compare_modes=["fp32"],
+                               device="cpu", threads=1, round_docs=1)
+        return sorted(r["model"] for r in bench.section_students(args, [])["rows"])
+
+    assert timed(["og-3-s13", "cal-3-s13"]) == ["cal-3-s13", "og-3-s13", "teacher"]
+    assert timed(None) == ["cal-3-s13", "og-3-s13", "og-3-s14", "teacher"]
