@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import sys
 import threading
@@ -39,7 +38,7 @@ from typing import Any, Iterator
 from fastbioner.documents import Document, Source, Span
 from fastbioner.formats import read_documents
 from fastbioner.inference import Tagger, TaggerConfig
-from fastbioner.modeling import load_token_classifier, load_tokenizer
+from fastbioner.modeling import load_token_classifier, load_tokenizer, pick_device
 from fastbioner.precision import MAX_F1_LOSS_POINTS, hardware_name
 from fastbioner.registry import Registry
 from fastbioner.speed import (
@@ -274,13 +273,16 @@ def main(argv: list[str] | None = None) -> int:
     docs = list(read_documents(args.docs))[:args.limit]
     t0 = time.time()
     result: dict[str, Any] = {"command": " ".join([sys.executable, *sys.argv]), "documents": args.docs,
-                              "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+                              "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "hardware": hardware_name(pick_device(args.device))}
     if not args.skip_engine:
         result["engine"] = section_engine(args, docs)
     if args.compare_docs:
         result["students"] = section_students(args, docs[:args.compare_docs])
     result["seconds"] = round(time.time() - t0, 1)
-    Path(args.out).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from results_file import write_keeping_earlier  # beside this script
+
+    write_keeping_earlier(args.out, result)  # the run before stays under "earlier" (the report may quote it)
     print_report(result)
     print(f"\nwrote {args.out} ({result['seconds']:.0f} s)")
     if args.record and "engine" in result:
