@@ -33,5 +33,5 @@ def window(qtbot):
 def loaded(window, qtbot):
     """The window with the three documents of :func:`make_documents`, the first shown."""
     window.workspace.add_documents(make_documents(), origin="test")
-    qtbot.waitUntil(lambda: window.row == 0)
+    qtbot.waitUntil(lambda: window.row == 0, timeout=30000)
     return window

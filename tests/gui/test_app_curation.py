@@ -230,7 +230,7 @@ def test_the_entity_table_takes_number_keys_enter_and_lets_tab_go(loaded, qtbot)
     assert [doc.span_text(s) for s in panel.selected_spans()] == ["heart failure"]
     loaded.activateWindow()
     table.setFocus()
-    qtbot.waitUntil(table.hasFocus)
+    qtbot.waitUntil(table.hasFocus, timeout=30000)
     qtbot.keyClick(table, Qt.Key.Key_Tab)
     assert not table.hasFocus()  # Tab leaves the table, it does not step through its cells
 
@@ -300,7 +300,7 @@ def test_the_concept_id_is_a_column_edited_in_the_table_and_undone(loaded, qtbot
     editor = panel.table.focusWidget()
     assert isinstance(editor, QLineEdit)
     qtbot.keyClicks(editor, "D008094 x")  # the space is refused as typed
-    with qtbot.waitSignal(panel.conceptEdited):  # the delegate commits on its next event
+    with qtbot.waitSignal(panel.conceptEdited, timeout=30000):  # the delegate commits on its next event
         qtbot.keyClick(editor, Qt.Key.Key_Return)
     edited = lithium.with_(concept_id="D008094x", source=Source.CURATOR)
     assert edited in doc.spans and lithium not in doc.spans
@@ -312,7 +312,7 @@ def test_the_concept_id_is_a_column_edited_in_the_table_and_undone(loaded, qtbot
     loaded.stack.redo()
     assert edited in doc.spans
     # Clearing the cell clears the id (one more undoable edit); a relabel keeps an id.
-    with qtbot.waitSignal(panel.conceptEdited):
+    with qtbot.waitSignal(panel.conceptEdited, timeout=30000):
         assert model.setData(model.index(model.row_of(edited), CONCEPT), "")
     cleared = edited.with_(concept_id=None)
     assert cleared in doc.spans

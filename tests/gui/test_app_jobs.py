@@ -45,7 +45,7 @@ def test_a_user_error_fails_the_job_with_one_line(qtbot):
     with qtbot.waitSignal(job.failed, timeout=10000) as blocker:
         pass
     assert blocker.args == ["data/train.tsv:12: unknown tag 'X-Foo'"]
-    assert job.wait(5000) and job.state is JobState.FAILED
+    assert job.wait(30000) and job.state is JobState.FAILED
 
 
 def test_cancel_stops_a_job_at_its_next_check(qtbot):
@@ -53,7 +53,7 @@ def test_cancel_stops_a_job_at_its_next_check(qtbot):
     qtbot.waitUntil(lambda: len(job.events) > 3, timeout=10000)
     with qtbot.waitSignal(job.cancelled, timeout=10000):
         job.cancel()
-    assert job.wait(5000)
+    assert job.wait(30000)
     assert job.state is JobState.CANCELLED
     assert job.events[-1].state is JobState.CANCELLED and job.events[-1].step < 10_000
 

@@ -28,7 +28,7 @@ def test_save_and_open_restore_the_working_set(loaded, tmp_path, qtbot):
     other = MainWindow()
     try:
         other.open_project(str(path))
-        qtbot.waitUntil(lambda: other.row == 0)
+        qtbot.waitUntil(lambda: other.row == 0, timeout=30000)
         assert len(other.workspace) == 3
         assert added in other.workspace.document(0).spans
         assert other.workspace.entry(0).status is DocStatus.IN_REVIEW
@@ -46,10 +46,10 @@ def test_every_edit_is_autosaved_and_a_crash_is_recovered(window, qtbot, monkeyp
     assert window.projects.claim_autosave_slot() is None  # a fresh home: nothing to recover
     autosave = window.projects.autosave_file
     window.workspace.add_documents(make_documents())
-    qtbot.waitUntil(lambda: window.row == 0)
+    qtbot.waitUntil(lambda: window.row == 0, timeout=30000)
     added = _edit(window)
     qtbot.waitUntil(lambda: autosave.is_file() and added in load_project(autosave).entries[0].document.spans,
-                    timeout=5000)
+                    timeout=30000)
     # A crash: the process dies without closing the project, so its lock goes stale.
     window.projects._locks[0].unlock()
 
@@ -60,7 +60,7 @@ def test_every_edit_is_autosaved_and_a_crash_is_recovered(window, qtbot, monkeyp
                             lambda *a, **k: asked.append(a[2]) or QMessageBox.StandardButton.Yes)
         app_module.start_session(fresh, [])
         assert asked and "did not close cleanly" in asked[0]
-        qtbot.waitUntil(lambda: fresh.row == 0)
+        qtbot.waitUntil(lambda: fresh.row == 0, timeout=30000)
         assert len(fresh.workspace) == 3
         assert added in fresh.workspace.document(0).spans
         assert fresh.projects.modified  # recovered work is unsaved until the curator saves it

@@ -46,7 +46,7 @@ def test_offsets_stay_exact_after_characters_outside_the_basic_plane(window, qtb
     doc.spans = [Span(start, start + 17, "Disease"), Span(doc.text.index("Levodopa"), doc.text.index("Levodopa") + 8,
                                                           "Chemical")]
     window.workspace.add_documents([doc])
-    qtbot.waitUntil(lambda: window.row == 0)
+    qtbot.waitUntil(lambda: window.row == 0, timeout=30000)
     for span in doc.spans:
         window.view.select_offsets(span.start, span.end)
         assert window.view.textCursor().selectedText() == doc.span_text(span)
@@ -152,7 +152,7 @@ def test_a_dark_palette_keeps_the_legend_and_the_entities_readable(qtbot):
     window.show()
     try:
         window.workspace.add_documents(make_documents())
-        qtbot.waitUntil(lambda: window.row == 0)
+        qtbot.waitUntil(lambda: window.row == 0, timeout=30000)
         legend, background = window.legend, QColor("#202124")
         for name, colour in legend.key_colors.items():
             assert contrast_ratio(colour, background) >= 4.5, name
@@ -194,7 +194,7 @@ def test_the_entity_table_gives_its_width_to_the_entity_text(qtbot):
     panel.show_document(0)
     panel.resize(panel.minimumWidth(), 300)
     panel.show()
-    qtbot.waitUntil(panel.isVisible)
+    qtbot.waitUntil(panel.isVisible, timeout=30000)
     header, metrics = panel.table.horizontalHeader(), panel.table.fontMetrics()
     assert header.sectionSize(TEXT) >= metrics.horizontalAdvance("Tricuspid valve")
     assert header.sectionSize(TEXT) > max(header.sectionSize(STATE), header.sectionSize(SCORE))

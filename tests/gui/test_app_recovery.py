@@ -40,7 +40,7 @@ def test_steady_editing_is_autosaved(window, qtbot):
     window.projects.claim_autosave_slot()
     autosave = window.projects.autosave_file
     window.workspace.add_documents(make_documents())
-    qtbot.waitUntil(lambda: window.row == 0)
+    qtbot.waitUntil(lambda: window.row == 0, timeout=30000)
     text = window.workspace.document(0).text
     positions = [i for i, c in enumerate(text) if not c.isspace()]
     made = []
@@ -125,7 +125,7 @@ def test_a_session_killed_mid_editing_is_recovered_with_its_edits(qtbot, monkeyp
                             lambda *a, **k: asked.append(a[2]) or QMessageBox.StandardButton.Yes)
         app_module.start_session(fresh, [])
         assert asked and "did not close cleanly" in asked[0]
-        qtbot.waitUntil(lambda: fresh.row == 0)
+        qtbot.waitUntil(lambda: fresh.row == 0, timeout=30000)
         assert len(fresh.workspace) == 2
         assert curated(fresh.workspace.project) == on_disk
         assert fresh.projects.modified
@@ -158,7 +158,7 @@ def test_a_bad_last_project_is_reported_and_the_app_starts(window, qtbot, monkey
     assert len(warned) == 1 and warned[0].startswith(f"{path}:1: ")
     assert len(window.workspace) == 0
     window.workspace.add_documents(make_documents())  # the rest of the app works
-    qtbot.waitUntil(lambda: window.row == 0)
+    qtbot.waitUntil(lambda: window.row == 0, timeout=30000)
 
 
 def test_a_project_with_an_infinite_offset_or_cut_short_is_reported(window, monkeypatch, tmp_path):

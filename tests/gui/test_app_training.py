@@ -315,7 +315,7 @@ def test_training_on_curated_work_takes_reviewed_documents_with_gold_and_accepte
     from gui_documents import make_documents
 
     window.workspace.add_documents(make_documents())
-    qtbot.waitUntil(lambda: window.row == 0)
+    qtbot.waitUntil(lambda: window.row == 0, timeout=30000)
     window.curation.accept([s for s in window.workspace.document(0).spans if s.source is Source.MODEL][:1])
     dialog = _dialog(window, tiny_teacher)
     assert dialog.curated_training_file() is None  # edited, in review: not yet for training
