@@ -13,6 +13,7 @@ from pathlib import Path
 from report_format import pct
 
 TABLES = (1, 2)
+B_DEFAULT = 0.3  # --b's default (fastbioner.distill.schedules.ScheduleConfig)
 PLOT = "benchmarks-convergence.png"
 
 
@@ -46,6 +47,18 @@ def seeded_rows(rows, results: dict) -> list[tuple]:
         if runs:
             out.append((r, runs))
     return out
+
+
+def gold_only_from(run: dict) -> float | None:
+    """The epoch from which FastBioNER's dynamic phi is 0, so the run trains on gold
+    labels alone (phi(s) = max(1 - exp(s/G + b - 1), 0) is 0 from s = (1 - b) G on);
+    None for other methods and for a constant schedule. Read from the run's command."""
+    args = (run.get("command") or "").split()
+    constant = "--schedule" in args and args[args.index("--schedule") + 1] != "dynamic"
+    if run.get("method") != "fastbioner" or constant:
+        return None
+    b = float(args[args.index("--b") + 1]) if "--b" in args else B_DEFAULT
+    return (1 - b) * run["epochs"] if run.get("epochs") else None
 
 
 def group_of(row, runs: list[dict]) -> str:
@@ -96,7 +109,9 @@ def plot_curves(seeded: list[tuple], png: Path) -> None:
             per_epoch = runs[0]["steps"] / runs[0]["epochs"]
             xs = [s / per_epoch for s in steps]
             ax.plot(xs, [100 * sum(v) / len(v) for v in by_step], label=f"{r.id.split('/')[-1]} (n={len(runs)})")
-            ax.fill_between(xs, [100 * min(v) for v in by_step], [100 * max(v) for v in by_step], alpha=0.2)
+            band = ax.fill_between(xs, [100 * min(v) for v in by_step], [100 * max(v) for v in by_step], alpha=0.2)
+            if gold_only_from(runs[0]) is not None:  # where phi reaches 0
+                ax.axvline(gold_only_from(runs[0]), color=band.get_facecolor()[0], alpha=0.6, linestyle=":")
         ax.set_title(name)
         ax.set_xlabel("epoch")
         ax.set_ylabel("devel F1")
@@ -121,6 +136,12 @@ def convergence_section(rows, results: dict, png: Path, plotting: bool = True) -
            "devel in bf16 there, so its figures can differ from the tables' (the kept weights scored "
            "again in fp32) by a few hundredths.", ""]
     out += convergence_table(seeded)
+    handovers = sorted({(r.id, gold_only_from(runs[0]), runs[0]["epochs"]) for r, runs in seeded
+                        if gold_only_from(runs[0]) is not None})
+    if handovers:
+        out += ["", "FastBioNER's phi reaches 0 (soft labels and matching terms off; gold labels alone, as "
+                "`og` trains) at " + "; ".join(f"epoch {at:.1f} of {n} for `{rid}`" for rid, at, n in handovers)
+                + " (dotted lines in the plot)."]
     if plotting:
         plot_curves(seeded, png)
         out += ["", f"![devel F1 through training, mean over seeds, shaded between the lowest and highest "

@@ -361,8 +361,20 @@ def test_convergence_gives_each_epochs_last_scoring_averaged_over_seeds_and_wher
     assert "x/other-3" not in text and "needs matplotlib" in text
     assert convergence.convergence_section([one_seed], results, tmp_path / "c.png") == [
         "No row with several seeds has run yet."]
+    # FastBioNER's phi is 0 for the last b of training: the section says from which epoch
+    assert convergence.gold_only_from({"method": "fastbioner", "epochs": 6, "command": "fastbioner distill"}) \
+        == pytest.approx(4.2)
+    assert convergence.gold_only_from({"method": "fastbioner", "epochs": 6, "command": "distill --b 0.5"}) == 3.0
+    assert convergence.gold_only_from({"method": "fastbioner", "epochs": 6,
+                                       "command": "distill --schedule constant --alpha 0.5"}) is None
+    assert convergence.gold_only_from({"method": "hinton", "epochs": 6, "command": "distill"}) is None
+    cal = tables.Row("x/cal-3", 2, "x", "cal", "cal", ("distill",), 2, seeds=(13, 14))
+    results["x/cal-3"] = {"runs": [{**run(s, [0.7, 0.8, 0.8, 0.8]), "method": "fastbioner",
+                                    "command": "fastbioner distill --method fastbioner"} for s in (13, 14)]}
+    text = "\n".join(convergence.convergence_section([row, cal], results, tmp_path / "c.png", plotting=False))
+    assert "phi reaches 0" in text and "epoch 1.4 of 2 for `x/cal-3`" in text
     if report.HAVE_MATPLOTLIB:
-        convergence.convergence_section([row], results, tmp_path / "c.png")
+        convergence.convergence_section([row, cal], results, tmp_path / "c.png")
         assert (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG"
 
 
