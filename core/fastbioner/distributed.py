@@ -63,6 +63,21 @@ def leave() -> None:
         torch.distributed.destroy_process_group()
 
 
+def exit_process(code: int) -> None:
+    """End a process that was one of several ranks without the interpreter's teardown,
+    once its outputs are written and the group is left: gloo's threads can still hold
+    tensors then, and their clean-up during finalisation aborts the process now and
+    then (SIGABRT after a run that trained and registered fine, pytorch/pytorch#190489).
+    A process that was not one of several returns and exits as usual."""
+    if int(os.environ.get("WORLD_SIZE", "1")) <= 1:
+        return
+    import sys
+
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 def device_for_rank(spec: str) -> str:
     """``auto``/``cuda`` on a multi-process GPU run means this rank's own GPU."""
     if initialised() and torch.cuda.is_available() and spec in ("auto", "cuda"):

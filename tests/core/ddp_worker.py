@@ -40,6 +40,7 @@ def main() -> None:
     save_file(state, str(out / f"rank{distributed.rank()}-of-{distributed.world_size()}.safetensors"))
     (out / f"steps{distributed.rank()}").write_text(str(trainer.state.step))
     distributed.leave()
+    distributed.exit_process(0)
 
 
 if __name__ == "__main__":

@@ -98,5 +98,14 @@ def main(argv: list[str] | None = None) -> int:
             signal.signal(sig, handler)
 
 
+def run_and_exit() -> None:  # pragma: no cover - the console script and `python -m`
+    code = main()
+    if "torch.distributed" in sys.modules:  # a rank of a torchrun job: see exit_process
+        from .. import distributed
+
+        distributed.exit_process(code)
+    sys.exit(code)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    run_and_exit()
