@@ -110,8 +110,9 @@ def plot_curves(seeded: list[tuple], png: Path) -> None:
             xs = [s / per_epoch for s in steps]
             ax.plot(xs, [100 * sum(v) / len(v) for v in by_step], label=f"{r.id.split('/')[-1]} (n={len(runs)})")
             band = ax.fill_between(xs, [100 * min(v) for v in by_step], [100 * max(v) for v in by_step], alpha=0.2)
-            if gold_only_from(runs[0]) is not None:  # where phi reaches 0
-                ax.axvline(gold_only_from(runs[0]), color=band.get_facecolor()[0], alpha=0.6, linestyle=":")
+            handover = gold_only_from(runs[0])
+            if handover is not None:  # where phi reaches 0
+                ax.axvline(handover, color=band.get_facecolor()[0], alpha=0.6, linestyle=":")
         ax.set_title(name)
         ax.set_xlabel("epoch")
         ax.set_ylabel("devel F1")
@@ -136,8 +137,8 @@ def convergence_section(rows, results: dict, png: Path, plotting: bool = True) -
            "devel in bf16 there, so its figures can differ from the tables' (the kept weights scored "
            "again in fp32) by a few hundredths.", ""]
     out += convergence_table(seeded)
-    handovers = sorted({(r.id, gold_only_from(runs[0]), runs[0]["epochs"]) for r, runs in seeded
-                        if gold_only_from(runs[0]) is not None})
+    handovers = [(r.id, at, runs[0]["epochs"]) for r, runs in seeded
+                 if (at := gold_only_from(runs[0])) is not None]
     if handovers:
         out += ["", "FastBioNER's phi reaches 0 (soft labels and matching terms off; gold labels alone, as "
                 "`og` trains) at " + "; ".join(f"epoch {at:.1f} of {n} for `{rid}`" for rid, at, n in handovers)

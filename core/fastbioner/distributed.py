@@ -17,6 +17,7 @@ One process (no ``torchrun``) is rank 0 of 1 and nothing here changes anything.
 from __future__ import annotations
 
 import os
+import sys
 from typing import Any, Iterable, Iterator
 
 import torch
@@ -71,8 +72,6 @@ def exit_process(code: int) -> None:
     A process that was not one of several returns and exits as usual."""
     if int(os.environ.get("WORLD_SIZE", "1")) <= 1:
         return
-    import sys
-
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)
