@@ -227,8 +227,10 @@ def test_reduced_precision_modes_tag_like_fp32(trained, tagger, mode):
     assert reduced.precision.value == mode
     if mode == "bf16":
         assert next(reduced.model.parameters()).dtype == torch.bfloat16
-    else:
-        assert not any(type(m) is torch.nn.Linear for m in reduced.model.modules())
+    else:  # int8: every Linear but the feed-forward output projections (float: outliers in their input)
+        kept = [n for n, m in reduced.model.named_modules() if type(m) is torch.nn.Linear]
+        assert kept and all(n.endswith(".output.dense") and ".attention." not in n for n in kept)
+        assert any(isinstance(m, torch.ao.nn.quantized.dynamic.Linear) for m in reduced.model.modules())
     docs, truth = corpus(30, seed=5)
     key = lambda spans: {(s.start, s.end, s.label) for s in spans}  # noqa: E731
     same = sum(key(r) == key(f) == truth[d.id] for d, r, f in zip(docs, reduced.tag(docs), tagger.tag(docs)))
