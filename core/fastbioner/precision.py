@@ -188,10 +188,7 @@ def apply_precision(model, precision: Precision, device):
             # torch >= 2.10 announces the move of quantisation to torchao on every call.
             warnings.filterwarnings("ignore", message=".*quantiz.*deprecated", category=UserWarning)
             warnings.filterwarnings("ignore", category=DeprecationWarning)
-            quantised = torch.ao.quantization.quantize_dynamic(model, int8_linear_layers(model), dtype=torch.qint8)
-        if cpu_has_bf16():
-            float_layers_in_bf16(quantised)
-        return quantised
+            return torch.ao.quantization.quantize_dynamic(model, int8_linear_layers(model), dtype=torch.qint8)
     dtype = {Precision.FP32: torch.float32, Precision.BF16: torch.bfloat16,
              Precision.FP16: torch.float16}[precision]
     return model.to(device, dtype=dtype)
@@ -215,26 +212,6 @@ def int8_linear_layers(model) -> set[str]:
 
     return {name for name, module in model.named_modules()
             if isinstance(module, torch.nn.Linear) and not is_feed_forward_output(name)}
-
-
-def float_layers_in_bf16(model) -> None:
-    """The Linear layers int8 left in float run in bfloat16 (their weights stored so,
-    the input cast in and the output cast back to float32): where the CPU has bf16 the
-    feed-forward output projections in float32 took 7.7 of the 18 s the default spent
-    on the 500 devel abstracts, more than the five int8 layers of each layer together."""
-    import torch
-
-    def to_bf16(module, args):
-        return (args[0].to(torch.bfloat16), *args[1:])
-
-    def to_fp32(module, args, out):
-        return out.to(torch.float32)
-
-    for module in model.modules():
-        if type(module) is torch.nn.Linear:
-            module.to(torch.bfloat16)
-            module.register_forward_pre_hook(to_bf16)
-            module.register_forward_hook(to_fp32)
 
 
 # Padded subword positions per batch, by device and precision, measured with
