@@ -99,12 +99,30 @@ def model_to_tag(name: str | None, registry: Registry | None = None) -> str:
 
 
 def _registered(registry: Registry, folder: Path, fallback_name: str) -> ModelEntry:
-    name = (read_manifest(folder).name if (folder / MANIFEST).is_file() else "") or fallback_name
+    shipped = read_manifest(folder) if (folder / MANIFEST).is_file() else None
+    name = (shipped.name if shipped else "") or fallback_name
     if registry.exists(name):
-        return registry.get(name)
+        return _with_newer_shipped_checks(registry, registry.get(name), shipped)
     try:
         return registry.import_folder(folder, name=name)
     except ModelError:
         if registry.exists(name):  # another process registered it meanwhile
             return registry.get(name)
         raise
+
+
+def _with_newer_shipped_checks(registry: Registry, entry: ModelEntry, shipped) -> ModelEntry:
+    """A shipped model registered earlier, with the precision checks of the shipped
+    folder when they are newer than its own. A new default comes under a new name, but
+    its checks can be run again in place (``build_default_model.py
+    --recheck-precision``: int8 newly allowed, say), and an update must reach a machine
+    that registered the model before; a check the user ran since (``fastbioner
+    benchmark``, dated later) stays."""
+    if shipped is None or not shipped.speed:
+        return entry
+    if str(shipped.speed.get("date", "")) <= str(entry.manifest.speed.get("date", "")):
+        return entry
+    try:
+        return registry.update_manifest(entry.name, speed=shipped.speed)
+    except (ModelError, OSError):  # a read-only registry: tag with the checks it holds
+        return entry

@@ -58,3 +58,21 @@ def test_without_a_default_the_message_says_how_to_name_a_model(shipped, monkeyp
     monkeypatch.setenv("FASTBIONER_DEFAULT_MODEL", str(tmp_path / "absent"))
     with pytest.raises(ModelError, match="--model"):
         shipped_models()
+
+
+def test_a_shipped_models_newer_precision_checks_reach_a_registry_that_holds_it(shipped):
+    """The checks were run again in the shipped folder (int8 newly allowed): a machine
+    that registered the model before tags with them; a check the user ran later stays."""
+    from fastbioner.defaults import default_model
+
+    default, _ = shipped
+    assert default_model().manifest.speed == {}
+    newer = {"precision": "int8", "date": "2026-12-01T20:00:00+00:00", "modes": {}}
+    manifest = manifest_from_folder(default, kind="student")
+    manifest.name, manifest.speed = "tiny-default", newer
+    write_manifest(default, manifest)
+    assert default_model().manifest.speed == newer
+    assert Registry().get("tiny-default").manifest.speed == newer      # written, not only returned
+    own = {"precision": "bf16", "date": "2026-12-02T09:00:00+00:00", "modes": {}}
+    Registry().update_manifest("tiny-default", speed=own)             # `fastbioner benchmark` here, later
+    assert default_model().manifest.speed == own
