@@ -23,6 +23,14 @@ from .errors import FastBioNERError
 # devel is never a default (issue 5).
 MAX_F1_LOSS_POINTS = 0.3
 
+# Among modes allowed and timed side by side, one that loses more F1 than another is
+# picked only when at least this many times faster. The default (6 layers, 384 wide) on
+# an AVX512-BF16 EPYC: int8 lost 0.25 against bf16's 0.04 for 1.3x the tokens/s in the
+# benchmark, but tagged the 500 devel abstracts as a process only 1.1x faster and one
+# abstract in process slower: bf16. On a CPU without bf16, int8 against float32: 1.66x.
+SPEEDUP_WORTH_F1 = 1.5
+SAME_F1_POINTS = 0.05   # F1 losses closer than this are the same (int8 at 0.01 is lossless)
+
 
 class Precision(str, Enum):
     AUTO = "auto"
@@ -165,12 +173,35 @@ def choose_precision(requested: str | Precision, device,
                and checks[m.value].passes]
     if not passing:
         return Precision.FP32
-    timed = [checks[m.value] for m in passing]
-    if len(passing) > 1 and all(c.tokens_per_s for c in timed) and len({c.hardware for c in timed}) == 1:
-        # Timed side by side on one machine: the faster one (int8 beat bf16 by 1.4x for
-        # the convolutional student on an AVX512-BF16 EPYC), not a fixed order.
-        return max(passing, key=lambda m: checks[m.value].tokens_per_s)
+    # float32 competes too when it was timed in the same run: a mode that costs F1 must
+    # be worth it against it.
+    fp32 = checks.get(Precision.FP32.value)
+    candidates = passing + ([Precision.FP32] if fp32 is not None and fp32.tokens_per_s else [])
+    timed = [checks[m.value] for m in candidates]
+    if len(candidates) > 1 and all(c.tokens_per_s for c in timed) and len({c.hardware for c in timed}) == 1:
+        # Timed side by side on one machine: the fastest (int8 beat bf16 by 1.4x for the
+        # convolutional student on an AVX512-BF16 EPYC, at the same F1), not a fixed order.
+        return fastest_worth_its_loss(candidates, checks)
     return passing[0]
+
+
+def fastest_worth_its_loss(modes: list[Precision], checks: Mapping[str, PrecisionCheck]) -> Precision:
+    """The fastest of ``modes`` (each timed in one run), unless it loses more F1 than
+    a mode at least 1/:data:`SPEEDUP_WORTH_F1` of its speed: then the most accurate
+    such mode. Losses within :data:`SAME_F1_POINTS` count as equal."""
+    def loss(m: Precision) -> float:
+        return checks[m.value].f1_loss_points or 0.0
+
+    def speed(m: Precision) -> float:
+        return float(checks[m.value].tokens_per_s)
+
+    fastest = max(modes, key=speed)
+    for m in sorted(modes, key=lambda m: (loss(m), -speed(m))):  # most accurate first
+        if loss(m) >= loss(fastest) - SAME_F1_POINTS:
+            return fastest
+        if speed(m) * SPEEDUP_WORTH_F1 >= speed(fastest):
+            return m
+    return fastest
 
 
 def apply_precision(model, precision: Precision, device):

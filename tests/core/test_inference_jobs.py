@@ -208,6 +208,30 @@ def test_auto_takes_the_faster_of_two_passing_modes_timed_on_one_machine(monkeyp
         is Precision.BF16
 
 
+def test_auto_pays_for_speed_with_f1_only_when_the_speed_is_worth_it(monkeypatch):
+    """The shipped default's checks: int8 lost 0.25 F1, bf16 0.04. On a CPU with bf16,
+    int8's 1.3x is not worth the loss: bf16. On one without, int8 against float32's
+    speed, 1.66x: int8. Without a timed float32, the passing modes alone decide."""
+    import torch
+
+    from fastbioner import precision
+
+    cpu = torch.device("cpu")
+
+    def check(mode, speed, f1):
+        return PrecisionCheck(mode, agreement=0.95, f1=f1, f1_fp32=0.8409, hardware="EPYC", tokens_per_s=speed)
+
+    fp32, bf16, int8 = check("fp32", 3782, 0.8409), check("bf16", 4822, 0.8405), check("int8", 6261, 0.8384)
+    monkeypatch.setattr(precision, "available_precisions",
+                        lambda device: [Precision.FP32, Precision.BF16, Precision.INT8])
+    assert choose_precision("auto", cpu, {"fp32": fp32, "bf16": bf16, "int8": int8}) is Precision.BF16
+    assert choose_precision("auto", cpu, {"fp32": fp32, "bf16": check("bf16", 3000, 0.8405), "int8": int8}) \
+        is Precision.INT8   # bf16 slower than float32 here: int8 is 1.66x the best of the rest
+    monkeypatch.setattr(precision, "available_precisions", lambda device: [Precision.FP32, Precision.INT8])
+    assert choose_precision("auto", cpu, {"fp32": fp32, "bf16": bf16, "int8": int8}) is Precision.INT8
+    assert choose_precision("auto", cpu, {"fp32": check("fp32", 5000, 0.8409), "int8": int8}) is Precision.FP32
+
+
 def test_named_precision_that_the_device_lacks_is_a_clear_error():
     import torch
 
