@@ -288,6 +288,21 @@ def scores_table(metrics: dict) -> list[str]:
     return out
 
 
+def mode_without(speed: dict) -> str:
+    """What ``auto`` runs, by these checks, on a machine that lacks the mode chosen here
+    (a CPU without bfloat16, say), as :func:`fastbioner.precision.choose_precision` decides."""
+    from fastbioner.precision import Precision, checks_from_manifest, fastest_worth_its_loss
+
+    checks = checks_from_manifest({"speed": speed})
+    chosen = speed.get("precision")
+    others = [Precision(m) for m, c in checks.items() if m != chosen and (c.passes or m == "fp32")]
+    timed = [checks[m.value] for m in others]
+    if not others or not all(c.tokens_per_s for c in timed) or len({c.hardware for c in timed}) > 1:
+        return "float32"
+    mode = fastest_worth_its_loss(others, checks).value
+    return "float32" if mode == "fp32" else mode
+
+
 def precision_table(speed: dict) -> list[str]:
     """The precision checks the benchmark step recorded, and the mode ``auto`` runs."""
     modes = (speed or {}).get("modes") or {}
@@ -301,7 +316,8 @@ def precision_table(speed: dict) -> list[str]:
         out.append(f"| {mode} | {m.get('tokens_per_s', 0):,.0f} | {m.get('agreement', 0):.4f} | {f1} | {lost} | "
                    f"{'yes' if m.get('default_allowed') else 'no'} |")
     out += ["", f"On {speed.get('hardware', 'this machine')} with {speed.get('threads')} thread(s), "
-                f"`--precision auto` runs **{speed.get('precision')}** (a machine without that mode runs float32). "
+                f"`--precision auto` runs **{speed.get('precision')}** (a machine without that mode runs "
+                f"{mode_without(speed)}). "
                 f"Speeds are from the machine that ran the check, which may have been running other jobs: "
                 f"`benchmarks/spacy_peer.py time` is the side-by-side timing."]
     return out

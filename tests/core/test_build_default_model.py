@@ -177,6 +177,7 @@ def test_build_replaces_the_folder_and_writes_how(chain_registry, monkeypatch, c
             f"fastbioner models export new-default {out}\n") in md
     # the precision checks, and the mode --precision auto runs because of them
     assert "| int8 | 10,969 | 0.9978 | 80.41 | 0.01 | yes |" in md and "runs **int8**" in md
+    assert "(a machine without that mode runs float32)" in md
     assert json.loads((out / "fastbioner.json").read_text())["speed"]["precision"] == "int8"
     assert "| Chemical | 90.00 | 90.00 | 90.00 | 20 |" in md and "| overall | 80.00 | 90.00 | 84.70 | 30 |" in md
     assert "| model.safetensors | 1,000 |" in md
@@ -229,3 +230,20 @@ def test_dry_run_prints_the_commands_and_runs_none(chain_registry, monkeypatch, 
     assert build.main(["student", "--out", str(out), "--keep-vocabulary", "--int8-embeddings", "--dry-run"]) == 0
     printed = capsys.readouterr().out
     assert "fastbioner compact student --name student-compact --keep-vocabulary --int8-embeddings\n" in printed
+
+
+def test_the_card_says_what_a_cpu_without_the_chosen_mode_runs():
+    """The default's checks on a bf16 CPU: auto runs bf16 there; a CPU without bf16
+    runs int8 (1.58x float32's tokens/s for 0.25 F1), as choose_precision decides."""
+    build = load("build_default_model")
+
+    def mode(name, speed, f1):
+        return {"precision": name, "tokens_per_s": speed, "agreement": 0.95, "f1": f1, "f1_fp32": 0.8409,
+                "hardware": "EPYC"}
+
+    speed = {"precision": "bf16", "modes": {"fp32": mode("fp32", 3802, 0.8409), "bf16": mode("bf16", 4672, 0.8406),
+                                           "int8": mode("int8", 5995, 0.8384)}}
+    assert build.mode_without(speed) == "int8"
+    speed["modes"]["int8"] = mode("int8", 5000, 0.8384)   # not worth 0.25 F1 against float32
+    assert build.mode_without(speed) == "float32"
+
