@@ -117,6 +117,12 @@ def test_standing_judges_each_depth_by_the_spread_of_the_seeds():
     assert "6.50 below the teacher (goal: within 3.0; not met" in three
     four = next(line for line in lines if "4 layers" in line)
     assert "one seed on a side" in four
+    # A schedule variant run with the triple's seeds is judged by the same rule.
+    results = tables.aggregate({"bc5cdr/teacher": seeds(0.865), "bc5cdr/fastbioner-cal-3": seeds(0.800, 0.802, 0.798),
+                                "bc5cdr/og-3": seeds(0.790, 0.791, 0.789),
+                                "bc5cdr/cal-b0-3": seeds(0.815, 0.813, 0.817)})
+    (variant,) = [line for line in report.standing_section(results) if "b = 0" in line]
+    assert "with b = 0 (`bc5cdr/cal-b0-3`) 81.50 ± 0.20 (n=3)" in variant and "beyond the spread" in variant
     assert not any("ncbi" in line for line in lines)
     assert "No calibrated FastBioNER row" in report.standing_section({})[0]
     # Before the table rows: table 0's grid at the tables' rate says what is known.
