@@ -237,8 +237,10 @@ def int8_linear_layers(model) -> set[str]:
     per-tensor dynamic quantisation of activations clips or coarsens (Bondarenko et al.
     2021). Measured on the shipped default (6 layers, 384 wide, BC5CDR devel): every
     Linear in int8 lost 1.81 F1 points against float32; these six kept in float32,
-    0.25 (under :data:`MAX_F1_LOSS_POINTS`), at 1.7x bfloat16's speed on an AVX512-BF16
-    EPYC. Keeping only the first one or three in float lost 0.84 and 0.49."""
+    0.25 (under :data:`MAX_F1_LOSS_POINTS`), at 1.58x float32's and 1.28x bfloat16's
+    tokens/s on an AVX512-BF16 EPYC. Keeping only the first one or three in float lost
+    0.84 and 0.49; running the six in bfloat16, 0.32 (and int8's numerics would then
+    depend on the CPU, so a check recorded on one would not hold on another)."""
     import torch
 
     return {name for name, module in model.named_modules()
