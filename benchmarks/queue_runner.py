@@ -243,6 +243,7 @@ def ensure_base_models() -> None:
 def run(slots: int) -> int:
     log(f"runner started: {slots} slots, experiments in {qs.EXP}, results to {paper_tables.RESULTS}")
     ensure_base_models()
+    qs.EXP.mkdir(parents=True, exist_ok=True)  # `run` in the foreground on a fresh machine
     (qs.EXP / "runner.pid").write_text(str(os.getpid()))
     stop = {"now": False}
     signal.signal(signal.SIGTERM, lambda *_: stop.update(now=True))
