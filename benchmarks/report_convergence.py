@@ -1,5 +1,6 @@
 """Section 9 of docs/benchmarks.md: devel F1 through training for the rows run with
-several seeds (the top rows of tables 1 and 2), so that whether a student converged
+several seeds (the top rows of tables 1 and 2, and the ablations of table 4 given
+their seeds), so that whether a student converged
 shows rather than being assumed. Each run's results carry its devel scorings
 (``history``: F1 at every ``--eval-every`` step); per row this section gives the mean
 over seeds of the F1 at the end of each epoch, what the last epoch added, where the
@@ -12,7 +13,7 @@ from pathlib import Path
 
 from report_format import pct
 
-TABLES = (1, 2)
+TABLES = (1, 2, 4)  # table 4: the ablations given the triple's seeds (the phi-schedule variants)
 B_DEFAULT = 0.3  # --b's default (fastbioner.distill.schedules.ScheduleConfig)
 PLOT = "benchmarks-convergence.png"
 
@@ -37,7 +38,7 @@ def _mean(values) -> float | None:
 
 
 def seeded_rows(rows, results: dict) -> list[tuple]:
-    """(row, its runs that kept their devel scorings) for the rows of tables 1 and 2
+    """(row, its runs that kept their devel scorings) for the rows of tables 1, 2 and 4
     meant to run with several seeds, in the tables' order; rows not run are left out."""
     out = []
     for r in rows:
