@@ -213,10 +213,6 @@ def verdict(ours: dict, other: dict) -> str:
     return f"{diff:+.2f} F1, beyond the spread (sd up to {spread:.2f}): {'ahead' if diff > 0 else 'behind'}"
 
 
-# Variants of calibrated FastBioNER's phi schedule run with the triple's seeds (table 4).
-SCHEDULE_VARIANTS = (("cal-b0", "b = 0"), ("cal-constant-phi", "phi constant at 0.5"))
-
-
 def standing_section(results: dict, grid_lr: str | None = None) -> list[str]:
     """Where calibrated FastBioNER stands, computed from the results at each depth
     and dataset that has run: against the best baseline (by mean F1) and against the
@@ -232,7 +228,9 @@ def standing_section(results: dict, grid_lr: str | None = None) -> list[str]:
                       lambda m: f"bc5cdr/sweep-{m}-3-lr{grid_lr}", f"3 layers, table 0's grid at lr {grid_lr}",
                       ours_name))
     # The schedule variants that beat the triple on a first seed, judged by the same rule.
-    for slug, what in SCHEDULE_VARIANTS:
+    from paper_tables import SEEDED_ABLATIONS  # here: paper_tables imports this module to write
+
+    for slug, what in SEEDED_ABLATIONS.items():
         cases.append(("bc5cdr", 3, f"bc5cdr/{slug}-3", lambda m: f"bc5cdr/{m}-3", "3 layers",
                       f"{ours_name} with {what} (`bc5cdr/{slug}-3`)"))
     for ds, layers, ours_id, baseline_id, label, name in cases:

@@ -290,16 +290,13 @@ def scores_table(metrics: dict) -> list[str]:
 
 def mode_without(speed: dict) -> str:
     """What ``auto`` runs, by these checks, on a machine that lacks the mode chosen here
-    (a CPU without bfloat16, say), as :func:`fastbioner.precision.choose_precision` decides."""
-    from fastbioner.precision import Precision, checks_from_manifest, fastest_worth_its_loss
+    (a CPU without bfloat16, say): :func:`fastbioner.precision.auto_precision` over the
+    other modes."""
+    from fastbioner.precision import Precision, auto_precision, checks_from_manifest
 
-    checks = checks_from_manifest({"speed": speed})
     chosen = speed.get("precision")
-    others = [Precision(m) for m, c in checks.items() if m != chosen and (c.passes or m == "fp32")]
-    timed = [checks[m.value] for m in others]
-    if not others or not all(c.tokens_per_s for c in timed) or len({c.hardware for c in timed}) > 1:
-        return "float32"
-    mode = fastest_worth_its_loss(others, checks).value
+    mode = auto_precision([m for m in Precision if m not in (Precision.AUTO,) and m.value != chosen],
+                          checks_from_manifest({"speed": speed})).value
     return "float32" if mode == "fp32" else mode
 
 

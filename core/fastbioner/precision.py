@@ -150,10 +150,7 @@ def checks_from_manifest(manifest: Mapping[str, Any] | None) -> dict[str, Precis
 def choose_precision(requested: str | Precision, device,
                      checks: Mapping[str, PrecisionCheck] | None = None) -> Precision:
     """The mode to run in. A named mode is honoured if the device runs it (error if
-    not); ``auto`` takes the fastest available mode whose recorded check passes (by
-    the speeds recorded with the checks when they were timed on one machine, else in
-    :func:`available_precisions`' order), and float32 when none has passed (or none
-    was measured)."""
+    not); ``auto``: :func:`auto_precision` over the modes the device offers."""
     try:
         requested = Precision(requested)
     except ValueError:
@@ -168,7 +165,14 @@ def choose_precision(requested: str | Precision, device,
             raise FastBioNERError(f"precision {requested.value} is not available on {device.type} ({hint}); "
                                   f"available: {', '.join(p.value for p in offered)}")
         return requested
-    checks = checks or {}
+    return auto_precision(offered, checks or {})
+
+
+def auto_precision(offered: list[Precision], checks: Mapping[str, PrecisionCheck]) -> Precision:
+    """What ``auto`` runs where ``offered`` are the modes: the fastest whose recorded
+    check passes, weighed against its F1 loss (:func:`fastest_worth_its_loss`) when the
+    modes were timed on one machine, else in ``offered``'s order; float32 when none has
+    passed (or none was measured)."""
     passing = [m for m in offered if m is not Precision.FP32 and checks.get(m.value) is not None
                and checks[m.value].passes]
     if not passing:
