@@ -181,10 +181,11 @@ def mode_records(timed: Mapping[str, tuple[list[list[Span]], SpeedResult]], f1: 
     """Per-mode records from a side-by-side timing that includes ``fp32``."""
     reference = timed[Precision.FP32.value][0]
     out = {}
+    run = now_iso()  # one date for the run: auto compares the speeds of modes timed together
     for mode, (spans, speed) in timed.items():
         agreement = span_agreement(reference, spans)
         check = PrecisionCheck(mode, agreement.f1, f1.get(mode), f1.get(Precision.FP32.value),
-                               speed.documents, data, hardware, now_iso(), round(speed.tokens_per_s, 1))
+                               speed.documents, data, hardware, run, round(speed.tokens_per_s, 1))
         out[mode] = mode_record(speed, agreement, check)
     return out
 

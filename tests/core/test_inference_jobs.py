@@ -230,6 +230,10 @@ def test_auto_pays_for_speed_with_f1_only_when_the_speed_is_worth_it(monkeypatch
     monkeypatch.setattr(precision, "available_precisions", lambda device: [Precision.FP32, Precision.INT8])
     assert choose_precision("auto", cpu, {"fp32": fp32, "bf16": bf16, "int8": int8}) is Precision.INT8
     assert choose_precision("auto", cpu, {"fp32": check("fp32", 5000, 0.8409), "int8": int8}) is Precision.FP32
+    # float32 measured again alone, in a later run: its speed does not compare with int8's.
+    later = PrecisionCheck("fp32", agreement=1.0, f1=0.8409, f1_fp32=0.8409, hardware="EPYC",
+                           tokens_per_s=5000, date="2026-12-02T09:00:00+00:00")
+    assert choose_precision("auto", cpu, {"fp32": later, "int8": int8}) is Precision.INT8
 
 
 def test_named_precision_that_the_device_lacks_is_a_clear_error():
