@@ -109,6 +109,9 @@ class PrecisionCheck:
     hardware: str = ""
     date: str = ""
     tokens_per_s: float | None = None  # this mode's speed in the same run (on ``hardware``)
+    # tokens_per_s over float32's in that run: survives float32 being measured again
+    # alone later (a new float32 speed from another run does not compare with this one).
+    speedup: float | None = None
 
     @property
     def f1_loss_points(self) -> float | None:
@@ -170,42 +173,54 @@ def choose_precision(requested: str | Precision, device,
 
 def auto_precision(offered: list[Precision], checks: Mapping[str, PrecisionCheck]) -> Precision:
     """What ``auto`` runs where ``offered`` are the modes: the fastest whose recorded
-    check passes, weighed against its F1 loss (:func:`fastest_worth_its_loss`) when the
-    modes were timed on one machine, else in ``offered``'s order; float32 when none has
+    check passes, weighed against its F1 loss (:func:`fastest_worth_its_loss`) when
+    the speeds compare (each mode's speedup over float32 in its own run, or tokens/s
+    of modes timed in one run), else in ``offered``'s order; float32 when none has
     passed (or none was measured)."""
     passing = [m for m in offered if m is not Precision.FP32 and checks.get(m.value) is not None
                and checks[m.value].passes]
     if not passing:
         return Precision.FP32
-    # float32 competes too when it was timed in the same run: a mode that costs F1 must
-    # be worth it against it.
-    fp32 = checks.get(Precision.FP32.value)
-    candidates = passing + ([Precision.FP32] if fp32 is not None and fp32.tokens_per_s else [])
-    timed = [checks[m.value] for m in candidates]
-    if len(candidates) > 1 and all(c.tokens_per_s for c in timed) and \
-            len({(c.hardware, c.date) for c in timed}) == 1:
+    ratios = {m: speedup_over_fp32(checks[m.value], checks.get(Precision.FP32.value)) for m in passing}
+    if all(r is not None for r in ratios.values()):
+        # float32 competes too: a mode that costs F1 must be worth it against it.
+        return fastest_worth_its_loss(passing + [Precision.FP32], checks, {**ratios, Precision.FP32: 1.0})
+    timed = [checks[m.value] for m in passing]
+    if len(passing) > 1 and all(c.tokens_per_s for c in timed) and len({(c.hardware, c.date) for c in timed}) == 1:
         # Timed side by side, in one run on one machine: the fastest (int8 beat bf16 by
         # 1.4x for the convolutional student on an AVX512-BF16 EPYC, at the same F1), not
-        # a fixed order. Speeds from two runs (float32 measured again alone) do not compare.
-        return fastest_worth_its_loss(candidates, checks)
+        # a fixed order.
+        return fastest_worth_its_loss(passing, checks, {m: float(c.tokens_per_s) for m, c in zip(passing, timed)})
     return passing[0]
 
 
-def fastest_worth_its_loss(modes: list[Precision], checks: Mapping[str, PrecisionCheck]) -> Precision:
-    """The fastest of ``modes`` (each timed in one run), unless it loses more F1 than
-    a mode at least 1/:data:`SPEEDUP_WORTH_F1` of its speed: then the most accurate
-    such mode. Losses within :data:`SAME_F1_POINTS` count as equal."""
+def speedup_over_fp32(check: PrecisionCheck, fp32: PrecisionCheck | None) -> float | None:
+    """``check``'s tokens/s over float32's in the same run: recorded, or worked out
+    from a float32 check of that run (manifests written before ``speedup`` was); None
+    when the two were not timed together."""
+    if check.speedup:
+        return check.speedup
+    if fp32 is None or not check.tokens_per_s or not fp32.tokens_per_s or \
+            (check.hardware, check.date) != (fp32.hardware, fp32.date):
+        return None
+    return check.tokens_per_s / fp32.tokens_per_s
+
+
+def fastest_worth_its_loss(modes: list[Precision], checks: Mapping[str, PrecisionCheck],
+                           speeds: Mapping[Precision, float]) -> Precision:
+    """The fastest of ``modes`` by ``speeds`` (which compare), unless it loses more F1
+    than a mode at least 1/:data:`SPEEDUP_WORTH_F1` of its speed: then the most
+    accurate such mode. Losses within :data:`SAME_F1_POINTS` count as equal; float32
+    loses none."""
     def loss(m: Precision) -> float:
-        return checks[m.value].f1_loss_points or 0.0
+        check = checks.get(m.value)
+        return (check.f1_loss_points if check is not None else None) or 0.0
 
-    def speed(m: Precision) -> float:
-        return float(checks[m.value].tokens_per_s)
-
-    fastest = max(modes, key=speed)
-    for m in sorted(modes, key=lambda m: (loss(m), -speed(m))):  # most accurate first
+    fastest = max(modes, key=lambda m: speeds[m])
+    for m in sorted(modes, key=lambda m: (loss(m), -speeds[m])):  # most accurate first
         if loss(m) >= loss(fastest) - SAME_F1_POINTS:
             return fastest
-        if speed(m) * SPEEDUP_WORTH_F1 >= speed(fastest):
+        if speeds[m] * SPEEDUP_WORTH_F1 >= speeds[fastest]:
             return m
     return fastest
 

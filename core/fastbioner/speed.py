@@ -179,13 +179,14 @@ def speed_record(modes: Mapping[str, Mapping[str, Any]], device, threads: int, d
 def mode_records(timed: Mapping[str, tuple[list[list[Span]], SpeedResult]], f1: Mapping[str, float | None],
                  data: str, hardware: str) -> dict[str, dict[str, Any]]:
     """Per-mode records from a side-by-side timing that includes ``fp32``."""
-    reference = timed[Precision.FP32.value][0]
+    reference, fp32_speed = timed[Precision.FP32.value]
     out = {}
     run = now_iso()  # one date for the run: auto compares the speeds of modes timed together
     for mode, (spans, speed) in timed.items():
         agreement = span_agreement(reference, spans)
+        speedup = round(speed.tokens_per_s / fp32_speed.tokens_per_s, 4) if fp32_speed.tokens_per_s else None
         check = PrecisionCheck(mode, agreement.f1, f1.get(mode), f1.get(Precision.FP32.value),
-                               speed.documents, data, hardware, run, round(speed.tokens_per_s, 1))
+                               speed.documents, data, hardware, run, round(speed.tokens_per_s, 1), speedup)
         out[mode] = mode_record(speed, agreement, check)
     return out
 

@@ -7,6 +7,7 @@ import json
 import random
 import shutil
 import sys
+from dataclasses import replace
 
 import pytest
 
@@ -230,10 +231,16 @@ def test_auto_pays_for_speed_with_f1_only_when_the_speed_is_worth_it(monkeypatch
     monkeypatch.setattr(precision, "available_precisions", lambda device: [Precision.FP32, Precision.INT8])
     assert choose_precision("auto", cpu, {"fp32": fp32, "bf16": bf16, "int8": int8}) is Precision.INT8
     assert choose_precision("auto", cpu, {"fp32": check("fp32", 5000, 0.8409), "int8": int8}) is Precision.FP32
-    # float32 measured again alone, in a later run: its speed does not compare with int8's.
+    # float32 measured again alone, in a later run: its speed does not compare with int8's;
+    # int8's speedup over float32 in its own run does, and decides as it did then.
     later = PrecisionCheck("fp32", agreement=1.0, f1=0.8409, f1_fp32=0.8409, hardware="EPYC",
-                           tokens_per_s=5000, date="2026-12-02T09:00:00+00:00")
+                           tokens_per_s=2000, date="2026-12-02T09:00:00+00:00")
     assert choose_precision("auto", cpu, {"fp32": later, "int8": int8}) is Precision.INT8
+    slow_int8 = PrecisionCheck("int8", agreement=0.95, f1=0.8384, f1_fp32=0.8409, hardware="EPYC",
+                               tokens_per_s=4200, speedup=1.2)
+    assert choose_precision("auto", cpu, {"fp32": later, "int8": slow_int8}) is Precision.FP32
+    assert choose_precision("auto", cpu, {"fp32": later, "int8": replace(slow_int8, speedup=1.7)}) \
+        is Precision.INT8
 
 
 def test_named_precision_that_the_device_lacks_is_a_clear_error():
@@ -291,6 +298,7 @@ def test_benchmark_command_records_speed_and_auto_follows_it(trained, tmp_path, 
     assert fp32["documents"] == 10 and fp32["tokens_per_s"] > 0 and speed["hardware"]
     for mode, record in speed["modes"].items():
         assert record["default_allowed"] == (record["f1_loss_points"] <= 0.3)
+        assert record["speedup"] == pytest.approx(record["tokens_per_s"] / fp32["tokens_per_s"], rel=0.01)
     assert Tagger.load("tiny-tagger").precision.value == speed["precision"]
     # Measured again in float32 only (as on a machine without the reduced modes): the
     # earlier checks stay, and auto still follows them.
