@@ -107,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
         figures["batches"] = report("at step 0, as configured")
         if "attention" in objective.method.term_names and objective.capture_kind == "scores":
             figures["attention_forms"] = attention_forms(objective, first, attention_mse)
-        if config.method.calibrate == "none":
+        if objective.method.calibrate == "none":
             cal = calibrate(objective, first, params, total, config.method.calibration_ratio)
             print("\n(--calibrate grad-norm would scale: "
                   + (", ".join(f"{n} x{v:.4g}" for n, v in cal.scales.items()) or "nothing") + ")")

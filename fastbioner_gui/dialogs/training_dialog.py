@@ -234,14 +234,28 @@ class TrainingDialog(QDialog):
         self.temperature = QDoubleSpinBox(minimum=0.1, maximum=20, singleStep=0.5, value=1.0)
         # Each method starts from its own temperature (hinton and pkd: 2).
         self.method.currentTextChanged.connect(lambda m: self.temperature.setValue(methods[m][1]))
-        self.method.currentTextChanged.connect(lambda m: self.b.setEnabled(m == "fastbioner"))
         self.b = QDoubleSpinBox(minimum=0.0, maximum=1.0, singleStep=0.05, value=0.3, decimals=2)
-        self.b.setToolTip("fastbioner method: phi(s) = max(1 - exp(s/G + b - 1), 0)")
+        self.b.setToolTip("fastbioner methods: phi(s) = max(1 - exp(s/G + b - 1), 0)")
         self.advanced = AdvancedMethodSettings()
+        self.method.currentTextChanged.connect(self._method_changed)
+        self._method_changed(self.method.currentText())
         # The method's own settings are research settings too: first in the Advanced section.
         self.advanced.form.insertRow(0, "Method", self.method)
         self.advanced.form.insertRow(1, "Temperature T", self.temperature)
         self.advanced.form.insertRow(2, "b (phi offset)", self.b)
+
+    def _method_changed(self, name: str) -> None:
+        """The method's own b (its dynamic phi's offset), calibration and attention form."""
+        from fastbioner.distill.methods import METHODS
+
+        method = METHODS.get(name)
+        if method is None:
+            return
+        dynamic = method.schedule.name == "dynamic"
+        self.b.setEnabled(dynamic)
+        if dynamic:
+            self.b.setValue(method.schedule.b)
+        self.advanced.follow(method)
 
     def _cpu_bf16_allowed(self) -> None:
         from fastbioner.precision import cpu_flags_say_bf16  # torch-free: the GUI thread
@@ -413,7 +427,7 @@ class TrainingDialog(QDialog):
         student = StudentConfig(source=source, layers=None if source in SMALL_SOURCES else self.layer_count())
         method = self.advanced.apply(MethodConfig(
             name=self.method.currentText(), temperature=self.temperature.value(),
-            b=self.b.value() if self.method.currentText() == "fastbioner" else None))
+            b=self.b.value() if self.b.isEnabled() else None))
         teacher = self.new_teacher_name() if self.fine_tune_first.isChecked() else self.teacher.currentText().strip()
         return DistillConfig(teacher=teacher, student=student, method=method,
                              train_files=train, dev_file=dev, training=training)

@@ -45,13 +45,14 @@ class LearningRateBox(QDoubleSpinBox):
 class AdvancedMethodSettings(QWidget):
     """The research settings of a distillation method, folded away by default: a
     weight per loss term, calibration of the matching terms, and how attention maps
-    are compared. Defaults come from :class:`MethodConfig`, as the CLI's do.
+    are compared. Defaults come from :class:`MethodConfig` and the chosen method's own
+    (:meth:`follow`), as the CLI's do.
 
     A check box opens the section and makes its settings count; folded, the section
     is that one line (a checkable group box would leave an empty frame)."""
 
     def __init__(self, parent: QWidget | None = None):
-        from fastbioner.distill.methods import ATTENTION_FORMS, TERM_NAMES, MethodConfig
+        from fastbioner.distill.methods import ATTENTION_FORMS, METHODS, TERM_NAMES, MethodConfig
 
         super().__init__(parent)
         defaults = MethodConfig()
@@ -72,11 +73,10 @@ class AdvancedMethodSettings(QWidget):
         form.addRow("Term weights", grid)
         self.calibrate = QCheckBox("scale each matching term so its gradient norm at the start equals the "
                                    "gold labels'")
-        self.calibrate.setChecked(defaults.calibrate != "none")
         form.addRow("Calibration", self.calibrate)
         self.attention = QComboBox()
         self.attention.addItems(ATTENTION_FORMS)
-        self.attention.setCurrentText(defaults.attention)
+        self.follow(METHODS[defaults.name])
         self.attention.setToolTip("scores: QK^T/sqrt(d_k) (the paper's); centred: the same with each query "
                                   "row's mean removed (softmax ignores it); probs: after softmax")
         form.addRow("Attention maps", self.attention)
@@ -86,6 +86,12 @@ class AdvancedMethodSettings(QWidget):
         layout.addWidget(self.body)
         self.body.setVisible(False)
         self.toggled.connect(self.body.setVisible)
+
+    def follow(self, method) -> None:  # noqa: ANN001 - a distill.methods.Method
+        """Show ``method``'s own calibration and attention form (the dialog calls this
+        when the method changes, as the CLI takes them from the method unless told)."""
+        self.calibrate.setChecked(method.calibrate != "none")
+        self.attention.setCurrentText(method.attention)
 
     def isChecked(self) -> bool:  # noqa: N802 - the check box's name
         return self.header.isChecked()

@@ -80,6 +80,31 @@ def test_calibration_is_measured_recorded_and_evens_out_the_gradient_norms(train
     assert json.loads(json.dumps(training["calibration"])) == training["calibration"]
 
 
+def test_a_method_brings_its_own_calibration_and_attention_form_unless_told(trained, tmp_path):
+    """fastbioner-cal calibrates and centres attention scores by itself; the manifest
+    saves what the run used, and an explicit setting overrides the method's."""
+    registry = fresh_registry(trained, tmp_path)
+    _, bio = trained
+    own = MethodConfig(name="fastbioner-cal")
+    assert own.calibrate is None and own.attention is None  # left to the method
+    result = distill(config(bio, "fastbioner-cal", epochs=1, dev=False, m={"calibration_batches": 1}), "own",
+                     registry=registry)
+    manifest = registry.get("own").manifest.to_dict()
+    saved = manifest["config"]["method"]
+    assert (saved["calibrate"], saved["attention"], saved["b"], saved["temperature"]) == \
+        ("grad-norm", "centred", 0.0, 2.0)
+    assert "calibration" in manifest["training"] and any("calibrated term scales" in n for n in result.notes)
+    distill(config(bio, "fastbioner-cal", epochs=1, dev=False, m={"calibrate": "none", "attention": "scores"}),
+            "told", registry=registry)
+    manifest = registry.get("told").manifest.to_dict()
+    assert (manifest["config"]["method"]["calibrate"], manifest["config"]["method"]["attention"]) == \
+        ("none", "scores")
+    assert "calibration" not in manifest["training"]
+    # the paper's method keeps its literal form
+    paper = MethodConfig(name="fastbioner").to_method()
+    assert (paper.calibrate, paper.attention, paper.schedule.b, paper.temperature) == ("none", "scores", 0.3, 1.0)
+
+
 def test_calibration_of_a_resumed_run_is_the_one_its_first_start_measured(trained, tmp_path):
     from fastbioner.jobs import Cancelled, CancelToken
 

@@ -308,6 +308,27 @@ def test_the_advanced_section_sets_term_weights_calibration_and_attention(window
     dialog.reject()
 
 
+def test_the_dialog_shows_each_methods_own_b_calibration_and_attention(window, tiny_teacher):
+    """Choosing a method shows its own settings, as the CLI takes them: fastbioner-cal
+    calibrated, centred, b = 0; the paper's fastbioner uncalibrated, scores, b = 0.3;
+    b only for a dynamic schedule."""
+    from fastbioner.distill.methods import METHODS
+
+    dialog = _dialog(window, tiny_teacher)
+    for name in ("fastbioner-cal", "fastbioner", "hinton"):
+        own = METHODS[name]
+        dialog.method.setCurrentText(name)
+        assert dialog.advanced.calibrate.isChecked() == (own.calibrate != "none")
+        assert dialog.advanced.attention.currentText() == own.attention
+        assert dialog.b.isEnabled() == (own.schedule.name == "dynamic")
+        if dialog.b.isEnabled():
+            assert dialog.b.value() == pytest.approx(own.schedule.b)
+        built = dialog.build_config().method.to_method()
+        assert (built.calibrate, built.attention, built.schedule.b) == (own.calibrate, own.attention,
+                                                                       own.schedule.b)
+    dialog.reject()
+
+
 def test_training_on_curated_work_takes_reviewed_documents_with_gold_and_accepted_entities(window, tiny_teacher,
                                                                                            qtbot):
     from fastbioner.documents import Source

@@ -64,6 +64,14 @@ class Method:
     terms: tuple[Term, ...]
     temperature: float = 1.0
     summary: str = ""
+    calibrate: str = "none"      # the method's own; MethodConfig.calibrate overrides it
+    attention: str = "scores"    # the method's own; MethodConfig.attention overrides it
+
+    @property
+    def capture_kind(self) -> str:
+        """What the hooks capture: probabilities, or scores (centred ones are scores
+        centred in the loss)."""
+        return "probs" if self.attention == "probs" else "scores"
 
     def weights(self, step: int, total_steps: int) -> tuple[float, dict[str, float]]:
         """The schedule's ``w`` and every term's weight at ``step``."""
@@ -119,6 +127,16 @@ METHODS: dict[str, Method] = {
         "fastbioner", ScheduleConfig("dynamic", b=0.3),
         (Term("soft", "w"), Term("gold", "1-w"), Term("hidden", "w"), Term("attention", "w")),
         summary="dynamic phi over soft, gold and intermediate-layer terms (FastBioNER)"),
+    # FastBioNER as the tables support it (docs/benchmarks.md, "Where FastBioNER stands"):
+    # each matching term calibrated to the gold term's gradient norm, attention scores
+    # row-centred, T = 2 as every soft-label method, and phi with b = 0 (it decays to 0
+    # only at the last step: the matching terms helped to the end of training).
+    "fastbioner-cal": Method(
+        "fastbioner-cal", ScheduleConfig("dynamic", b=0.0),
+        (Term("soft", "w"), Term("gold", "1-w"), Term("hidden", "w"), Term("attention", "w")),
+        temperature=2.0, calibrate="grad-norm", attention="centred",
+        summary="FastBioNER calibrated: matching terms scaled to the gold term's gradient norm, centred "
+                "attention scores, T = 2, phi with b = 0"),
 }
 METHOD_NAMES = tuple(METHODS)
 
@@ -140,29 +158,27 @@ class MethodConfig(Settings):
     scale_by_t2: bool = opt(True, "do not scale the soft-label term by T^2", flag="--no-t2", kind="negate")
     drop_terms: list[str] = opt(help=f"leave out loss terms (ablations): {', '.join(TERM_NAMES)}", factory=list,
                                 metavar="T1,T2", kind="comma-list")
-    attention: str = opt("scores", "attention maps to match: scores QK^T/sqrt(d_k) before softmax (the "
-                                   "paper's); centred: the same with each query row's mean removed (softmax "
-                                   "ignores it); probs: probabilities after softmax", choices=ATTENTION_FORMS)
+    attention: str | None = opt(None, "attention maps to match: scores QK^T/sqrt(d_k) before softmax (the "
+                                      "paper's); centred: the same with each query row's mean removed "
+                                      "(softmax ignores it); probs: probabilities after softmax (default: the "
+                                      "method's own: centred for fastbioner-cal, else scores)",
+                                choices=ATTENTION_FORMS)
     term_weights: dict[str, float] = opt(
         help=f"weight of one loss term, multiplying the method's own (repeat for several; terms: "
              f"{', '.join(TERM_NAMES)}); e.g. --term-weight attention=0.01. Every weight 1 and --calibrate "
              f"none is the paper's literal form", flag="--term-weight", factory=dict, metavar="TERM=W",
         kind="term-weights")
-    calibrate: str = opt("none", "grad-norm: before training, scale each matching term (hidden, attention, "
-                                 "...) so its weighted gradient norm equals the gold term's (recorded in the "
-                                 "manifest)", choices=CALIBRATIONS)
+    calibrate: str | None = opt(None, "grad-norm: before training, scale each matching term (hidden, "
+                                      "attention, ...) so its weighted gradient norm equals the gold term's "
+                                      "(recorded in the manifest); none: the weights as given (default: the "
+                                      "method's own: grad-norm for fastbioner-cal, else none)",
+                                choices=CALIBRATIONS)
     calibration_batches: int = opt(4, "batches the calibration averages over", metavar="N")
     calibration_ratio: float = opt(1.0, "each matching term's gradient norm as a multiple of the gold term's",
                                    metavar="R")
     projection_init: str = opt("lstsq", "W_h of a student of another width: least-squares fit on the first "
                                         "batches, or random", choices=("lstsq", "random"))
     projection_lr: float | None = opt(None, "peak learning rate of W_h (default: the student's)", metavar="LR")
-
-    @property
-    def capture_kind(self) -> str:
-        """What the hooks capture: probabilities, or scores (centred ones are scores
-        centred in the loss)."""
-        return "probs" if self.attention == "probs" else "scores"
 
     def validate(self) -> None:
         if self.name not in METHODS:
@@ -174,9 +190,9 @@ class MethodConfig(Settings):
             if not isinstance(weight, (int, float)) or isinstance(weight, bool) or not weight >= 0 \
                     or weight == float("inf"):
                 raise ConfigError(f"the weight of term {term} must be a finite number >= 0, not {weight!r}")
-        if self.attention not in ATTENTION_FORMS:
+        if self.attention not in (None, *ATTENTION_FORMS):
             raise ConfigError(f"attention must be one of {', '.join(ATTENTION_FORMS)}")
-        if self.calibrate not in CALIBRATIONS:
+        if self.calibrate not in (None, *CALIBRATIONS):
             raise ConfigError(f"calibrate must be one of {', '.join(CALIBRATIONS)}")
         if self.calibration_batches < 1 or not self.calibration_ratio > 0:
             raise ConfigError("calibration needs at least 1 batch and a positive ratio")
@@ -209,6 +225,7 @@ class MethodConfig(Settings):
             raise ConfigError(f"method {self.name} has no loss term left after dropping "
                                   f"{', '.join(self.drop_terms)}")
         temperature = self.temperature if self.temperature is not None else base.temperature
-        method = replace(base, schedule=sched, terms=terms, temperature=temperature)
+        method = replace(base, schedule=sched, terms=terms, temperature=temperature,
+                         calibrate=self.calibrate or base.calibrate, attention=self.attention or base.attention)
         method.check_learnable()
         return method

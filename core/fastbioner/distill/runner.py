@@ -123,10 +123,11 @@ def usable_method(method: Method, student: BuiltStudent, notes: list[str]) -> Me
 
 def resolved_config(config: DistillConfig, method: Method) -> DistillConfig:
     """The config with every method setting it left to the method filled in, as the
-    run used it (the manifest's copy): schedule, b, alpha, temperature, W_h's rate."""
+    run used it (the manifest's copy): schedule, b, alpha, temperature, calibration,
+    attention form, W_h's rate."""
     mc = config.method
     resolved = replace(mc, schedule=method.schedule.name, b=method.schedule.b, alpha=method.schedule.alpha,
-                       temperature=method.temperature,
+                       temperature=method.temperature, calibrate=method.calibrate, attention=method.attention,
                        projection_lr=mc.projection_lr or config.training.learning_rate)
     return replace(config, method=resolved)
 
@@ -134,7 +135,7 @@ def resolved_config(config: DistillConfig, method: Method) -> DistillConfig:
 def _teacher_source(config: DistillConfig, method: Method, built: BuiltStudent, teacher, teacher_path: Path,
                     data: EncodedData, registry: Registry, device: torch.device, reporter: ProgressReporter,
                     cleanup: contextlib.ExitStack, notes: list[str]):
-    needs = teacher_needs(method, built.mapping, built.model, teacher, config.method.capture_kind)
+    needs = teacher_needs(method, built.mapping, built.model, teacher, method.capture_kind)
     if not method.needs_teacher:
         return None, {"mode": "unused"}
     mode = config.teacher_cache
@@ -227,7 +228,7 @@ def prepare_run(config: DistillConfig, method: Method, registry: Registry, repor
     shared = same_vocabulary(built.tokenizer, t_tok)
     run_method = usable_method(method, built, notes)
     for model in (teacher, built.model):
-        prepare_for_capture(model, config.method.capture_kind if run_method.uses("attention") else None)
+        prepare_for_capture(model, run_method.capture_kind if run_method.uses("attention") else None)
 
     reporter.emit(message="reading the training data")
     train = read_bio_files(config.train_files)
@@ -256,7 +257,7 @@ def prepare_run(config: DistillConfig, method: Method, registry: Registry, repor
     gold = built.model.gold_loss if has_crf else make_token_loss(config.loss, len(labels), data.label_ids)
     objective = DistillationObjective(
         built.model, run_method, source, built.mapping, gold, parts, config.method.scale_by_t2,
-        config.method.attention, None if shared else SubwordAligner(t_tok, built.tokenizer))
+        run_method.attention, None if shared else SubwordAligner(t_tok, built.tokenizer))
     if config.extra_teachers and run_method.uses("soft"):
         # Soft labels per word of the sequences the windows index (with packed context a
         # document's sentences joined), so ``Window.sentence`` finds them.
@@ -389,7 +390,7 @@ def _start_objective(objective: DistillationObjective, batches: PairedBatches, c
             out["projection_fit_mse"] = {n: round(v, 6) for n, v in fitted.items()}
             notes.append("W_h fitted by least squares on the first batches: "
                          + ", ".join(f"{n} MSE {v:.4f}" for n, v in fitted.items()))
-        if mc.calibrate != "none":
+        if objective.method.calibrate != "none":
             saved = Calibration.load(ckpt) if resume else None
             if saved is None:
                 reporter.emit(message=f"calibrating the matching terms on {k} batches")
