@@ -84,14 +84,17 @@ class TrainingDialog(QDialog):
         self.learning_rate = LearningRateBox(TrainingConfig().learning_rate)
         self.batch_size = QSpinBox(minimum=1, maximum=1024, value=16)
         if kind == "distill":
-            from fastbioner.distill.config import default_epochs, default_learning_rate
+            from fastbioner.distill.config import default_epochs, default_learning_rate, default_method
 
             # A recurrent student learns from scratch at a larger rate, a convolutional one
-            # for more epochs; the CLI's rules, from core.
+            # for more epochs, one of another tokenizer by soft and gold labels only; the
+            # CLI's rules, from core.
             self.student_source.currentTextChanged.connect(
                 lambda source: self.learning_rate.setValue(default_learning_rate(source.strip())))
             self.student_source.currentTextChanged.connect(
                 lambda source: self.epochs.setValue(default_epochs(source.strip())))
+            self.student_source.currentTextChanged.connect(
+                lambda source: self.method.setCurrentText(default_method(source.strip())))
         self.device = QComboBox()
         self.device.addItems(DEVICES)
         self.device.setCurrentText(settings.device)
@@ -169,8 +172,9 @@ class TrainingDialog(QDialog):
         for r in RECIPES:
             self.recipe.addItem(f"{r.name}: {r.summary}", r.name)
         self.recipe.addItem(f"{CUSTOM}: the settings below, as set by hand", CUSTOM)
-        self.recipe.setToolTip("Each recipe distils the teacher's own layers with soft and gold labels "
-                               f"(Hinton's method, T=2) at the CLI's learning rate for {RECIPE_EPOCHS} epochs")
+        self.recipe.setToolTip("Each recipe distils the teacher's own layers by calibrated FastBioNER "
+                               "(fastbioner-cal: soft and gold labels plus the teacher's hidden states and "
+                               f"attention, T=2) at the CLI's learning rate for {RECIPE_EPOCHS} epochs")
         self.recipe.currentIndexChanged.connect(lambda _i: self.apply_recipe())
         self.recipe_note = QLabel(RECIPE_NOTE)
         self.recipe_note.setWordWrap(True)

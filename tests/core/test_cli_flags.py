@@ -62,7 +62,8 @@ def test_every_setting_has_a_flag_with_the_configs_default(cls, command):
         value = defaults
         for part in path.split("."):
             value = getattr(value, part)
-        if path in ("training.learning_rate", "training.epochs", "student.layers") and command == "distill":
+        if path in ("training.learning_rate", "training.epochs", "student.layers", "method.name") and \
+                command == "distill":
             continue  # decided from the student once it is known (see test below)
         if action.required:
             continue  # no default: it must be given
@@ -85,13 +86,19 @@ def test_distill_defaults_follow_the_student():
     assert cfg.student.layers == 6 and cfg.training.learning_rate == DistillConfig().training.learning_rate
     assert cfg.training.learning_rate == TEACHER_LAYERS_LR  # table 0's rate for the teacher's own layers
     assert cfg.training.epochs == TEACHER_LAYERS_EPOCHS == DistillConfig().training.epochs == 6  # and epochs
-    assert cfg.method.name == "hinton" and cfg.method.temperature is None  # the method's own T (2)
+    # the method the tables support for the teacher's own layers, with its own T, calibration
+    # and attention form
+    assert cfg.method.name == "fastbioner-cal" and cfg.method.temperature is None
+    assert cfg.method.calibrate is None and cfg.method.attention is None
+    method = cfg.method.to_method()
+    assert (method.temperature, method.calibrate, method.attention) == (2.0, "grad-norm", "centred")
     cfg = config_from_args(parser.parse_args(base + ["--student-from", "some-org/some-encoder"]))
     assert cfg.training.learning_rate == TrainingConfig().learning_rate  # another encoder: fine-tuning's
     assert cfg.training.epochs == TrainingConfig().epochs
+    assert cfg.method.name == "hinton"  # soft and gold labels: any tokenizer, no layers to match
     cfg = config_from_args(parser.parse_args(base + ["--student-from", "bigru"]))
     assert cfg.training.learning_rate == RECURRENT_LR and cfg.student.source == "bigru"
-    assert cfg.training.epochs == TrainingConfig().epochs
+    assert cfg.training.epochs == TrainingConfig().epochs and cfg.method.name == "hinton"
     cfg = config_from_args(parser.parse_args(base + ["--student-from", "cnn", "--method", "fastbioner"]))
     assert cfg.training.epochs == CONV_EPOCHS and cfg.method.name == "fastbioner"
     cfg = config_from_args(parser.parse_args(base + ["--epochs", "2"]))

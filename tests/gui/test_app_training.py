@@ -152,14 +152,15 @@ def test_recipes_fill_the_settings_with_a_student_smaller_than_its_teacher(windo
     assert not dialog.fine_tune_first.isChecked()  # a teacher exists
     assert dialog.recipe.currentData() == "Balanced" and dialog.recipe_note.text() == RECIPE_NOTE
     assert "docs/benchmarks.md" in RECIPE_NOTE and "%" not in RECIPE_NOTE  # no accuracy claimed
-    from fastbioner.distill.config import default_learning_rate
+    from fastbioner.distill.config import default_learning_rate, default_method
 
     assert dialog.learning_rate.text() == f"{default_learning_rate('teacher'):g}"  # readable, the CLI's
     got = {}
     for name in ("Fast", "Balanced", "Accurate"):
         dialog.recipe.setCurrentIndex(dialog.recipe.findData(name))
         config = dialog.build_config(train=["unused.conll"])
-        assert config.method.name == "hinton" and config.method.temperature == 2.0
+        assert config.method.name == default_method("teacher") == "fastbioner-cal"
+        assert config.method.temperature == 2.0
         assert config.training.epochs == RECIPE_EPOCHS and config.training.learning_rate == pytest.approx(default_learning_rate("teacher"))
         got[name] = config.student.layers
     assert got == {"Fast": 3, "Balanced": 4, "Accurate": 5}  # never 6 layers of a 6-layer teacher

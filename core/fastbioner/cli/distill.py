@@ -29,13 +29,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                             f"{TEACHER_LAYERS_EPOCHS} for the teacher's own layers, {CONV_EPOCHS} for cnn, "
                             f"{TrainingConfig().epochs} otherwise)"},
         "student.layers": {"default": None},
+        "method.name": {"default": None, "help": "distillation method (default fastbioner-cal for the teacher's "
+                        "own layers, hinton for any other student)"},
         "teacher": {"action": "append"}})
     add_run_flags(p)
     p.set_defaults(func=distill_command)
 
 
 def config_from_args(args: argparse.Namespace):
-    from ..distill.config import SMALL_SOURCES, DistillConfig, default_epochs, default_learning_rate
+    from ..distill.config import SMALL_SOURCES, DistillConfig, default_epochs, default_learning_rate, default_method
 
     teachers = list(args.teacher)  # --teacher A --teacher B: the first is the one the student copies
     args = argparse.Namespace(**{**vars(args), "teacher": teachers[0],
@@ -51,6 +53,8 @@ def config_from_args(args: argparse.Namespace):
         config.training.learning_rate = default_learning_rate(config.student.source)
     if config.training.epochs is None:
         config.training.epochs = default_epochs(config.student.source)
+    if config.method.name is None:
+        config.method.name = default_method(config.student.source)
     return config
 
 

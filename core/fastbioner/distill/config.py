@@ -41,6 +41,16 @@ def default_epochs(source: str) -> int:
     return TrainingConfig().epochs
 
 
+def default_method(source: str) -> str:
+    """The method a student from ``source`` is distilled by unless told: the CLI, the
+    app's dialog and its recipes all take it from here. The teacher's own layers:
+    fastbioner-cal, which beat hinton beyond the spread at 3 layers (docs/benchmarks.md);
+    any other student: hinton (soft and gold labels), which needs neither the teacher's
+    tokenizer nor its layers, and which the tables support for those students (the
+    default model's recipe)."""
+    return "fastbioner-cal" if source == "teacher" else "hinton"
+
+
 def default_learning_rate(source: str) -> float:
     """The peak learning rate a student from ``source`` trains at unless told:
     the CLI and the app's dialog both take it from here. Any other encoder (a
