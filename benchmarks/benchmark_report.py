@@ -261,6 +261,32 @@ def standing_section(results: dict, grid_lr: str | None = None) -> list[str]:
         out.append(line + ".")
     if not out:
         return ["_No calibrated FastBioNER row has run yet._"]
+    return out + recommended_lines(results)
+
+
+def recommended_lines(results: dict) -> list[str]:
+    """The variant the defaults run (``--method fastbioner-cal``) against the other
+    calibrated variants at each depth where both have run, by the same rule."""
+    from paper_tables import RECOMMENDED, SEEDED_ABLATIONS
+
+    out = []
+    for ds in ("bc5cdr", "ncbi"):
+        for layers in (6, 4, 3):
+            ours = results.get(f"{ds}/{RECOMMENDED}-{layers}")
+            if not ours or ours.get("f1") is None:
+                continue
+            others = [(f"`{ds}/fastbioner-cal-{layers}` (the paper's phi)", results.get(f"{ds}/fastbioner-cal-{layers}"))]
+            others += [(f"`{ds}/{slug}-{layers}` ({what})", results.get(f"{ds}/{slug}-{layers}"))
+                       for slug, what in SEEDED_ABLATIONS.items() if slug != RECOMMENDED]
+            compared = [f"against {name}: {verdict(ours, other)}" for name, other in others
+                        if other and other.get("f1") is not None]
+            if compared:
+                out.append(f"- **{ds}, {layers} layers**: `{RECOMMENDED}` {f1_cell(ours)} " + "; ".join(compared) + ".")
+    if out:
+        out = ["", f"The command line's and the app's default for a student of the teacher's own layers, "
+               f"`--method fastbioner-cal`, runs `{RECOMMENDED}` ({SEEDED_ABLATIONS[RECOMMENDED]}), chosen by "
+               f"the 3-layer rows (the highest mean of the calibrated variants; b = 0 scored lower, with "
+               f"four times the spread):", ""] + out
     return out
 
 

@@ -81,7 +81,7 @@ def test_calibration_is_measured_recorded_and_evens_out_the_gradient_norms(train
 
 
 def test_a_method_brings_its_own_calibration_and_attention_form_unless_told(trained, tmp_path):
-    """fastbioner-cal calibrates and centres attention scores by itself; the manifest
+    """fastbioner-cal calibrates, centres attention scores and holds phi at 0.5 by itself; the manifest
     saves what the run used, and an explicit setting overrides the method's."""
     registry = fresh_registry(trained, tmp_path)
     _, bio = trained
@@ -91,8 +91,8 @@ def test_a_method_brings_its_own_calibration_and_attention_form_unless_told(trai
                      registry=registry)
     manifest = registry.get("own").manifest.to_dict()
     saved = manifest["config"]["method"]
-    assert (saved["calibrate"], saved["attention"], saved["b"], saved["temperature"]) == \
-        ("grad-norm", "centred", 0.0, 2.0)
+    assert (saved["calibrate"], saved["attention"], saved["schedule"], saved["alpha"], saved["temperature"]) == \
+        ("grad-norm", "centred", "constant", 0.5, 2.0)
     assert "calibration" in manifest["training"] and any("calibrated term scales" in n for n in result.notes)
     distill(config(bio, "fastbioner-cal", epochs=1, dev=False, m={"calibrate": "none", "attention": "scores"}),
             "told", registry=registry)
