@@ -36,6 +36,7 @@ from typing import Optional
 
 from .config import TeacherConfig
 from .distill.config import default_epochs, default_method
+from .distill.methods import METHODS
 from .errors import ModelError
 from .evaluation import EvaluationReport
 from .jobs import CancelToken, EventCallback, ProgressReporter, relay, run_job, sub_progress
@@ -68,7 +69,7 @@ class Recipe:
     layers: int
     summary: str
     method: str = default_method("teacher")
-    temperature: float = 2.0
+    temperature: float = METHODS[default_method("teacher")].temperature
     epochs: int = RECIPE_EPOCHS
 
     @property
