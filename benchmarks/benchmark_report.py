@@ -293,8 +293,7 @@ def recommended_lines(results: dict) -> list[str]:
     if out:
         out = ["", f"The command line's and the app's default for a student of the teacher's own layers, "
                f"`--method fastbioner-cal`, runs `{RECOMMENDED}` ({SEEDED_ABLATIONS[RECOMMENDED]}), chosen by "
-               f"the 3-layer rows (the highest mean of the calibrated variants; b = 0 scored lower, with "
-               f"four times the spread):", ""] + out
+               f"the 3-layer rows:", ""] + out
     return out
 
 

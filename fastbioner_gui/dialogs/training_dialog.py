@@ -35,13 +35,6 @@ STUDENT_SOURCES = ("teacher", *SMALL_SOURCES)
 CUSTOM = "Custom"  # the recipe shown once a setting is changed by hand
 
 
-def _methods() -> dict[str, tuple[str, float]]:
-    """Each method's one-line summary and its own temperature."""
-    from fastbioner.distill.methods import METHODS
-
-    return {name: (m.summary, m.temperature) for name, m in METHODS.items()}
-
-
 class TrainingDialog(QDialog):
     jobStarted = Signal(object)  # Job
 
@@ -230,14 +223,13 @@ class TrainingDialog(QDialog):
         layer_row.addStretch(1)
         form.addRow("Student", self.student_source)
         form.addRow("Student layers", layer_row)
+        from fastbioner.distill.methods import METHODS
+
         self.method = QComboBox()
-        methods = _methods()
-        for name, (summary, _t) in methods.items():
+        for name, method in METHODS.items():
             self.method.addItem(name)
-            self.method.setItemData(self.method.count() - 1, summary, Qt.ItemDataRole.ToolTipRole)
+            self.method.setItemData(self.method.count() - 1, method.summary, Qt.ItemDataRole.ToolTipRole)
         self.temperature = QDoubleSpinBox(minimum=0.1, maximum=20, singleStep=0.5, value=1.0)
-        # Each method starts from its own temperature (hinton and pkd: 2).
-        self.method.currentTextChanged.connect(lambda m: self.temperature.setValue(methods[m][1]))
         self.b = QDoubleSpinBox(minimum=0.0, maximum=1.0, singleStep=0.05, value=0.3, decimals=2)
         self.b.setToolTip("fastbioner methods: phi(s) = max(1 - exp(s/G + b - 1), 0)")
         self.advanced = AdvancedMethodSettings()
@@ -249,12 +241,14 @@ class TrainingDialog(QDialog):
         self.advanced.form.insertRow(2, "b (phi offset)", self.b)
 
     def _method_changed(self, name: str) -> None:
-        """The method's own b (its dynamic phi's offset), calibration and attention form."""
+        """Each method starts from its own settings: temperature (hinton, pkd and
+        fastbioner-cal: 2), b (its dynamic phi's offset), calibration and attention form."""
         from fastbioner.distill.methods import METHODS
 
         method = METHODS.get(name)
         if method is None:
             return
+        self.temperature.setValue(method.temperature)
         dynamic = method.schedule.name == "dynamic"
         self.b.setEnabled(dynamic)
         if dynamic:
