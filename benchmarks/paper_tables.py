@@ -256,6 +256,11 @@ def all_rows() -> list[Row]:
             rows.append(student_row(ds, 2, "fastbioner", layers, slug=f"fastbioner-cal-{layers}",
                                     extra_args=CALIBRATED, seeds=SEEDS if layers == 3 else (SEED,),
                                     title=f"fastbioner, calibrated, {layers} layers"))
+            if layers == 4:  # at 3 layers the same command is table 4's seeded row
+                rows.append(student_row(ds, 2, "fastbioner", layers, slug=f"{RECOMMENDED}-{layers}",
+                                        extra_args=SCHEDULE_VARIANTS[RECOMMENDED],
+                                        title=f"fastbioner, calibrated, phi constant at 0.5 (= --method "
+                                              f"fastbioner-cal), {layers} layers"))
             rows.append(student_row(ds, 2, "og", layers, seeds=SEEDS if layers == 3 else (SEED,)))
             rows.append(student_row(ds, 2, "hinton", layers, seeds=SEEDS if layers == 3 else (SEED,)))
             rows.append(student_row(ds, 2, "fastbioner", layers,
