@@ -305,3 +305,65 @@ def test_distillation_from_two_teachers_records_the_ensemble(trained, tmp_path):
     distill(single, "one", registry=registry, on_event=alone.append)
     first_alone = next(e.losses["soft"] for e in alone if e.stage == "distill" and "soft" in e.losses)
     assert soft[0] == pytest.approx(first_alone, rel=2e-2)
+
+
+def test_a_resumed_multi_teacher_run_reads_the_teachers_soft_labels_back(trained, tmp_path):
+    """Cancelled after the teachers' pass, resumed: the teachers are not run again
+    (their word logits come back from the run's checkpoint folder), and the finished
+    run leaves no checkpoint behind."""
+    import shutil
+
+    from fastbioner.cli.distill import config_from_args
+    from fastbioner.cli.main import build_parser
+    from fastbioner.jobs import Cancelled, CancelToken
+    from fastbioner.runs import checkpoint_folder
+
+    registry = fresh_registry(trained, tmp_path)
+    _, bio = trained
+    shutil.copytree(registry.root / "tiny-teacher", registry.root / "tiny-teacher-2")
+    cfg = config_from_args(build_parser().parse_args(
+        ["distill", "--teacher", "tiny-teacher", "--teacher", "tiny-teacher-2", "--train", str(bio),
+         "--name", "two", "--method", "hinton", "--layers", "2", "--epochs", "2", "--batch-size", "5",
+         "--lr", "1e-3", "--checkpoint-every", "1"]))
+    token = CancelToken()
+    first = []
+
+    def cancel_at_step_2(e):
+        first.append(e)
+        if e.stage == "distill" and e.step >= 2:
+            token.cancel()
+
+    with pytest.raises(Cancelled):
+        distill(cfg, "two", registry=registry, on_event=cancel_at_step_2, cancel=token)
+    assert sum(e.stage == "ensemble" and e.step > 0 for e in first) > 0  # the teachers ran
+    kept = sorted(p.name for p in checkpoint_folder(registry, "two").glob("soft-labels-*.npz"))
+    assert kept == ["soft-labels-tiny-teacher-2.npz", "soft-labels-tiny-teacher.npz"]
+    again = []
+    result = distill(cfg, "two", registry=registry, resume=True, on_event=again.append)
+    assert not any(e.stage == "ensemble" and e.step > 0 for e in again)  # no teacher ran again
+    assert any("read back from the run's checkpoint" in n for n in result.notes)
+    assert result.training.resumed_from == 2
+    assert not checkpoint_folder(registry, "two").exists()
+
+
+def test_stored_word_logits_are_read_only_under_their_own_key(tmp_path):
+    import numpy as np
+
+    from fastbioner.distill.ensemble import load_logits, logits_key, save_logits
+
+    weights = tmp_path / "model.safetensors"
+    weights.write_bytes(b"one teacher")
+    settings = {"labels": ["O", "B-X", "I-X"], "max_length": 128, "overlap": 16}
+    sentences = [["Aspirin", "helps"], ["Pain"]]
+    key = logits_key([weights], settings, sentences)
+    logits = [np.arange(6, dtype=np.float32).reshape(2, 3), np.ones((1, 3), np.float32)]
+    save_logits(tmp_path / "l.npz", key, logits)
+    back = load_logits(tmp_path / "l.npz", key)
+    assert [x.tolist() for x in back] == [x.tolist() for x in logits]
+    weights.write_bytes(b"another teacher")                       # retrained under the same name
+    assert logits_key([weights], settings, sentences) != key
+    assert logits_key([tmp_path / "model.safetensors"], settings, [["Aspirin", "helps"]]) != key
+    assert load_logits(tmp_path / "l.npz", "another key") is None
+    assert load_logits(tmp_path / "missing.npz", key) is None
+    (tmp_path / "bad.npz").write_bytes(b"not a zip")
+    assert load_logits(tmp_path / "bad.npz", key) is None

@@ -11,7 +11,10 @@ The first teacher stays the one whose layers the student copies and matches.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
@@ -46,6 +49,43 @@ def word_logits(model, tokenizer, labels: Sequence[str], sentences: Sequence[Seq
     stitched = WordEncoder.stitch(windows, values, len(sentences), fill=fill)
     return [np.stack(rows).astype(np.float32) if rows else np.zeros((0, len(labels)), np.float32)
             for rows in stitched]
+
+
+def logits_key(weight_files: Sequence[Path], settings: dict, sentences: Sequence[Sequence[str]]) -> str:
+    """What a teacher's word logits depend on: its weights (by content), the windowing
+    and labels (``settings``) and every word of every sentence."""
+    from .teacher_cache import weight_digests
+
+    h = hashlib.sha256()
+    for path, digest in weight_digests(weight_files):
+        h.update(f"{path.name}:{digest}".encode())
+    h.update(json.dumps(settings, sort_keys=True).encode())
+    for words in sentences:
+        h.update("\x1f".join(words).encode())
+        h.update(b"\x1e")
+    return h.hexdigest()
+
+
+def save_logits(path: Path, key: str, logits: Sequence[np.ndarray]) -> None:
+    """One teacher's word logits with their key, written whole or not at all."""
+    from ..fileio import atomic_write
+
+    flat = np.concatenate(logits) if logits else np.zeros((0, 0), np.float32)
+    with atomic_write(path, "wb", encoding=None) as fh:
+        np.savez(fh, key=np.array(key), flat=flat, lengths=np.array([len(x) for x in logits], np.int64))
+
+
+def load_logits(path: Path, key: str) -> list[np.ndarray] | None:
+    """The word logits stored at ``path`` if they were made under ``key``, else None
+    (no file, another teacher or data, an unreadable file)."""
+    try:
+        with np.load(path, allow_pickle=False) as stored:
+            if str(stored["key"]) != key:
+                return None
+            flat, lengths = stored["flat"], stored["lengths"]
+    except (OSError, ValueError, KeyError):
+        return None
+    return np.split(flat.astype(np.float32), np.cumsum(lengths)[:-1]) if len(lengths) else []
 
 
 def _softmax(x: np.ndarray, t: float = 1.0) -> np.ndarray:

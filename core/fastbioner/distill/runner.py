@@ -39,7 +39,7 @@ from .calibration import Calibration, calibrate, fit_projections
 from .capture import prepare_for_capture
 from .config import DistillConfig, StudentConfig
 from .data import EncodedData, PairedBatches, UnlabeledText, encode, read_unlabeled
-from .ensemble import TeacherEnsemble, word_logits
+from .ensemble import TeacherEnsemble, load_logits, logits_key, save_logits, word_logits
 from .methods import TOKEN_LEVEL_TERMS, Method
 from .objective import DistillationObjective, ObjectiveParts
 from ..models.convolutional import ConvTagger
@@ -210,11 +210,12 @@ class PreparedRun:
 
 
 def prepare_run(config: DistillConfig, method: Method, registry: Registry, reporter: ProgressReporter,
-                cleanup: contextlib.ExitStack, notes: list[str]) -> PreparedRun:
+                cleanup: contextlib.ExitStack, notes: list[str], keep_in: Path | None = None) -> PreparedRun:
     """Everything a distillation run trains with, built but not trained: the teacher
     and its outputs (cached or live; their clean-up on ``cleanup``), the student, the
     data and the objective. ``distill`` trains it; ``benchmarks/loss_scales.py``
-    measures its loss terms."""
+    measures its loss terms. ``keep_in``: the run's checkpoint folder, where several
+    teachers' soft labels are kept for a resumed run."""
     reporter.stage("prepare", message=f"loading the teacher {config.teacher}")
     t_entry = registry.resolve(config.teacher)
     teacher = freeze(load_token_classifier(t_entry.path))
@@ -262,33 +263,56 @@ def prepare_run(config: DistillConfig, method: Method, registry: Registry, repor
         # Soft labels per word of the sequences the windows index (with packed context a
         # document's sentences joined), so ``Window.sentence`` finds them.
         objective.ensemble = _ensemble(config, run_method, t_entry, teacher, t_tok, labels, data.sequences,
-                                       registry, device, reporter, notes)
+                                       registry, device, reporter, notes, keep_in)
     return PreparedRun(t_entry, teacher, built, labels, run_method, data, data_files, train, dev, device,
                        source, cache_info, parts, objective)
 
 
 def _ensemble(config: DistillConfig, method: Method, t_entry: ModelEntry, teacher, t_tok, labels: Sequence[str],
               words: list[list[str]], registry: Registry, device, reporter: ProgressReporter,
-              notes: list[str]) -> TeacherEnsemble:
-    """Every teacher's word-level soft labels on the training sentences, combined."""
+              notes: list[str], keep_in: Path | None = None) -> TeacherEnsemble:
+    """Every teacher's word-level soft labels on the training sentences, combined.
+    Each teacher's word logits are kept in ``keep_in`` (the run's checkpoint folder)
+    and read back by a resumed run made of the same teacher weights and sentences: a
+    base-size teacher's pass over the default model's 16k sentences takes a core
+    about ten minutes, which a cancel or a session's end would otherwise cost again."""
     enc = config.encoding
-    names, logits = [t_entry.name], []
-    logits.append(word_logits(teacher, t_tok, labels, words, enc.max_length, enc.window_overlap,
-                              config.training.eval_batch_size, reporter, device, t_entry.name))
-    for ref in config.extra_teachers:
-        entry = registry.resolve(ref)
-        model = freeze(load_token_classifier(entry.path))
-        if model_labels(model) != list(labels):
-            raise ModelError(f"teacher {entry.name} tags {', '.join(model_labels(model))}; the first teacher "
-                             f"tags {', '.join(labels)}: several teachers must share their labels")
-        logits.append(word_logits(model, load_tokenizer(entry.path), labels, words, enc.max_length,
-                                  enc.window_overlap, config.training.eval_batch_size, reporter, device,
-                                  entry.name))
+    settings = {"labels": list(labels), "max_length": enc.max_length, "overlap": enc.window_overlap}
+
+    def first_teacher():
+        return teacher, t_tok
+
+    def extra_teacher(entry: ModelEntry):
+        def load():
+            model = freeze(load_token_classifier(entry.path))
+            if model_labels(model) != list(labels):
+                raise ModelError(f"teacher {entry.name} tags {', '.join(model_labels(model))}; the first teacher "
+                                 f"tags {', '.join(labels)}: several teachers must share their labels")
+            return model, load_tokenizer(entry.path)
+        return load
+
+    entries = [(t_entry, first_teacher)] + [(e, extra_teacher(e)) for e in map(registry.resolve,
+                                                                               config.extra_teachers)]
+    names, logits, kept = [], [], []
+    for entry, load in entries:
+        key = logits_key(safetensors_files(Path(entry.path)), settings, words)
+        stored = keep_in / f"soft-labels-{entry.name}.npz" if keep_in else None
+        values = load_logits(stored, key) if stored else None
+        if values is None:
+            model, tokenizer = load()
+            values = word_logits(model, tokenizer, labels, words, enc.max_length, enc.window_overlap,
+                                 config.training.eval_batch_size, reporter, device, entry.name)
+            if stored and distributed.is_main():
+                save_logits(stored, key, values)
+            del model
+        else:
+            kept.append(entry.name)
         names.append(entry.name)
-        del model
+        logits.append(values)
     ensemble = TeacherEnsemble.build(names, logits, method.temperature, config.teacher_combination)
     notes.append(f"soft labels of {len(names)} teachers ({', '.join(names)}) combined by "
-                 f"{config.teacher_combination}")
+                 f"{config.teacher_combination}" + (f"; those of {', '.join(kept)} read back from the run's "
+                                                    "checkpoint" if kept else ""))
     return ensemble
 
 
@@ -304,7 +328,7 @@ def distill(config: DistillConfig, name: str, *, registry: Registry | None = Non
     def job(reporter: ProgressReporter) -> DistillResult:
         notes: list[str] = []
         with contextlib.ExitStack() as cleanup:
-            run = prepare_run(config, method, registry, reporter, cleanup, notes)
+            run = prepare_run(config, method, registry, reporter, cleanup, notes, keep_in=ckpt)
             t_entry, teacher, built, labels, run_method = (run.teacher_entry, run.teacher, run.built,
                                                            run.labels, run.method)
             data, data_files, dev, device, source = run.data, run.data_files, run.dev, run.device, run.source

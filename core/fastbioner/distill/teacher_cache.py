@@ -361,6 +361,20 @@ class TeacherCache:
                     folder.rmdir()
 
 
+def weight_digests(weight_files: Sequence[str | Path]) -> list[tuple[Path, str]]:
+    """Each weight file (sorted) with the SHA-256 of its contents: what a teacher's
+    outputs kept on disk are keyed by, so a retrained teacher of the same name never
+    reads another's."""
+    out = []
+    for path in sorted(Path(p) for p in weight_files):
+        digest = hashlib.sha256()
+        with open(path, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 22), b""):
+                digest.update(chunk)
+        out.append((path, digest.hexdigest()))
+    return out
+
+
 def shared_cache_key(teacher_weights: Sequence[str | Path], windows: Sequence[Window], needs: TeacherNeeds,
                      device_type: str) -> tuple[str, dict]:
     """A shared cache's folder name and what it was made from (written beside it,
@@ -370,13 +384,9 @@ def shared_cache_key(teacher_weights: Sequence[str | Path], windows: Sequence[Wi
     other low bits)."""
     h = hashlib.sha256()
     files = []
-    for path in sorted(Path(p) for p in teacher_weights):
-        digest = hashlib.sha256()
-        with open(path, "rb") as fh:
-            for chunk in iter(lambda: fh.read(1 << 22), b""):
-                digest.update(chunk)
-        files.append({"file": path.name, "sha256": digest.hexdigest()})
-        h.update(digest.digest())
+    for path, digest in weight_digests(teacher_weights):
+        files.append({"file": path.name, "sha256": digest})
+        h.update(bytes.fromhex(digest))
     data = hashlib.sha256()
     for w in windows:
         data.update(np.asarray(w.input_ids, dtype=np.int64).tobytes())
