@@ -3,6 +3,7 @@ windows of long sentences, bad input."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 
@@ -197,6 +198,35 @@ def test_token_budget_batches_are_sorted_and_bounded():
         assert len(b) <= 16
         assert len(b) == 1 or len(b) * max(lengths[i] for i in b) <= 1024
     assert token_budget_batches([5000], 1024, 16) == [[0]]
+
+
+def test_one_abstracts_sentences_are_cut_where_that_saves_padding():
+    """One abstract fits one batch of the budget, but padding its short sentences to
+    the longest costs more than a second batch: it is cut, and no cut costs more
+    (padded positions plus the overhead per batch) than leaving it whole."""
+    from fastbioner.inference import least_padding
+
+    lengths = [32, 57, 19, 36, 30, 33, 27, 35, 32]          # a real abstract's sentences
+    batches = token_budget_batches(lengths, token_budget=8192, max_rows=256, overhead=32)
+
+    def cost(bs):
+        return sum(len(b) * max(lengths[i] for i in b) + 32 for b in bs)
+
+    assert sorted(i for b in batches for i in b) == list(range(9))
+    assert len(batches) > 1 and batches[0] == [1]            # the long sentence alone
+    assert cost(batches) < cost([sorted(range(9), key=lambda i: -lengths[i])])
+    # exhaustive check of the programme on small cases: no cut of the sorted rows is cheaper
+    rng = random.Random(1)
+    for _ in range(50):
+        ls = sorted((rng.randint(1, 80) for _ in range(rng.randint(1, 8))), reverse=True)
+        got = least_padding(list(range(len(ls))), ls, 10)
+        assert [i for b in got for i in b] == list(range(len(ls)))
+        n = len(ls)
+        best = min(sum((e - s) * ls[s] + 10 for s, e in zip((0,) + cuts, cuts + (n,)))
+                   for k in range(n) for cuts in itertools.combinations(range(1, n), k))
+        assert sum(len(b) * ls[b[0]] + 10 for b in got) == best
+    # lengths alike (a sorted corpus batch): left whole
+    assert least_padding(list(range(5)), [40, 40, 39, 39, 39], 32) == [list(range(5))]
 
 
 def test_threads_setting_is_applied(trained):
