@@ -93,21 +93,22 @@ class WordTags:
     scores: list[float]
 
 
-# What one more batch costs beyond its padded positions, in positions: a forward call's
-# fixed work (some 150 small ops for a 6-layer model). Splitting a batch pays when it
-# saves more padding than this.
+# What one more batch costs beyond its padded positions, in positions, on a CPU: a
+# forward call's fixed work (some 150 small ops for a 6-layer model). Splitting a
+# batch pays when it saves more padding than this. On a GPU a call's fixed cost (its
+# kernel launches) is worth thousands of positions, so batches there are not cut.
 BATCH_OVERHEAD_POSITIONS = 32
 
 
 def token_budget_batches(lengths: Sequence[int], token_budget: int, max_rows: int,
-                         overhead: int = BATCH_OVERHEAD_POSITIONS) -> list[list[int]]:
+                         overhead: int | None = BATCH_OVERHEAD_POSITIONS) -> list[list[int]]:
     """Indices sorted longest first and cut greedily so that rows x longest row stays
     within ``token_budget`` (a row longer than the budget goes alone): the cost of a
     batch stays about constant whatever the sentence lengths. Each batch is then cut
     where that saves more padded positions than ``overhead`` per extra batch: one
     abstract's sentences (19 to 57 subwords, say) fill one batch within the budget,
     padded to 1.7 times their length, and the model's matrix products scale with
-    the padded positions (:func:`least_padding`)."""
+    the padded positions (:func:`least_padding`). ``overhead`` None: no such cuts."""
     order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
     batches: list[list[int]] = []
     current: list[int] = []
@@ -119,7 +120,14 @@ def token_budget_batches(lengths: Sequence[int], token_budget: int, max_rows: in
         current.append(i)
     if current:
         batches.append(current)
+    if overhead is None:
+        return batches
     return [part for batch in batches for part in least_padding(batch, lengths, overhead)]
+
+
+def padding_cut_overhead(device) -> int | None:
+    """The ``overhead`` of :func:`token_budget_batches` on ``device``."""
+    return BATCH_OVERHEAD_POSITIONS if device.type == "cpu" else None
 
 
 def least_padding(batch: list[int], lengths: Sequence[int], overhead: int) -> list[list[int]]:
@@ -248,7 +256,7 @@ class Tagger:
         windows, layout, _ = packing.encode(self.encoder, self.context, sentences, documents=documents)
         values: list[Any] = [None] * len(windows)
         batches = token_budget_batches([len(w) for w in windows], self.token_budget,
-                                       self.config.max_batch_size)
+                                       self.config.max_batch_size, padding_cut_overhead(self.device))
         with torch.inference_mode():
             for b, idx in enumerate(batches, 1):
                 if cancel is not None:

@@ -288,3 +288,17 @@ def test_a_recurrent_student_evaluates_in_a_fresh_process(trained, tmp_path):
                           capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert "F1" in proc.stdout or "f1" in proc.stdout
+
+
+
+def test_batches_are_cut_for_padding_on_the_cpu_only():
+    """A GPU's call costs thousands of positions: there the budget's batches stay whole."""
+    import torch
+
+    from fastbioner.inference import BATCH_OVERHEAD_POSITIONS, padding_cut_overhead
+
+    assert padding_cut_overhead(torch.device("cpu")) == BATCH_OVERHEAD_POSITIONS
+    assert padding_cut_overhead(torch.device("cuda")) is None
+    lengths = [57, 19, 20, 21]
+    assert token_budget_batches(lengths, 8192, 256, None) == [[0, 3, 2, 1]]
+    assert len(token_budget_batches(lengths, 8192, 256, BATCH_OVERHEAD_POSITIONS)) == 2
