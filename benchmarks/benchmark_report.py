@@ -472,7 +472,7 @@ def write_report(rows, results: dict, out: Path, preamble: str = "", archive: di
             "Computed from the tables below each time the report is written: calibrated FastBioNER "
             "against the best baseline at the same depth (mean F1 over seeds) and against its teacher.",
             ""] + standing_section(results, grid_lr) + [""]
-    doc += ["## 0. The students' learning rate (3-layer students, BC5CDR)", ""] + sweep_table(rows, results, student_lr) + [""]
+    doc += ["## 0. The students' learning rate (3- and 6-layer students, BC5CDR)", ""] + sweep_table(rows, results, student_lr) + [""]
     for ds, name in (("bc5cdr", "BC5CDR (Chemical + Disease)"), ("ncbi", "NCBI-disease")):
         doc += [f"## 1. Methods, 6-layer students of the all-mpnet-base-v2 teacher: {name}", ""]
         doc += method_table(rows, results, ds) + [""]
