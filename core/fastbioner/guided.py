@@ -72,11 +72,12 @@ class Recipe:
     temperature: float = METHODS[default_method("teacher")].temperature
     epochs: int = RECIPE_EPOCHS
 
-    @property
-    def learning_rate(self) -> float:
+    def learning_rate(self, teacher_layers: int | None = None) -> float:
+        """The CLI's rate for the student this recipe gives a teacher of ``teacher_layers``
+        (a deeper student trains at a lower rate)."""
         from .distill.config import default_learning_rate
 
-        return default_learning_rate("teacher")
+        return default_learning_rate("teacher", self.student_layers(teacher_layers))
 
     def student_layers(self, teacher_layers: int | None) -> int:
         """The recipe's layer count, always fewer than the teacher's (a student as deep
@@ -90,7 +91,7 @@ class Recipe:
         from .distill.config import StudentConfig
         from .distill.methods import MethodConfig
 
-        training = replace(config.training, epochs=self.epochs, learning_rate=self.learning_rate)
+        training = replace(config.training, epochs=self.epochs, learning_rate=self.learning_rate(teacher_layers))
         return replace(config, student=StudentConfig(source="teacher", layers=self.student_layers(teacher_layers)),
                        method=MethodConfig(name=self.method, temperature=self.temperature), training=training)
 

@@ -82,8 +82,13 @@ class TrainingDialog(QDialog):
             # A recurrent student learns from scratch at a larger rate, a convolutional one
             # for more epochs, one of another tokenizer by soft and gold labels only; the
             # CLI's rules, from core.
-            self.student_source.currentTextChanged.connect(
-                lambda source: self.learning_rate.setValue(default_learning_rate(source.strip())))
+            def follow_rate(_=None) -> None:  # a student's source and depth set its rate
+                layers = self.layer_count() if self.layers.count() else None
+                self.learning_rate.setValue(default_learning_rate(self.student_source.currentText().strip(), layers))
+
+            for signal in (self.student_source.currentTextChanged, self.layers.currentTextChanged,
+                           self.custom_layers.valueChanged):
+                signal.connect(follow_rate)
             self.student_source.currentTextChanged.connect(
                 lambda source: self.epochs.setValue(default_epochs(source.strip())))
             self.student_source.currentTextChanged.connect(
@@ -337,7 +342,7 @@ class TrainingDialog(QDialog):
             self.method.setCurrentText(r.method)
             self.temperature.setValue(r.temperature)
             self.epochs.setValue(r.epochs)
-            self.learning_rate.setValue(r.learning_rate)
+            self.learning_rate.setValue(r.learning_rate(self.teacher_layers()))
         finally:
             self._applying = False
 
@@ -349,7 +354,8 @@ class TrainingDialog(QDialog):
         if (self.student_source.currentText().strip() == "teacher"
                 and self.layer_count() == r.student_layers(self.teacher_layers())
                 and self.method.currentText() == r.method and self.temperature.value() == r.temperature
-                and self.epochs.value() == r.epochs and self.learning_rate.value() == r.learning_rate):
+                and self.epochs.value() == r.epochs
+                and self.learning_rate.value() == r.learning_rate(self.teacher_layers())):
             return
         self.recipe.blockSignals(True)
         self.recipe.setCurrentIndex(self.recipe.findData(CUSTOM))

@@ -78,13 +78,17 @@ def test_every_setting_has_a_flag_with_the_configs_default(cls, command):
 def test_distill_defaults_follow_the_student():
     from fastbioner.cli.distill import config_from_args
     from fastbioner.config import TrainingConfig
-    from fastbioner.distill.config import CONV_EPOCHS, RECURRENT_LR, TEACHER_LAYERS_EPOCHS, TEACHER_LAYERS_LR
+    from fastbioner.distill.config import (CONV_EPOCHS, DEEP_TEACHER_LAYERS_LR, RECURRENT_LR,
+                                           TEACHER_LAYERS_EPOCHS, TEACHER_LAYERS_LR)
 
     parser = build_parser()
     base = ["distill", "--teacher", "t", "--train", "x.tsv", "--name", "s"]
     cfg = config_from_args(parser.parse_args(base))
     assert cfg.student.layers == 6 and cfg.training.learning_rate == DistillConfig().training.learning_rate
-    assert cfg.training.learning_rate == TEACHER_LAYERS_LR  # table 0's rate for the teacher's own layers
+    # table 0's rates for the teacher's own layers: a 6-layer student diverged at the 3-layer one
+    assert cfg.training.learning_rate == DEEP_TEACHER_LAYERS_LR < TEACHER_LAYERS_LR
+    for layers, rate in (("3", TEACHER_LAYERS_LR), ("2", TEACHER_LAYERS_LR), ("4", DEEP_TEACHER_LAYERS_LR)):
+        assert config_from_args(parser.parse_args(base + ["--layers", layers])).training.learning_rate == rate
     assert cfg.training.epochs == TEACHER_LAYERS_EPOCHS == DistillConfig().training.epochs == 6  # and epochs
     # the method the tables support for the teacher's own layers, with its own T, calibration
     # and attention form

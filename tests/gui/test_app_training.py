@@ -154,16 +154,20 @@ def test_recipes_fill_the_settings_with_a_student_smaller_than_its_teacher(windo
     assert "docs/benchmarks.md" in RECIPE_NOTE and "%" not in RECIPE_NOTE  # no accuracy claimed
     from fastbioner.distill.config import default_learning_rate, default_method
 
-    assert dialog.learning_rate.text() == f"{default_learning_rate('teacher'):g}"  # readable, the CLI's
+    # readable, the CLI's for the Balanced recipe's 4 layers
+    assert dialog.learning_rate.text() == f"{default_learning_rate('teacher', 4):g}"
     got = {}
     for name in ("Fast", "Balanced", "Accurate"):
         dialog.recipe.setCurrentIndex(dialog.recipe.findData(name))
         config = dialog.build_config(train=["unused.conll"])
         assert config.method.name == default_method("teacher") == "fastbioner-cal"
         assert config.method.temperature == 2.0
-        assert config.training.epochs == RECIPE_EPOCHS and config.training.learning_rate == pytest.approx(default_learning_rate("teacher"))
-        got[name] = config.student.layers
-    assert got == {"Fast": 3, "Balanced": 4, "Accurate": 5}  # never 6 layers of a 6-layer teacher
+        assert config.training.epochs == RECIPE_EPOCHS
+        # the CLI's rate for the recipe's depth: the 3-layer students' above the deeper ones'
+        assert config.training.learning_rate == pytest.approx(default_learning_rate("teacher", config.student.layers))
+        got[name] = (config.student.layers, config.training.learning_rate)
+    assert {n: layers for n, (layers, _) in got.items()} == {"Fast": 3, "Balanced": 4, "Accurate": 5}  # never 6 of 6
+    assert got["Fast"][1] > got["Balanced"][1] == got["Accurate"][1]
     assert "5-layer student (the teacher has 6)" in dialog.recipe.currentText()
     assert [dialog.layers.itemText(i) for i in range(dialog.layers.count())] == ["4", "3", "2", "1", "custom"]
     assert dialog.custom_layers.maximum() == 5
@@ -282,7 +286,12 @@ def test_the_advanced_section_sets_term_weights_calibration_and_attention(window
     from fastbioner.distill.methods import MethodConfig
 
     dialog = _dialog(window, tiny_teacher)
-    assert dialog.learning_rate.value() == pytest.approx(default_learning_rate("teacher"))
+    assert dialog.layer_count() == 1
+    assert dialog.learning_rate.value() == pytest.approx(default_learning_rate("teacher", 1))
+    dialog.custom_layers.setValue(5)  # a deeper student: the CLI's lower rate
+    assert dialog.learning_rate.value() == pytest.approx(default_learning_rate("teacher", 5))
+    assert default_learning_rate("teacher", 5) < default_learning_rate("teacher", 1)
+    dialog.custom_layers.setValue(1)
     folded = dialog.build_config().method
     assert folded.term_weights == MethodConfig().term_weights and folded.calibrate == MethodConfig().calibrate
     assert not dialog.advanced.body.isVisible()
@@ -295,7 +304,7 @@ def test_the_advanced_section_sets_term_weights_calibration_and_attention(window
     dialog.student_source.setCurrentText("cnn")  # the CLI's epochs for such a student too
     assert dialog.epochs.value() == CONV_EPOCHS and dialog.build_config().training.epochs == CONV_EPOCHS
     dialog.student_source.setCurrentText("teacher")
-    assert dialog.learning_rate.value() == pytest.approx(default_learning_rate("teacher"))
+    assert dialog.learning_rate.value() == pytest.approx(default_learning_rate("teacher", 1))
     assert dialog.epochs.value() == default_epochs("teacher")
     dialog.advanced.setChecked(True)
     assert dialog.advanced.body.isVisibleTo(dialog)

@@ -10,7 +10,8 @@ from .training_options import add_run_flags, run_training
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from ..distill.config import CONV_EPOCHS, RECURRENT_LR, TEACHER_LAYERS_EPOCHS, TEACHER_LAYERS_LR, DistillConfig
+    from ..distill.config import (CONV_EPOCHS, DEEP_TEACHER_LAYERS_LR, RECURRENT_LR, SHALLOW_LAYERS,
+                                  TEACHER_LAYERS_EPOCHS, TEACHER_LAYERS_LR, DistillConfig)
     from ..distill.methods import METHODS
 
     methods = "; ".join(f"{n}: {m.summary}" for n, m in METHODS.items())
@@ -22,8 +23,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--name", required=True, help="registry name of the student")
     add_config_flags(p, DistillConfig, required=("teacher", "train_files"), overrides={
         # decided from the student once it is known
-        "training.learning_rate": {"default": None, "help": f"peak learning rate (default {TEACHER_LAYERS_LR:g} "
-                                   f"for the teacher's own layers, {RECURRENT_LR:g} for bigru/bilstm/cnn, "
+        "training.learning_rate": {"default": None, "help": f"peak learning rate (default, for the teacher's own "
+                                   f"layers: {TEACHER_LAYERS_LR:g} up to {SHALLOW_LAYERS} layers, "
+                                   f"{DEEP_TEACHER_LAYERS_LR:g} for more; {RECURRENT_LR:g} for bigru/bilstm/cnn, "
                                    f"{TrainingConfig().learning_rate:g} for another encoder)"},
         "training.epochs": {"default": None, "help": f"passes over the training data (default "
                             f"{TEACHER_LAYERS_EPOCHS} for the teacher's own layers, {CONV_EPOCHS} for cnn, "
@@ -50,7 +52,7 @@ def config_from_args(args: argparse.Namespace):
     if config.student.layers is None and config.student.source == "teacher":
         config.student.layers = 6
     if config.training.learning_rate is None:
-        config.training.learning_rate = default_learning_rate(config.student.source)
+        config.training.learning_rate = default_learning_rate(config.student.source, config.student.layers)
     if config.training.epochs is None:
         config.training.epochs = default_epochs(config.student.source)
     if config.method.name is None:

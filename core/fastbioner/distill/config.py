@@ -20,6 +20,13 @@ RECURRENT_LR = 1e-3  # a student learning from scratch: a transformer's 5e-5 is 
 # 5e-5 and 79.97 and 80.71 at 8e-4); calibrated FastBioNER scores 80.94 at 4e-4 and
 # 81.27 at 8e-4. Over the three methods 4e-4 is best (mean 81.08 against 80.65).
 TEACHER_LAYERS_LR = 4e-4
+# That rate is a shallow student's. A 6-layer student of the same teacher diverged at it
+# (bc5cdr/og-6, seed 13: 74.8 at step 190, then 0 from step 285, after its warm-up had
+# ended at step 171; table 0's 6-layer rows): a student of more than SHALLOW_LAYERS of
+# the teacher's layers trains at DEEP_TEACHER_LAYERS_LR, the rate table 0's 6-layer
+# gold-only rows support.
+SHALLOW_LAYERS = 3
+DEEP_TEACHER_LAYERS_LR = 2e-4
 # Epochs, by the same table: at lr 4e-4, 3-layer students, seed 13, 6 epochs against 3
 # raised og from 80.70 to 81.50 and hinton from 81.60 to 82.42 (og's best scoring came
 # at step 1425 of 1710: past its third epoch, not at its last). A convolutional student
@@ -51,14 +58,17 @@ def default_method(source: str) -> str:
     return "fastbioner-cal" if source == "teacher" else "hinton"
 
 
-def default_learning_rate(source: str) -> float:
-    """The peak learning rate a student from ``source`` trains at unless told:
-    the CLI and the app's dialog both take it from here. Any other encoder (a
-    Hugging Face model, possibly already fine-tuned on the corpus) keeps the
-    fine-tuning rate."""
+def default_learning_rate(source: str, layers: int | None = None) -> float:
+    """The peak learning rate a student from ``source`` (of ``layers`` of the teacher's
+    layers; None: the CLI's 6) trains at unless told: the CLI, the app's dialog and its
+    recipes all take it from here. Any other encoder (a Hugging Face model, possibly
+    already fine-tuned on the corpus) keeps the fine-tuning rate."""
     if source in SMALL_SOURCES:
         return RECURRENT_LR
-    return TEACHER_LAYERS_LR if source == "teacher" else TrainingConfig().learning_rate
+    if source == "teacher":
+        shallow = layers is not None and layers <= SHALLOW_LAYERS
+        return TEACHER_LAYERS_LR if shallow else DEEP_TEACHER_LAYERS_LR
+    return TrainingConfig().learning_rate
 CACHE_MODES = ("auto", "memory", "disk", "shared", "none")
 
 
@@ -141,8 +151,8 @@ class DistillConfig(Settings):
     unlabeled_format: str | None = opt(None, "format of the unlabelled files (default: guess)")
     unlabeled_limit: int = opt(0, "take the first N unlabelled sentences (0: all)", metavar="N")
     encoding: EncodingConfig = field(default_factory=EncodingConfig)
-    # The default student is the teacher's own layers: its rate and epochs, as the CLI's.
-    training: TrainingConfig = field(default_factory=lambda: TrainingConfig(learning_rate=TEACHER_LAYERS_LR,
+    # The default student is 6 of the teacher's layers: its rate and epochs, as the CLI's.
+    training: TrainingConfig = field(default_factory=lambda: TrainingConfig(learning_rate=DEEP_TEACHER_LAYERS_LR,
                                                                             epochs=TEACHER_LAYERS_EPOCHS))
     loss: LossConfig = field(default_factory=LossConfig)  # the gold-label term
     teacher_cache: str = opt("auto", "keep the teacher's outputs in memory or on disk, or compute them at "
