@@ -42,5 +42,22 @@ def converged(r: dict) -> str:
         if x.get("best_step") is None or not x.get("steps"):
             continue
         last = " (last)" if x["best_step"] == x["steps"] else ""
-        cells.append(f"{x['best_step']}/{x['steps']}{last}")
+        fell = diverged_at(x)
+        cells.append(f"{x['best_step']}/{x['steps']}{last}" + (f" (diverged at step {fell})" if fell else ""))
     return ", ".join(cells) or "–"
+
+
+def diverged_at(run: dict) -> int | None:
+    """The first devel scoring at which a run that had scored above one half fell
+    below a tenth: training diverged (the model tags almost nothing), whatever it
+    recovered later."""
+    seen_good = False
+    for point in run.get("history") or []:
+        f1 = point.get("f1")
+        if f1 is None:
+            continue
+        if f1 > 0.5:
+            seen_good = True
+        elif seen_good and f1 < 0.1:
+            return point.get("step")
+    return None

@@ -412,3 +412,17 @@ def test_the_teacher_is_timed_against_only_the_students_named(monkeypatch):
 
     assert timed(["og-3-s13", "cal-3-s13"]) == ["cal-3-s13", "og-3-s13", "teacher"]
     assert timed(None) == ["cal-3-s13", "og-3-s13", "og-3-s14", "teacher"]
+
+
+def test_a_run_that_collapsed_is_marked_diverged_in_the_tables():
+    """A student whose devel F1 fell to about 0 after scoring well diverged (the
+    6-layer og at the 3-layer rate): the tables say so beside its best step; a run
+    that merely wobbled, or never learnt, is not marked."""
+    fmt = load("report_format")
+    fell = {"best_step": 190, "steps": 1710, "history": [
+        {"step": 95, "f1": 0.70}, {"step": 190, "f1": 0.75}, {"step": 285, "f1": 0.0}, {"step": 1520, "f1": 0.58}]}
+    assert fmt.diverged_at(fell) == 285
+    assert fmt.converged(fell) == "190/1710 (diverged at step 285)"
+    steady = {"best_step": 1710, "steps": 1710, "history": [{"step": 95, "f1": 0.70}, {"step": 190, "f1": 0.66}]}
+    assert fmt.diverged_at(steady) is None and fmt.converged(steady) == "1710/1710 (last)"
+    assert fmt.diverged_at({"history": [{"step": 95, "f1": 0.0}, {"step": 190, "f1": 0.05}]}) is None
