@@ -59,8 +59,8 @@ FINE_TUNED_START_EPOCHS = 3
 # is the same (distill/config.py).
 STUDENT_LR = 4e-4
 # That rate is the 3-layer students' own. A 6-layer student diverged at it: bc5cdr/og-6
-# (seed 13) scored 70.5 and 74.8 at its first two scorings, then 0 from step 285 (its
-# warm-up ended at step 171), and never came back above 58 in 6 epochs. So table 0 also
+# (seed 13) scored 70.5 and 74.8 at its first two scorings, then 0 from step 285 to 665
+# (its warm-up ended at step 171), and 61.3 at the end of its 6 epochs. So table 0 also
 # runs the 6-layer gold-only student at lower rates, 6 epochs as the tables run it, and
 # students of more than 3 layers (4 and 6 of the teacher's layers, the 6-layer MiniLM)
 # train at DEEP_STUDENT_LR, the highest of those rates at which it does not diverge.

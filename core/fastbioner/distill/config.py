@@ -21,8 +21,8 @@ RECURRENT_LR = 1e-3  # a student learning from scratch: a transformer's 5e-5 is 
 # 81.27 at 8e-4. Over the three methods 4e-4 is best (mean 81.08 against 80.65).
 TEACHER_LAYERS_LR = 4e-4
 # That rate is a shallow student's. A 6-layer student of the same teacher diverged at it
-# (bc5cdr/og-6, seed 13: 74.8 at step 190, then 0 from step 285, after its warm-up had
-# ended at step 171; table 0's 6-layer rows): a student of more than SHALLOW_LAYERS of
+# (bc5cdr/og-6, seed 13: 74.8 at step 190, then 0 from step 285 to 665, after its
+# warm-up had ended at step 171, and 61.3 at the end; table 0's 6-layer rows): a student of more than SHALLOW_LAYERS of
 # the teacher's layers trains at DEEP_TEACHER_LAYERS_LR, the rate table 0's 6-layer
 # gold-only rows support.
 SHALLOW_LAYERS = 3
