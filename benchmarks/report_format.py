@@ -48,16 +48,7 @@ def converged(r: dict) -> str:
 
 
 def diverged_at(run: dict) -> int | None:
-    """The first devel scoring at which a run that had scored above one half fell
-    below a tenth: training diverged (the model tags almost nothing), whatever it
-    recovered later."""
-    seen_good = False
-    for point in run.get("history") or []:
-        f1 = point.get("f1")
-        if f1 is None:
-            continue
-        if f1 > 0.5:
-            seen_good = True
-        elif seen_good and f1 < 0.1:
-            return point.get("step")
-    return None
+    """Where a recorded run diverged (:func:`fastbioner.training.diverged_at`)."""
+    from fastbioner.training import diverged_at as first_collapse
+
+    return first_collapse(run.get("history") or [])

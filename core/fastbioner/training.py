@@ -94,6 +94,23 @@ class TrainingResult:
     compute_seconds: list[float] = field(default_factory=list)
 
 
+def diverged_at(history: list[dict[str, float]], metric: str = "f1") -> int | None:
+    """The first devel scoring at which a run that had scored above one half fell
+    below a tenth: training diverged (the model tags almost nothing), whatever it
+    recovered later. A 6-layer student at a 3-layer student's learning rate did so
+    (docs/benchmarks.md, table 0)."""
+    seen_good = False
+    for point in history or []:
+        value = point.get(metric)
+        if value is None:
+            continue
+        if value > 0.5:
+            seen_good = True
+        elif seen_good and value < 0.1:
+            return point.get("step")
+    return None
+
+
 def move_to(obj: Any, device: torch.device) -> Any:
     """Tensors, objects with ``.to`` (a Batch), dicts, lists and tuples, recursively."""
     if isinstance(obj, torch.Tensor) or (hasattr(obj, "to") and not isinstance(obj, (dict, list, tuple))):

@@ -547,3 +547,28 @@ def test_a_cpu_bf16_run_selects_on_bf16_scorings_and_reports_an_fp32_scoring(tra
     m = registry.get("s").manifest
     assert m.metrics["f1"] == result.report.f1 == calls[-1][1]
     assert m.config["training"]["cpu_bf16"] is True
+
+
+def test_a_run_that_diverged_says_so_in_its_notes_and_manifest(trained, tmp_path, monkeypatch):
+    """A student whose devel F1 collapsed mid-run (a learning rate too high for its
+    depth) keeps its best weights, and the run tells the user what happened and what
+    to change, in the notes the CLI prints and the app shows, and in the manifest."""
+    from fastbioner.distill import runner
+    from fastbioner.training import diverged_at
+
+    assert diverged_at([{"step": 3, "f1": 0.7}, {"step": 6, "f1": 0.02}, {"step": 9, "f1": 0.6}]) == 6
+    assert diverged_at([{"step": 3, "f1": 0.05}, {"step": 6, "f1": 0.02}]) is None  # never learnt: not this
+    seen = []
+
+    def collapsed(history, metric="f1"):
+        seen.append(list(history))
+        return 6
+
+    monkeypatch.setattr(runner, "diverged_at", collapsed)
+    registry = fresh_registry(trained, tmp_path)
+    _, bio = trained
+    result = distill(config(bio, epochs=2), "s", registry=registry)
+    assert seen and seen[0] == result.training.history  # judged on the run's own devel scorings
+    note = next(n for n in result.notes if "diverged" in n)
+    assert "step 6" in note and "lower learning rate" in note
+    assert note in registry.get("s").manifest.to_dict()["training"]["notes"]

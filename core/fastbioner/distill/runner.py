@@ -33,7 +33,7 @@ from ..modeling import (folder_size, load_token_classifier, load_tokenizer, mode
 from .. import distributed, runs
 from ..registry import Manifest, ModelEntry, Registry, now_iso
 from ..runs import read_bio_files
-from ..training import Trainer, TrainingResult, move_to, seed_everything
+from ..training import Trainer, TrainingResult, diverged_at, move_to, seed_everything
 from .alignment import SubwordAligner, same_vocabulary
 from .calibration import Calibration, calibrate, fit_projections
 from .capture import prepare_for_capture
@@ -353,6 +353,11 @@ def distill(config: DistillConfig, name: str, *, registry: Registry | None = Non
                               learning_rates={n: projection_lr for n in parts.modules()} if projection_lr else None)
             result = trainer.run(reporter, stage="distill")
             cache_info = _cache_figures(source, cache_info, result.steps / trainer.steps_per_epoch)
+            fell = diverged_at(result.history)
+            if fell is not None:
+                notes.append(f"training diverged: devel F1 fell below 10% at step {fell} after scoring above "
+                             f"50%; the weights kept are step {result.best_step}'s. A lower learning rate "
+                             f"(now {tc.learning_rate:g}) should avoid it.")
 
         if not distributed.is_main():  # rank 0 alone scores and registers
             return DistillResult(None, None, result, {}, cache_info, notes)
