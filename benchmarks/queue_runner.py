@@ -24,9 +24,9 @@ MAX_ATTEMPTS = 3
 POLL_SECONDS = 15
 
 
-def env_for(commit: str) -> dict[str, str]:
+def env_for(commit: str, threads: int = 1) -> dict[str, str]:
     env = dict(os.environ)
-    env.update(FASTBIONER_HOME=str(qs.EXP / "home"), OMP_NUM_THREADS="1", MKL_NUM_THREADS="1",
+    env.update(FASTBIONER_HOME=str(qs.EXP / "home"), OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads),
                PYTHONPATH=str(qs.code_dir(commit) / "core"), PYTHONUNBUFFERED="1")
     return env
 
@@ -82,12 +82,23 @@ def _knows_shared_cache(code: Path) -> bool:
     return config.is_file() and '"shared"' in config.read_text(encoding="utf-8")
 
 
-def start_job(job: dict) -> int:
+def threads_for(job: dict, jobs: list[dict], running: int, slots: int) -> int:
+    """One thread per job, except a job that every other waiting job needs (the teacher,
+    rebuilt on a fresh machine, with nothing else to run beside it): it takes every
+    slot's core, since the slots would otherwise idle until it ends. The thread count is
+    a run-only setting: it changes no recorded command."""
+    others = [j for j in jobs if j is not job and j["state"] in ("pending", "running")]
+    if running == 0 and others and all(job["row"] in j["requires"] for j in others):
+        return slots
+    return 1
+
+
+def start_job(job: dict, threads: int = 1) -> int:
     commit = job["commit"]
     folder = qs.code_dir(commit)
     logs = qs.EXP / "logs"
     logs.mkdir(parents=True, exist_ok=True)
-    args = [*job["args"], "--threads", "1", "--quiet"]
+    args = [*job["args"], "--threads", str(threads), "--quiet"]
     if job["args"][0] == "distill" and _knows_shared_cache(folder):
         # The teacher's outputs on the training data are the same for every student of
         # a teacher (every seed, method and learning rate): computed once, on disk, and
@@ -98,7 +109,7 @@ def start_job(job: dict) -> int:
     out.write(f"\n=== {time.strftime('%Y-%m-%d %H:%M:%S')} attempt {job['attempts'] + 1} at {commit}: "
               f"fastbioner {shlex.join(args)}\n")
     out.flush()
-    proc = subprocess.Popen([PYTHON, "-m", "fastbioner.cli.main", *args], cwd=folder, env=env_for(commit),
+    proc = subprocess.Popen([PYTHON, "-m", "fastbioner.cli.main", *args], cwd=folder, env=env_for(commit, threads),
                             stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                             start_new_session=True)
     return proc.pid
@@ -206,12 +217,14 @@ def step(slots: int, children: dict[int, subprocess.Popen] | None = None) -> boo
                     j["state"] = "done"
                     finished.append((j, None))
                     continue
-                j["pid"] = start_job(j)
+                threads = threads_for(j, jobs, running, slots)
+                j["pid"] = start_job(j, threads)
                 j["state"] = "running"
                 j["started"] = j["ticked"] = time.time()  # run_seconds goes on from earlier attempts
                 j.pop("stopped", None)
                 running += 1
-                log(f"started {j['row']} seed {j['seed']} (attempt {j['attempts'] + 1}, pid {j['pid']})")
+                log(f"started {j['row']} seed {j['seed']} (attempt {j['attempts'] + 1}, pid {j['pid']}"
+                    f"{f', {threads} threads' if threads > 1 else ''})")
         active = any(j["state"] in ("pending", "running") for j in jobs)
     for j, wall in finished:
         if "same_as" in j:

@@ -53,7 +53,7 @@ def test_on_a_fresh_machine_a_missing_prerequisite_takes_the_free_slot_first(tmp
                                      per_seed_name=False)
     monkeypatch.setattr(queue.paper_tables, "all_rows", lambda: [teacher])
     started = []
-    monkeypatch.setattr(queue.queue_runner, "start_job", lambda job: started.append(job["row"]) or 4242)
+    monkeypatch.setattr(queue.queue_runner, "start_job", lambda job, threads=1: started.append(job["row"]) or 4242)
     monkeypatch.setattr(queue.qs, "alive", lambda pid: pid == 4242)
     student = {"row": "x/og-3", "seed": 13, "args": ["distill"], "model": "og-s13", "commit": "abc",
                "requires": ["x/teacher"], "state": "pending", "attempts": 0}
@@ -65,6 +65,32 @@ def test_on_a_fresh_machine_a_missing_prerequisite_takes_the_free_slot_first(tmp
     jobs = json.loads((tmp_path / "queue.json").read_text())["jobs"]
     assert [(j["row"], j["state"]) for j in jobs] == [
         ("x/teacher", "running"), ("x/og-3", "pending"), ("x/other-teacher", "pending")]
+
+
+def test_a_teacher_every_waiting_job_needs_runs_on_every_slots_core(tmp_path, monkeypatch):
+    """On a fresh machine the rebuilt teacher is all the queue can run: it gets both
+    cores instead of one; beside a job that needs nothing from it, one core."""
+    queue = load("experiment_queue")
+    monkeypatch.setattr(queue.qs, "EXP", tmp_path)
+    monkeypatch.setattr(queue.paper_tables, "load_results", lambda *a, **k: {})
+    threads = {}
+    monkeypatch.setattr(queue.queue_runner, "start_job",
+                        lambda job, threads_=1: threads.setdefault(job["row"], threads_) and 4242)
+    monkeypatch.setattr(queue.qs, "alive", lambda pid: pid == 4242)
+
+    def job(row, requires=()):
+        return {"row": row, "seed": 13, "args": ["distill"], "model": row.replace("/", "-"), "commit": "abc",
+                "requires": list(requires), "state": "pending", "attempts": 0}
+    (tmp_path / "queue.json").write_text(json.dumps({"jobs": [
+        job("x/teacher"), job("x/og-6", ["x/teacher"]), job("x/hinton-6", ["x/teacher"])]}))
+    queue.queue_runner.step(2)
+    assert threads == {"x/teacher": 2}
+
+    threads.clear()
+    (tmp_path / "queue.json").write_text(json.dumps({"jobs": [
+        job("x/teacher"), job("x/og-6", ["x/teacher"]), job("y/teacher")]}))
+    queue.queue_runner.step(2)
+    assert threads == {"x/teacher": 1, "y/teacher": 1}
 
 
 def test_adding_a_table_again_queues_only_the_runs_not_recorded(tmp_path, monkeypatch):
@@ -116,7 +142,7 @@ def test_a_run_stopped_part_way_resumes_before_a_new_one_starts(tmp_path, monkey
     monkeypatch.setattr(queue.qs, "EXP", tmp_path)
     monkeypatch.setattr(queue.paper_tables, "load_results", lambda *a, **k: {})
     started = []
-    monkeypatch.setattr(queue.queue_runner, "start_job", lambda job: started.append(job["row"]) or 4242)
+    monkeypatch.setattr(queue.queue_runner, "start_job", lambda job, threads=1: started.append(job["row"]) or 4242)
     monkeypatch.setattr(queue.qs, "alive", lambda pid: pid == 4242)
     fresh = {"row": "x/og-3", "seed": 13, "args": ["distill"], "model": "og-s13", "commit": "abc",
              "requires": [], "state": "pending", "attempts": 0}
