@@ -24,7 +24,8 @@ TEACHER_LAYERS_LR = 4e-4
 # (bc5cdr/og-6, seed 13: 74.8 at step 190, then 0 from step 285 to 665, after its
 # warm-up had ended at step 171, and 61.3 at the end; table 0's 6-layer rows): a student of more than SHALLOW_LAYERS of
 # the teacher's layers trains at DEEP_TEACHER_LAYERS_LR, the rate table 0's 6-layer
-# gold-only rows support.
+# gold-only rows support: at 2e-4 the same student did not diverge (85.21 devel F1, best
+# at step 1520 of 1710).
 SHALLOW_LAYERS = 3
 DEEP_TEACHER_LAYERS_LR = 2e-4
 # Epochs, by the same table: at lr 4e-4, 3-layer students, seed 13, 6 epochs against 3
