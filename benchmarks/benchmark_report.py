@@ -255,10 +255,8 @@ def standing_section(results: dict, grid_lr: str | None = None) -> list[str]:
         ours = results.get(ours_id)
         if ours is None or ours.get("f1") is None:
             continue
-        runs = {m: results.get(baseline_id(m)) for m in BASELINES}
-        missing = [m for m, r in runs.items() if not (r and r.get("f1") is not None)]
-        runs = {m: r for m, r in runs.items() if m not in missing}
-        missing = [m for m in missing if baseline_id(m) in planned]  # rows the tables run
+        runs = {m: r for m in BASELINES if (r := results.get(baseline_id(m))) and r.get("f1") is not None}
+        missing = [m for m in BASELINES if m not in runs and baseline_id(m) in planned]  # rows the tables run
         epochs = f", {ours['epochs']} epochs" if ours.get("epochs") else ""
         line = f"- **{ds}, {label}{epochs}**: {name} {f1_cell(ours)}"
         if runs:
