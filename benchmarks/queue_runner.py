@@ -82,15 +82,22 @@ def _knows_shared_cache(code: Path) -> bool:
     return config.is_file() and '"shared"' in config.read_text(encoding="utf-8")
 
 
-def threads_for(job: dict, jobs: list[dict], running: int, slots: int) -> int:
+def threads_for(job: dict, jobs: list[dict], busy: int, slots: int) -> int:
     """One thread per job, except a job that every other waiting job needs (the teacher,
     rebuilt on a fresh machine, with nothing else to run beside it): it takes every
     slot's core, since the slots would otherwise idle until it ends. The thread count is
-    a run-only setting: it changes no recorded command."""
+    a run-only setting: it changes no recorded command. ``busy``: cores taken by the
+    jobs running now."""
     others = [j for j in jobs if j is not job and j["state"] in ("pending", "running")]
-    if running == 0 and others and all(job["row"] in j["requires"] for j in others):
+    if busy == 0 and others and all(job["row"] in j["requires"] for j in others):
         return slots
     return 1
+
+
+def cores_taken(jobs: list[dict]) -> int:
+    """Cores the running jobs hold: a job started on every slot's core holds them all
+    to its end, so a job queued by hand meanwhile waits instead of oversubscribing."""
+    return sum(j.get("threads", 1) for j in jobs if j["state"] == "running")
 
 
 def start_job(job: dict, threads: int = 1) -> int:
@@ -161,6 +168,7 @@ def step(slots: int, children: dict[int, subprocess.Popen] | None = None) -> boo
                 log(f"{j['row']} seed {j['seed']}: failed "
                     f"({'will resume' if j['state'] == 'pending' else 'given up'}; see logs)")
             j.pop("pid", None)
+            j.pop("threads", None)
         for j in jobs:  # a prerequisite lost with a replaced machine is rebuilt
             # (a job recorded from the same run of another row registered no model of its own)
             if j["state"] == "done" and "same_as" not in j and not qs.registered(j["model"]):
@@ -186,7 +194,7 @@ def step(slots: int, children: dict[int, subprocess.Popen] | None = None) -> boo
                         jobs.insert(0, new)
                         by_row[req] = [new]
                         log(f"queued the missing prerequisite {req}")
-        running = sum(1 for j in jobs if j["state"] == "running")
+        busy = cores_taken(jobs)
         # A run stopped part way (a session's end) resumes before a new one starts: its
         # finished steps are work already paid for, and lost if the machine is replaced
         # before it ends. Otherwise the queue's order (a stable sort).
@@ -202,7 +210,7 @@ def step(slots: int, children: dict[int, subprocess.Popen] | None = None) -> boo
                     j["same_as"] = same[0]
                     finished.append((j, None))
                     continue
-                if running >= slots:
+                if busy >= slots:
                     continue
                 blocked = False
                 for req in j["requires"]:
@@ -217,12 +225,12 @@ def step(slots: int, children: dict[int, subprocess.Popen] | None = None) -> boo
                     j["state"] = "done"
                     finished.append((j, None))
                     continue
-                threads = threads_for(j, jobs, running, slots)
+                threads = threads_for(j, jobs, busy, slots)
                 j["pid"] = start_job(j, threads)
-                j["state"] = "running"
+                j["state"], j["threads"] = "running", threads
                 j["started"] = j["ticked"] = time.time()  # run_seconds goes on from earlier attempts
                 j.pop("stopped", None)
-                running += 1
+                busy += threads
                 log(f"started {j['row']} seed {j['seed']} (attempt {j['attempts'] + 1}, pid {j['pid']}"
                     f"{f', {threads} threads' if threads > 1 else ''})")
         active = any(j["state"] in ("pending", "running") for j in jobs)

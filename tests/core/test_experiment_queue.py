@@ -93,6 +93,40 @@ def test_a_teacher_every_waiting_job_needs_runs_on_every_slots_core(tmp_path, mo
     assert threads == {"x/teacher": 1, "y/teacher": 1}
 
 
+def test_a_job_queued_beside_a_teacher_on_both_cores_waits_for_a_free_core(tmp_path, monkeypatch):
+    """The teacher runs on both cores; a job added by hand meanwhile needs nothing from
+    it, yet must not start a third thread on two cores: it starts once the teacher ends."""
+    queue = load("experiment_queue")
+    monkeypatch.setattr(queue.qs, "EXP", tmp_path)
+    monkeypatch.setattr(queue.paper_tables, "load_results", lambda *a, **k: {})
+    monkeypatch.setattr(queue.qs, "registered", lambda model: False)
+    started = {}
+    pids = iter(range(4242, 4300))
+    monkeypatch.setattr(queue.queue_runner, "start_job",
+                        lambda job, threads_=1: started.setdefault(job["row"], (threads_, next(pids)))[1])
+    live = {4242, 4243}
+    monkeypatch.setattr(queue.qs, "alive", lambda pid: pid in live)
+
+    def job(row, requires=()):
+        return {"row": row, "seed": 13, "args": ["distill"], "model": row.replace("/", "-"), "commit": "abc",
+                "requires": list(requires), "state": "pending", "attempts": 0}
+    (tmp_path / "queue.json").write_text(json.dumps({"jobs": [job("x/teacher"), job("x/og-6", ["x/teacher"])]}))
+    queue.queue_runner.step(2)
+    assert started == {"x/teacher": (2, 4242)}
+
+    state = json.loads((tmp_path / "queue.json").read_text())
+    state["jobs"].append(job("y/teacher"))   # queued by hand while the teacher runs
+    (tmp_path / "queue.json").write_text(json.dumps(state))
+    queue.queue_runner.step(2)
+    assert "y/teacher" not in started
+
+    live.discard(4242)   # the teacher ended (its model is registered now)
+    monkeypatch.setattr(queue.qs, "registered", lambda model: model == "x-teacher")
+    monkeypatch.setattr(queue.queue_runner, "record", lambda job, wall: 0.9)
+    queue.queue_runner.step(2)
+    assert started["y/teacher"][0] == 1 and started["x/og-6"][0] == 1
+
+
 def test_adding_a_table_again_queues_only_the_runs_not_recorded(tmp_path, monkeypatch):
     queue = load("experiment_queue")
     monkeypatch.setattr(queue.qs, "EXP", tmp_path)
