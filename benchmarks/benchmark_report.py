@@ -226,6 +226,21 @@ def verdict(ours: dict, other: dict) -> str:
     return f"{diff:+.2f} F1, beyond the spread (sd up to {spread:.2f}): {'ahead' if diff > 0 else 'behind'}"
 
 
+def depth_cost(teacher: dict, ours: dict, og: dict | None) -> str:
+    """Why a gap to the teacher is what it is: the same student trained on gold labels
+    alone (``og``, the teacher's layers, no teacher) shows what the depth costs before
+    any distillation; the method's share is how much of that it closes."""
+    og_teacher = teacher_f1_for(teacher, og) if og and og.get("f1") is not None else None
+    if og_teacher is None:
+        return ""
+    cost = 100 * (og_teacher - og["f1"])
+    if cost <= 0:
+        return ""
+    closed = 100 * (ours["f1"] - og["f1"])
+    return (f"; gold labels alone at this depth (`og`) sit {cost:.2f} below the teacher: distillation "
+            f"closes {closed:.2f} of that ({closed / cost:.0%})")
+
+
 def standing_section(results: dict, grid_lr: str | None = None) -> list[str]:
     """Where calibrated FastBioNER stands, computed from the results at each depth
     and dataset that has run: against the best baseline (by mean F1) and against the
@@ -274,6 +289,7 @@ def standing_section(results: dict, grid_lr: str | None = None) -> list[str]:
             if goal is not None:
                 line += f" (goal: within {goal:.1f}; {'met' if gap <= goal else 'not met'}"
                 line += f"; the paper's gap below BioBERT: {PAPER[layers][0]:.2f})" if ds == "bc5cdr" else ")"
+            line += depth_cost(teacher, ours, runs.get("og"))
         out.append(line + ".")
     if not out:
         return ["_No calibrated FastBioNER row has run yet._"]

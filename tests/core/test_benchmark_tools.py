@@ -117,6 +117,8 @@ def test_standing_judges_each_depth_by_the_spread_of_the_seeds():
     three = next(line for line in lines if "3 layers" in line)
     assert "`og`" in three and "+1.00 F1, beyond the spread" in three and "ahead" in three
     assert "6.50 below the teacher (goal: within 3.0; not met" in three
+    # Why: og at the same depth shows what the depth costs before any distillation.
+    assert "gold labels alone at this depth (`og`) sit 7.50 below the teacher: distillation closes 1.00 of that (13%)" in three
     four = next(line for line in lines if "4 layers" in line)
     assert "one seed on a side" in four
     # A schedule variant run with the triple's seeds is judged by the same rule.
