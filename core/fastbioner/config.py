@@ -80,6 +80,10 @@ def _check(ok: bool, message: str) -> None:
 # What a model reads around a sentence (see EncodingConfig.context and fastbioner.packing).
 CONTEXTS = ("sentence", "document", "packed")
 
+# How several models' label distributions combine per word (fastbioner.label_ensembles):
+# weighted by each model's confidence in the word, or equally.
+COMBINATIONS = ("confidence", "mean")
+
 
 @dataclass
 class EncodingConfig(Settings):

@@ -166,9 +166,10 @@ def _devel_windows(config, registry: Registry) -> int:
     from . import packing
     from .encoding import WordEncoder
     from .modeling import load_tokenizer
-    from .runs import document_keys, read_bio_files
+    from .formats import read_tagged_files
+    from .runs import document_keys
 
-    dev = read_bio_files([config.dev_file])
+    dev = read_tagged_files([config.dev_file])
     if config.encoding.context != "packed":  # a window per sentence (a long one: a few); no tokenizer needed
         return len(dev)
     base = getattr(config, "base_model", None) or registry.resolve(config.teacher).path

@@ -135,29 +135,87 @@ def _model_predictor(entry, device: str, batch_size: int) -> WordPredictor:
     return predict
 
 
+def _ensemble_predictor(entries: Sequence, device: str, batch_size: int, rule: str) -> WordPredictor:
+    """Several models combined word by word as multi-teacher distillation combines its
+    teachers (:func:`fastbioner.label_ensembles.combined_labels`, at T = 1): each model
+    reads the sentences as it was trained (its own windows and context) and gives a
+    label distribution per word; the combination's label per word is repaired to IOB2.
+    Models are loaded one at a time; all must tag the same labels in the same order."""
+    from .engine import load_for_tagging
+    from .errors import ModelError
+    from .inference import Tagger, TaggerConfig
+    from .label_ensembles import combined_labels
+    from .modeling import model_labels
+    from .registry import check_bio_labels
+
+    def predict(sentences: Sequence[Sequence[str]], reporter: ProgressReporter,
+                documents: Sequence | None = None) -> list[list[str]]:
+        per_model, first = [], None
+        for k, entry in enumerate(entries, 1):
+            reporter.stage("evaluate", message=f"tagging {len(sentences)} sentences with {entry.name} "
+                                               f"({k} of {len(entries)})")
+            config = TaggerConfig(device=device, precision="fp32", max_batch_size=batch_size)
+            model, tokenizer = load_for_tagging(entry.path, config.engine)
+            check_bio_labels(model_labels(model), entry.path)
+            tagger = Tagger(model, tokenizer, config, name=entry.name, folder=entry.path,
+                            manifest=entry.manifest.to_dict())
+            if first is None:
+                first = tagger
+            elif tagger.labels != first.labels:
+                raise ModelError(f"{entry.name} tags {', '.join(tagger.labels)}; {first.name} tags "
+                                 f"{', '.join(first.labels)}: models combined must share their labels")
+            per_model.append(tagger.word_probabilities(sentences, reporter.cancel,
+                                                       on_batch=lambda i, n: reporter.emit(step=i, total=n),
+                                                       documents=documents))
+            if tagger is not first:
+                del tagger, model
+        return [first.tags_of(combined_labels(rows, rule)) if words else []
+                for words, rows in zip(sentences, zip(*per_model))]
+    return predict
+
+
 def evaluate_model(model_ref: str | Path, file: str | Path, *, batch_size: int = 32,
                    device: str = "auto", predictor: WordPredictor | None = None, registry=None,
+                   ensemble_with: Sequence[str | Path] = (), combination: str = "confidence",
                    on_event: Optional[EventCallback] = None,
                    cancel: Optional[CancelToken] = None) -> EvaluationReport:
-    """Tag the sentences of a BIO file with a model (registry name or folder) and
-    score them against the file's tags. A job: progress events, cancel."""
-    from .formats.conll import read_tagged_sentences
+    """Tag the sentences of an annotated file (BIO/CoNLL, or PubTator, BioC, JSONL read
+    as a training run reads its devel file) with a model (registry name or folder) and
+    score them against the file's tags. A job: progress events, cancel.
+    ``ensemble_with``: more models, combined with the first word by word by the
+    ``combination`` rule multi-teacher distillation uses (what an ensemble's students
+    learn from, scored)."""
+    from .config import COMBINATIONS
+    from .formats import read_tagged_files
     from .registry import Registry
+
+    if combination not in COMBINATIONS:
+        raise InputError(f"combination must be one of {', '.join(COMBINATIONS)}, not {combination!r}")
 
     def job(reporter: ProgressReporter) -> EvaluationReport:
         reporter.stage("load", message=f"loading {model_ref}")
-        entry = (registry or Registry()).resolve(model_ref)
-        sentences = read_tagged_sentences(file)
+        reg = registry or Registry()
+        entry = reg.resolve(model_ref)
+        others = [reg.resolve(ref) for ref in ensemble_with]
+        sentences = read_tagged_files([file])
         if not sentences:
             raise InputError("no sentences to evaluate", file)
         reporter.check()
         reporter.stage("evaluate", message=f"tagging {len(sentences)} sentences")
         # A model trained with document or packed context reads the file's -DOCSTART- documents.
-        predict = predictor if predictor is not None else _model_predictor(entry, device, batch_size)
+        if predictor is not None:
+            predict = predictor
+        elif others:
+            predict = _ensemble_predictor([entry, *others], device, batch_size, combination)
+        else:
+            predict = _model_predictor(entry, device, batch_size)
         tags = predict([s.words for s in sentences], reporter, [s.doc_id for s in sentences])
         report = score_tags([s.tags for s in sentences], tags)
-        report.source = {"model": str(entry.name if entry.registered else entry.path),
-                         "file": str(file)}
+        name = lambda e: str(e.name if e.registered else e.path)  # noqa: E731
+        report.source = {"model": name(entry), "file": str(file)}
+        if others:
+            report.source["model"] = " + ".join(name(e) for e in [entry, *others])
+            report.source["combination"] = combination
         reporter.emit(metrics=report.metrics(), message=f"F1 {report.f1:.4f}")
         return report
 

@@ -260,9 +260,9 @@ def fine_tune_then_distill(teacher_config: TeacherConfig | None, teacher_name: s
 
 def _training_texts(files) -> list[str]:
     """The training sentences as text: the pieces the compacted vocabulary keeps."""
-    from .runs import read_bio_files
+    from .formats import read_tagged_files
 
-    return [" ".join(s.words) for s in read_bio_files(files)]
+    return [" ".join(s.words) for s in read_tagged_files(files)]
 
 
 def _compact_in_place(entry: ModelEntry, report: EvaluationReport | None, config, registry: Registry,

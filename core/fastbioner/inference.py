@@ -253,6 +253,43 @@ class Tagger:
         benchmarks all come here), with CRF decoding where the model has a CRF.
         ``on_batch(done, total)`` follows the batches; ``documents`` (a key per
         sentence) gives a model trained with document or packed context its documents."""
+        rows_of = self._argmax_rows if self._decode is None else self._viterbi_rows
+        stitched = self._word_rows(sentences, documents, cancel, on_batch, rows_of,
+                                   fill=np.array([self._o, 1.0], dtype=np.float32))
+        out = []
+        for words, rows in zip(sentences, stitched):
+            if not words:
+                out.append(WordTags([], []))
+                continue
+            out.append(WordTags(self.tags_of([r[0] for r in rows]), [float(r[1]) for r in rows]))
+        return out
+
+    def word_probabilities(self, sentences: Sequence[Sequence[str]], cancel: CancelToken | None = None,
+                           on_batch: Callable[[int, int], None] | None = None,
+                           documents: Sequence[Any] | None = None) -> list[np.ndarray]:
+        """Each sentence's label distribution per word, ``(words, labels)`` in
+        :attr:`labels`' order: the softmax of the logits at each word's first subword,
+        windowed and with the context as :meth:`predict_words` reads them (a CRF
+        model's emissions, not its joint decoding). For combining several models word
+        by word (:func:`fastbioner.label_ensembles.combine`)."""
+        def probability_rows(logits: torch.Tensor, windows: Sequence) -> list[np.ndarray]:
+            probs = logits.float().softmax(-1).cpu().numpy()
+            return [probs[r, :len(w)] for r, w in enumerate(windows)]
+
+        fill = np.zeros(len(self.labels), dtype=np.float32)
+        fill[self._o] = 1.0
+        stitched = self._word_rows(sentences, documents, cancel, on_batch, probability_rows, fill=fill)
+        width = len(self.labels)
+        return [np.stack(rows).astype(np.float32) if rows else np.zeros((0, width), np.float32)
+                for rows in stitched]
+
+    def _word_rows(self, sentences: Sequence[Sequence[str]], documents: Sequence[Any] | None,
+                   cancel: CancelToken | None, on_batch: Callable[[int, int], None] | None,
+                   rows_of: Callable[[torch.Tensor, Sequence], list[np.ndarray]], fill: np.ndarray
+                   ) -> list[list[np.ndarray]]:
+        """The one pass over a model's windows: encoded with the context, batched by
+        token budget, ``rows_of(logits, windows)`` giving each window's rows (one per
+        subword), stitched back to one row per word of each sentence."""
         windows, layout, _ = packing.encode(self.encoder, self.context, sentences, documents=documents)
         values: list[Any] = [None] * len(windows)
         batches = token_budget_batches([len(w) for w in windows], self.token_budget,
@@ -266,23 +303,14 @@ class Tagger:
                 group = [windows[i] for i in idx]
                 ids, mask = (t.to(self.device) for t in _pad(group, self.encoder.pad_id))
                 logits = self.model(input_ids=ids, attention_mask=mask).logits
-                if self._decode is None:
-                    rows = self._argmax_rows(logits, group)
-                else:
-                    rows = self._viterbi_rows(logits, group)
-                for row, i in zip(rows, idx):
+                for row, i in zip(rows_of(logits, group), idx):
                     values[i] = row
-        fill = np.array([self._o, 1.0], dtype=np.float32)
-        stitched = packing.stitch(windows, values, layout, fill=fill)
-        out = []
-        for words, rows in zip(sentences, stitched):
-            if not words:
-                out.append(WordTags([], []))
-                continue
-            raw = [self.labels[int(r[0])] for r in rows]
-            tags, _ = repair_iob2(to_iob2(raw, self.scheme))
-            out.append(WordTags(tags, [float(r[1]) for r in rows]))
-        return out
+        return packing.stitch(windows, values, layout, fill=fill)
+
+    def tags_of(self, label_ids: Sequence[int]) -> list[str]:
+        """Repaired IOB2 tags of a sentence's per-word label ids (this model's labels)."""
+        tags, _ = repair_iob2(to_iob2([self.labels[int(i)] for i in label_ids], self.scheme))
+        return tags
 
     @staticmethod
     def _argmax_rows(logits: torch.Tensor, windows: Sequence) -> list[np.ndarray]:

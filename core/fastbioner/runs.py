@@ -57,27 +57,6 @@ def claim_run(registry: Registry, name: str, *, overwrite: bool, resume: bool, r
     return ckpt
 
 
-def read_bio_files(paths: Sequence[str | Path]) -> list[TaggedSentence]:
-    """Tagged sentences of training or devel files: BIO/CoNLL as they are, any other
-    annotated format (PubTator, BioC, JSONL) split into sentences and tagged from its
-    entities, each sentence keeping its document's id (for document context)."""
-    from dataclasses import replace
-
-    from .formats import guess_format, read_documents
-    from .formats.conll import read_tagged_sentences
-    from .labels import document_tagged_sentences
-
-    sentences: list[TaggedSentence] = []
-    for path in paths:
-        if guess_format(path) == "conll":
-            sentences.extend(read_tagged_sentences(path))
-            continue
-        for doc in read_documents(path):
-            tagged = document_tagged_sentences(doc, "IOB2")
-            sentences.extend(replace(s, doc_id=doc.id) for s in tagged.sentences)
-    return sentences
-
-
 def document_keys(sentences: Sequence[TaggedSentence], context: str, where: str) -> list[Any] | None:
     """The document of each sentence when the settings ask for document or packed
     context (the ``-DOCSTART-`` ids of a CoNLL file), else None."""

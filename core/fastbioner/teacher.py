@@ -24,7 +24,7 @@ from .losses import make_token_loss
 from .modeling import load_token_classifier, load_tokenizer, model_shape
 from . import distributed, packing, runs
 from .registry import Manifest, ModelEntry, Registry, now_iso
-from .runs import read_bio_files
+from .formats import read_tagged_files
 from .training import Trainer, TrainingResult, seed_everything
 
 
@@ -80,8 +80,8 @@ def train_teacher(config: TeacherConfig, name: str, *, registry: Registry | None
 
     def job(reporter: ProgressReporter) -> TeacherResult:
         reporter.stage("prepare", message="reading the training data")
-        train = read_bio_files(config.train_files)
-        dev = read_bio_files([config.dev_file]) if config.dev_file else []
+        train = read_tagged_files(config.train_files)
+        dev = read_tagged_files([config.dev_file]) if config.dev_file else []
         labels = bio_labels(entity_types(t for s in train for t in s.tags))
         if len(labels) == 1:
             raise InputError("no entities in the training data", config.train_files[0])

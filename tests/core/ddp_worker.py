@@ -15,7 +15,7 @@ from fastbioner.config import TrainingConfig
 from fastbioner.encoding import WindowBatches, WordEncoder
 from fastbioner.losses import CrossEntropy
 from fastbioner.modeling import load_token_classifier, load_tokenizer, model_labels
-from fastbioner.runs import read_bio_files
+from fastbioner.formats import read_tagged_files
 from fastbioner.teacher import TokenClassificationObjective
 from fastbioner.training import Trainer
 
@@ -26,7 +26,7 @@ def main() -> None:
     distributed.init_from_env()
     model = load_token_classifier(model_dir)
     tokenizer = load_tokenizer(model_dir)
-    sentences = read_bio_files([bio])
+    sentences = read_tagged_files([bio])
     encoder = WordEncoder(tokenizer, model_labels(model), max_length=32)
     windows = encoder.encode([s.words for s in sentences], [s.tags for s in sentences])
     config = TrainingConfig(epochs=2, batch_size=batch, grad_accum_steps=accum, learning_rate=5e-3,

@@ -84,6 +84,12 @@ def test_train_evaluate_and_manage_models(encoder, bio, tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["tokens"] == 10
     assert main(["evaluate", str(tmp_path / "exported"), str(bio), "--record", "--quiet"]) == 2
     assert "needs a registered model" in capsys.readouterr().err
+    # Two models combined word by word (what a student of both learns from), scored as one.
+    assert main(["evaluate", "again", str(bio), "--ensemble-with", long_name, "--json", "-"]) == 0
+    combined = json.loads(capsys.readouterr().out)
+    assert combined["source"] == {"model": f"again + {long_name}", "file": str(bio), "combination": "confidence"}
+    assert main(["evaluate", "again", str(bio), "--ensemble-with", long_name, "--record", "--quiet"]) == 2
+    assert "--record stores one model's own scores" in capsys.readouterr().err
 
 
 def test_user_errors_are_one_line(encoder, bio, tmp_path, capsys):

@@ -258,7 +258,7 @@ def test_loss_scales_script_prints_terms_gradients_and_the_calibration(trained, 
 def test_several_teachers_soft_labels_combine_by_confidence():
     import numpy as np
 
-    from fastbioner.distill.ensemble import combine
+    from fastbioner.label_ensembles import combine
 
     sure = np.array([[10.0, 0.0, 0.0]])      # a confident teacher: label 0
     unsure = np.array([[0.0, 0.2, 0.0]])     # a hesitant one: label 1, barely

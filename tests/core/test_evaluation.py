@@ -133,3 +133,68 @@ def test_evaluate_model_cancel(tiny, tmp_path):
     with pytest.raises(Cancelled):
         evaluate_model(folder, bio, batch_size=4, on_event=on_event, cancel=token, device="cpu")
     assert events[-1].state is JobState.CANCELLED
+
+
+def test_word_probabilities_are_the_distributions_predict_words_labels_from(tiny):
+    """Per word, a distribution over the model's labels whose top label, repaired, is
+    the tag predict_words gives: the two read the same windows and subwords."""
+    _, model, tok = tiny
+    tagger = _tagger(model, tok, max_length=16)
+    sentences = [["cocaine", "induced", "heart", "failure", "in", "rats"] * 5, [], ["aspirin"]]
+    probs = tagger.word_probabilities(sentences)
+    assert [p.shape for p in probs] == [(30, len(tagger.labels)), (0, len(tagger.labels)), (1, len(tagger.labels))]
+    assert all(abs(float(row.sum()) - 1.0) < 1e-4 for p in probs for row in p)
+    tags = [p.tags for p in tagger.predict_words(sentences)]
+    assert [tagger.tags_of(p.argmax(-1)) for p in probs] == tags
+
+
+def test_confidence_weighting_lets_a_sure_model_outvote_two_hesitant_ones():
+    import numpy as np
+
+    from fastbioner.label_ensembles import combined_labels
+
+    sure = np.array([[0.99, 0.01, 0.0]])
+    hesitant = np.array([[0.2, 0.8, 0.0]])
+    assert combined_labels([sure, hesitant, hesitant], "mean").tolist() == [1]        # the majority
+    assert combined_labels([sure, hesitant, hesitant], "confidence").tolist() == [0]  # the sure one
+    assert combined_labels([np.zeros((0, 3))] * 2, "confidence").tolist() == []
+
+
+def test_a_model_combined_with_itself_scores_as_the_model_alone(tiny, tmp_path):
+    folder, _, _ = tiny
+    bio = _write_bio(tmp_path / "dev.tsv", [[("cocaine", "B-Chemical"), ("toxicity", "B-Disease")],
+                                            [("the", "O"), ("rats", "O"), ("aspirin", "B-Chemical")], []])
+    alone = evaluate_model(folder, bio, device="cpu")
+    events = []
+    both = evaluate_model(folder, bio, device="cpu", ensemble_with=[folder], combination="mean",
+                          on_event=events.append)
+    assert (both.f1, both.token_accuracy, both.mcc) == (alone.f1, alone.token_accuracy, alone.mcc)
+    assert both.source["combination"] == "mean" and both.source["model"].count("+") == 1
+    assert any("(2 of 2)" in (e.message or "") for e in events)
+
+
+def test_models_with_other_labels_are_not_combined(tiny, tmp_path):
+    from fastbioner.errors import ModelError
+
+    folder, _, _ = tiny
+    other = make_tiny_model(tmp_path / "other", labels=["O", "B-Gene", "I-Gene"], seed=4)
+    bio = _write_bio(tmp_path / "dev.tsv", [[("cocaine", "B-Chemical")]])
+    with pytest.raises(ModelError, match="must share their labels"):
+        evaluate_model(folder, bio, device="cpu", ensemble_with=[other])
+
+
+def test_a_pubtator_file_scores_as_its_conll_conversion(tiny, tmp_path):
+    """`fastbioner evaluate MODEL devel.PubTator.txt`: read as a training run reads its
+    devel file, so it scores exactly as the file converted to CoNLL first."""
+    from fastbioner.cli.main import main
+
+    folder, _, _ = tiny
+    pubtator = tmp_path / "dev.pubtator"
+    pubtator.write_text("1|t|Cocaine toxicity\n1|a|Seizures followed. Naloxone helped.\n"
+                        "1\t0\t7\tCocaine\tChemical\tD003042\n1\t17\t25\tSeizures\tDisease\tD012640\n\n",
+                        encoding="utf-8")
+    conll = tmp_path / "dev.conll"
+    assert main(["convert", str(pubtator), str(conll)]) == 0
+    direct, converted = (evaluate_model(folder, f, device="cpu") for f in (pubtator, conll))
+    assert direct.sentences == converted.sentences == 3 and direct.support == 2
+    assert (direct.f1, direct.token_accuracy) == (converted.f1, converted.token_accuracy)

@@ -46,14 +46,14 @@ def test_a_distilled_students_manifest_holds_the_resolved_method(trained, tmp_pa
 def test_training_files_may_be_pubtator_documents(tmp_path):
     """A PubTator (or BioC, JSONL) file trains as its sentences tagged from its
     entities, each keeping its document's id for document context."""
-    from fastbioner.runs import read_bio_files
+    from fastbioner.formats import read_tagged_files
 
     path = tmp_path / "two.pubtator"
     path.write_text("1|t|Cocaine toxicity\n1|a|Seizures followed. Naloxone helped.\n"
                     "1\t0\t7\tCocaine\tChemical\tD003042\n1\t17\t25\tSeizures\tDisease\tD012640\n\n"
                     "2|t|Lithium and renal failure\n2|a|None.\n2\t0\t7\tLithium\tChemical\tD008094\n\n",
                     encoding="utf-8")
-    sentences = read_bio_files([path])
+    sentences = read_tagged_files([path])
     assert [s.doc_id for s in sentences] == ["1", "1", "1", "2", "2"]
     assert sentences[0].words == ("Cocaine", "toxicity") and sentences[0].tags == ("B-Chemical", "O")
     assert sentences[1].tags[0] == "B-Disease"

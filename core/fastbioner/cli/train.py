@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from ..config import TeacherConfig
+from ..config import COMBINATIONS, TeacherConfig
 from ..errors import FastBioNERError
 from ..fileio import atomic_write
 from ..jobs import CancelToken, Cancelled
@@ -38,6 +38,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     ev.add_argument("--record", action="store_true",
                     help="store the scores as the registered model's devel metrics (its card shows them), "
                          "e.g. after `fastbioner compact`")
+    ev.add_argument("--ensemble-with", metavar="NAME", action="append", default=[],
+                    help="another model to combine with MODEL word by word (repeat for more), as "
+                         "distillation from several teachers combines them: scores what such a "
+                         "student learns from")
+    ev.add_argument("--combination", choices=COMBINATIONS, default="confidence",
+                    help="how --ensemble-with models combine per word: weighted by each model's confidence "
+                         "in the word (its top probability), or the mean (default: %(default)s)")
     ev.add_argument("--quiet", action="store_true")
     ev.set_defaults(func=evaluate_command)
 
@@ -77,6 +84,9 @@ def evaluate_command(args: argparse.Namespace) -> int:
 
         torch.set_num_threads(args.threads)
     registry = None
+    if args.record and args.ensemble_with:
+        raise FastBioNERError("--record stores one model's own scores; an --ensemble-with combination "
+                              "is not that model (write its scores with --json)")
     if args.record:  # refused before the scoring, not after
         from ..errors import ModelError
         from ..registry import Registry
@@ -94,7 +104,8 @@ def evaluate_command(args: argparse.Namespace) -> int:
     try:
         with ctrl_c_cancels(token):
             report = evaluate_model(args.model, args.file, batch_size=args.batch_size,
-                                    device=args.device, on_event=bar, cancel=token)
+                                    device=args.device, ensemble_with=args.ensemble_with,
+                                    combination=args.combination, on_event=bar, cancel=token)
     except Cancelled:
         print("fastbioner: cancelled", file=sys.stderr)
         return 130

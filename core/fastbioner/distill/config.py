@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..config import ConfigError, EncodingConfig, LossConfig, Settings, TrainingConfig, opt
+from ..config import COMBINATIONS, ConfigError, EncodingConfig, LossConfig, Settings, TrainingConfig, opt
 from .methods import MethodConfig
 
 RECURRENT_SOURCES = ("bigru", "bilstm")
@@ -139,7 +139,7 @@ class DistillConfig(Settings):
                                     factory=list, metavar="NAME", kind="models")
     teacher_combination: str = opt("confidence", "how several teachers' soft labels combine per word: weighted "
                                                  "by each teacher's confidence in it, or the mean",
-                                   choices=("confidence", "mean"))
+                                   choices=COMBINATIONS)
     student: StudentConfig = field(default_factory=StudentConfig)
     method: MethodConfig = field(default_factory=MethodConfig)
     train_files: list[str] = opt(help="BIO training file(s)", flag="--train", factory=list, metavar="FILE",
@@ -168,8 +168,8 @@ class DistillConfig(Settings):
             raise ConfigError("a teacher (registry name or folder) is required")
         if not self.train_files:
             raise ConfigError("at least one training file is required")
-        if self.teacher_combination not in ("confidence", "mean"):
-            raise ConfigError("teacher_combination must be 'confidence' or 'mean'")
+        if self.teacher_combination not in COMBINATIONS:
+            raise ConfigError(f"teacher_combination must be one of {', '.join(COMBINATIONS)}")
         if self.teacher_cache not in CACHE_MODES:
             raise ConfigError(f"teacher_cache must be one of {', '.join(CACHE_MODES)}")
         if self.unlabeled_limit < 0 or self.cache_memory_mb < 0:

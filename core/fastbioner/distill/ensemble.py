@@ -22,8 +22,8 @@ import torch
 
 from ..encoding import Batch, WordEncoder, length_sorted_batches
 from ..jobs import ProgressReporter
+from ..label_ensembles import combine  # the rule, shared with scoring teachers combined
 
-COMBINATIONS = ("confidence", "mean")
 
 
 def word_logits(model, tokenizer, labels: Sequence[str], sentences: Sequence[Sequence[str]], max_length: int,
@@ -86,28 +86,6 @@ def load_logits(path: Path, key: str) -> list[np.ndarray] | None:
     except (OSError, ValueError, KeyError):
         return None
     return np.split(flat.astype(np.float32), np.cumsum(lengths)[:-1]) if len(lengths) else []
-
-
-def _softmax(x: np.ndarray, t: float = 1.0) -> np.ndarray:
-    z = x / t
-    z = z - z.max(-1, keepdims=True)
-    e = np.exp(z)
-    return e / e.sum(-1, keepdims=True)
-
-
-def combine(per_teacher: Sequence[np.ndarray], temperature: float, rule: str) -> tuple[np.ndarray, np.ndarray]:
-    """One sentence: the combined soft labels ``(words, labels)`` at ``temperature``
-    and their confidence per word (top probability of the combined T = 1 labels)."""
-    soft = np.stack([_softmax(z, temperature) for z in per_teacher])      # (K, W, C)
-    plain = np.stack([_softmax(z) for z in per_teacher])
-    if rule == "confidence":
-        w = plain.max(-1)                                                   # (K, W)
-        w = w / np.clip(w.sum(0, keepdims=True), 1e-12, None)
-    else:
-        w = np.full(soft.shape[:2], 1.0 / len(per_teacher), dtype=np.float32)
-    target = (w[..., None] * soft).sum(0)
-    confidence = (w[..., None] * plain).sum(0).max(-1)
-    return target.astype(np.float32), confidence.astype(np.float32)
 
 
 @dataclass

@@ -32,7 +32,7 @@ from ..modeling import (folder_size, load_token_classifier, load_tokenizer, mode
                         pick_device, safetensors_files)
 from .. import distributed, runs
 from ..registry import Manifest, ModelEntry, Registry, now_iso
-from ..runs import read_bio_files
+from ..formats import read_tagged_files
 from ..training import Trainer, TrainingResult, diverged_at, move_to, seed_everything
 from .alignment import SubwordAligner, same_vocabulary
 from .calibration import Calibration, calibrate, fit_projections
@@ -232,9 +232,9 @@ def prepare_run(config: DistillConfig, method: Method, registry: Registry, repor
         prepare_for_capture(model, run_method.capture_kind if run_method.uses("attention") else None)
 
     reporter.emit(message="reading the training data")
-    train = read_bio_files(config.train_files)
+    train = read_tagged_files(config.train_files)
     _check_tags(train, labels, config.train_files[0])
-    dev = read_bio_files([config.dev_file]) if config.dev_file else []
+    dev = read_tagged_files([config.dev_file]) if config.dev_file else []
     unlabeled = read_unlabeled(config.unlabeled_files, config.unlabeled_limit,
                                config.unlabeled_format) if config.unlabeled_files else UnlabeledText()
     data_files = runs.data_records(config.train_files, config.dev_file, config.unlabeled_files)

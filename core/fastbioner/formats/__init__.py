@@ -126,6 +126,27 @@ def read_documents(path: str | Path, fmt: str | None = None, **options: Any) -> 
     return module.read(path, **options)
 
 
+def read_tagged_files(paths: Iterable[str | Path]) -> list:
+    """Tagged sentences (:class:`fastbioner.labels.TaggedSentence`) of training, devel
+    or scored files: BIO/CoNLL as they are, any other annotated format (PubTator, BioC,
+    JSONL) split into sentences and tagged from its entities, each sentence keeping its
+    document's id (for document context)."""
+    from dataclasses import replace
+
+    from ..labels import document_tagged_sentences
+    from .conll import read_tagged_sentences
+
+    sentences: list = []
+    for path in paths:
+        if guess_format(path) == "conll":
+            sentences.extend(read_tagged_sentences(path))
+            continue
+        for doc in read_documents(path):
+            tagged = document_tagged_sentences(doc, "IOB2")
+            sentences.extend(replace(s, doc_id=doc.id) for s in tagged.sentences)
+    return sentences
+
+
 def write_documents(docs: Iterable[Document], path: str | Path, fmt: str | None = None,
                     **options: Any) -> WriteReport:
     """Write documents to one file (complete or absent); ``fmt`` guessed from the name
