@@ -112,6 +112,29 @@ def depth_table(rows, results, table: int, dataset: str = "bc5cdr") -> list[str]
 
 
 TEACHER_CONTROL = REPO / "benchmarks" / "results" / "teacher_on_pubtator_devel.json"
+TEACHER_ENSEMBLE = REPO / "benchmarks" / "results" / "teacher_ensemble.json"
+
+
+def ensemble_line(results: dict, base: dict) -> str:
+    """The packed teachers combined word by word (``benchmarks/teacher_ensemble.py``):
+    against the table-1 teacher and the best of the teachers combined, each of the
+    builds it combined (a teacher rebuilt since makes it stale, and the line says so)."""
+    what = ("- the three packed-context teachers (seeds 13-15) combined word by word by the multi-teacher rule "
+            "(what `bc5cdr/hinton-minilm6-ft-unl-packed-ens` learns from)")
+    if not TEACHER_ENSEMBLE.is_file():
+        return f"{what}: {NOT_RUN} (`python benchmarks/teacher_ensemble.py` once the three teachers have run)."
+    ens = json.loads(TEACHER_ENSEMBLE.read_text(encoding="utf-8"))
+    teachers = ens.get("teachers") or {}
+    stale = [row for row, b in teachers.items() if (results.get(row) or {}).get("finished") not in (None, b.get("finished"))]
+    best = max((b for b in teachers.values() if b.get("f1") is not None), key=lambda b: b["f1"], default=None)
+    line = (f"{what}, by {ens['combination']}: {pct(ens['f1'])} ({100 * (ens['f1'] - base['f1']):+.2f}), Disease "
+            f"{pct(ens['per_type'].get('Disease'))}")
+    if best is not None:
+        line += f"; the best of the three alone `{best['model']}` {pct(best['f1'])} ({100 * (ens['f1'] - best['f1']):+.2f})"
+    line += f" (`{ens['command']}`)"
+    if stale:
+        line += f"; {', '.join(f'`{r}`' for r in stale)} rebuilt since: these are the earlier builds' figures"
+    return line + "."
 
 
 def teacher_ablation(rows, results, dataset: str = "bc5cdr") -> list[str]:
@@ -151,6 +174,8 @@ def teacher_ablation(rows, results, dataset: str = "bc5cdr") -> list[str]:
                        f"({100 * (old['f1'] - old_base['f1']):+.2f})")
         out.append(f"- `{r.id}` ({r.title}): {pct(res['f1'])} ({100 * (res['f1'] - base['f1']):+.2f}), Disease "
                    f"{pct(disease)}; best at {converged(res)}{earlier}.")
+    if dataset == "bc5cdr":
+        out.append(ensemble_line(results, base))
     return out
 
 

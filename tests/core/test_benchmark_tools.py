@@ -272,9 +272,32 @@ def test_a_student_is_measured_against_its_own_teacher_and_teachers_against_the_
     assert next(line for line in table if "`bc5cdr/s-packed`" in line).split(" | ")[6] == "1.00"
     assert next(line for line in table if "`bc5cdr/teacher-packed`" in line).split(" | ")[6] == "–"
     monkeypatch.setattr(report, "TEACHER_CONTROL", tmp_path / "none.json")  # no control measured
+    monkeypatch.setattr(report, "TEACHER_ENSEMBLE", tmp_path / "teacher_ensemble.json")  # nor the ensemble
     lines = report.teacher_ablation(rows, results)
     assert any("`bc5cdr/teacher-packed`" in l and "87.00 (+1.00), Disease 82.00" in l for l in lines)
     assert not any("control" in l for l in lines)
+    assert "combined word by word" in lines[-1] and "not yet run" in lines[-1]
+
+
+def test_the_teachers_combined_are_set_against_the_best_of_them_and_marked_stale_when_rebuilt(
+        tmp_path, monkeypatch):
+    """benchmarks/teacher_ensemble.py's figure: against the table-1 teacher and the best
+    teacher it combined; a teacher rebuilt since makes the figure the earlier builds'."""
+    report = load("benchmark_report")
+    ensemble = tmp_path / "teacher_ensemble.json"
+    monkeypatch.setattr(report, "TEACHER_ENSEMBLE", ensemble)
+    built = {"bc5cdr/teacher-packed": ("t13", 0.8774, "2026-12-02T09:00"),
+             "bc5cdr/teacher-packed-s14": ("t14", 0.8749, "2026-12-02T10:00")}
+    ensemble.write_text(json.dumps({
+        "command": "fastbioner evaluate t13 dev --ensemble-with t14", "combination": "confidence", "f1": 0.8811,
+        "per_type": {"Disease": 0.8301},
+        "teachers": {row: {"model": m, "f1": f1, "finished": when} for row, (m, f1, when) in built.items()}}))
+    results = {row: {"f1": f1, "finished": when} for row, (_, f1, when) in built.items()}
+    line = report.ensemble_line(results, {"f1": 0.8681})
+    assert "by confidence: 88.11 (+1.30), Disease 83.01" in line
+    assert "the best of the three alone `t13` 87.74 (+0.37)" in line and "rebuilt since" not in line
+    results["bc5cdr/teacher-packed-s14"]["finished"] = "2026-12-03T08:00"
+    assert "`bc5cdr/teacher-packed-s14` rebuilt since" in report.ensemble_line(results, {"f1": 0.8681})
 
 
 def test_a_new_timing_keeps_the_previous_one(tmp_path, monkeypatch):
@@ -430,3 +453,34 @@ def test_a_run_that_collapsed_is_marked_diverged_in_the_tables():
     steady = {"best_step": 1710, "steps": 1710, "history": [{"step": 95, "f1": 0.70}, {"step": 190, "f1": 0.66}]}
     assert fmt.diverged_at(steady) is None and fmt.converged(steady) == "1710/1710 (last)"
     assert fmt.diverged_at({"history": [{"step": 95, "f1": 0.0}, {"step": 190, "f1": 0.05}]}) is None
+
+
+def test_the_teacher_ensemble_script_scores_the_teachers_combined_and_records_their_builds(tmp_path, monkeypatch):
+    from fastbioner.registry import Registry
+    from tiny_models import make_tiny_model
+
+    script = load("teacher_ensemble")
+    Row = script.paper_tables.Row
+    rows = [Row("x/t13", 5, "x", "t", "t13", (), 3, per_seed_name=False),
+            Row("x/t14", 5, "x", "t", "t14", (), 3, per_seed_name=False)]
+    for seed, row in enumerate(rows):
+        folder = make_tiny_model(Registry().root / row.model, seed=seed)
+        write_manifest(folder, Manifest(name=row.model, kind="teacher"))
+    monkeypatch.setattr(script, "ROWS", tuple(r.id for r in rows))
+    monkeypatch.setattr(script.paper_tables, "all_rows", lambda: rows)
+    monkeypatch.setattr(script.paper_tables, "load_results", lambda *a: {
+        "x/t13": {"13": {"f1": 0.5, "finished": "2026-12-02T09:00"}}})
+    devel = tmp_path / "dev.conll"
+    devel.write_text("-DOCSTART- 1\n\ncocaine\tB-Chemical\ntoxicity\tB-Disease\n\nthe\tO\nrats\tO\n", encoding="utf-8")
+    out = tmp_path / "teacher_ensemble.json"
+    assert script.main(["--devel", str(devel), "--out", str(out)]) == 2   # x/t14 has not run
+    assert not out.exists()
+    monkeypatch.setattr(script.paper_tables, "load_results", lambda *a: {
+        "x/t13": {"13": {"f1": 0.5, "finished": "2026-12-02T09:00"}},
+        "x/t14": {"14": {"f1": 0.4, "finished": "2026-12-02T10:00"}}})
+    assert script.main(["--devel", str(devel), "--out", str(out)]) == 0
+    saved = json.loads(out.read_text())
+    assert saved["command"].endswith("evaluate t13 dev.conll --ensemble-with t14 --combination confidence")
+    assert saved["teachers"]["x/t14"] == {"model": "t14", "f1": 0.4, "finished": "2026-12-02T10:00",
+                                          "disease_f1": None}
+    assert 0.0 <= saved["f1"] <= 1.0 and saved["combination"] == "confidence"
