@@ -75,6 +75,11 @@ def status() -> None:
         if j["state"] in ("running", "pending") and state_file.is_file():
             saved = json.loads(state_file.read_text())["state"]
             parts.append(f"checkpoint at step {saved.get('step')} of {saved.get('total_steps')}")
+            history = [h for h in saved.get("history") or [] if h.get("f1") is not None]
+            if history:  # how the run is going, without waiting for its end
+                best = max(history, key=lambda h: h["f1"])
+                parts.append(f"devel F1 {100 * history[-1]['f1']:.2f} at step {history[-1]['step']} "
+                             f"(best {100 * best['f1']:.2f} at {best['step']})")
         if j.get("same_as"):
             parts.append(f"same run as {j['same_as']}")
         print(f"{j['state']:<8} {j['row']:<40} s{j['seed']:<3} {j['commit']} {', '.join(parts)}")

@@ -204,6 +204,14 @@ def test_status_shows_a_run_the_stopped_runner_left_as_stopped_with_its_clock_st
     queue.status()
     line = capsys.readouterr().out.splitlines()[-1]
     assert "stopped, resumes at the next start" in line and "30 min run" in line
+    # Its checkpoint says how far it got and how it is scoring.
+    latest = tmp_path / "home" / "models" / ".checkpoints" / "og-s15" / "latest"
+    latest.mkdir(parents=True)
+    (latest / "state.json").write_text(json.dumps({"state": {"step": 200, "total_steps": 855, "history": [
+        {"step": 95, "f1": 0.7712}, {"step": 190, "f1": 0.7650}]}}))
+    queue.status()
+    line = capsys.readouterr().out.splitlines()[-1]
+    assert "checkpoint at step 200 of 855, devel F1 76.50 at step 190 (best 77.12 at 95)" in line
 
 
 def test_front_and_drop_take_one_seed_of_a_row_or_all_of_them(tmp_path, monkeypatch):
