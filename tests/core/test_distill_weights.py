@@ -294,6 +294,10 @@ def test_distillation_from_two_teachers_records_the_ensemble(trained, tmp_path):
     assert training["ensemble"]["teachers"] == ["tiny-teacher", "tiny-teacher-2"]
     assert training["ensemble"]["combination"] == "confidence"
     assert any("soft labels of 2 teachers" in n for n in result.notes)
+    # hinton's soft labels come from the teachers combined, so the first teacher's
+    # outputs are never read: no cache of them is built.
+    assert training["teacher_cache"]["mode"] == "unused"
+    assert not any("teacher cache" in n for n in result.notes)
     soft = [e.losses["soft"] for e in events if e.stage == "distill" and "soft" in e.losses]
     assert soft and all(v >= 0 for v in soft)
     # two copies of one teacher teach what that teacher alone teaches (same first step)

@@ -84,7 +84,14 @@ class Method:
 
     @property
     def needs_teacher(self) -> bool:
-        return any(t.name not in TEACHER_FREE_TERMS for t in self.terms)
+        return self.reads_teacher()
+
+    def reads_teacher(self, soft_from_ensemble: bool = False) -> bool:
+        """Whether a term reads the (first) teacher's outputs at each step: every term
+        but the gold labels, and but the soft labels when several teachers' combined
+        labels stand in for them (``soft_from_ensemble``)."""
+        free = TEACHER_FREE_TERMS + (("soft",) if soft_from_ensemble else ())
+        return any(t.name not in free for t in self.terms)
 
     def uses(self, *names: str) -> bool:
         return any(t.name in names for t in self.terms)

@@ -130,7 +130,8 @@ class DistillationObjective:
     def __init__(self, student: nn.Module, method: Method, teacher: TeacherSource | None,
                  mapping: Sequence[int], gold_loss: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
                  parts: ObjectiveParts | None = None, scale_by_t2: bool = True,
-                 attention_kind: str = "scores", aligner: SubwordAligner | None = None):
+                 attention_kind: str = "scores", aligner: SubwordAligner | None = None,
+                 ensemble=None):
         self.student = student
         self.method = method
         self.teacher = teacher
@@ -143,9 +144,10 @@ class DistillationObjective:
         self.aligner = aligner
         # Per-term factors found by calibration (fastbioner.distill.calibration); 1 if absent.
         self.scales: dict[str, float] = {}
-        # Several teachers' combined soft labels (fastbioner.distill.ensemble), if any.
-        self.ensemble = None
-        if method.needs_teacher and teacher is None:
+        # Several teachers' combined soft labels (fastbioner.distill.ensemble), if any:
+        # they stand in for the first teacher's logits in the soft-label term.
+        self.ensemble = ensemble
+        if method.reads_teacher(ensemble is not None) and teacher is None:
             raise ValueError(f"method {method.name} needs the teacher's outputs")
 
     @property
@@ -174,7 +176,9 @@ class DistillationObjective:
         s = capture(self.student, sb.input_ids, sb.attention_mask, hidden_layers, attention_layers,
                     self.capture_kind)
         t = None
-        if any(name != "gold" for name in names):
+        # Only a term that reads the teacher fetches its outputs (gold never does, soft
+        # not when several teachers' combined labels stand in).
+        if any(name != "gold" and not (name == "soft" and self.ensemble is not None) for name in names):
             t = self.teacher.outputs(batch.teacher)
             if any(name in TOKEN_LEVEL_TERMS for name in names) and not batch.shared:
                 self.aligner.check(batch.teacher, batch.student)

@@ -134,9 +134,12 @@ def resolved_config(config: DistillConfig, method: Method) -> DistillConfig:
 
 def _teacher_source(config: DistillConfig, method: Method, built: BuiltStudent, teacher, teacher_path: Path,
                     data: EncodedData, registry: Registry, device: torch.device, reporter: ProgressReporter,
-                    cleanup: contextlib.ExitStack, notes: list[str]):
+                    cleanup: contextlib.ExitStack, notes: list[str], soft_from_ensemble: bool = False):
     needs = teacher_needs(method, built.mapping, built.model, teacher, method.capture_kind)
-    if not method.needs_teacher:
+    if not method.reads_teacher(soft_from_ensemble):
+        # og, or soft labels from several teachers combined with nothing else read from
+        # the first: no pass over the training text to cache (a packed MPNet teacher's
+        # over the default model's text took one core 29 minutes).
         return None, {"mode": "unused"}
     mode = config.teacher_cache
     if mode == "none":
@@ -248,8 +251,14 @@ def prepare_run(config: DistillConfig, method: Method, registry: Registry, repor
         notes.append(f"{len(unlabeled)} unlabelled sentences with confidence-weighted soft labels")
 
     device = pick_device(config.training.device)
+    ensemble = None
+    if config.extra_teachers and run_method.uses("soft"):
+        # Soft labels per word of the sequences the windows index (with packed context a
+        # document's sentences joined), so ``Window.sentence`` finds them.
+        ensemble = _ensemble(config, run_method, t_entry, teacher, t_tok, labels, data.sequences,
+                             registry, device, reporter, notes, keep_in)
     source, cache_info = _teacher_source(config, run_method, built, teacher, t_entry.path, data, registry,
-                                         device, reporter, cleanup, notes)
+                                         device, reporter, cleanup, notes, soft_from_ensemble=ensemble is not None)
     parts = ObjectiveParts(
         projection_for(built.model, teacher) if run_method.uses("hidden", "hidden-norm") else None,
         projection_for(built.model, teacher) if run_method.uses("embedding") else None)
@@ -258,12 +267,7 @@ def prepare_run(config: DistillConfig, method: Method, registry: Registry, repor
     gold = built.model.gold_loss if has_crf else make_token_loss(config.loss, len(labels), data.label_ids)
     objective = DistillationObjective(
         built.model, run_method, source, built.mapping, gold, parts, config.method.scale_by_t2,
-        run_method.attention, None if shared else SubwordAligner(t_tok, built.tokenizer))
-    if config.extra_teachers and run_method.uses("soft"):
-        # Soft labels per word of the sequences the windows index (with packed context a
-        # document's sentences joined), so ``Window.sentence`` finds them.
-        objective.ensemble = _ensemble(config, run_method, t_entry, teacher, t_tok, labels, data.sequences,
-                                       registry, device, reporter, notes, keep_in)
+        run_method.attention, None if shared else SubwordAligner(t_tok, built.tokenizer), ensemble=ensemble)
     return PreparedRun(t_entry, teacher, built, labels, run_method, data, data_files, train, dev, device,
                        source, cache_info, parts, objective)
 
