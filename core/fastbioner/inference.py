@@ -271,7 +271,7 @@ class Tagger:
         :attr:`labels`' order: the softmax of the logits at each word's first subword,
         windowed and with the context as :meth:`predict_words` reads them (a CRF
         model's emissions, not its joint decoding). For combining several models word
-        by word (:func:`fastbioner.label_ensembles.combine`)."""
+        by word (:func:`fastbioner.label_ensembles.combined_labels`)."""
         def probability_rows(logits: torch.Tensor, windows: Sequence) -> list[np.ndarray]:
             probs = logits.float().softmax(-1).cpu().numpy()
             return [probs[r, :len(w)] for r, w in enumerate(windows)]
