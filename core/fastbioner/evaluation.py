@@ -112,11 +112,10 @@ def score_tags(gold: Sequence[Sequence[str]], predicted: Sequence[Sequence[str]]
                             int(micro["support"]), per_type, accuracy, balanced, mcc, n, len(gold))
 
 
-def _model_predictor(entry, device: str, batch_size: int) -> WordPredictor:
-    """Predictions as the model tags in use (:meth:`fastbioner.inference.Tagger.predict_words`,
-    CRF decoding included), at float32, windowed as the model was trained, by the engine
-    tagging uses (:mod:`fastbioner.engine`: a plain BERT or convolutional student without
-    importing transformers, the same logits)."""
+def _scoring_tagger(entry, device: str, batch_size: int):
+    """A registered or exported model as it tags in use, at float32, windowed as it was
+    trained, by the engine tagging uses (:mod:`fastbioner.engine`: a plain BERT or
+    convolutional student without importing transformers, the same logits)."""
     from .engine import load_for_tagging
     from .inference import Tagger, TaggerConfig
     from .modeling import model_labels
@@ -125,7 +124,13 @@ def _model_predictor(entry, device: str, batch_size: int) -> WordPredictor:
     config = TaggerConfig(device=device, precision="fp32", max_batch_size=batch_size)
     model, tokenizer = load_for_tagging(entry.path, config.engine)
     check_bio_labels(model_labels(model), entry.path)
-    tagger = Tagger(model, tokenizer, config, name=entry.name, folder=entry.path, manifest=entry.manifest.to_dict())
+    return Tagger(model, tokenizer, config, name=entry.name, folder=entry.path, manifest=entry.manifest.to_dict())
+
+
+def _model_predictor(entry, device: str, batch_size: int) -> WordPredictor:
+    """Predictions as the model tags in use (:meth:`fastbioner.inference.Tagger.predict_words`,
+    CRF decoding included)."""
+    tagger = _scoring_tagger(entry, device, batch_size)
 
     def predict(sentences: Sequence[Sequence[str]], reporter: ProgressReporter,
                 documents: Sequence | None = None) -> list[list[str]]:
@@ -141,35 +146,27 @@ def _ensemble_predictor(entries: Sequence, device: str, batch_size: int, rule: s
     reads the sentences as it was trained (its own windows and context) and gives a
     label distribution per word; the combination's label per word is repaired to IOB2.
     Models are loaded one at a time; all must tag the same labels in the same order."""
-    from .engine import load_for_tagging
     from .errors import ModelError
-    from .inference import Tagger, TaggerConfig
+    from .inference import tags_from_ids
     from .label_ensembles import combined_labels
-    from .modeling import model_labels
-    from .registry import check_bio_labels
 
     def predict(sentences: Sequence[Sequence[str]], reporter: ProgressReporter,
                 documents: Sequence | None = None) -> list[list[str]]:
-        per_model, first = [], None
+        per_model, labels, scheme = [], None, None
         for k, entry in enumerate(entries, 1):
             reporter.stage("evaluate", message=f"tagging {len(sentences)} sentences with {entry.name} "
                                                f"({k} of {len(entries)})")
-            config = TaggerConfig(device=device, precision="fp32", max_batch_size=batch_size)
-            model, tokenizer = load_for_tagging(entry.path, config.engine)
-            check_bio_labels(model_labels(model), entry.path)
-            tagger = Tagger(model, tokenizer, config, name=entry.name, folder=entry.path,
-                            manifest=entry.manifest.to_dict())
-            if first is None:
-                first = tagger
-            elif tagger.labels != first.labels:
-                raise ModelError(f"{entry.name} tags {', '.join(tagger.labels)}; {first.name} tags "
-                                 f"{', '.join(first.labels)}: models combined must share their labels")
+            tagger = _scoring_tagger(entry, device, batch_size)  # one model in memory at a time
+            if labels is None:
+                labels, scheme = tagger.labels, tagger.scheme
+            elif tagger.labels != labels:
+                raise ModelError(f"{entry.name} tags {', '.join(tagger.labels)}; {entries[0].name} tags "
+                                 f"{', '.join(labels)}: models combined must share their labels")
             per_model.append(tagger.word_probabilities(sentences, reporter.cancel,
                                                        on_batch=lambda i, n: reporter.emit(step=i, total=n),
                                                        documents=documents))
-            if tagger is not first:
-                del tagger, model
-        return [first.tags_of(combined_labels(rows, rule)) if words else []
+            del tagger
+        return [tags_from_ids(combined_labels(rows, rule), labels, scheme) if words else []
                 for words, rows in zip(sentences, zip(*per_model))]
     return predict
 

@@ -192,6 +192,13 @@ def scoring_tagger(model, tokenizer, max_length: int, window_overlap: int, conte
                                                  window_overlap=window_overlap, context=context))
 
 
+def tags_from_ids(label_ids: Sequence[int], labels: Sequence[str], scheme: str) -> list[str]:
+    """Repaired IOB2 tags of a sentence's per-word label ids into ``labels`` (a model's,
+    in its ``scheme``)."""
+    tags, _ = repair_iob2(to_iob2([labels[int(i)] for i in label_ids], scheme))
+    return tags
+
+
 class Tagger:
     """A token classifier ready to tag: load with :meth:`load`, then :meth:`tag`."""
 
@@ -309,8 +316,7 @@ class Tagger:
 
     def tags_of(self, label_ids: Sequence[int]) -> list[str]:
         """Repaired IOB2 tags of a sentence's per-word label ids (this model's labels)."""
-        tags, _ = repair_iob2(to_iob2([self.labels[int(i)] for i in label_ids], self.scheme))
-        return tags
+        return tags_from_ids(label_ids, self.labels, self.scheme)
 
     @staticmethod
     def _argmax_rows(logits: torch.Tensor, windows: Sequence) -> list[np.ndarray]:

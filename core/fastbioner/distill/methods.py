@@ -34,6 +34,14 @@ SHARES = ("w", "1-w", "fixed")
 # Terms that compare positions one by one and so need the same subwords on both sides.
 TOKEN_LEVEL_TERMS = ("hidden", "attention", "hidden-norm", "embedding")
 TEACHER_FREE_TERMS = ("gold",)
+
+
+def term_reads_teacher(name: str, soft_from_ensemble: bool = False) -> bool:
+    """Whether a term reads the (first) teacher's outputs at each step: every term but
+    the gold labels, and but the soft labels when several teachers' combined labels
+    stand in for them (``soft_from_ensemble``)."""
+    return name not in TEACHER_FREE_TERMS and not (soft_from_ensemble and name == "soft")
+
 # Terms that match the teacher's insides rather than its outputs: calibration scales these.
 MATCHING_TERMS = ("hidden", "attention", "hidden-norm", "embedding")
 # How attention maps are compared: the paper's pre-softmax scores QK^T/sqrt(d_k); the same
@@ -87,11 +95,8 @@ class Method:
         return self.reads_teacher()
 
     def reads_teacher(self, soft_from_ensemble: bool = False) -> bool:
-        """Whether a term reads the (first) teacher's outputs at each step: every term
-        but the gold labels, and but the soft labels when several teachers' combined
-        labels stand in for them (``soft_from_ensemble``)."""
-        free = TEACHER_FREE_TERMS + (("soft",) if soft_from_ensemble else ())
-        return any(t.name not in free for t in self.terms)
+        """Whether one of the method's terms reads the teacher (:func:`term_reads_teacher`)."""
+        return any(term_reads_teacher(t.name, soft_from_ensemble) for t in self.terms)
 
     def uses(self, *names: str) -> bool:
         return any(t.name in names for t in self.terms)

@@ -21,7 +21,7 @@ from .alignment import DistillBatch, SubwordAligner, check_same_words, word_leve
 from .capture import capture
 from .losses import (attention_mse, confidence_weights, hidden_mse, logit_mse, normalized_hidden_mse,
                      prob_mse, soft_label_loss, soft_label_loss_to)
-from .methods import TOKEN_LEVEL_TERMS, Method
+from .methods import TOKEN_LEVEL_TERMS, Method, term_reads_teacher
 from .teacher_cache import TeacherOutputs, TeacherSource
 
 
@@ -176,9 +176,7 @@ class DistillationObjective:
         s = capture(self.student, sb.input_ids, sb.attention_mask, hidden_layers, attention_layers,
                     self.capture_kind)
         t = None
-        # Only a term that reads the teacher fetches its outputs (gold never does, soft
-        # not when several teachers' combined labels stand in).
-        if any(name != "gold" and not (name == "soft" and self.ensemble is not None) for name in names):
+        if any(term_reads_teacher(name, self.ensemble is not None) for name in names):
             t = self.teacher.outputs(batch.teacher)
             if any(name in TOKEN_LEVEL_TERMS for name in names) and not batch.shared:
                 self.aligner.check(batch.teacher, batch.student)
