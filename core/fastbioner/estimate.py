@@ -11,6 +11,11 @@ threads, into a throwaway registry, and extrapolates:
 - distillation's teacher: the measurement runs the teacher live at every step and
   times its forward passes; a real run with a teacher cache pays one teacher pass
   over the data (the cache build) instead of one per epoch;
+- several teachers (``--teacher A --teacher B``): each tags every training sentence
+  once before the first step. The measurement runs the first teacher alone (its pass
+  is the one timed above) and times every teacher on the same small sample of
+  training sentences: each one's pass is the first's scaled by their ratio, so
+  estimating costs seconds, not a full pass of every teacher;
 - devel scoring: a forward pass is taken as a third of a training step (a backward
   pass costs about twice a forward), scaled to the devel windows as the run's
   context cuts them, once per evaluation;
@@ -42,9 +47,13 @@ class RunEstimate:
     evaluation_seconds: float     # all devel scoring of the run
     evaluations: int
     measured_steps: int
+    ensemble_seconds: float = 0.0  # several teachers' soft labels: each one's pass over the training data
+    teachers: int = 1
 
     def describe(self) -> str:
         parts = [f"{self.steps:,} steps at {self.step_seconds:.2f} s"]
+        if self.ensemble_seconds:
+            parts.append(f"soft labels of {self.teachers} teachers {_duration(self.ensemble_seconds)}")
         if self.teacher_seconds:
             parts.append(f"teacher pass {_duration(self.teacher_seconds)}")
         if self.evaluations:
@@ -82,9 +91,12 @@ def estimate_run(config, *, registry: Registry | None = None, steps: int = 10,
     probe_training = replace(config.training, max_steps=steps, checkpoint_every_steps=0,
                              early_stopping_patience=0)
     probe = replace(config, training=probe_training, dev_file=None)
+    several = distilling and bool(config.extra_teachers) and config.method.to_method().uses("soft")
     if distilling:
-        # The teacher as the real run finds it, but run live so its cost is timed apart.
-        probe = replace(probe, teacher=str(registry.resolve(config.teacher).path), teacher_cache="none")
+        # The teacher as the real run finds it, but run live so its cost is timed apart;
+        # the other teachers are timed on a sample (_relative_teacher_costs), not here.
+        probe = replace(probe, teacher=str(registry.resolve(config.teacher).path), teacher_cache="none",
+                        extra_teachers=[])
 
     def job(reporter: ProgressReporter) -> RunEstimate:
         step_times: list[float] = []
@@ -136,14 +148,50 @@ def estimate_run(config, *, registry: Registry | None = None, steps: int = 10,
         if config.training.max_steps:
             total_steps = min(total_steps, config.training.max_steps)
         teacher_pass = teacher_per_step * per_epoch if distilling else 0.0
+        ensemble = 0.0
+        if several:
+            ensemble = teacher_pass * sum(_relative_teacher_costs(config, registry, inner))
+            if not config.method.to_method().reads_teacher(soft_from_ensemble=True):
+                teacher_pass = 0.0  # soft and gold labels only: the run builds no cache of the first teacher
         evaluations, scoring = _devel_scoring(config, registry, total_steps, per_epoch, step)
         setup = max(0.0, first_step_at[0] - sum(gaps) / len(gaps)) if first_step_at else 0.0
-        total = setup + step * total_steps + teacher_pass + scoring
+        total = setup + step * total_steps + teacher_pass + ensemble + scoring
         # Unrounded: describe() rounds for people; a short probe's parts can be a few ms.
         return RunEstimate(total, setup, step, total_steps, teacher_pass, scoring,
-                           evaluations, measured)
+                           evaluations, measured, ensemble, 1 + len(config.extra_teachers) if several else 1)
 
     return run_job(job, on_event, cancel)
+
+
+def _relative_teacher_costs(config, registry: Registry, reporter: ProgressReporter,
+                            sample: int = 24) -> list[float]:
+    """Each teacher's time to tag the same training sentences (an even sample of
+    ``sample``), over the first teacher's: the first teacher's pass, timed by the
+    probe, times their sum is the soft-label passes of them all. Each teacher is
+    loaded, warmed on two sentences (lazy initialisation is not timed) and released
+    before the next."""
+    from .distill.ensemble import word_logits
+    from .formats import read_tagged_files
+    from .modeling import load_token_classifier, load_tokenizer, model_labels, pick_device
+
+    sentences = [s.words for s in read_tagged_files(config.train_files)]
+    picked = sentences[::max(1, len(sentences) // sample)][:sample]
+    enc, device = config.encoding, pick_device(config.training.device)
+    seconds = []
+    for name in [config.teacher, *config.extra_teachers]:
+        path = registry.resolve(name).path
+        model, tokenizer = load_token_classifier(path), load_tokenizer(path)
+
+        def tag(words):
+            word_logits(model, tokenizer, model_labels(model), words, enc.max_length, enc.window_overlap,
+                        config.training.eval_batch_size, reporter, device, name)
+
+        tag(picked[:2])
+        started = time.perf_counter()
+        tag(picked)
+        seconds.append(max(time.perf_counter() - started, 1e-9))
+        del model
+    return [s / seconds[0] for s in seconds]
 
 
 def _devel_scoring(config, registry: Registry, total_steps: int, per_epoch: int,

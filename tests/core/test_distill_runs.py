@@ -469,6 +469,38 @@ def test_run_time_estimate_measures_a_few_steps_and_registers_nothing(trained, t
     assert longer.steps == 18 and longer.evaluations == 0  # counts, not measured seconds
 
 
+def test_run_time_estimate_of_several_teachers_times_them_on_a_sample(trained, tmp_path, monkeypatch):
+    """Several teachers each tag all the training text before a run's first step; the
+    estimate times them on a sample of sentences instead of making those passes, and
+    counts the first teacher's cache pass only for a method that reads it."""
+    import fastbioner.distill.ensemble as ensemble
+    import fastbioner.distill.runner as runner
+    from fastbioner.estimate import estimate_run
+
+    registry = fresh_registry(trained, tmp_path)
+    _, bio = trained
+    full_passes, sampled = [], []
+    monkeypatch.setattr(runner, "word_logits", lambda *a, **k: full_passes.append(a) or pytest.fail("full pass"))
+    real_word_logits = ensemble.word_logits
+    monkeypatch.setattr(ensemble, "word_logits",
+                        lambda model, tok, labels, words, *a: sampled.append(len(words))
+                        or real_word_logits(model, tok, labels, words, *a))
+    estimates = {method: estimate_run(config(bio, method, epochs=2, teacher_cache="memory",
+                                             extra_teachers=["tiny-teacher"]), registry=registry, steps=2)
+                 for method in ("hinton", "fastbioner")}
+    assert full_passes == []
+    assert len(sampled) == 8  # per estimate, each of the 2 teachers warmed, then timed on the sample
+    for method, e in estimates.items():
+        assert e.teachers == 2 and e.ensemble_seconds > 0
+        assert "soft labels of 2 teachers" in e.describe()
+        assert e.total_seconds == pytest.approx(e.setup_seconds + e.step_seconds * e.steps + e.teacher_seconds
+                                                + e.ensemble_seconds + e.evaluation_seconds)
+    assert estimates["hinton"].teacher_seconds == 0  # soft labels from the teachers' passes, no cache
+    assert estimates["fastbioner"].teacher_seconds > 0  # its hidden and attention terms read the first's cache
+    single = estimate_run(config(bio, "hinton", epochs=2, teacher_cache="memory"), registry=registry, steps=2)
+    assert single.ensemble_seconds == 0 and single.teachers == 1 and single.teacher_seconds > 0
+
+
 def test_run_time_estimate_of_a_teacher_run_and_its_cancel(trained, tmp_path):
     from fastbioner.estimate import estimate_run
 
