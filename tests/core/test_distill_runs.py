@@ -489,7 +489,7 @@ def test_run_time_estimate_of_several_teachers_times_them_on_a_sample(trained, t
                                              extra_teachers=["tiny-teacher"]), registry=registry, steps=2)
                  for method in ("hinton", "fastbioner")}
     assert full_passes == []
-    assert len(sampled) == 8  # per estimate, each of the 2 teachers warmed, then timed on the sample
+    assert len(sampled) == 12  # per estimate, each of the 2 teachers warmed, then timed twice on the sample
     for method, e in estimates.items():
         assert e.teachers == 2 and e.ensemble_seconds > 0
         assert "soft labels of 2 teachers" in e.describe()
