@@ -128,7 +128,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.rows:  # in the order given
             chosen.sort(key=lambda r: args.rows.index(r.id))
         commit = args.commit or qs.head_commit()
-        n = qs.add(chosen, args.seeds, commit, args.front, args.again)
+        try:
+            n = qs.add(chosen, args.seeds, commit, args.front, args.again)
+        except ValueError as e:
+            parser.error(str(e))
         print(f"queued {n} job(s) at {commit}")
         return 0
     if args.cmd == "run":

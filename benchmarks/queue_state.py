@@ -124,7 +124,17 @@ def add(rows: list[paper_tables.Row], seeds: list[int] | None, commit: str, fron
     """Queue each row's seeds (or ``seeds``) not queued yet. A (row, seed) already in
     the results is left out unless ``again``: on a replaced machine, whose queue went
     with it, re-adding a whole table queues only what was never run (a missing
-    teacher is still rebuilt, as the prerequisite of the rows that need it)."""
+    teacher is still rebuilt, as the prerequisite of the rows that need it).
+
+    A row of one model (a teacher: no seed in its model's name) has its seeds fixed:
+    other ``seeds`` would register that model again from another seed, or repeat
+    another row (``teacher-packed-s14`` at seed 13 is ``teacher-packed``), so they are
+    refused before anything is queued."""
+    fixed = [r.id for r in rows if seeds and not r.per_seed_name and set(seeds) - set(r.seeds)]
+    if fixed:
+        raise ValueError(f"{', '.join(fixed)}: one model each, of seed(s) "
+                         f"{', '.join(str(s) for r in rows if r.id in fixed for s in r.seeds)}; "
+                         "--seeds does not apply (queue them without it)")
     added = 0
     recorded = {} if again else paper_tables.load_results()
     with locked_state() as state:

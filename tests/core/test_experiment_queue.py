@@ -139,6 +139,26 @@ def test_adding_a_table_again_queues_only_the_runs_not_recorded(tmp_path, monkey
     assert queue.qs.add([row], None, "abc") == 0
 
 
+def test_a_teacher_row_of_a_fixed_seed_refuses_other_seeds(tmp_path, monkeypatch, capsys):
+    """`add bc5cdr/teacher-packed-s14 --seeds 13` would have queued seed 14's teacher at
+    seed 13: the same command as the seed-13 row, recorded from it under the wrong row."""
+    queue = load("experiment_queue")
+    monkeypatch.setattr(queue.qs, "EXP", tmp_path)
+    monkeypatch.setattr(queue.paper_tables, "load_results", lambda *a, **k: {})
+    teacher = queue.paper_tables.Row("x/teacher-s14", 5, "x", "teacher, seed 14", "teacher-x-s14",
+                                     ("train-teacher",), 3, seeds=(14,), per_seed_name=False)
+    student = queue.paper_tables.Row("x/og-3", 2, "x", "og", "og", ("distill",), 6)
+    with pytest.raises(ValueError, match="x/teacher-s14.*seed\\(s\\) 14"):
+        queue.qs.add([student, teacher], [13], "abc")
+    assert not (tmp_path / "queue.json").exists() or json.loads((tmp_path / "queue.json").read_text())["jobs"] == []
+    assert queue.qs.add([teacher], [14], "abc") == 1 and queue.qs.add([student], [15], "abc") == 1
+    assert queue.qs.add([teacher], None, "abc") == 0  # its one seed, queued already
+    monkeypatch.setattr(queue.paper_tables, "all_rows", lambda: [teacher])
+    with pytest.raises(SystemExit):
+        queue.main(["add", "x/teacher-s14", "--seeds", "13"])
+    assert "--seeds does not apply" in capsys.readouterr().err
+
+
 def test_a_run_from_before_its_teacher_was_rebuilt_is_not_the_same_run():
     queue = load("experiment_queue")
     job = {"row": "x/og-3", "seed": 13, "args": ["distill", "--lr", "4e-4", "--name", "x-og-3-s13"],
