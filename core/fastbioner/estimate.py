@@ -91,7 +91,8 @@ def estimate_run(config, *, registry: Registry | None = None, steps: int = 10,
     probe_training = replace(config.training, max_steps=steps, checkpoint_every_steps=0,
                              early_stopping_patience=0)
     probe = replace(config, training=probe_training, dev_file=None)
-    several = distilling and bool(config.extra_teachers) and config.method.to_method().uses("soft")
+    method = config.method.to_method() if distilling else None
+    several = distilling and bool(config.extra_teachers) and method.uses("soft")
     if distilling:
         # The teacher as the real run finds it, but run live so its cost is timed apart;
         # the other teachers are timed on a sample (_relative_teacher_costs), not here.
@@ -151,7 +152,7 @@ def estimate_run(config, *, registry: Registry | None = None, steps: int = 10,
         ensemble = 0.0
         if several:
             ensemble = teacher_pass * sum(_relative_teacher_costs(config, registry, inner))
-            if not config.method.to_method().reads_teacher(soft_from_ensemble=True):
+            if not method.reads_teacher(soft_from_ensemble=True):
                 teacher_pass = 0.0  # soft and gold labels only: the run builds no cache of the first teacher
         evaluations, scoring = _devel_scoring(config, registry, total_steps, per_epoch, step)
         setup = max(0.0, first_step_at[0] - sum(gaps) / len(gaps)) if first_step_at else 0.0
@@ -181,18 +182,13 @@ def _relative_teacher_costs(config, registry: Registry, reporter: ProgressReport
     for name in [config.teacher, *config.extra_teachers]:
         path = registry.resolve(name).path
         model, tokenizer = load_token_classifier(path), load_tokenizer(path)
-
-        def tag(words):
+        timings = []
+        for words in (picked[:2], picked, picked):  # a warm-up, then the quicker of two timings:
+            started = time.perf_counter()           # another job's burst of load is not the teacher's cost
             word_logits(model, tokenizer, model_labels(model), words, enc.max_length, enc.window_overlap,
                         config.training.eval_batch_size, reporter, device, name)
-
-        tag(picked[:2])
-        timings = []
-        for _ in range(2):  # the quicker of two: another job's burst of load is not the teacher's cost
-            started = time.perf_counter()
-            tag(picked)
             timings.append(time.perf_counter() - started)
-        seconds.append(max(min(timings), 1e-9))
+        seconds.append(max(min(timings[1:]), 1e-9))
         del model
     return [s / seconds[0] for s in seconds]
 
