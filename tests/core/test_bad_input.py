@@ -9,7 +9,7 @@ import json
 import pytest
 
 from fastbioner.cli.main import main
-from fastbioner.documents import Document, Passage, Source, Span
+from fastbioner.documents import Document, Passage, Span
 from fastbioner.errors import InputError
 from fastbioner.formats import bioc, conll, jsonl, pubmed_xml, pubtator, read_any
 

@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from fastbioner.documents import Document, Passage, Source, Span
+from fastbioner.documents import Document, Source, Span
 from fastbioner.errors import InputError
 from fastbioner.formats import FORMATS, bioc, conll, jsonl, medline, plain, pubmed_xml, pubtator
 

@@ -220,7 +220,6 @@ def test_a_crf_head_teacher_trains_reloads_and_decodes_with_viterbi(encoder_fold
     import subprocess
     import sys
 
-    from fastbioner.config import TeacherConfig
     from fastbioner.distill.config import DistillConfig, StudentConfig
     from fastbioner.distill.methods import MethodConfig
     from fastbioner.distill.runner import distill
