@@ -52,7 +52,7 @@ class RunEstimate:
 
     def describe(self) -> str:
         parts = [f"{self.steps:,} steps at {self.step_seconds:.2f} s"]
-        if self.ensemble_seconds:
+        if self.teachers > 1:
             parts.append(f"soft labels of {self.teachers} teachers {_duration(self.ensemble_seconds)}")
         if self.teacher_seconds:
             parts.append(f"teacher pass {_duration(self.teacher_seconds)}")

@@ -1,0 +1,135 @@
+"""Run-time estimates (fastbioner.estimate): a few real steps of a teacher or
+distillation run, extrapolated; nothing is registered, several teachers are timed on
+a sample, devel scoring follows the run's context. Asserted on counts and on how the
+measured parts add up, never on their size."""
+
+import pytest
+
+from fastbioner.config import TeacherConfig, TrainingConfig
+from fastbioner.distill.runner import distill
+from fastbioner.jobs import Cancelled, CancelToken, JobState
+from tests.core.test_distill_runs import (SENTENCES, _registry_leftovers, config, fresh_registry,  # noqa: F401
+                                          one_thread, trained)
+from tests.tiny_models import write_documents
+
+
+def test_run_time_estimate_measures_a_few_steps_and_registers_nothing(trained, tmp_path):
+    from fastbioner.estimate import estimate_run
+
+    registry = fresh_registry(trained, tmp_path)
+    _, bio = trained
+    cfg = config(bio, epochs=3, teacher_cache="memory")
+    events = []
+    estimate = estimate_run(cfg, registry=registry, steps=3, on_event=events.append)
+    real = distill(cfg, "real", registry=registry)
+    assert estimate.steps == real.training.total_steps == 9 and estimate.measured_steps == 3
+    assert estimate.evaluations == 3  # devel scored at each epoch's end
+    # The parts the estimate adds up (their sizes are measured, so only their presence
+    # and the sum are asserted: a teacher pass is counted for a distillation).
+    assert estimate.teacher_seconds != 0 and estimate.step_seconds != 0
+    parts = estimate.setup_seconds + estimate.step_seconds * estimate.steps + estimate.teacher_seconds \
+        + estimate.evaluation_seconds
+    assert estimate.total_seconds == pytest.approx(parts)
+    assert "measured from 3 steps" in estimate.describe()
+    assert [e.name for e in registry.list()] == ["real", "tiny-teacher"]  # the probe left nothing
+    assert _registry_leftovers(registry) == []
+    steps = [e.step for e in events if e.stage == "estimate"]
+    assert steps[-1] == 3 and events[-1].state is JobState.DONE
+    longer = estimate_run(config(bio, epochs=6, dev=False), registry=registry, steps=2)
+    assert longer.steps == 18 and longer.evaluations == 0  # counts, not measured seconds
+
+
+def test_run_time_estimate_of_several_teachers_times_them_on_a_sample(trained, tmp_path, monkeypatch):
+    """Several teachers each tag all the training text before a run's first step; the
+    estimate times them on a sample of sentences instead of making those passes, and
+    counts the first teacher's cache pass only for a method that reads it."""
+    import fastbioner.distill.ensemble as ensemble
+    import fastbioner.distill.runner as runner
+    import fastbioner.estimate as estimating
+    from fastbioner.estimate import estimate_run
+
+    registry = fresh_registry(trained, tmp_path)
+    _, bio = trained
+    full_passes, sampled = [], []
+    monkeypatch.setattr(runner, "word_logits", lambda *a, **k: full_passes.append(a) or pytest.fail("full pass"))
+    real_word_logits = ensemble.word_logits
+    monkeypatch.setattr(ensemble, "word_logits",
+                        lambda model, tok, labels, words, *a: sampled.append(len(words))
+                        or real_word_logits(model, tok, labels, words, *a))
+    ratios, real_costs = [], estimating._relative_teacher_costs
+    monkeypatch.setattr(estimating, "_relative_teacher_costs",
+                        lambda *a, **k: ratios.append(real_costs(*a, **k)) or ratios[-1])
+    estimates = {method: estimate_run(config(bio, method, epochs=2, teacher_cache="memory",
+                                             extra_teachers=["tiny-teacher"]), registry=registry, steps=2)
+                 for method in ("hinton", "fastbioner")}
+    assert full_passes == []
+    assert len(sampled) == 12  # per estimate, each of the 2 teachers warmed, then timed twice on the sample
+    assert [len(r) for r in ratios] == [2, 2] and [r[0] for r in ratios] == [1.0, 1.0]  # each against the first
+    for method, e in estimates.items():
+        assert e.teachers == 2 and "soft labels of 2 teachers" in e.describe()
+        assert e.total_seconds == pytest.approx(e.setup_seconds + e.step_seconds * e.steps + e.teacher_seconds
+                                                + e.ensemble_seconds + e.evaluation_seconds)
+    assert estimates["hinton"].teacher_seconds == 0  # soft labels from the teachers' passes, no cache
+    # fastbioner's hidden and attention terms read the first teacher's cache: its pass is
+    # counted, and the teachers' soft-label passes are that pass scaled by their ratios.
+    fast = estimates["fastbioner"]
+    assert fast.ensemble_seconds == pytest.approx(sum(ratios[1]) * fast.teacher_seconds)
+    single = estimate_run(config(bio, "hinton", epochs=2, teacher_cache="memory"), registry=registry, steps=2)
+    assert single.ensemble_seconds == 0 and single.teachers == 1 and "soft labels" not in single.describe()
+    assert len(ratios) == 2  # one teacher: nothing sampled
+
+
+def test_run_time_estimate_of_a_teacher_run_and_its_cancel(trained, tmp_path):
+    from fastbioner.estimate import estimate_run
+
+    registry = fresh_registry(trained, tmp_path)
+    _, bio = trained
+    base = registry.get("tiny-teacher").path
+    cfg = TeacherConfig(base_model=str(base), train_files=[str(bio)], dev_file=str(bio),
+                        training=TrainingConfig(epochs=2, batch_size=5))
+    estimate = estimate_run(cfg, registry=registry, steps=2)
+    assert estimate.steps == 6 and estimate.teacher_seconds == 0 and estimate.evaluations == 2
+    token = CancelToken()
+
+    def cancel_on_first_step(e):
+        if e.stage == "estimate" and e.step >= 1:
+            token.cancel()
+
+    with pytest.raises(Cancelled):
+        estimate_run(cfg, registry=registry, steps=3, on_event=cancel_on_first_step, cancel=token)
+    assert [e.name for e in registry.list()] == ["tiny-teacher"]
+
+
+def test_run_time_estimate_scores_devel_by_the_windows_of_packed_context(trained, tmp_path):
+    """With packed context devel is scored in a window per document, not per sentence:
+    the estimate's scoring scales to those windows."""
+    from fastbioner.estimate import estimate_run
+
+    registry = fresh_registry(trained, tmp_path)
+    docs = write_documents(tmp_path / "docs.conll", SENTENCES)
+    base = registry.get("tiny-teacher").path
+    runs = {}
+    for context in ("sentence", "packed"):
+        cfg = TeacherConfig(base_model=str(base), train_files=[str(docs)], dev_file=str(docs),
+                            training=TrainingConfig(epochs=2, batch_size=2))
+        cfg.encoding.context = context
+        runs[context] = estimate_run(cfg, registry=registry, steps=2)
+    windows = {"sentence": 15, "packed": 3}  # 15 sentences in 3 documents of one window each
+    for context, e in runs.items():
+        assert e.evaluations == 2
+        assert e.evaluation_seconds == pytest.approx(2 * windows[context] / 2 * e.step_seconds / 3)
+
+
+def test_cli_estimate_prints_the_run_time_and_trains_nothing(trained, tmp_path, monkeypatch, capsys):
+    from fastbioner.cli.main import main
+
+    registry = fresh_registry(trained, tmp_path)
+    _, bio = trained
+    monkeypatch.setenv("FASTBIONER_HOME", str(registry.root.parent))
+    (registry.root.parent / "models").symlink_to(registry.root)
+    code = main(["distill", "--teacher", "tiny-teacher", "--train", str(bio), "--dev", str(bio), "--layers", "2",
+                 "--epochs", "2", "--batch-size", "5", "--name", "later", "--estimate", "3", "--quiet"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    assert "estimated run time: about" in out.out and "6 steps" in out.out and "measured from 3 steps" in out.out
+    assert not registry.exists("later")
