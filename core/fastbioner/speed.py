@@ -29,24 +29,17 @@ from .precision import (
     Precision, PrecisionCheck, available_precisions, checks_from_manifest, choose_precision, hardware_name,
 )
 from .registry import Registry, now_iso
+from .tagging import Throughput
 from .text import document_sentences
 
 System = Callable[[Sequence[Document]], "list[list[Span]]"]
 
 
 @dataclass(frozen=True)
-class SpeedResult:
+class SpeedResult(Throughput):
     documents: int
     tokens: int
     seconds: float
-
-    @property
-    def tokens_per_s(self) -> float:
-        return self.tokens / self.seconds if self.seconds > 0 else 0.0
-
-    @property
-    def ms_per_abstract(self) -> float:
-        return 1000.0 * self.seconds / self.documents if self.documents else 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return {"documents": self.documents, "tokens": self.tokens, "seconds": round(self.seconds, 3),

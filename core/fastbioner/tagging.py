@@ -22,8 +22,25 @@ from .inference import Tagger
 from .jobs import CancelToken, EventCallback, ProgressReporter, run_job
 
 
+class Throughput:
+    """Speed figures of a run that tagged ``documents`` holding ``tokens`` word tokens
+    in ``seconds`` (a mixin for the dataclasses that record such runs)."""
+
+    documents: int
+    tokens: int
+    seconds: float
+
+    @property
+    def tokens_per_s(self) -> float:
+        return self.tokens / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def ms_per_abstract(self) -> float:
+        return 1000.0 * self.seconds / self.documents if self.documents else 0.0
+
+
 @dataclass
-class TagSummary:
+class TagSummary(Throughput):
     """What a tagging job did, for the CLI's summary and the app's status bar."""
 
     out: str
@@ -37,14 +54,6 @@ class TagSummary:
     device: str = ""
     precision: str = ""
     threads: int = 0
-
-    @property
-    def tokens_per_s(self) -> float:
-        return self.tokens / self.seconds if self.seconds > 0 else 0.0
-
-    @property
-    def ms_per_abstract(self) -> float:
-        return 1000.0 * self.seconds / self.documents if self.documents else 0.0
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

@@ -24,6 +24,15 @@ def duration(seconds: float | None) -> str:
     return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
 
 
+def show_progress(bar: QProgressBar, event) -> None:
+    """Set ``bar`` to a job's last progress event: steps of a known total, else busy."""
+    if event.total:
+        bar.setRange(0, event.total)
+        bar.setValue(min(event.step, event.total))
+    else:
+        bar.setRange(0, 0)
+
+
 class ElidedLabel(QLabel):
     """A one-line label that shortens its text with "…" to the room it is given, and
     never asks for more: a long job name must not push its Cancel button away."""
@@ -92,12 +101,9 @@ class StripRow(QWidget):
             return
         if event is None:
             return
+        show_progress(self.bar, event)
         if event.total:
-            self.bar.setRange(0, event.total)
-            self.bar.setValue(min(event.step, event.total))
             self.bar.setFormat(f"{event.stage} %v/%m")
-        else:
-            self.bar.setRange(0, 0)
         self.left.setText(f"{duration(event.eta_seconds)} left" if event.eta_seconds is not None else event.stage)
 
 

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import (QHBoxLayout, QLabel, QListWidget, QListWidgetItem
 from fastbioner.jobs import JobState
 
 from ..jobs import QUIET_KIND, Job, JobManager
-from .job_strip import ElidedLabel
+from .job_strip import ElidedLabel, show_progress
 from .job_strip import duration as _duration
 
 
@@ -59,11 +59,7 @@ class JobRow(QWidget):
             return
         if event is None:
             return
-        if event.total:
-            self.bar.setRange(0, event.total)
-            self.bar.setValue(min(event.step, event.total))
-        else:
-            self.bar.setRange(0, 0)
+        show_progress(self.bar, event)
         epoch = f" · epoch {event.epoch}" if event.epoch and "epoch" not in event.message else ""
         left = f" · {_duration(event.eta_seconds)} left" if event.eta_seconds is not None else ""
         message = f" · {event.message}" if event.message and event.message != event.stage else ""
