@@ -6,7 +6,7 @@ import argparse
 
 from ..config import TrainingConfig
 from .config_flags import add_config_flags, config_from_flags
-from .training_options import add_run_flags, run_training
+from .training_options import add_run_flags, print_training, run_training
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -63,21 +63,13 @@ def config_from_args(args: argparse.Namespace):
 def distill_command(args: argparse.Namespace) -> int:
     from ..distill.runner import distill
 
-    outcome = run_training(distill, config_from_args(args), args)
-    if isinstance(outcome, int):
-        return outcome
-    result, processes = outcome
-    if result.entry is None:  # a rank other than 0: rank 0 registered the model
-        return 0
-    if processes > 1:
-        print(f"trained on {processes} processes")
-    entry, t, c = result.entry, result.training, result.compression
+    result = run_training(distill, config_from_args(args), args)
+    if isinstance(result, int):
+        return result
+    entry, c = result.entry, result.compression
     print(f"registered {entry.name} at {entry.path} (teacher {c['teacher']}, method {entry.manifest.method})")
     for note in result.notes:
         print(f"  {note}")
-    if t.epoch_seconds:
-        per_epoch = ", ".join(f"{s:.0f}" for s in t.epoch_seconds)
-        print(f"{t.steps} steps in {t.seconds:.0f} s (training seconds per epoch: {per_epoch})")
     cache = result.teacher_cache
     if "estimated_saved_seconds" in cache:
         print(f"teacher cache ({cache['mode']}, {cache['bytes'] / 2**20:.0f} MiB): built in "
@@ -86,7 +78,5 @@ def distill_command(args: argparse.Namespace) -> int:
     print(f"parameters {c['student_parameters']:,} vs {c['teacher_parameters']:,} "
           f"({100 * c['smaller_by']:.1f}% smaller); size {c['student_size_bytes'] / 2**20:.1f} MiB vs "
           f"{c['teacher_size_bytes'] / 2**20:.1f} MiB")
-    if result.report is not None:
-        print(f"devel scores (best step {t.best_step}):")
-        print(result.report.to_text())
+    print_training(result)
     return 0

@@ -13,7 +13,7 @@ from ..fileio import atomic_write
 from ..jobs import CancelToken, Cancelled
 from .progress import ProgressBar, ctrl_c_cancels
 from .config_flags import add_config_flags, config_from_flags
-from .training_options import add_run_flags, run_training
+from .training_options import add_run_flags, print_training, run_training
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -56,23 +56,11 @@ def config_from_args(args: argparse.Namespace) -> TeacherConfig:
 def train_teacher_command(args: argparse.Namespace) -> int:
     from ..teacher import train_teacher
 
-    outcome = run_training(train_teacher, config_from_args(args), args)
-    if isinstance(outcome, int):
-        return outcome
-    result, processes = outcome
-    if result.entry is None:  # a rank other than 0: rank 0 registered the model
-        return 0
-    entry = result.entry
-    if processes > 1:
-        print(f"trained on {processes} processes")
-    print(f"registered {entry.name} at {entry.path}")
-    t = result.training
-    if t.epoch_seconds:
-        per_epoch = ", ".join(f"{s:.0f}" for s in t.epoch_seconds)
-        print(f"{t.steps} steps in {t.seconds:.0f} s (training seconds per epoch: {per_epoch})")
-    if result.report is not None:
-        print(f"devel scores (best step {t.best_step}):")
-        print(result.report.to_text())
+    result = run_training(train_teacher, config_from_args(args), args)
+    if isinstance(result, int):
+        return result
+    print(f"registered {result.entry.name} at {result.entry.path}")
+    print_training(result)
     return 0
 
 

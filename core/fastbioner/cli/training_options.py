@@ -1,7 +1,8 @@
 """What ``train-teacher`` and ``distill`` share around their core run: the run-control
 flags (the settings' flags are generated from the configs:
-:mod:`fastbioner.cli.config_flags`), the ``--estimate`` printer, and
-:func:`run_training`, which runs the job under a progress bar with Ctrl-C as cancel."""
+:mod:`fastbioner.cli.config_flags`), the ``--estimate`` printer,
+:func:`run_training`, which runs the job under a progress bar with Ctrl-C as cancel,
+and :func:`print_training`, the summary both end with."""
 
 from __future__ import annotations
 
@@ -41,12 +42,14 @@ def print_estimate(config, args: argparse.Namespace) -> int:
     return 0
 
 
-def run_training(run: Callable[..., Any], config, args: argparse.Namespace) -> tuple[Any, int] | int:
+def run_training(run: Callable[..., Any], config, args: argparse.Namespace) -> Any | int:
     """Run ``run(config, name, registry=..., resume=..., ..., on_event=, cancel=)``
     (``train_teacher`` or ``distill``), under torchrun too: every process runs it,
-    rank 0 alone shows progress. Returns ``(result, number of processes)``, or the
-    exit code when the run was cancelled (130) or ``--estimate`` was asked. A run
-    that ended well has left its process group when this returns."""
+    rank 0 alone shows progress and gets the result (with a line saying how many
+    processes trained). Returns the result, or the exit code when the run was
+    cancelled (130), ``--estimate`` was asked, or on a rank other than 0 (0: rank 0
+    registered the model). A run that ended well has left its process group when this
+    returns."""
     if args.estimate:
         return print_estimate(config, args)
     from .. import distributed
@@ -76,4 +79,20 @@ def run_training(run: Callable[..., Any], config, args: argparse.Namespace) -> t
     # Only after a run that ended well: leaving while another rank may still sit in a
     # collective (one rank failed or was cancelled) can hang instead of exiting.
     distributed.leave()
-    return result, processes
+    if result.entry is None:  # a rank other than 0: rank 0 registered the model
+        return 0
+    if processes > 1:
+        print(f"trained on {processes} processes")
+    return result
+
+
+def print_training(result) -> None:
+    """The lines a finished run (teacher or student) ends with: its steps and time
+    per epoch, then its devel scores."""
+    t = result.training
+    if t.epoch_seconds:
+        per_epoch = ", ".join(f"{s:.0f}" for s in t.epoch_seconds)
+        print(f"{t.steps} steps in {t.seconds:.0f} s (training seconds per epoch: {per_epoch})")
+    if result.report is not None:
+        print(f"devel scores (best step {t.best_step}):")
+        print(result.report.to_text())
