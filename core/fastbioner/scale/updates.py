@@ -18,7 +18,6 @@ citations, resolves in well under a gigabyte.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,6 +25,7 @@ import numpy as np
 
 from ..formats import read_documents
 from ..jobs import CancelToken
+from ..registry import file_sha256
 
 
 @dataclass
@@ -60,14 +60,6 @@ class InputScan:
 def _is_number(id_: str) -> bool:
     # "007" is not the number 7 as an id: only canonical digits are stored as numbers.
     return id_.isdigit() and len(id_) < 18 and (id_ == "0" or not id_.startswith("0"))
-
-
-def file_sha256(path: str | Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def scan_input(path: str | Path, input_format: str | None = None,
