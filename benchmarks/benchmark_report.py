@@ -246,9 +246,22 @@ def verdict(ours: dict, other: dict) -> str:
     if len(ours.get("seeds") or []) < 2 or len(other.get("seeds") or []) < 2:
         return f"{diff:+.2f} F1, one seed on a side: no spread to judge by"
     spread = 100 * max(ours.get("f1_sd") or 0.0, other.get("f1_sd") or 0.0)
+    t = welch_t(ours, other)
+    basis = f"sd up to {spread:.2f}" + (f"; Welch's t {t:.1f}" if t is not None else "")
     if abs(diff) <= spread:
-        return f"{diff:+.2f} F1, within the spread (sd up to {spread:.2f}): no real difference"
-    return f"{diff:+.2f} F1, beyond the spread (sd up to {spread:.2f}): {'ahead' if diff > 0 else 'behind'}"
+        return f"{diff:+.2f} F1, within the spread ({basis}): no real difference"
+    return f"{diff:+.2f} F1, beyond the spread ({basis}): {'ahead' if diff > 0 else 'behind'}"
+
+
+def welch_t(ours: dict, other: dict) -> float | None:
+    """Welch's t of two rows' mean F1 (from each side's mean, sample sd and seed
+    count): how firm a lead is, shown beside the spread rule, not instead of it. None
+    where either side has one seed or both spreads are 0."""
+    n1, n2 = len(ours.get("seeds") or []), len(other.get("seeds") or [])
+    if n1 < 2 or n2 < 2:
+        return None
+    se = ((ours.get("f1_sd") or 0.0) ** 2 / n1 + (other.get("f1_sd") or 0.0) ** 2 / n2) ** 0.5
+    return (ours["f1"] - other["f1"]) / se if se > 0 else None
 
 
 def depth_cost(teacher: dict, ours: dict, og: dict | None) -> str:
@@ -511,7 +524,9 @@ def write_report(rows, results: dict, out: Path, preamble: str = "", archive: di
             "figures, not test figures. Queue any row with `python benchmarks/experiment_queue.py add ROW`, "
             "then `python benchmarks/paper_tables.py report`. F1 is the mean over the seeds run, with the "
             "sample standard deviation and the seed count (n) where more than one seed ran; a difference "
-            "counts only when it exceeds the spread.", ""]
+            "counts only when it exceeds the spread. Welch's t is shown beside it as a measure of how "
+            "firm a lead is: with three seeds a side, a t below about 3 could still be chance "
+            "(two-sided 5%: 2.8 to 4.3, by the degrees of freedom).", ""]
     doc += ["## Where FastBioNER stands", "",
             "Computed from the tables below each time the report is written: calibrated FastBioNER "
             "against the best baseline at the same depth (mean F1 over seeds) and against its teacher.",

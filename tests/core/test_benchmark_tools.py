@@ -110,12 +110,13 @@ def test_standing_judges_each_depth_by_the_spread_of_the_seeds():
     })
     lines = report.standing_section(results)
     six = next(line for line in lines if "6 layers" in line)
-    assert "`hinton` 85.10" in six and "within the spread (sd up to 0.60)" in six
+    # Welch's t from the means, sds and seed counts: (85.00 - 85.10) / sqrt(0.2²/3 + 0.6²/3).
+    assert "`hinton` 85.10" in six and "within the spread (sd up to 0.60; Welch's t -0.3)" in six
     # The table's other 6-layer baselines have not run: the best is the best so far, and says so.
     assert "best baseline so far (`pkd`, `tinybert`, `mse-prob`, `mse-logit`, `fastbioner` not yet run)" in six
     assert "1.50 below the teacher (goal: within 1.0; not met" in six
     three = next(line for line in lines if "3 layers" in line)
-    assert "`og`" in three and "+1.00 F1, beyond the spread" in three and "ahead" in three
+    assert "`og`" in three and "+1.00 F1, beyond the spread (sd up to 0.20; Welch's t 7.7): ahead" in three
     assert "6.50 below the teacher (goal: within 3.0; not met" in three
     # Why: og at the same depth shows what the depth costs before any distillation.
     assert "gold labels alone at this depth (`og`) sit 7.50 below the teacher: distillation closes 1.00 of that (13%)" in three
