@@ -5,75 +5,16 @@ nothing, resume finishes the run, unlabelled text takes part."""
 import pytest
 import torch
 
-from fastbioner.config import TeacherConfig, TrainingConfig
-from fastbioner.distill.config import DistillConfig, StudentConfig
+from fastbioner.distill.config import StudentConfig
 from fastbioner.distill.methods import METHOD_NAMES, MethodConfig
 from fastbioner.distill.runner import distill
 from fastbioner.errors import FastBioNERError
 from fastbioner.jobs import Cancelled, CancelToken, JobState
 from fastbioner.modeling import load_token_classifier
-from fastbioner.registry import Registry
-from fastbioner.teacher import train_teacher
+from tests.core.distill_setup import SENTENCES, config, fresh_registry, registry_leftovers
 from tests.tiny_models import make_tiny_model, write_documents
 
-SENTENCES = [
-    [("naloxone", "B-Chemical"), ("reverses", "O"), ("hypertension", "B-Disease")],
-    [("lithium", "B-Chemical"), ("carbonate", "I-Chemical"), ("induced", "O"), ("renal", "B-Disease"),
-     ("failure", "I-Disease")],
-    [("the", "O"), ("cocaine", "B-Chemical"), ("dose", "O"), ("was", "O"), ("increased", "O")],
-    [("aspirin", "B-Chemical"), ("and", "O"), ("ibuprofen", "B-Chemical"), ("caused", "O"),
-     ("acute", "B-Disease"), ("nephrotoxicity", "I-Disease")],
-    [("clonidine", "B-Chemical"), ("effects", "O"), ("on", "O"), ("blood", "O"), ("pressure", "O")],
-]
-
-
-def write_bio(path, sentences=SENTENCES, repeat=3):
-    blocks = ["\n".join(f"{w}\t{t}" for w, t in s) for s in sentences] * repeat
-    path.write_text("\n\n".join(blocks) + "\n", encoding="utf-8")
-    return path
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """Tiny models train fastest on one thread, above all on a shared CPU where
-    torch's second thread waits on other processes (measured 3 s against 43 s for
-    this module's teacher at load 9 on 2 cores)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
-@pytest.fixture(scope="module")
-def trained(tmp_path_factory):
-    """A tiny teacher fine-tuned on the tiny corpus, in a registry of its own."""
-    root = tmp_path_factory.mktemp("registry")
-    data = tmp_path_factory.mktemp("data")
-    bio = write_bio(data / "train.tsv")
-    base = make_tiny_model(data / "base", layers=4, seed=3)
-    registry = Registry(root)
-    train_teacher(TeacherConfig(base_model=str(base), train_files=[str(bio)],
-                                training=TrainingConfig(epochs=15, batch_size=4, learning_rate=3e-3,
-                                                        warmup_ratio=0.0, seed=1)),
-                  "tiny-teacher", registry=registry)
-    return registry, bio
-
-
-def config(bio, method="fastbioner", epochs=3, dev=True, lr=1e-3, **kw):
-    student = kw.pop("student", None) or StudentConfig(source="teacher", layers=2)
-    return DistillConfig(teacher="tiny-teacher", student=student, method=MethodConfig(name=method, **kw.pop("m", {})),
-                         train_files=[str(bio)], dev_file=str(bio) if dev else None,
-                         training=TrainingConfig(epochs=epochs, batch_size=5, learning_rate=lr,
-                                                 warmup_ratio=0.0, seed=7, **kw.pop("t", {})), **kw)
-
-
-def fresh_registry(trained, tmp_path):
-    """A copy of the module's registry holding only the teacher (each test installs its own)."""
-    import shutil
-    registry, _ = trained
-    root = tmp_path / "reg"
-    shutil.copytree(registry.root / "tiny-teacher", root / "tiny-teacher")
-    return Registry(root)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 @pytest.mark.parametrize("method", METHOD_NAMES)
@@ -136,10 +77,6 @@ def result_objective(trained, registry, method, student_cfg):
     return totals
 
 
-def _registry_leftovers(registry):
-    return sorted(p.name for p in registry.root.iterdir() if p.name.startswith((".staging", ".teacher-cache")))
-
-
 @pytest.mark.parametrize("stage", ["teacher-cache", "distill", "save"])
 def test_cancel_leaves_nothing_registered(trained, tmp_path, stage):
     registry = fresh_registry(trained, tmp_path)
@@ -156,7 +93,7 @@ def test_cancel_leaves_nothing_registered(trained, tmp_path, stage):
         distill(config(bio, teacher_cache="disk"), "s", registry=registry, on_event=on_event, cancel=token)
     assert events[-1].state is JobState.CANCELLED
     assert [e.name for e in registry.list()] == ["tiny-teacher"]
-    assert _registry_leftovers(registry) == []  # no staging folder, no disk cache
+    assert registry_leftovers(registry) == []  # no staging folder, no disk cache
 
 
 def test_resume_after_cancel_finishes_with_the_planned_steps(trained, tmp_path):
@@ -256,7 +193,7 @@ def test_a_cancelled_shared_cache_build_is_resumed_by_the_next_run(trained, tmp_
     (folder,) = (registry.root / ".teacher-cache-shared").iterdir()
     done = json.loads((folder / ".progress.json").read_text())["windows_done"]
     assert set(done.values()) == {2} and len(done) == len(parts)     # one batch of 2, every field
-    assert [n for n in _registry_leftovers(registry) if n.startswith(".staging")] == []
+    assert [n for n in registry_leftovers(registry) if n.startswith(".staging")] == []
     events = []
     distill(cfg, "s", registry=registry, on_event=events.append)
     caching = [e for e in events if e.stage == "teacher-cache"]

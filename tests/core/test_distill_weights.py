@@ -12,16 +12,11 @@ from fastbioner.distill.config import StudentConfig
 from fastbioner.distill.losses import attention_mse, centre_rows
 from fastbioner.distill.methods import MethodConfig
 from fastbioner.distill.runner import distill
-from tests.core.test_distill_runs import config, fresh_registry, trained  # noqa: F401 (fixtures)
+from tests.core.distill_setup import config, fresh_registry
 from tests.tiny_models import make_tiny_model
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def test_term_weights_multiply_the_methods_own_and_are_checked():

@@ -8,9 +8,10 @@ import pytest
 from fastbioner.config import TeacherConfig, TrainingConfig
 from fastbioner.distill.runner import distill
 from fastbioner.jobs import Cancelled, CancelToken, JobState
-from tests.core.test_distill_runs import (SENTENCES, _registry_leftovers, config, fresh_registry,  # noqa: F401
-                                          one_thread, trained)
+from tests.core.distill_setup import SENTENCES, config, fresh_registry, registry_leftovers
 from tests.tiny_models import write_documents
+
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def test_run_time_estimate_measures_a_few_steps_and_registers_nothing(trained, tmp_path):
@@ -32,7 +33,7 @@ def test_run_time_estimate_measures_a_few_steps_and_registers_nothing(trained, t
     assert estimate.total_seconds == pytest.approx(parts)
     assert "measured from 3 steps" in estimate.describe()
     assert [e.name for e in registry.list()] == ["real", "tiny-teacher"]  # the probe left nothing
-    assert _registry_leftovers(registry) == []
+    assert registry_leftovers(registry) == []
     steps = [e.step for e in events if e.stage == "estimate"]
     assert steps[-1] == 3 and events[-1].state is JobState.DONE
     longer = estimate_run(config(bio, epochs=6, dev=False), registry=registry, steps=2)

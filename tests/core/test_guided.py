@@ -6,7 +6,6 @@ teacher and registers no student; a taken name is refused before any training.""
 from __future__ import annotations
 
 import pytest
-import torch
 
 from fastbioner.config import TeacherConfig, TrainingConfig
 from fastbioner.distill.config import DistillConfig, StudentConfig
@@ -15,16 +14,11 @@ from fastbioner.errors import ModelError
 from fastbioner.guided import fine_tune_then_distill
 from fastbioner.jobs import Cancelled, CancelToken, JobState
 from fastbioner.registry import Registry
-from tests.core.test_distill_runs import write_bio
+from tests.core.distill_setup import write_bio
 from tests.tiny_models import make_tiny_encoder
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 @pytest.fixture

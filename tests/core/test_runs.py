@@ -6,7 +6,7 @@ import json
 from fastbioner.config import TeacherConfig, TrainingConfig
 from fastbioner.distill.config import DistillConfig
 from fastbioner.runs import fingerprint, manifest_config
-from tests.core.test_distill_runs import config, fresh_registry, trained  # noqa: F401 (fixtures)
+from tests.core.distill_setup import config, fresh_registry
 
 DATA = [{"file": "train.tsv", "role": "train", "sha256": "ab"}]
 
