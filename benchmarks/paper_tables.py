@@ -23,18 +23,20 @@ The speed and compression table (the paper's Figure 3) comes from
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
 import sys
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the results file's module, beside this one
+# The results file of the rows; its functions are used as paper_tables.<name> by the queue and scripts.
+from paper_results import (RESULTS, aggregate, cpu_name, load_results, manifest_of,  # noqa: E402,F401
+                           record, result_entry, result_from_manifest, save_results)
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("FASTBIONER_SHARED_DATA", REPO.parent / "shared" / "data"))
 BASES = Path(os.environ.get("FASTBIONER_BASE_MODELS", Path.home() / ".cache" / "fastbioner" / "base-models"))
-RESULTS = REPO / "benchmarks" / "results" / "paper_rows.json"
+MINILM = str(BASES / "all-MiniLM-L6-v2")  # the 6-layer, 384-wide base the small students start from
 SEED = 13
 SEEDS = (13, 14, 15)         # the top rows of each table: mean and standard deviation
 # Ablations of table 4 (phi-schedule variants) that scored above every seed of the
@@ -212,7 +214,7 @@ def minilm_row(dataset: str) -> Row:
     train, dev = _data(dataset)
     return Row(f"{dataset}/minilm-ft", 2, dataset, "all-MiniLM-L6-v2 fine-tuned (no teacher), 3 epochs",
                f"minilm-{dataset}",
-               ("train-teacher", "--train", train, "--dev", dev, "--base", str(BASES / "all-MiniLM-L6-v2"),
+               ("train-teacher", "--train", train, "--dev", dev, "--base", MINILM,
                 "--epochs", "3", "--batch-size", "16", "--lr", "5e-5", "--eval-every", str(EVAL_EVERY[dataset]),
                 "--checkpoint-every", "100", "--resume"), 3, per_seed_name=False)
 
@@ -286,12 +288,11 @@ def all_rows() -> list[Row]:
             rows.append(student_row(ds, 2, "hinton", layers, seeds=SEEDS if layers == 3 else (SEED,)))
             rows.append(student_row(ds, 2, "fastbioner", layers,
                                     title=f"fastbioner as the paper writes it, {layers} layers"))
-        minilm = str(BASES / "all-MiniLM-L6-v2")
         rows.append(student_row(ds, 2, "fastbioner", None, slug="fastbioner-cal-minilm", extra_args=CALIBRATED,
                                 title="fastbioner, calibrated, all-MiniLM-L6-v2 student (6 layers, 384 wide; "
-                                      "W_h by least squares)", student_from=minilm))
+                                      "W_h by least squares)", student_from=MINILM))
         rows.append(student_row(ds, 2, "hinton", None, slug="hinton-minilm",
-                                title="hinton, all-MiniLM-L6-v2 student (6 layers, 384 wide)", student_from=minilm))
+                                title="hinton, all-MiniLM-L6-v2 student (6 layers, 384 wide)", student_from=MINILM))
         rows.append(minilm_row(ds))
         # The default model's recipe: the MiniLM already fine-tuned on the corpus, refined
         # by the teacher's soft labels.
@@ -402,13 +403,12 @@ def default_model_rows() -> list[Row]:
     # as table 2's hinton-minilm (84.17 with the labelled text alone, the score of the
     # default's recipe, 5e-5 and 3 epochs from minilm-bc5cdr with the unlabelled text),
     # now with the unlabelled text too; by hinton and by the recommended calibrated method.
-    minilm = str(BASES / "all-MiniLM-L6-v2")
     for method, label, extra in (("hinton", "hinton", ()),
                                  ("fastbioner", RECOMMENDED, SCHEDULE_VARIANTS[RECOMMENDED])):
         rows.append(student_row("bc5cdr", 5, method, None, slug=f"{label}-minilm-unl",
                                 title=f"{label}, all-MiniLM-L6-v2 student, 2e-4, 6 epochs, 1 teacher, "
                                       "+ unlabelled text",
-                                student_from=minilm, extra_args=(*extra, "--unlabeled", *UNLABELED),
+                                student_from=MINILM, extra_args=(*extra, "--unlabeled", *UNLABELED),
                                 eval_every=EVAL_EVERY_UNLABELED))
     unlabeled = UNLABELED
     for layers in (6, 4, 3):
@@ -450,111 +450,6 @@ def default_model_rows() -> list[Row]:
                             shape[1], "--conv-kernel", shape[2], *extra),
                 requires=("bc5cdr/minilm-ft",), eval_every=EVAL_EVERY_UNLABELED if tag else None))
     return rows
-
-
-def load_results(path: Path = RESULTS) -> dict:
-    """``{row id: {seed: result}}``."""
-    if path.is_file():
-        return json.loads(path.read_text(encoding="utf-8"))
-    return {}
-
-
-def save_results(results: dict, path: Path = RESULTS) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
-
-
-def record(row: Row, seed: int, entry: dict, path: Path = RESULTS) -> None:
-    """Store one finished run, re-reading the file first (another process may have
-    written meanwhile)."""
-    import fcntl
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.with_suffix(".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        results = load_results(path)
-        by_seed = results.setdefault(row.id, {})
-        before = by_seed.get(str(seed))
-        if before is not None and before.get("command") and before.get("finished") != entry.get("finished"):
-            # The same row run again (a prerequisite rebuilt on a replaced machine): the
-            # rows already trained from the earlier model keep its figures beside the new.
-            earlier = before.pop("earlier", [])
-            entry = {**entry, "earlier": [before, *earlier]}
-        by_seed[str(seed)] = entry
-        save_results(results, path)
-
-
-def cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
-def manifest_of(name: str) -> dict:
-    from fastbioner.registry import Registry
-
-    return Registry().get(name).manifest.to_dict()
-
-
-def result_from_manifest(m: dict) -> dict:
-    metrics = m.get("metrics") or {}
-    per_type = {t: {k: s[k] for k in ("precision", "recall", "f1", "support")}
-                for t, s in (metrics.get("per_type") or {}).items()}
-    training = m.get("training") or {}
-    return {"precision": metrics.get("precision"), "recall": metrics.get("recall"), "f1": metrics.get("f1"),
-            "per_type": per_type, "parameters": m.get("parameters"), "size_bytes": m.get("size_bytes"),
-            "layers": m.get("layers"), "width": m.get("width"), "method": m.get("method"),
-            "parent": m.get("parent"), "epoch_seconds": training.get("epoch_seconds"),
-            "steps": training.get("steps"), "best_step": training.get("best_step"),
-            "history": [{"step": h.get("step"), "f1": h.get("f1")} for h in training.get("history") or []],
-            "calibration": (training.get("calibration") or {}).get("scales"),
-            "compression": m.get("compression") or {}}
-
-
-def result_entry(row: Row, seed: int, command: str, wall: float | None, manifest: dict,
-                 commit: str | None = None) -> dict:
-    return {"command": command, "seed": seed, "epochs": row.epochs,
-            "wall_seconds": None if wall is None else round(wall, 1), "cpu": cpu_name(),
-            "cores": os.cpu_count(), "commit": commit,
-            "finished": datetime.now(timezone.utc).replace(microsecond=0).isoformat(),
-            "model": row.model_name(seed), **result_from_manifest(manifest)}
-
-
-def _mean_sd(xs: list[float]) -> tuple[float, float | None]:
-    m = sum(xs) / len(xs)
-    if len(xs) < 2:
-        return m, None
-    return m, (sum((x - m) ** 2 for x in xs) / (len(xs) - 1)) ** 0.5
-
-
-def aggregate(results: dict) -> dict:
-    """One entry per row for the report: the first seed's figures, with precision,
-    recall and F1 (overall and per type) replaced by their means over the seeds run,
-    and ``f1_sd`` (sample standard deviation) and ``seeds`` added."""
-    out = {}
-    for row_id, by_seed in results.items():
-        runs = [by_seed[k] for k in sorted(by_seed, key=int)]
-        if not runs:
-            continue
-        first = dict(runs[0])
-        for key in ("precision", "recall", "f1"):
-            vals = [r[key] for r in runs if r.get(key) is not None]
-            if vals:
-                first[key], sd = _mean_sd(vals)
-                first[f"{key}_sd"] = sd
-        for typ in first.get("per_type") or {}:
-            vals = [r["per_type"][typ]["f1"] for r in runs if typ in (r.get("per_type") or {})]
-            first["per_type"] = {**first["per_type"], typ: {**first["per_type"][typ], "f1": _mean_sd(vals)[0]}}
-        first["seeds"] = [r["seed"] for r in runs]
-        first["runs"] = runs
-        out[row_id] = first
-    return out
 
 
 def main(argv: list[str] | None = None) -> int:
