@@ -410,6 +410,24 @@ def default_model_rows() -> list[Row]:
                                       "+ unlabelled text",
                                 student_from=MINILM, extra_args=(*extra, "--unlabeled", *UNLABELED),
                                 eval_every=EVAL_EVERY_UNLABELED))
+    # The recipe that won (hinton-minilm-unl, 85.30: the shipped default since 2026-12-02)
+    # from the packed-context teachers, the student reading the same whole-document
+    # windows: from one teacher, then from the three seeds combined (issue 12's
+    # multi-teacher lever, measured on the recipe the tables support).
+    recipe = ("--student-from", MINILM, "--epochs", str(STUDENT_EPOCHS), "--lr", f"{DEEP_STUDENT_LR:g}",
+              *STUDENT_BF16)
+    rows.append(Row("bc5cdr/hinton-minilm-unl-packed", 5, "bc5cdr",
+                    "hinton, all-MiniLM-L6-v2 student, 2e-4, 6 epochs, 1 teacher (packed context), documents "
+                    "read whole (packed), + unlabelled text", "bc5cdr-hinton-minilm-unl-packed-bf16",
+                    ("distill", *packed, *recipe), STUDENT_EPOCHS, teacher="teacher-packed-bc5cdr",
+                    requires=("bc5cdr/teacher-packed",)))
+    rows.append(Row("bc5cdr/hinton-minilm-unl-packed-ens", 5, "bc5cdr",
+                    "hinton, all-MiniLM-L6-v2 student, 2e-4, 6 epochs, 3 teachers (packed context, seeds 13-15, "
+                    "confidence-weighted), documents read whole (packed), + unlabelled text",
+                    "bc5cdr-hinton-minilm-unl-packed-ens-bf16",
+                    ("distill", *packed, "--teacher", "teacher-packed-bc5cdr-s14", "--teacher",
+                     "teacher-packed-bc5cdr-s15", *recipe), STUDENT_EPOCHS, teacher="teacher-packed-bc5cdr",
+                    requires=("bc5cdr/teacher-packed", "bc5cdr/teacher-packed-s14", "bc5cdr/teacher-packed-s15")))
     unlabeled = UNLABELED
     for layers in (6, 4, 3):
         for tag, extra in (("", ()), ("-unl", ("--unlabeled", *unlabeled))):
