@@ -410,6 +410,14 @@ def default_model_rows() -> list[Row]:
                                       "+ unlabelled text",
                                 student_from=MINILM, extra_args=(*extra, "--unlabeled", *UNLABELED),
                                 eval_every=EVAL_EVERY_UNLABELED))
+    # The same recipe on all-MiniLM-L6-v2 cut to 4 and 3 layers (uniform mapping, each
+    # at its depth's rate): faster students for issue 12's accuracy/speed frontier.
+    for layers in (4, 3):
+        rows.append(student_row("bc5cdr", 5, "hinton", layers, slug=f"hinton-minilm{layers}-unl",
+                                title=f"hinton, all-MiniLM-L6-v2 cut to {layers} layers, "
+                                      f"{student_lr(layers):g}, 6 epochs, 1 teacher, + unlabelled text",
+                                student_from=MINILM, extra_args=("--unlabeled", *UNLABELED),
+                                eval_every=EVAL_EVERY_UNLABELED))
     # The recipe that won (hinton-minilm-unl, 85.30: the shipped default since 2026-12-02)
     # from the packed-context teachers, the student reading the same whole-document
     # windows: from one teacher, then from the three seeds combined (issue 12's
