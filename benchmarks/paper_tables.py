@@ -414,9 +414,8 @@ def default_model_rows() -> list[Row]:
     # at its depth's rate): faster students for issue 12's accuracy/speed frontier.
     for layers in (4, 3):
         rows.append(student_row("bc5cdr", 5, "hinton", layers, slug=f"hinton-minilm{layers}-unl",
-                                title=f"hinton, all-MiniLM-L6-v2 cut to {layers} layers, "
-                                      f"{student_lr(layers):.0e}".replace("e-0", "e-") + ", 6 epochs, 1 teacher, "
-                                      "+ unlabelled text",
+                                title=f"hinton, all-MiniLM-L6-v2 cut to {layers} layers, lr {student_lr(layers):g}, "
+                                      "6 epochs, 1 teacher, + unlabelled text",
                                 student_from=MINILM, extra_args=("--unlabeled", *UNLABELED),
                                 eval_every=EVAL_EVERY_UNLABELED))
     # The recipe that won (hinton-minilm-unl, 85.30: the shipped default since 2026-12-02)
