@@ -13,6 +13,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the report's other modules, beside it
 import report_frontier  # noqa: E402
 from report_convergence import PLOT as CONVERGENCE_PLOT, convergence_section  # noqa: E402
+from report_fit import fit_section, load_fit  # noqa: E402
 from report_precision import precision_section  # noqa: E402
 from report_format import NOT_RUN, converged, f1_cell, mb, millions, minutes, pct  # noqa: E402,F401
 # The frontier's parts, here too for the tests and scripts that read the report as one module.
@@ -353,9 +354,14 @@ def recommended_lines(results: dict) -> list[str]:
             if compared:
                 out.append(f"- **{ds}, {layers} layers**: `{RECOMMENDED}` {f1_cell(ours)} " + "; ".join(compared) + ".")
     if out:
+        from fastbioner.distill.config import TEACHER_LAYERS_METHOD
+
+        # The depths where the defaults run another method, as core says (not a copy).
+        exceptions = "; ".join(f"at {n} layers the default is `--method {m}`, which led there"
+                               for n, m in sorted(TEACHER_LAYERS_METHOD.items()))
         out = ["", f"The command line's and the app's default for a student of the teacher's own layers, "
                f"`--method fastbioner-cal`, runs `{RECOMMENDED}` ({SEEDED_ABLATIONS[RECOMMENDED]}), chosen by "
-               f"the 3-layer rows:", ""] + out
+               f"the 3-layer rows" + (f" ({exceptions})" if exceptions else "") + ":", ""] + out
     return out
 
 
@@ -552,6 +558,8 @@ def write_report(rows, results: dict, out: Path, preamble: str = "", archive: di
     doc += precision_section(rows, results) + [""]
     doc += ["## 9. Convergence: devel F1 through training (the rows run with several seeds)", ""]
     doc += convergence_section(rows, results, out.parent / CONVERGENCE_PLOT, plotting=HAVE_MATPLOTLIB) + [""]
+    doc += ["## 10. Fit on train against devel: where the students' gap below the teacher opens", ""]
+    doc += fit_section(load_fit()) + [""]
     doc += ["## Commands", ""] + commands_section(rows, results) + [""]
     if archive:
         doc += ["## Earlier: one-epoch rows (sessions 1 and 2)", "",

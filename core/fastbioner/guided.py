@@ -49,10 +49,10 @@ BASE_MODELS_ENV = "FASTBIONER_BASE_MODELS"
 
 # Shown under the recipes: what the tables support so far, and no accuracy claimed
 # for a user's own data.
-RECIPE_NOTE = ("Method, learning rate and epochs follow docs/benchmarks.md: at 3 layers, over three seeds, "
-               "calibrated FastBioNER with phi held at 0.5 led soft and gold labels alone (hinton) and gold "
-               "labels alone beyond the spread; the 4- and 6-layer rows are still being run, and these recipes "
-               "will follow what they support.")
+RECIPE_NOTE = ("Method, learning rate and epochs follow docs/benchmarks.md: over three seeds each, "
+               "calibrated FastBioNER (phi held at 0.5) led soft and gold labels alone (hinton) at 3 and 6 "
+               "layers and hinton led at 4, each beyond the spread; each recipe uses the method that led at "
+               "its depth.")
 
 # The CLI's rule for a student of the teacher's own layers (table 0 of docs/benchmarks.md).
 RECIPE_EPOCHS = default_epochs("teacher")
@@ -62,15 +62,20 @@ RECIPE_EPOCHS = default_epochs("teacher")
 class Recipe:
     """A named set of distillation settings for someone who does not know distillation:
     a student of ``layers`` layers taken from the teacher, distilled by the CLI's method
-    for such a student (calibrated FastBioNER, T=2) at the CLI's learning rate for
-    ``RECIPE_EPOCHS``."""
+    for a student of that depth (the one that led there in the tables, at its own
+    temperature) at the CLI's learning rate for ``RECIPE_EPOCHS``."""
 
     name: str
     layers: int
     summary: str
-    method: str = default_method("teacher")
-    temperature: float = METHODS[default_method("teacher")].temperature
     epochs: int = RECIPE_EPOCHS
+
+    def method(self, teacher_layers: int | None = None) -> str:
+        """The CLI's method for the student this recipe gives a teacher of ``teacher_layers``."""
+        return default_method("teacher", self.student_layers(teacher_layers))
+
+    def temperature(self, teacher_layers: int | None = None) -> float:
+        return METHODS[self.method(teacher_layers)].temperature
 
     def learning_rate(self, teacher_layers: int | None = None) -> float:
         """The CLI's rate for the student this recipe gives a teacher of ``teacher_layers``
@@ -93,7 +98,8 @@ class Recipe:
 
         training = replace(config.training, epochs=self.epochs, learning_rate=self.learning_rate(teacher_layers))
         return replace(config, student=StudentConfig(source="teacher", layers=self.student_layers(teacher_layers)),
-                       method=MethodConfig(name=self.method, temperature=self.temperature), training=training)
+                       method=MethodConfig(name=self.method(teacher_layers),
+                                           temperature=self.temperature(teacher_layers)), training=training)
 
 
 RECIPES = (Recipe("Fast", 3, "a 3-layer student: the quickest to train and to run"),

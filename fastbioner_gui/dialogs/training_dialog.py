@@ -91,8 +91,21 @@ class TrainingDialog(QDialog):
                 signal.connect(follow_rate)
             self.student_source.currentTextChanged.connect(
                 lambda source: self.epochs.setValue(default_epochs(source.strip())))
-            self.student_source.currentTextChanged.connect(
-                lambda source: self.method.setCurrentText(default_method(source.strip())))
+            # The method follows the student too: a new source always sets it (not every
+            # method suits every student); a new depth only replaces the previous depth's
+            # default, never a method chosen by hand.
+            followed = {"method": self.method.currentText()}  # what the dialog opened with
+
+            def follow_method(_=None, source_changed: bool = False) -> None:
+                layers = self.layer_count() if self.layers.count() else None
+                method = default_method(self.student_source.currentText().strip(), layers)
+                if source_changed or self.method.currentText() in (followed["method"], method):
+                    self.method.setCurrentText(method)
+                followed["method"] = method
+
+            self.student_source.currentTextChanged.connect(lambda _s: follow_method(source_changed=True))
+            for signal in (self.layers.currentTextChanged, self.custom_layers.valueChanged):
+                signal.connect(follow_method)
         self.device = QComboBox()
         self.device.addItems(DEVICES)
         self.device.setCurrentText(settings.device)
@@ -170,9 +183,11 @@ class TrainingDialog(QDialog):
         for r in RECIPES:
             self.recipe.addItem(f"{r.name}: {r.summary}", r.name)
         self.recipe.addItem(f"{CUSTOM}: the settings below, as set by hand", CUSTOM)
-        self.recipe.setToolTip("Each recipe distils the teacher's own layers by calibrated FastBioNER "
-                               "(fastbioner-cal: soft and gold labels plus the teacher's hidden states and "
-                               f"attention, T=2) at the CLI's learning rate for {RECIPE_EPOCHS} epochs")
+        self.recipe.setToolTip("Each recipe distils the teacher's own layers by the method that led at its "
+                               "depth in docs/benchmarks.md (calibrated FastBioNER, fastbioner-cal: soft and "
+                               "gold labels plus the teacher's hidden states and attention, at 3 and 6 layers; "
+                               "hinton, soft and gold labels, at 4; T=2) at the CLI's learning rate for "
+                               f"{RECIPE_EPOCHS} epochs")
         self.recipe.currentIndexChanged.connect(lambda _i: self.apply_recipe())
         self.recipe_note = QLabel(RECIPE_NOTE)
         self.recipe_note.setWordWrap(True)
@@ -339,8 +354,8 @@ class TrainingDialog(QDialog):
         try:
             self.student_source.setCurrentText("teacher")
             self.set_layer_count(r.student_layers(self.teacher_layers()))
-            self.method.setCurrentText(r.method)
-            self.temperature.setValue(r.temperature)
+            self.method.setCurrentText(r.method(self.teacher_layers()))
+            self.temperature.setValue(r.temperature(self.teacher_layers()))
             self.epochs.setValue(r.epochs)
             self.learning_rate.setValue(r.learning_rate(self.teacher_layers()))
         finally:
@@ -353,7 +368,8 @@ class TrainingDialog(QDialog):
         r = recipe(self.recipe.currentData())
         if (self.student_source.currentText().strip() == "teacher"
                 and self.layer_count() == r.student_layers(self.teacher_layers())
-                and self.method.currentText() == r.method and self.temperature.value() == r.temperature
+                and self.method.currentText() == r.method(self.teacher_layers())
+                and self.temperature.value() == r.temperature(self.teacher_layers())
                 and self.epochs.value() == r.epochs
                 and self.learning_rate.value() == r.learning_rate(self.teacher_layers())):
             return

@@ -485,3 +485,82 @@ def test_the_teacher_ensemble_script_scores_the_teachers_combined_and_records_th
     assert saved["teachers"]["x/t14"] == {"model": "t14", "f1": 0.4, "finished": "2026-12-02T10:00",
                                           "disease_f1": None}
     assert 0.0 <= saved["f1"] <= 1.0 and saved["combination"] == "confidence"
+
+
+# -- train_fit.py and section 10 -----------------------------------------------------
+def test_the_train_fit_script_scores_each_registered_seed_and_its_teacher_once(tmp_path, monkeypatch, capsys):
+    """Every seed of the named rows whose model is in the registry is scored on the
+    training file, then the teacher they learnt from (once); a seed whose model is gone
+    is named, not scored; a second call scores only what is new."""
+    from fastbioner.registry import Registry
+    from tiny_models import make_tiny_model
+
+    script = load("train_fit")
+    Row = script.paper_tables.Row
+    rows = [Row("x/a-4", 2, "x", "a", "a", (), 6, seeds=(13, 14)), Row("x/b-4", 2, "x", "b", "b", (), 6)]
+    for name, kind in (("a-s13", "student"), ("b-s13", "student"), ("t", "teacher")):
+        write_manifest(make_tiny_model(Registry().root / name), Manifest(name=name, kind=kind))
+    recorded = {"x/a-4": {"13": {"model": "a-s13", "parent": "t", "f1": 0.8, "layers": 4},
+                          "14": {"model": "a-s14", "parent": "t", "f1": 0.82, "layers": 4}},
+                "x/teacher": {"13": {"model": "t", "f1": 0.87, "layers": 12}}}
+    monkeypatch.setattr(script.paper_tables, "all_rows", lambda: rows)
+    monkeypatch.setattr(script.paper_tables, "load_results", lambda *a: recorded)
+    train = tmp_path / "train.tsv"
+    train.write_text("cocaine\tB-Chemical\ntoxicity\tB-Disease\n\nthe\tO\nrats\tO\n", encoding="utf-8")
+    out = tmp_path / "fit.json"
+    assert script.main(["x/a-4", "x/b-4", "--train", str(train), "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "x/a-4 seed 14: its model a-s14 is not in this registry" in err and "x/b-4 has not run" in err
+    saved = json.loads(out.read_text())["models"]
+    assert sorted(saved) == ["a-s13", "t"]
+    assert saved["a-s13"]["row"] == "x/a-4" and saved["a-s13"]["seed"] == 13 and saved["a-s13"]["devel_f1"] == 0.8
+    assert saved["t"]["row"] == "x/teacher" and saved["a-s13"]["parent"] == "t"
+    assert 0.0 <= saved["a-s13"]["train_f1"] <= 1.0 and saved["a-s13"]["file"] == "train.tsv"
+    assert saved["a-s13"]["command"].endswith("fastbioner evaluate a-s13 train.tsv")
+    recorded["x/b-4"] = {"13": {"model": "b-s13", "parent": "t", "f1": 0.81, "layers": 4}}
+    saved["t"]["train_f1"] = 0.5  # a model already scored is not scored again
+    out.write_text(json.dumps({"models": saved}))
+    assert script.main(["x/a-4", "x/b-4", "--train", str(train), "--out", str(out)]) == 0
+    again = json.loads(out.read_text())["models"]
+    assert sorted(again) == ["a-s13", "b-s13", "t"] and again["t"]["train_f1"] == 0.5
+    assert script.main(["x/nope", "--train", str(train), "--out", str(out)]) == 2
+
+
+def _fit(train_t, devel_t, students):
+    models = {"t": {"row": "x/teacher", "seed": 13, "layers": 12, "file": "train.tsv", "train_f1": train_t,
+                    "devel_f1": devel_t, "parent": None}}
+    for name, row, layers, train, devel in students:
+        models[name] = {"row": row, "seed": int(name[-2:]), "layers": layers, "file": "train.tsv",
+                        "train_f1": train, "devel_f1": devel, "parent": "t"}
+    return {"models": models}
+
+
+def test_section_10_sets_each_depths_order_on_train_against_its_order_on_devel():
+    section = load("report_fit")
+    assert "Not measured yet" in section.fit_section(None)[0]
+    # The row behind on devel also fits train less: the same order.
+    text = "\n".join(section.fit_section(_fit(0.99, 0.87, [
+        ("h-s13", "x/hinton-4", 4, 0.985, 0.84), ("h-s14", "x/hinton-4", 4, 0.985, 0.83),
+        ("c-s13", "x/cal-4", 4, 0.98, 0.82)])))
+    assert "| `h-s13` | `x/hinton-4`, 13 | 4 | 98.50 | 84.00 | 14.50 | \u22120.50 | \u22123.00 |" in text
+    assert "`x/hinton-4` (n=2): \u22120.50 against its teacher on train, \u22123.50 on devel" in text
+    assert "opens on unseen text" not in text  # they fit train less than the teacher: no such reading
+    assert ("At 4 layers (means over the seeds scored) the order on train is `x/hinton-4` 98.50 > `x/cal-4` 98.00; "
+            "on devel `x/hinton-4` 83.50 > `x/cal-4` 82.00: the same order") in text
+    assert "`x/cal-4` scores 1.50 below `x/hinton-4` on devel and fits train 0.50 less." in text
+    # The row that fits the gold tags best scores lowest on devel: the orders differ, and
+    # no verdict about capacity is drawn from train F1.
+    text = "\n".join(section.fit_section(_fit(0.99, 0.87, [
+        ("o-s13", "x/og-6", 6, 0.995, 0.85), ("c-s13", "x/cal-6", 6, 0.97, 0.86),
+        ("h-s13", "x/hinton-3", 3, 0.95, 0.82)])))
+    assert ("the order on train is `x/og-6` 99.50 > `x/cal-6` 97.00; on devel `x/cal-6` 86.00 > `x/og-6` 85.00: "
+            "not the same order") in text
+    assert "`x/og-6` scores 1.00 below `x/cal-6` on devel and fits train 2.50 more." in text
+    assert "At 3 layers" not in text  # one row at that depth: nothing to set it against
+    # Every student fits train at least as well as the teacher and scores below it on devel.
+    text = "\n".join(section.fit_section(_fit(0.955, 0.87, [
+        ("o-s13", "x/og-6", 6, 0.995, 0.85), ("c-s13", "x/cal-6", 6, 0.97, 0.86)])))
+    assert ("Every student scored (2) fits the gold tags of the text it trained on at least as well as its "
+            "teacher (+1.50 to +4.00) and scores below it on devel (\u22121.00 to \u22122.00)") in text
+    assert "it opens on unseen text" in text
+    assert "capacity" not in text.split("|---")[-1]

@@ -96,6 +96,11 @@ def test_distill_defaults_follow_the_student():
     assert cfg.method.calibrate is None and cfg.method.attention is None
     method = cfg.method.to_method()
     assert (method.temperature, method.calibrate, method.attention) == (2.0, "grad-norm", "centred")
+    # by depth: hinton led at 4 layers, the calibrated method at 3 and 6; a method named wins
+    by_depth = {n: config_from_args(parser.parse_args(base + ["--layers", n])).method.name for n in ("3", "4", "6")}
+    assert by_depth == {"3": "fastbioner-cal", "4": "hinton", "6": "fastbioner-cal"}
+    named = config_from_args(parser.parse_args(base + ["--layers", "4", "--method", "fastbioner-cal"]))
+    assert named.method.name == "fastbioner-cal"
     cfg = config_from_args(parser.parse_args(base + ["--student-from", "some-org/some-encoder"]))
     assert cfg.training.learning_rate == TrainingConfig().learning_rate  # another encoder: fine-tuning's
     assert cfg.training.epochs == TrainingConfig().epochs

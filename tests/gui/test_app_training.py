@@ -160,13 +160,16 @@ def test_recipes_fill_the_settings_with_a_student_smaller_than_its_teacher(windo
     for name in ("Fast", "Balanced", "Accurate"):
         dialog.recipe.setCurrentIndex(dialog.recipe.findData(name))
         config = dialog.build_config(train=["unused.conll"])
-        assert config.method.name == default_method("teacher") == "fastbioner-cal"
+        # the method that led at the recipe's depth: hinton at 4 layers, calibrated otherwise
+        assert config.method.name == default_method("teacher", config.student.layers)
         assert config.method.temperature == 2.0
         assert config.training.epochs == RECIPE_EPOCHS
         # the CLI's rate for the recipe's depth: the 3-layer students' above the deeper ones'
         assert config.training.learning_rate == pytest.approx(default_learning_rate("teacher", config.student.layers))
-        got[name] = (config.student.layers, config.training.learning_rate)
-    assert {n: layers for n, (layers, _) in got.items()} == {"Fast": 3, "Balanced": 4, "Accurate": 5}  # never 6 of 6
+        got[name] = (config.student.layers, config.training.learning_rate, config.method.name)
+    assert {n: layers for n, (layers, _, _) in got.items()} == {"Fast": 3, "Balanced": 4, "Accurate": 5}  # never 6 of 6
+    assert {n: method for n, (_, _, method) in got.items()} == {
+        "Fast": "fastbioner-cal", "Balanced": "hinton", "Accurate": "fastbioner-cal"}
     assert got["Fast"][1] > got["Balanced"][1] == got["Accurate"][1]
     assert "5-layer student (the teacher has 6)" in dialog.recipe.currentText()
     assert [dialog.layers.itemText(i) for i in range(dialog.layers.count())] == ["4", "3", "2", "1", "custom"]
@@ -174,6 +177,14 @@ def test_recipes_fill_the_settings_with_a_student_smaller_than_its_teacher(windo
     assert "six: 6 layers, 90.0 MB" in dialog.teacher_size.text()
     dialog.epochs.setValue(5)  # by hand: the recipe no longer applies
     assert dialog.recipe.currentData() == "Custom" and dialog.epochs.value() == 5
+    # the method follows the depth (hinton led at 4 layers) unless chosen by hand
+    dialog.set_layer_count(4)
+    assert dialog.method.currentText() == "hinton"
+    dialog.set_layer_count(3)
+    assert dialog.method.currentText() == "fastbioner-cal"
+    dialog.method.setCurrentText("og")
+    dialog.set_layer_count(4)
+    assert dialog.method.currentText() == "og"
     dialog.learning_rate.lineEdit().setText("3e-4")
     dialog.learning_rate.interpretText()
     assert dialog.learning_rate.value() == pytest.approx(3e-4) and dialog.learning_rate.text() == "0.0003"

@@ -31,8 +31,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                             f"{TEACHER_LAYERS_EPOCHS} for the teacher's own layers, {CONV_EPOCHS} for cnn, "
                             f"{TrainingConfig().epochs} otherwise)"},
         "student.layers": {"default": None},
-        "method.name": {"default": None, "help": "distillation method (default fastbioner-cal for the teacher's "
-                        "own layers, hinton for any other student)"},
+        "method.name": {"default": None, "help": "distillation method (default, for the teacher's own layers, "
+                        "the one that led at that depth in docs/benchmarks.md: hinton at 4 layers, "
+                        "fastbioner-cal otherwise; hinton for any other student)"},
         "teacher": {"action": "append"}})
     add_run_flags(p)
     p.set_defaults(func=distill_command)
@@ -56,7 +57,7 @@ def config_from_args(args: argparse.Namespace):
     if config.training.epochs is None:
         config.training.epochs = default_epochs(config.student.source)
     if config.method.name is None:
-        config.method.name = default_method(config.student.source)
+        config.method.name = default_method(config.student.source, config.student.layers)
     return config
 
 

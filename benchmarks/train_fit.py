@@ -1,0 +1,129 @@
+#!/usr/bin/env python
+"""Why a student sits below its teacher on devel: how well it fits the data it trained
+on. Each named row's students (every seed whose model is in the registry) and the
+teacher they learnt from are scored on the training file with ``fastbioner evaluate``;
+the report (section 10) sets each one's train F1 beside its devel F1. A student that
+fits train about as well as its teacher but scores lower on devel generalises less;
+one that fits train less lacks the capacity or the training to fit it.
+
+    FASTBIONER_HOME=~/fastbioner-experiments/home python benchmarks/train_fit.py \\
+        bc5cdr/hinton-4 bc5cdr/cal-constant-phi-4 --threads 1
+
+Scores are written after each model to ``benchmarks/results/train_fit.json`` (keyed by
+model, so a later call adds models and one cut short keeps what it scored); a model
+already there is skipped unless ``--again``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import paper_tables  # noqa: E402
+
+RESULTS = paper_tables.REPO / "benchmarks" / "results" / "train_fit.json"
+
+
+def runs_by_model(recorded: dict) -> dict[str, tuple[str, str, dict]]:
+    """Every recorded run, by the registry name of the model it made: (row, seed, run)."""
+    out = {}
+    for row_id, by_seed in recorded.items():
+        for seed, run in by_seed.items():
+            if isinstance(run, dict) and run.get("model"):
+                out[run["model"]] = (row_id, seed, run)
+    return out
+
+
+def models_to_score(row_ids: list[str], recorded: dict, registered) -> tuple[list[str], list[str]]:
+    """The registered models of ``row_ids``' seeds, then the teachers they learnt from
+    (each once, teachers last); and the messages for the seeds skipped."""
+    students, teachers, skipped = [], [], []
+    for row_id in row_ids:
+        by_seed = recorded.get(row_id)
+        if not by_seed:
+            skipped.append(f"{row_id} has not run")
+            continue
+        for seed, run in sorted(by_seed.items()):
+            model = run.get("model")
+            if not model or not registered(model):
+                skipped.append(f"{row_id} seed {seed}: its model {model} is not in this registry")
+                continue
+            students.append(model)
+            parent = run.get("parent")
+            if parent and registered(parent) and parent not in teachers:
+                teachers.append(parent)
+    return [*students, *[t for t in teachers if t not in students]], skipped
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("rows", nargs="+", metavar="ROW", help="rows of benchmarks/paper_tables.py, e.g. bc5cdr/hinton-4")
+    parser.add_argument("--train", type=Path, help="training file (default: the rows' dataset's train.tsv)")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--again", action="store_true", help="score models already in the results again")
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    args = parser.parse_args(argv)
+
+    import torch
+
+    from fastbioner.cli.progress import ProgressBar
+    from fastbioner.evaluation import evaluate_model
+    from fastbioner.fileio import atomic_write
+    from fastbioner.registry import Registry
+
+    rows = {r.id: r for r in paper_tables.all_rows()}
+    unknown = [r for r in args.rows if r not in rows]
+    if unknown:
+        print(f"unknown row(s): {', '.join(unknown)} (see benchmarks/paper_tables.py)", file=sys.stderr)
+        return 2
+    datasets = {rows[r].dataset for r in args.rows}
+    if args.train is None and len(datasets) > 1:
+        print("rows of several datasets: name one --train file", file=sys.stderr)
+        return 2
+    train = args.train or Path(paper_tables._data(datasets.pop())[0])
+    torch.set_num_threads(args.threads)
+    registry = Registry()
+
+    def registered(name: str) -> bool:
+        return (registry.root / name).is_dir()
+
+    recorded = paper_tables.load_results()
+    models, skipped = models_to_score(args.rows, recorded, registered)
+    for message in skipped:
+        print(message, file=sys.stderr)
+    saved = json.loads(args.out.read_text(encoding="utf-8")) if args.out.is_file() else {}
+    scores = saved.setdefault("models", {})
+    known = runs_by_model(recorded)
+    for model in models:
+        if model in scores and not args.again:
+            print(f"{model}: already scored on {scores[model]['file']} (--again to score it again)")
+            continue
+        bar = ProgressBar()
+        try:
+            report = evaluate_model(model, train, device="cpu", registry=registry, on_event=bar)
+        finally:
+            bar.close()
+        row_id, seed, run = known.get(model, (None, None, {}))
+        scores[model] = {
+            "row": row_id, "seed": int(seed) if seed is not None else None, "layers": run.get("layers"),
+            "file": train.name, "train_f1": report.f1,
+            "train_per_type": {t: s.f1 for t, s in report.per_type.items()},
+            "devel_f1": run.get("f1"), "devel_finished": run.get("finished"), "parent": run.get("parent"),
+            "command": f"FASTBIONER_HOME=~/fastbioner-experiments/home fastbioner evaluate {model} {train.name}",
+            "cpu": paper_tables.cpu_name(), "finished": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+        print(f"{model}: train F1 {100 * report.f1:.2f}, devel F1 "
+              + (f"{100 * run['f1']:.2f}" if run.get("f1") is not None else "not recorded"))
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_write(args.out) as fh:  # after each model: a run cut short keeps what it scored
+            fh.write(json.dumps(saved, indent=1, sort_keys=True) + "\n")
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
