@@ -121,7 +121,8 @@ def ensemble_line(results: dict, base: dict) -> str:
     against the table-1 teacher and the best of the teachers combined, each of the
     builds it combined (a teacher rebuilt since makes it stale, and the line says so)."""
     what = ("- the three packed-context teachers (seeds 13-15) combined word by word by the multi-teacher rule "
-            "(what `bc5cdr/hinton-minilm6-ft-unl-packed-ens` learns from)")
+            "(what the ensemble students `bc5cdr/hinton-minilm-unl-packed-ens` and "
+            "`bc5cdr/hinton-minilm6-ft-unl-packed-ens` learn from)")
     if not TEACHER_ENSEMBLE.is_file():
         return f"{what}: {NOT_RUN} (`python benchmarks/teacher_ensemble.py` once the three teachers have run)."
     ens = json.loads(TEACHER_ENSEMBLE.read_text(encoding="utf-8"))

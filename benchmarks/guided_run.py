@@ -49,7 +49,7 @@ def main() -> int:
     import torch
 
     from fastbioner.config import TeacherConfig, TrainingConfig
-    from fastbioner.distill.config import DistillConfig
+    from fastbioner.distill.config import DistillConfig, default_method
     from fastbioner.documents import Source
     from fastbioner.export import ExportSettings, export_documents
     from fastbioner.formats import read_any
@@ -69,10 +69,12 @@ def main() -> int:
     training = TrainingConfig(epochs=args.epochs, batch_size=args.batch_size, device="cpu", threads=args.threads)
     teacher = TeacherConfig(base_model=str(Path(args.base).expanduser()), train_files=[str(train_file)],
                             dev_file=str(dev_file), training=training)
-    # The dialog's recipe (hinton, T=2, the CLI's rate), with the depth and epochs asked for.
+    # The dialog's recipe (the CLI's method for the depth, T=2, the CLI's rate), with the
+    # depth and epochs asked for.
     config = recipe("Fast").apply(DistillConfig(train_files=[str(train_file)], dev_file=str(dev_file),
                                                 training=training))
     config.student.layers = args.layers
+    config.method.name = default_method("teacher", args.layers)
     config.training.epochs = args.epochs
 
     stage_start: dict[str, float] = {}

@@ -2,8 +2,8 @@
 """Issue 12's ensemble lever, at the teachers: the three packed-context teachers
 (seeds 13-15, `bc5cdr/teacher-packed`, `-s14`, `-s15`) combined word by word by the
 rule multi-teacher distillation uses (each teacher weighted by its confidence in the
-word), scored on the devel documents they select on. It is what the ensemble student
-(`bc5cdr/hinton-minilm6-ft-unl-packed-ens`) learns from, against the single teacher
+word), scored on the devel documents they select on. It is what the ensemble students
+(`bc5cdr/hinton-minilm-unl-packed-ens`, `-minilm6-ft-unl-packed-ens`) learn from, against the single teacher
 the shipped default learnt from: whether the lever can help before a student pays
 for it.
 
