@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+from statistics import fmean as _mean
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # report_format, beside this module
@@ -20,14 +21,6 @@ COMMAND = "FASTBIONER_HOME=~/fastbioner-experiments/home python benchmarks/train
 
 def load_fit(path: Path = FIT) -> dict | None:
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
-
-
-def _mean(values: list[float]) -> float:
-    return sum(values) / len(values)
-
-
-def _points(x: float) -> str:
-    return f"{100 * x:.2f}"
 
 
 def _signed(x: float) -> str:
@@ -56,7 +49,7 @@ def fit_section(fit: dict | None) -> list[str]:
         return m[key] - t[key]
 
     def cell(x: float | None, signed: bool = False) -> str:
-        return "–" if x is None else (_signed(x) if signed else _points(x))
+        return "–" if x is None else (_signed(x) if signed else pct(x))
 
     ordered = sorted(teachers.items()) + sorted(students.items(), key=lambda kv: (-(kv[1].get("layers") or 0),
                                                                                    kv[1].get("row") or "", kv[0]))
@@ -108,8 +101,8 @@ def fit_section(fit: dict | None) -> list[str]:
         same = [e[0] for e in by_train] == [e[0] for e in by_devel]
         out.append("")
         out.append(f"At {layers} layers (means over the seeds scored) the order on train is "
-                   + " > ".join(f"`{e[0]}` {_points(e[1])}" for e in by_train) + "; on devel "
-                   + " > ".join(f"`{e[0]}` {_points(e[2])}" for e in by_devel) + ": "
+                   + " > ".join(f"`{e[0]}` {pct(e[1])}" for e in by_train) + "; on devel "
+                   + " > ".join(f"`{e[0]}` {pct(e[2])}" for e in by_devel) + ": "
                    + ("the same order, so here the row that fits the training text more closely also scores "
                       "higher on unseen text." if same else
                       "not the same order, so fitting the gold tags of the training text more closely did not "
@@ -117,6 +110,6 @@ def fit_section(fit: dict | None) -> list[str]:
         best = by_devel[0]
         for row_id, train, devel in by_devel[1:]:
             dt = best[1] - train
-            out.append(f"`{row_id}` scores {_points(best[2] - devel)} below `{best[0]}` on devel "
-                       f"and fits train {_points(abs(dt))} {'less' if dt >= 0 else 'more'}.")
+            out.append(f"`{row_id}` scores {pct(best[2] - devel)} below `{best[0]}` on devel "
+                       f"and fits train {pct(abs(dt))} {'less' if dt >= 0 else 'more'}.")
     return out

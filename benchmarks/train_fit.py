@@ -2,9 +2,10 @@
 """Why a student sits below its teacher on devel: how well it fits the data it trained
 on. Each named row's students (every seed whose model is in the registry) and the
 teacher they learnt from are scored on the training file with ``fastbioner evaluate``;
-the report (section 10) sets each one's train F1 beside its devel F1. A student that
-fits train about as well as its teacher but scores lower on devel generalises less;
-one that fits train less lacks the capacity or the training to fit it.
+the report (section 10) sets each one's train F1 beside its devel F1, and per depth
+the rows' order on train against their order on devel. Train F1 is scored against the
+gold tags, so it measures fit to them, not capacity (a distilled student also learns
+the teacher's soft labels).
 
     FASTBIONER_HOME=~/fastbioner-experiments/home python benchmarks/train_fit.py \\
         bc5cdr/hinton-4 bc5cdr/cal-constant-phi-4 --threads 1
