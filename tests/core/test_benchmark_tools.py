@@ -129,6 +129,13 @@ def test_standing_judges_each_depth_by_the_spread_of_the_seeds():
     (variant,) = [line for line in report.standing_section(results) if "b = 0" in line]
     assert "with b = 0 (`bc5cdr/cal-b0-3`) 81.50 ± 0.20 (n=3)" in variant and "beyond the spread" in variant
     assert not any("ncbi" in line for line in lines)
+    # Read by depth, widest first; at a depth, the variant the defaults run comes first.
+    results = tables.aggregate({"bc5cdr/teacher": seeds(0.865), "bc5cdr/fastbioner-cal-3": seeds(0.80),
+                                "bc5cdr/cal-constant-phi-3": seeds(0.81), "bc5cdr/cal-b0-3": seeds(0.805),
+                                "bc5cdr/cal-constant-phi-6": seeds(0.85)})
+    order = [line.split("`")[1] for line in report.standing_section(results) if "calibrated FastBioNER" in line]
+    assert order == ["bc5cdr/cal-constant-phi-6", "bc5cdr/cal-constant-phi-3", "bc5cdr/fastbioner-cal-3",
+                     "bc5cdr/cal-b0-3"]
     assert "No calibrated FastBioNER row" in report.standing_section({})[0]
     # Before the table rows: table 0's grid at the tables' rate says what is known.
     grid = tables.aggregate({"bc5cdr/teacher": seeds(0.865),
