@@ -160,6 +160,22 @@ def _param_groups(modules: Mapping[str, nn.Module], weight_decay: float,
     return out
 
 
+# Devices torch's fused AdamW kernel runs on, and the parameter types it takes.
+FUSED_ADAMW_DEVICES = ("cpu", "cuda")
+FUSED_ADAMW_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
+
+
+def _adamw(groups: list[dict], lr: float, device: torch.device) -> torch.optim.AdamW:
+    """AdamW with torch's fused kernel where it runs: the same update, one pass over
+    each tensor. torch's default on the CPU is a Python loop of several tensor ops per
+    parameter, which on a 6-layer, 66M-parameter student took 40% of a training step
+    (py-spy on a running row, one thread): 0.56 s a step against 0.05 s fused, the
+    weights equal to float rounding (1.5e-8 after 6 steps)."""
+    params = [p for g in groups for p in g["params"]]
+    fused = device.type in FUSED_ADAMW_DEVICES and all(p.dtype in FUSED_ADAMW_DTYPES for p in params)
+    return torch.optim.AdamW(groups, lr=lr, fused=True if fused else None)
+
+
 class Trainer:
     """See the module docstring."""
 
@@ -200,8 +216,8 @@ class Trainer:
         for m in frozen:
             m.to(self.device).eval().requires_grad_(False)
         # ``learning_rates``: peak rates of named modules that differ from the config's.
-        self.optimizer = torch.optim.AdamW(_param_groups(self.modules, config.weight_decay, learning_rates),
-                                           lr=config.learning_rate)
+        self.optimizer = _adamw(_param_groups(self.modules, config.weight_decay, learning_rates),
+                                config.learning_rate, self.device)
         # The main module (the first) trains through DDP, which averages its gradients
         # across ranks during the backward pass; the small parts beside it (W_h) are
         # averaged by hand once per step (DDP cannot wrap a module called once per layer).
