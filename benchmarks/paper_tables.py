@@ -155,7 +155,10 @@ row whose seeds straddle it has a spread that includes the two builds' differenc
 scored in bf16 to pick the weights, the picked weights scored again in fp32 for the
 figures here), which makes a step about 1.5 times faster on these CPUs; section 8 runs two of those rows
 in fp32 with the same seed and gives the difference. Teachers, table 0's grid and
-table 5's candidates train in fp32.
+table 5's candidates train in fp32. Jobs queued at commit d08c2c6 or later update the weights
+with torch's fused AdamW kernel (the same update, equal to float rounding: 1.5e-8 after 6
+steps; torch's default per-tensor loop on the CPU had taken 40% of a 6-layer student's
+step); each row's commit is under *Commands*.
 
 **FastBioNER, as written and calibrated.** `fastbioner-N` rows run the method as the
 paper writes it: every loss term with weight 1 and attention compared as pre-softmax
