@@ -243,10 +243,14 @@ BASELINES = ("og", "hinton", "pkd", "tinybert", "mse-prob", "mse-logit", "fastbi
 def verdict(ours: dict, other: dict) -> str:
     """How two rows compare, by the rule the report states: a difference counts only
     when it exceeds the spread (the larger of the two sample standard deviations);
-    with one seed on either side there is no spread to judge by, and it says so."""
+    with one seed on either side there is no spread to judge by, and it says which
+    side has the one seed (the other's spread alone would flatter or damn the single run)."""
     diff = 100 * (ours["f1"] - other["f1"])
-    if len(ours.get("seeds") or []) < 2 or len(other.get("seeds") or []) < 2:
-        return f"{diff:+.2f} F1, one seed on a side: no spread to judge by"
+    single = [side for side, row in (("this row", ours), ("the baseline", other))
+              if len(row.get("seeds") or []) < 2]
+    if single:
+        which = "one seed on each side" if len(single) == 2 else f"one seed of {single[0]}"
+        return f"{diff:+.2f} F1, {which}: no spread to judge by"
     spread = 100 * max(ours.get("f1_sd") or 0.0, other.get("f1_sd") or 0.0)
     t = welch_t(ours, other)
     basis = f"sd up to {spread:.2f}" + (f"; Welch's t {t:.1f}" if t is not None else "")
@@ -296,7 +300,7 @@ def standing_section(results: dict, grid_lr: str | None = None) -> list[str]:
     if grid_lr:
         grid_cases.append(("bc5cdr", 3, f"bc5cdr/sweep-fastbioner-cal-3-lr{grid_lr}",
                       lambda m: f"bc5cdr/sweep-{m}-3-lr{grid_lr}", f"3 layers, table 0's grid at lr {grid_lr}",
-                      ours_name))
+                      f"{ours_name} with the paper's phi (`bc5cdr/sweep-fastbioner-cal-3-lr{grid_lr}`)"))
     # The schedule variants that beat the triple on a first seed, judged by the same rule
     # at every depth and dataset they have run.
     from paper_tables import RECOMMENDED, SEEDED_ABLATIONS, all_rows  # here: paper_tables imports this module

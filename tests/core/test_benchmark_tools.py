@@ -107,6 +107,7 @@ def test_standing_judges_each_depth_by_the_spread_of_the_seeds():
         "bc5cdr/og-3": seeds(0.790, 0.791, 0.789),
         "bc5cdr/fastbioner-cal-4": seeds(0.82),
         "bc5cdr/hinton-4": seeds(0.81),
+        "bc5cdr/cal-constant-phi-4": seeds(0.825, 0.827, 0.823),   # three seeds against hinton's one
     })
     lines = report.standing_section(results)
     six = next(line for line in lines if "6 layers" in line)
@@ -120,8 +121,11 @@ def test_standing_judges_each_depth_by_the_spread_of_the_seeds():
     assert "6.50 below the teacher (goal: within 3.0; not met" in three
     # Why: og at the same depth shows what the depth costs before any distillation.
     assert "gold labels alone at this depth (`og`) sit 7.50 below the teacher: distillation closes 1.00 of that (13%)" in three
-    four = next(line for line in lines if "4 layers" in line)
-    assert "one seed on a side" in four
+    four = next(line for line in lines if "4 layers" in line and "fastbioner-cal-4" in line)
+    assert "one seed on each side" in four
+    # Three seeds against one: the line names the side with one seed, not "each side".
+    four_constant = next(line for line in lines if "cal-constant-phi-4" in line)
+    assert "+1.50 F1, one seed of the baseline: no spread to judge by" in four_constant
     # A schedule variant run with the triple's seeds is judged by the same rule.
     results = tables.aggregate({"bc5cdr/teacher": seeds(0.865), "bc5cdr/fastbioner-cal-3": seeds(0.800, 0.802, 0.798),
                                 "bc5cdr/og-3": seeds(0.790, 0.791, 0.789),
@@ -144,7 +148,7 @@ def test_standing_judges_each_depth_by_the_spread_of_the_seeds():
                              "bc5cdr/sweep-og-3-lr0.0008": seeds(0.83)})   # another rate: not compared
     (line,) = report.standing_section(grid, "0.0004")
     assert "3 layers, table 0's grid at lr 0.0004, 3 epochs" in line and "(`og` not yet run) `hinton`" in line
-    assert "-0.66 F1, one seed on a side" in line and "5.56 below the teacher" in line
+    assert "-0.66 F1, one seed on each side" in line and "with the paper's phi" in line and "5.56 below the teacher" in line
     # The teacher rebuilt since on a replaced machine: the gap is to the build the run learnt from.
     grid["bc5cdr/teacher"] = {"f1": 0.8694, "finished": "2026-12-01T12:29", "seeds": [13],
                               "earlier": [{"f1": 0.8649, "finished": "2026-11-30T17:39"}]}
