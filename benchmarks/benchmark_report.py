@@ -303,7 +303,8 @@ def standing_section(results: dict, grid_lr: str | None = None) -> list[str]:
                       f"{ours_name} with the paper's phi (`bc5cdr/sweep-fastbioner-cal-3-lr{grid_lr}`)"))
     # The schedule variants that beat the triple on a first seed, judged by the same rule
     # at every depth and dataset they have run.
-    from paper_tables import RECOMMENDED, SEEDED_ABLATIONS, all_rows  # here: paper_tables imports this module
+    from paper_tables import (RECOMMENDED, SEEDED_ABLATIONS, UNLABELED_BASELINE, UNLABELED_VARIANT,  # here:
+                              all_rows)  # paper_tables imports this module
 
     planned = {row.id for row in all_rows()}
 
@@ -311,9 +312,17 @@ def standing_section(results: dict, grid_lr: str | None = None) -> list[str]:
         cases += [(ds, layers, f"{ds}/{slug}-{layers}", lambda m, ds=ds, n=layers: f"{ds}/{m}-{n}",
                    f"{layers} layers", f"{ours_name} with {what} (`{ds}/{slug}-{layers}`)")
                   for ds in ("bc5cdr", "ncbi") for layers in (6, 4, 3)]
+    # Given unlabelled text, judged against the baselines given the same text (hinton;
+    # og has no use for text without tags), not against those trained without it.
+    cases += [(ds, layers, f"{ds}/{UNLABELED_VARIANT}-{layers}",
+               lambda m, ds=ds, n=layers: f"{ds}/{m}-{UNLABELED_BASELINE}-{n}",
+               f"{layers} layers, + unlabelled text",
+               f"{ours_name} with phi constant at 0.5 (`{ds}/{UNLABELED_VARIANT}-{layers}`)")
+              for ds in ("bc5cdr", "ncbi") for layers in (6, 4, 3)]
     # Read by corpus, then depth (widest first), the variant the defaults run first at
     # each depth, the paper's schedule next, the other variants after; the grid last.
-    rank = {f"fastbioner-cal-{n}": 1 for n in (6, 4, 3)} | {f"{RECOMMENDED}-{n}": 0 for n in (6, 4, 3)}
+    rank = ({f"fastbioner-cal-{n}": 1 for n in (6, 4, 3)} | {f"{RECOMMENDED}-{n}": 0 for n in (6, 4, 3)}
+            | {f"{UNLABELED_VARIANT}-{n}": 3 for n in (6, 4, 3)})
     cases.sort(key=lambda c: (("bc5cdr", "ncbi").index(c[0]), -c[1], rank.get(c[2].split("/", 1)[1], 2)))
     for ds, layers, ours_id, baseline_id, label, name in cases + grid_cases:
         teacher = results.get(f"{ds}/teacher")
@@ -329,7 +338,8 @@ def standing_section(results: dict, grid_lr: str | None = None) -> list[str]:
             so_far = f" so far ({', '.join(f'`{m}`' for m in missing)} not yet run)" if missing else ""
             line += f"; best baseline{so_far} `{best}` {f1_cell(runs[best])}: {verdict(ours, runs[best])}"
         else:
-            line += "; no baseline row has run at this depth"
+            line += "; no baseline row given the same text has run" if "unlabelled" in label else \
+                "; no baseline row has run at this depth"
         teacher_f1 = teacher_f1_for(teacher, ours)
         if teacher_f1 is not None:
             gap = 100 * (teacher_f1 - ours["f1"])
@@ -339,7 +349,10 @@ def standing_section(results: dict, grid_lr: str | None = None) -> list[str]:
             if goal is not None:
                 line += f" (goal: within {goal:.1f}; {'met' if gap <= goal else 'not met'}"
                 line += f"; the paper's gap below BioBERT: {PAPER[layers][0]:.2f})" if ds == "bc5cdr" else ")"
-            line += depth_cost(teacher, ours, runs.get("og"))
+            # What the depth costs is og's gap at this depth: og has no use for untagged
+            # text, so beside the unlabelled-text row it is the plain og.
+            og = results.get(f"{ds}/og-{layers}") if "unlabelled" in label else runs.get("og")
+            line += depth_cost(teacher, ours, og)
         out.append(line + ".")
     if not out:
         return ["_No calibrated FastBioNER row has run yet._"]

@@ -157,6 +157,33 @@ def test_standing_judges_each_depth_by_the_spread_of_the_seeds():
     assert "5.55 below the teacher build it learnt from (86.49)" in line
 
 
+def test_the_unlabelled_text_row_is_judged_against_hinton_given_the_same_text():
+    report = load("benchmark_report")
+    tables = load("paper_tables")
+    seeds = lambda *f1s: {str(13 + i): {"seed": 13 + i, "f1": f} for i, f in enumerate(f1s)}  # noqa: E731
+    results = tables.aggregate({"bc5cdr/teacher": seeds(0.865), "bc5cdr/og-3": seeds(0.81),
+                                "bc5cdr/hinton-3": seeds(0.820, 0.822, 0.821),
+                                "bc5cdr/cal-unlabeled-3": seeds(0.835, 0.837, 0.836)})
+    (line,) = [line for line in report.standing_section(results) if "cal-unlabeled-3" in line]
+    # Without its matched baseline it says so, rather than beating hinton trained without the text.
+    assert "3 layers, + unlabelled text" in line and "no baseline row given the same text has run" in line
+    assert "`hinton`" not in line
+    # og has no use for the text: the depth's cost is plain og's gap.
+    assert "gold labels alone at this depth (`og`) sit 5.50 below the teacher" in line
+    results = tables.aggregate({"bc5cdr/teacher": seeds(0.865), "bc5cdr/og-3": seeds(0.81),
+                                "bc5cdr/hinton-3": seeds(0.820, 0.822, 0.821),
+                                "bc5cdr/hinton-unlabeled-3": seeds(0.830, 0.832, 0.831),
+                                "bc5cdr/cal-unlabeled-3": seeds(0.835, 0.837, 0.836)})
+    (line,) = [line for line in report.standing_section(results) if "cal-unlabeled-3" in line]
+    assert "`hinton` 83.10 ± 0.10 (n=3): +0.50 F1, beyond the spread" in line
+    # The row and its baseline are planned with three seeds, the baseline on the same text.
+    rows = {row.id: row for row in tables.all_rows()}
+    ours, base = rows["bc5cdr/cal-unlabeled-3"], rows["bc5cdr/hinton-unlabeled-3"]
+    assert ours.seeds == base.seeds == tables.SEEDS
+    text = lambda row: row.args[row.args.index("--unlabeled"):]  # noqa: E731
+    assert text(ours)[:len(text(base))] == text(base) and "--eval-every" in base.args
+
+
 @pytest.fixture
 def frontier_files(tmp_path, monkeypatch):
     """A spacy_peer.json timing three of our models (one recorded in paper_rows, one
