@@ -111,11 +111,14 @@ class AdvancedMethodSettings(QWidget):
 
 
 class FileList(QWidget):
-    """Training files: a list with Add and Remove."""
+    """Files to train on (tagged, or the unlabelled text of a distillation): a list
+    with Add and Remove; ``caption`` titles the file chooser."""
 
-    def __init__(self, start_folder: str, parent: QWidget | None = None):
+    def __init__(self, start_folder: str, parent: QWidget | None = None,
+                 caption: str = "Training data (BIO / CoNLL)"):
         super().__init__(parent)
         self.start_folder = start_folder
+        self.caption = caption
         self.list = QListWidget()
         self.list.setMaximumHeight(80)
         add, remove = QPushButton("Add…"), QPushButton("Remove")
@@ -135,7 +138,7 @@ class FileList(QWidget):
         self.setMinimumHeight(add.sizeHint().height() + remove.sizeHint().height() + max(0, buttons.spacing()))
 
     def _add(self) -> None:
-        paths, _ = QFileDialog.getOpenFileNames(self, "Training data (BIO / CoNLL)", self.start_folder)
+        paths, _ = QFileDialog.getOpenFileNames(self, self.caption, self.start_folder)
         self.add_paths(paths)
 
     def add_paths(self, paths: Sequence[str]) -> None:

@@ -256,6 +256,23 @@ def test_a_cancelled_distillation_registers_nothing(window, tiny_teacher, qtbot)
     assert [e.name for e in Registry().list()] == ["tiny-teacher"]
 
 
+def test_unlabelled_text_from_the_dialog_takes_part_and_is_saved_with_the_student(window, tiny_teacher, qtbot):
+    from fastbioner.registry import Registry
+
+    text = tiny_teacher.parent / "abstracts.txt"
+    text.write_text("Lithium induced renal failure in rats.\n\nNaloxone reverses hypertension.\n", encoding="utf-8")
+    dialog = _dialog(window, tiny_teacher)
+    assert dialog.build_config().unlabeled_files == []  # optional: none unless added
+    dialog.unlabeled_files.add_paths([str(text)])
+    job = dialog.start()
+    with qtbot.waitSignal(job.finished, timeout=120000):
+        pass
+    assert job.state is JobState.DONE, job.error
+    config = Registry().get("tiny-student").manifest.config
+    # The manifest names the files (not this machine's folders), the text beside the tagged data.
+    assert config["unlabeled_files"] == [text.name] and config["train_files"] == [tiny_teacher.name]
+
+
 def test_the_dialog_refuses_settings_the_core_refuses(window, tiny_teacher):
     dialog = _dialog(window, tiny_teacher)
     dialog.teacher.setCurrentText("")
