@@ -273,8 +273,10 @@ def all_rows() -> list[Row]:
                                 title=f"og 6 layers, {STUDENT_EPOCHS} epochs, lr {lr:g}", lr=lr))
     for ds in DATASETS:
         rows.append(teacher_row(ds))
+        # pkd scored 86.31 on BC5CDR's first seed, above the calibrated mean (85.87 +- 0.15):
+        # a top row, so it gets the three seeds its lead must be judged by.
         for method in ("og", "hinton", "pkd", "tinybert", "mse-prob", "mse-logit"):
-            rows.append(student_row(ds, 1, method, 6, seeds=SEEDS if method in ("og", "hinton") else (SEED,)))
+            rows.append(student_row(ds, 1, method, 6, seeds=SEEDS if method in ("og", "hinton", "pkd") else (SEED,)))
         rows.append(student_row(ds, 1, "fastbioner", 6, title="fastbioner as the paper writes it "
                                 "(every weight 1, attention scores), 6 layers"))
         rows.append(student_row(ds, 1, "fastbioner", 6, slug="fastbioner-cal-6", extra_args=CALIBRATED,
