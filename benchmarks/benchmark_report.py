@@ -329,6 +329,7 @@ def standing_section(results: dict, grid_lr: str | None = None) -> list[str]:
         ours = results.get(ours_id)
         if ours is None or ours.get("f1") is None:
             continue
+        given_text = ours_id == f"{ds}/{UNLABELED_VARIANT}-{layers}"  # judged beside baselines given the text
         runs = {m: r for m in BASELINES if (r := results.get(baseline_id(m))) and r.get("f1") is not None}
         missing = [m for m in BASELINES if m not in runs and baseline_id(m) in planned]  # rows the tables run
         epochs = f", {ours['epochs']} epochs" if ours.get("epochs") else ""
@@ -338,7 +339,7 @@ def standing_section(results: dict, grid_lr: str | None = None) -> list[str]:
             so_far = f" so far ({', '.join(f'`{m}`' for m in missing)} not yet run)" if missing else ""
             line += f"; best baseline{so_far} `{best}` {f1_cell(runs[best])}: {verdict(ours, runs[best])}"
         else:
-            line += "; no baseline row given the same text has run" if "unlabelled" in label else \
+            line += "; no baseline row given the same text has run" if given_text else \
                 "; no baseline row has run at this depth"
         teacher_f1 = teacher_f1_for(teacher, ours)
         if teacher_f1 is not None:
@@ -351,7 +352,7 @@ def standing_section(results: dict, grid_lr: str | None = None) -> list[str]:
                 line += f"; the paper's gap below BioBERT: {PAPER[layers][0]:.2f})" if ds == "bc5cdr" else ")"
             # What the depth costs is og's gap at this depth: og has no use for untagged
             # text, so beside the unlabelled-text row it is the plain og.
-            og = results.get(f"{ds}/og-{layers}") if "unlabelled" in label else runs.get("og")
+            og = results.get(f"{ds}/og-{layers}") if given_text else runs.get("og")
             line += depth_cost(teacher, ours, og)
         out.append(line + ".")
     if not out:

@@ -1,6 +1,6 @@
 """The benchmark scripts behind issue 12's default model: the spaCy peer's timing
-record for several models, and the report: its learning-rate grid, where FastBioNER
-stands, the teacher ablations and the accuracy/speed frontier. Nothing is timed or
+record for several models, and the report: the teacher ablations and the
+accuracy/speed frontier (its judgements of the rows: test_benchmark_standing.py). Nothing is timed or
 trained: the subprocesses are replaced."""
 
 from __future__ import annotations
@@ -58,130 +58,6 @@ def test_pareto_keeps_points_no_other_beats():
     # 3 has no F1 to place it.
     assert report.pareto(points) == {0, 5}
     assert report.pareto([{"seconds": 1.0, "f1": 0.5}, {"seconds": 1.0, "f1": 0.5}]) == {0, 1}
-
-
-def test_learning_rate_grid_names_each_methods_best_rate_from_the_results():
-    report = load("benchmark_report")
-    tables = load("paper_tables")
-    rows = [r for r in tables.all_rows() if r.table == 0]
-    og = [r for r in rows if r.title.startswith("og,")]
-    results = {og[0].id: {"f1": 0.70, "best_step": 9, "steps": 10},
-               og[1].id: {"f1": 0.75, "best_step": 10, "steps": 10}}
-    lines = report.sweep_table(rows, results, "0.0001")
-    lr = og[1].args[og[1].args.index("--lr") + 1]
-    assert lines[0].count("| lr ") == len(tables.SWEEP_LRS)
-    assert next(line for line in lines if line.startswith("| og |")).count("not yet run") == len(og) - 2
-    assert f"og at {lr} (75.00)" in lines[-1] and "hinton at" not in lines[-1]
-    assert lines[-1].endswith("The tables' students train at 0.0001.")
-
-
-def test_learning_rate_grid_names_the_best_common_rate_over_the_methods_run_at_every_rate():
-    report = load("benchmark_report")
-    tables = load("paper_tables")
-    rows = [r for r in tables.all_rows() if r.table == 0]
-    results = {}
-    for r in rows:
-        if r.title.startswith(("og,", "hinton,")):
-            lr = float(r.args[r.args.index("--lr") + 1])
-            # og peaks at the second-highest rate, hinton at the highest, by less
-            top = max(tables.SWEEP_LRS)
-            bonus = (0.02 if lr == sorted(tables.SWEEP_LRS)[-2] else 0.0) if r.title.startswith("og,") \
-                else (0.01 if lr == top else 0.0)
-            results[r.id] = {"f1": 0.7 + bonus, "best_step": 1, "steps": 1}
-    last = report.sweep_table(rows, results)[-1]
-    second = f"{sorted(tables.SWEEP_LRS)[-2]:g}"
-    assert "Mean F1 over og, hinton at each rate" in last and last.endswith(f"best at {second}.")
-    assert "fastbioner-cal" not in last.split("Mean F1")[1]  # not run at every rate: left out
-
-
-def test_standing_judges_each_depth_by_the_spread_of_the_seeds():
-    report = load("benchmark_report")
-    tables = load("paper_tables")
-    seeds = lambda *f1s: {str(13 + i): {"seed": 13 + i, "f1": f} for i, f in enumerate(f1s)}  # noqa: E731
-    results = tables.aggregate({
-        "bc5cdr/teacher": seeds(0.865),
-        "bc5cdr/fastbioner-cal-6": seeds(0.850, 0.852, 0.848),   # sd 0.2
-        "bc5cdr/og-6": seeds(0.830, 0.832, 0.828),
-        "bc5cdr/hinton-6": seeds(0.851, 0.845, 0.857),           # the best baseline; sd 0.6
-        "bc5cdr/fastbioner-cal-3": seeds(0.800, 0.802, 0.798),
-        "bc5cdr/og-3": seeds(0.790, 0.791, 0.789),
-        "bc5cdr/fastbioner-cal-4": seeds(0.82),
-        "bc5cdr/hinton-4": seeds(0.81),
-        "bc5cdr/cal-constant-phi-4": seeds(0.825, 0.827, 0.823),   # three seeds against hinton's one
-    })
-    lines = report.standing_section(results)
-    six = next(line for line in lines if "6 layers" in line)
-    # Welch's t from the means, sds and seed counts: (85.00 - 85.10) / sqrt(0.2²/3 + 0.6²/3).
-    assert "`hinton` 85.10" in six and "within the spread (sd up to 0.60; Welch's t -0.3)" in six
-    # The table's other 6-layer baselines have not run: the best is the best so far, and says so.
-    assert "best baseline so far (`pkd`, `tinybert`, `mse-prob`, `mse-logit`, `fastbioner` not yet run)" in six
-    assert "1.50 below the teacher (goal: within 1.0; not met" in six
-    three = next(line for line in lines if "3 layers" in line)
-    assert "`og`" in three and "+1.00 F1, beyond the spread (sd up to 0.20; Welch's t 7.7): ahead" in three
-    assert "6.50 below the teacher (goal: within 3.0; not met" in three
-    # Why: og at the same depth shows what the depth costs before any distillation.
-    assert "gold labels alone at this depth (`og`) sit 7.50 below the teacher: distillation closes 1.00 of that (13%)" in three
-    four = next(line for line in lines if "4 layers" in line and "fastbioner-cal-4" in line)
-    assert "one seed on each side" in four
-    # Three seeds against one: the line names the side with one seed, not "each side".
-    four_constant = next(line for line in lines if "cal-constant-phi-4" in line)
-    assert "+1.50 F1, one seed of the baseline: no spread to judge by" in four_constant
-    # A schedule variant run with the triple's seeds is judged by the same rule.
-    results = tables.aggregate({"bc5cdr/teacher": seeds(0.865), "bc5cdr/fastbioner-cal-3": seeds(0.800, 0.802, 0.798),
-                                "bc5cdr/og-3": seeds(0.790, 0.791, 0.789),
-                                "bc5cdr/cal-b0-3": seeds(0.815, 0.813, 0.817)})
-    (variant,) = [line for line in report.standing_section(results) if "b = 0" in line]
-    assert "with b = 0 (`bc5cdr/cal-b0-3`) 81.50 ± 0.20 (n=3)" in variant and "beyond the spread" in variant
-    assert not any("ncbi" in line for line in lines)
-    # Read by depth, widest first; at a depth, the variant the defaults run comes first.
-    results = tables.aggregate({"bc5cdr/teacher": seeds(0.865), "bc5cdr/fastbioner-cal-3": seeds(0.80),
-                                "bc5cdr/cal-constant-phi-3": seeds(0.81), "bc5cdr/cal-b0-3": seeds(0.805),
-                                "bc5cdr/cal-constant-phi-6": seeds(0.85)})
-    order = [line.split("`")[1] for line in report.standing_section(results) if "calibrated FastBioNER" in line]
-    assert order == ["bc5cdr/cal-constant-phi-6", "bc5cdr/cal-constant-phi-3", "bc5cdr/fastbioner-cal-3",
-                     "bc5cdr/cal-b0-3"]
-    assert "No calibrated FastBioNER row" in report.standing_section({})[0]
-    # Before the table rows: table 0's grid at the tables' rate says what is known.
-    grid = tables.aggregate({"bc5cdr/teacher": seeds(0.865),
-                             "bc5cdr/sweep-fastbioner-cal-3-lr0.0004": {"13": {"seed": 13, "f1": 0.8094, "epochs": 3}},
-                             "bc5cdr/sweep-hinton-3-lr0.0004": seeds(0.8160),
-                             "bc5cdr/sweep-og-3-lr0.0008": seeds(0.83)})   # another rate: not compared
-    (line,) = report.standing_section(grid, "0.0004")
-    assert "3 layers, table 0's grid at lr 0.0004, 3 epochs" in line and "(`og` not yet run) `hinton`" in line
-    assert "-0.66 F1, one seed on each side" in line and "with the paper's phi" in line and "5.56 below the teacher" in line
-    # The teacher rebuilt since on a replaced machine: the gap is to the build the run learnt from.
-    grid["bc5cdr/teacher"] = {"f1": 0.8694, "finished": "2026-12-01T12:29", "seeds": [13],
-                              "earlier": [{"f1": 0.8649, "finished": "2026-11-30T17:39"}]}
-    grid["bc5cdr/sweep-fastbioner-cal-3-lr0.0004"]["runs"][0]["finished"] = "2026-11-30T20:00"
-    (line,) = report.standing_section(grid, "0.0004")
-    assert "5.55 below the teacher build it learnt from (86.49)" in line
-
-
-def test_the_unlabelled_text_row_is_judged_against_hinton_given_the_same_text():
-    report = load("benchmark_report")
-    tables = load("paper_tables")
-    seeds = lambda *f1s: {str(13 + i): {"seed": 13 + i, "f1": f} for i, f in enumerate(f1s)}  # noqa: E731
-    results = tables.aggregate({"bc5cdr/teacher": seeds(0.865), "bc5cdr/og-3": seeds(0.81),
-                                "bc5cdr/hinton-3": seeds(0.820, 0.822, 0.821),
-                                "bc5cdr/cal-unlabeled-3": seeds(0.835, 0.837, 0.836)})
-    (line,) = [line for line in report.standing_section(results) if "cal-unlabeled-3" in line]
-    # Without its matched baseline it says so, rather than beating hinton trained without the text.
-    assert "3 layers, + unlabelled text" in line and "no baseline row given the same text has run" in line
-    assert "`hinton`" not in line
-    # og has no use for the text: the depth's cost is plain og's gap.
-    assert "gold labels alone at this depth (`og`) sit 5.50 below the teacher" in line
-    results = tables.aggregate({"bc5cdr/teacher": seeds(0.865), "bc5cdr/og-3": seeds(0.81),
-                                "bc5cdr/hinton-3": seeds(0.820, 0.822, 0.821),
-                                "bc5cdr/hinton-unlabeled-3": seeds(0.830, 0.832, 0.831),
-                                "bc5cdr/cal-unlabeled-3": seeds(0.835, 0.837, 0.836)})
-    (line,) = [line for line in report.standing_section(results) if "cal-unlabeled-3" in line]
-    assert "`hinton` 83.10 ± 0.10 (n=3): +0.50 F1, beyond the spread" in line
-    # The row and its baseline are planned with three seeds, the baseline on the same text.
-    rows = {row.id: row for row in tables.all_rows()}
-    ours, base = rows["bc5cdr/cal-unlabeled-3"], rows["bc5cdr/hinton-unlabeled-3"]
-    assert ours.seeds == base.seeds == tables.SEEDS
-    text = lambda row: row.args[row.args.index("--unlabeled"):]  # noqa: E731
-    assert text(ours)[:len(text(base))] == text(base) and "--eval-every" in base.args
 
 
 @pytest.fixture
