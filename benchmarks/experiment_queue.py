@@ -19,6 +19,8 @@ experiment, and a resumed job continues with the code it started with).
     python benchmarks/experiment_queue.py front bc5cdr/og-3 bc5cdr/hinton-3   # these pending jobs next
     python benchmarks/experiment_queue.py front bc5cdr/og-6@13 bc5cdr/hinton-6@13  # one seed of each first
     python benchmarks/experiment_queue.py drop bc5cdr/cnn384-minilm       # pending jobs out of the queue
+    python benchmarks/experiment_queue.py finish-by 17:55        # start no run that would not end by then
+                                                                 # (+90: in 90 minutes; off: no limit)
     python benchmarks/experiment_queue.py pause                  # SIGSTOP the runs (a quiet machine for timing)
     python benchmarks/experiment_queue.py resume
     python benchmarks/experiment_queue.py stop                   # stop the runner; runs stop at once, and
@@ -32,6 +34,13 @@ is written at once to ``benchmarks/results/paper_rows.json`` of the repository t
 runner was started from, so it can be committed. A job whose command (but for the
 model's name) equals one already recorded is recorded from that run, not run again
 (a sweep row at the tables' learning rate is the table row).
+
+A working block ends with its machine, and a run still going then is lost with its
+checkpoints: ``finish-by`` gives the block's end, and the runner then starts only the
+runs expected to end before it (from the walls recorded for the same row, else for the
+longest run of the same shape: corpus, student, depth, epochs, precision, unlabelled
+text), taking later jobs in the queue that fit rather than leaving the core to one that
+cannot finish. A run already going is not stopped.
 
 This file is the command line; the queue's state is ``queue_state.py`` and the
 runner ``queue_runner.py``.
@@ -54,12 +63,28 @@ import queue_state as qs  # noqa: E402
 from queue_state import paper_tables  # noqa: E402
 
 
+def parse_finish_by(text: str, now: float | None = None) -> float | None:
+    """``HH:MM`` (the next such time, today or tomorrow), ``+MINUTES`` or ``off``."""
+    now = time.time() if now is None else now
+    if text == "off":
+        return None
+    if text.startswith("+"):
+        return now + 60 * float(text[1:])
+    hours, minutes = (int(x) for x in text.split(":"))
+    day = time.localtime(now)
+    when = time.mktime((day.tm_year, day.tm_mon, day.tm_mday, hours, minutes, 0, 0, 0, -1))
+    return when if when > now else when + 86400
+
+
 def status() -> None:
     with qs.locked_state() as state:
         jobs = list(state["jobs"])
     pid = qs.runner_pid()
+    deadline = qs.finish_by()
     print(f"runner: {'running, pid ' + str(pid) if pid else 'not running'}"
-          f"{'; PAUSED' if (qs.EXP / 'PAUSE').exists() else ''}")
+          f"{'; PAUSED' if (qs.EXP / 'PAUSE').exists() else ''}"
+          f"{'; finish by ' + time.strftime('%Y-%m-%d %H:%M', time.localtime(deadline)) if deadline else ''}")
+    results = paper_tables.load_results()
     for j in jobs:
         parts = []
         if j["state"] == "running" and not (j.get("pid") and qs.alive(j["pid"])):
@@ -80,6 +105,12 @@ def status() -> None:
                 best = max(history, key=lambda h: h["f1"])
                 parts.append(f"devel F1 {100 * history[-1]['f1']:.2f} at step {history[-1]['step']} "
                              f"(best {100 * best['f1']:.2f} at {best['step']})")
+        if j["state"] == "pending":
+            need = queue_runner.expected_seconds(j, results)
+            if need is not None:
+                parts.append(f"about {need / 60:.0f} min to run"
+                             + (" (does not fit before the finish-by time)"
+                                if deadline and time.time() + need > deadline else ""))
         if j.get("same_as"):
             parts.append(f"same run as {j['same_as']}")
         print(f"{j['state']:<8} {j['row']:<40} s{j['seed']:<3} {j['commit']} {', '.join(parts)}")
@@ -100,6 +131,9 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--slots", type=int, default=2)
     s = sub.add_parser("start", help="the runner, detached (logs to EXP/queue.log)")
     s.add_argument("--slots", type=int, default=2)
+    s.add_argument("--finish-by", metavar="HH:MM|+MIN|off", help="as the finish-by command, set before starting")
+    fb = sub.add_parser("finish-by", help="start no run expected to end after this time (HH:MM, +MINUTES, off)")
+    fb.add_argument("when", metavar="HH:MM|+MIN|off")
     rp = sub.add_parser("repin", help="move the pending jobs that never started to other code (default: HEAD)")
     rp.add_argument("--commit")
     rt = sub.add_parser("retry", help="failed jobs of these rows back to pending, at other code (default: HEAD; "
@@ -136,6 +170,16 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.cmd == "run":
         return queue_runner.run(args.slots)
+    if args.cmd in ("finish-by", "start") and getattr(args, "when", None) or getattr(args, "finish_by", None):
+        text = args.when if args.cmd == "finish-by" else args.finish_by
+        try:
+            when = parse_finish_by(text)
+        except ValueError:
+            parser.error(f"finish-by: {text!r} is not HH:MM, +MINUTES or off")
+        qs.set_finish_by(when)
+        print("finish-by: " + (time.strftime("%Y-%m-%d %H:%M", time.localtime(when)) if when else "off"))
+        if args.cmd == "finish-by":
+            return 0
     if args.cmd == "start":
         if qs.runner_pid():
             print(f"the runner is already running (pid {qs.runner_pid()})")

@@ -8,6 +8,7 @@ left. The queue itself is ``queue_state.py``; the command line,
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import shlex
 import signal
@@ -63,6 +64,38 @@ def same_run_recorded(job: dict, results: dict | None = None) -> tuple[str, dict
                     made_by_current_prerequisites(entry, job, results):
                 return row_id, entry
     return None
+
+
+def _shape(args: list[str]) -> tuple:
+    """What a run's length depends on, read from its command: the subcommand, corpus,
+    student, depth, epochs, precision and whether it reads unlabelled text (not the
+    method, seed or rate, which change a step's cost little)."""
+    def value(flag: str) -> str | None:
+        return args[args.index(flag) + 1] if flag in args[:-1] else None
+    return (args[0] if args else None, value("--train"), value("--student-from"), value("--layers"),
+            value("--epochs"), "--cpu-bf16" in args, "--unlabeled" in args, value("--context"))
+
+
+def expected_seconds(job: dict, results: dict) -> float | None:
+    """How long the job should still run, from the walls recorded: the same row's
+    (any seed), else the longest of the rows whose command has the same shape
+    (``_shape``); less the share its checkpoint has done. None when nothing like it
+    has run."""
+    own = [e["wall_seconds"] for e in (results.get(job["row"]) or {}).values() if e.get("wall_seconds")]
+    mine = _shape(job["args"])
+    alike = [e["wall_seconds"] for by_seed in results.values() for e in by_seed.values()
+             if e.get("wall_seconds") and _shape(shlex.split(e.get("command", ""))[1:]) == mine]
+    if not own and not alike:
+        return None
+    need = sum(own) / len(own) if own else max(alike)
+    state_file = qs.checkpoint_dir(job) / "latest" / "state.json"
+    if state_file.is_file():
+        try:
+            saved = json.loads(state_file.read_text())["state"]
+            need *= max(0.0, 1.0 - saved["step"] / saved["total_steps"])
+        except (ValueError, KeyError, TypeError, ZeroDivisionError):
+            pass
+    return need
 
 
 def made_by_current_prerequisites(entry: dict, job: dict, results: dict) -> bool:
@@ -200,6 +233,7 @@ def step(slots: int, children: dict[int, subprocess.Popen] | None = None) -> boo
         # before it ends. Otherwise the queue's order (a stable sort).
         pending = sorted((j for j in jobs if j["state"] == "pending"),
                          key=lambda j: not qs.checkpoint_dir(j).exists())
+        deadline = qs.finish_by()
         if not paused:
             recorded = paper_tables.load_results()
             for j in pending:
@@ -224,6 +258,15 @@ def step(slots: int, children: dict[int, subprocess.Popen] | None = None) -> boo
                 if qs.registered(j["model"]):  # finished while no runner watched
                     j["state"] = "done"
                     finished.append((j, None))
+                    continue
+                # A run that cannot end before the working block does is lost with the
+                # machine: leave the core to a later job that fits.
+                need = expected_seconds(j, recorded) if deadline is not None else None
+                if need is not None and now + need > deadline:
+                    if j.get("held_for") != deadline:
+                        j["held_for"] = deadline
+                        log(f"held {j['row']} seed {j['seed']}: about {need / 60:.0f} min to run, "
+                            f"{max(0.0, deadline - now) / 60:.0f} min left before the finish-by time")
                     continue
                 threads = threads_for(j, jobs, busy, slots)
                 j["pid"] = start_job(j, threads)

@@ -71,6 +71,24 @@ def checkpoint_dir(job: dict) -> Path:
     return EXP / "home" / "models" / ".checkpoints" / job["model"]
 
 
+def finish_by() -> float | None:
+    """The time (epoch seconds) by which every run should have ended, when one is set
+    (``experiment_queue.py finish-by``): the end of a working block, after which the
+    machine may be replaced and a run still going is lost with its checkpoints."""
+    try:
+        return float((EXP / "FINISH_BY").read_text().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def set_finish_by(when: float | None) -> None:
+    EXP.mkdir(parents=True, exist_ok=True)
+    if when is None:
+        (EXP / "FINISH_BY").unlink(missing_ok=True)
+    else:
+        (EXP / "FINISH_BY").write_text(f"{when:.0f}\n")
+
+
 def alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)

@@ -260,3 +260,72 @@ def test_front_and_drop_take_one_seed_of_a_row_or_all_of_them(tmp_path, monkeypa
     assert [r for r, _ in order()] == ["x/done", "x/og-6", "x/teacher"]
     assert queue.main(["drop", "x/done"]) == 0   # a finished job is not pending: it stays
     assert order()[0] == ("x/done", 13)
+
+
+def _distill_job(row, seed, epochs="6"):
+    return {"row": row, "seed": seed, "model": f"{row}-s{seed}", "commit": "abc", "requires": [],
+            "state": "pending", "attempts": 0,
+            "args": ["distill", "--train", "t.tsv", "--layers", "3", "--epochs", epochs, "--cpu-bf16",
+                     "--seed", str(seed)]}
+
+
+def _recorded(row, seed, wall, epochs="6"):
+    command = (f"fastbioner distill --train t.tsv --layers 3 --epochs {epochs} --cpu-bf16 --name {row}-{seed} "
+               f"--seed {seed}")
+    return {row: {str(seed): {"command": command, "wall_seconds": wall}}}
+
+
+def test_a_runs_expected_length_comes_from_its_own_row_else_the_longest_of_its_shape(tmp_path, monkeypatch):
+    queue = load("experiment_queue")
+    monkeypatch.setattr(queue.qs, "EXP", tmp_path)
+    expected = queue.queue_runner.expected_seconds
+    results = {**_recorded("x/og-3", 13, 2400.0), **_recorded("x/hinton-3", 13, 3000.0),
+               **_recorded("x/og-3-ep3", 13, 900.0, epochs="3")}
+    results["x/og-3"]["14"] = {**results["x/og-3"]["13"], "wall_seconds": 2600.0}
+    assert expected(_distill_job("x/og-3", 15), results) == pytest.approx(2500.0)   # its own seeds' mean
+    assert expected(_distill_job("x/pkd-3", 13), results) == pytest.approx(3000.0)  # 3 layers, 6 epochs
+    assert expected(_distill_job("x/pkd-3", 13, epochs="12"), results) is None       # nothing like it ran
+    # A run resumed from a checkpoint three quarters through has a quarter left.
+    latest = queue.qs.checkpoint_dir(_distill_job("x/og-3", 15)) / "latest"
+    latest.mkdir(parents=True)
+    (latest / "state.json").write_text(json.dumps({"state": {"step": 1500, "total_steps": 2000}}))
+    assert expected(_distill_job("x/og-3", 15), results) == pytest.approx(625.0)
+
+
+def test_before_the_finish_by_time_only_runs_that_can_end_by_then_start(tmp_path, monkeypatch, capsys):
+    """The block ends in 50 minutes: the 6-layer run queued first (80 minutes) would be
+    lost with the machine, so the core goes to the 3-layer run queued after it; the
+    long one waits, pending, for the next block."""
+    queue = load("experiment_queue")
+    monkeypatch.setattr(queue.qs, "EXP", tmp_path)
+    results = {**_recorded("x/og-3", 13, 2400.0)}
+    long_job = _distill_job("x/og-6", 13)
+    long_job["args"][long_job["args"].index("--layers") + 1] = "6"
+    results["x/og-6"] = {"14": {"command": "fastbioner " + " ".join(long_job["args"][:-1]) + " 14",
+                                "wall_seconds": 4800.0}}
+    monkeypatch.setattr(queue.paper_tables, "load_results", lambda *a, **k: results)
+    started = []
+    monkeypatch.setattr(queue.queue_runner, "start_job", lambda job, threads=1: started.append(job["row"]) or 4242)
+    monkeypatch.setattr(queue.qs, "alive", lambda pid: pid == 4242)
+    (tmp_path / "queue.json").write_text(json.dumps({"jobs": [long_job, _distill_job("x/og-3", 14)]}))
+    assert queue.main(["finish-by", "+50"]) == 0
+    queue.queue_runner.step(2)
+    assert started == ["x/og-3"]
+    jobs = json.loads((tmp_path / "queue.json").read_text())["jobs"]
+    assert [(j["row"], j["state"]) for j in jobs] == [("x/og-6", "pending"), ("x/og-3", "running")]
+    capsys.readouterr()
+    queue.status()
+    assert "about 80 min to run (does not fit before the finish-by time)" in capsys.readouterr().out
+    # Without a finish-by time the queue's order holds again.
+    assert queue.main(["finish-by", "off"]) == 0
+    queue.queue_runner.step(2)
+    assert started == ["x/og-3", "x/og-6"]
+
+
+def test_finish_by_reads_a_clock_time_as_its_next_occurrence():
+    queue = load("experiment_queue")
+    now = queue.time.mktime((2026, 12, 3, 15, 0, 0, 0, 0, -1))
+    assert queue.parse_finish_by("17:55", now) - now == pytest.approx((2 * 60 + 55) * 60)
+    assert queue.parse_finish_by("09:00", now) - now == pytest.approx(18 * 3600)  # tomorrow morning
+    assert queue.parse_finish_by("+90", now) - now == pytest.approx(5400)
+    assert queue.parse_finish_by("off", now) is None
