@@ -225,7 +225,8 @@ def paper_comparison(results: dict, speed: dict | None) -> list[str]:
         if res is None or teacher is None:
             out.append(f"| {layers} | {gap:.2f} | {smaller:.2f}% | {faster:.2f}% | {NOT_RUN} | | | |")
             continue
-        gaps = [f"{100 * (teacher['f1'] - r['f1']):.2f}" if r else NOT_RUN for r in (paper_phi, recommended)]
+        gaps = [f"{100 * (teacher_f1_for(teacher, r) - r['f1']):.2f}" if r else NOT_RUN
+                for r in (paper_phi, recommended)]
         our_small = 100 * (1 - res["parameters"] / teacher["parameters"])
         s = tspeed.get(res["model"])
         t = tspeed.get(teacher["model"])
@@ -392,6 +393,7 @@ def recommended_lines(results: dict) -> list[str]:
 
 def commands_section(rows, results) -> list[str]:
     out = []
+    prerequisites = {req for r in rows for req in r.requires}
     for r in rows:
         res = results.get(r.id)
         if not res:
@@ -403,13 +405,16 @@ def commands_section(rows, results) -> list[str]:
             out.append(f"- `{r.id}` seed {x['seed']} ({epochs}, {minutes(x['wall_seconds'])} wall on {x['cpu']}, "
                        f"{x['cores']} cores, commit {x.get('commit') or '–'}, finished {x['finished']}{same}):  \n"
                        f"  `{x['command']}`")
-            for e in x.get("earlier") or []:
-                # A prerequisite rebuilt on a replaced machine: the rows finished before
-                # the rebuild learnt from this earlier model.
+            builds = teacher_builds(x)
+            for e in reversed(builds[:-1]):  # newest first, as the current build is listed first
+                # A prerequisite rebuilt on a replaced machine: the rows finished between
+                # this build and the next learnt from this earlier model.
+                following = builds[builds.index(e) + 1]
+                used = (f" (rows finished from then until {following.get('finished', '–')} used it)"
+                        if r.id in prerequisites else "")
                 out.append(f"  - an earlier build of the same command: F1 {pct(e.get('f1'))}, "
                            f"{minutes(e.get('wall_seconds'))} wall on {e.get('cpu', '–')}, commit "
-                           f"{e.get('commit') or '–'}, finished {e.get('finished', '–')} (rows finished before "
-                           f"{x['finished']} used it)")
+                           f"{e.get('commit') or '–'}, finished {e.get('finished', '–')}{used}")
     return out
 
 

@@ -130,3 +130,22 @@ def test_the_unlabelled_text_row_is_judged_against_hinton_given_the_same_text():
     assert ours.seeds == base.seeds == tables.SEEDS
     text = lambda row: row.args[row.args.index("--unlabeled"):]  # noqa: E731
     assert text(ours)[:len(text(base))] == text(base) and "--eval-every" in base.args
+
+
+def test_gaps_to_a_rebuilt_teacher_are_to_the_build_each_row_learnt_from():
+    """The teacher was rebuilt on a replaced machine after the 3-layer rows ran: the
+    paper comparison measures them against the build they learnt from (as the standing
+    lines do), and *Commands* says which rows each earlier build served."""
+    report = load("benchmark_report")
+    tables = load("paper_tables")
+    run = {"command": "fastbioner ...", "epochs": 3, "wall_seconds": 60, "cpu": "X", "cores": 2}
+    teacher = {"13": {**run, "seed": 13, "f1": 0.8684, "finished": "2026-12-03T15:56", "parameters": 100, "model": "t",
+                      "earlier": [{"f1": 0.8694, "finished": "2026-12-01T12:29"},
+                                  {"f1": 0.8649, "finished": "2026-11-30T17:39"}]}}
+    student = {"13": {**run, "seed": 13, "f1": 0.8264, "finished": "2026-12-01T20:00", "parameters": 40, "model": "s"}}
+    results = tables.aggregate({"bc5cdr/teacher": teacher, "bc5cdr/cal-constant-phi-3": student})
+    (row,) = [line for line in report.paper_comparison(results, None) if line.startswith("| 3 |")]
+    assert "| 4.30 |" in row   # 86.94 - 82.64, not the current build's 86.84
+    lines = [line for line in report.commands_section(tables.all_rows(), results) if "not yet run" not in line]
+    assert "F1 86.94" in lines[1] and "until 2026-12-03T15:56 used it" in lines[1]
+    assert "F1 86.49" in lines[2] and "until 2026-12-01T12:29 used it" in lines[2]
