@@ -87,6 +87,7 @@ def status() -> None:
     results = paper_tables.load_results()
     for j in jobs:
         parts = []
+        ran = None
         if j["state"] == "running" and not (j.get("pid") and qs.alive(j["pid"])):
             # The runner was stopped (or the session ended) with this run under way: its
             # clock stopped with it, and the next start resumes it.
@@ -105,10 +106,10 @@ def status() -> None:
                 best = max(history, key=lambda h: h["f1"])
                 parts.append(f"devel F1 {100 * history[-1]['f1']:.2f} at step {history[-1]['step']} "
                              f"(best {100 * best['f1']:.2f} at {best['step']})")
-        if j["state"] == "pending":
-            need = queue_runner.expected_seconds(j, results)
+        if j["state"] in ("pending", "running"):
+            need = queue_runner.expected_seconds(j, results, ran)
             if need is not None:
-                parts.append(f"about {need / 60:.0f} min to run"
+                parts.append(f"about {need / 60:.0f} min {'to run' if j['state'] == 'pending' else 'left'}"
                              + (" (does not fit before the finish-by time)"
                                 if deadline and time.time() + need > deadline else ""))
         if j.get("same_as"):

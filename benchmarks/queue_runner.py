@@ -76,11 +76,11 @@ def _shape(args: list[str]) -> tuple:
             value("--epochs"), "--cpu-bf16" in args, "--unlabeled" in args, value("--context"))
 
 
-def expected_seconds(job: dict, results: dict) -> float | None:
+def expected_seconds(job: dict, results: dict, ran: float | None = None) -> float | None:
     """How long the job should still run, from the walls recorded: the same row's
     (any seed), else the longest of the rows whose command has the same shape
-    (``_shape``); less the share its checkpoint has done. None when nothing like it
-    has run."""
+    (``_shape``); less ``ran`` (a running job's seconds so far) or else the share its
+    checkpoint has done. None when nothing like it has run."""
     own = [e["wall_seconds"] for e in (results.get(job["row"]) or {}).values() if e.get("wall_seconds")]
     mine = _shape(job["args"])
     alike = [e["wall_seconds"] for by_seed in results.values() for e in by_seed.values()
@@ -88,6 +88,8 @@ def expected_seconds(job: dict, results: dict) -> float | None:
     if not own and not alike:
         return None
     need = sum(own) / len(own) if own else max(alike)
+    if ran is not None:
+        return max(0.0, need - ran)
     state_file = qs.checkpoint_dir(job) / "latest" / "state.json"
     if state_file.is_file():
         try:

@@ -283,6 +283,7 @@ def test_a_runs_expected_length_comes_from_its_own_row_else_the_longest_of_its_s
                **_recorded("x/og-3-ep3", 13, 900.0, epochs="3")}
     results["x/og-3"]["14"] = {**results["x/og-3"]["13"], "wall_seconds": 2600.0}
     assert expected(_distill_job("x/og-3", 15), results) == pytest.approx(2500.0)   # its own seeds' mean
+    assert expected(_distill_job("x/og-3", 15), results, ran=1000.0) == pytest.approx(1500.0)  # running
     assert expected(_distill_job("x/pkd-3", 13), results) == pytest.approx(3000.0)  # 3 layers, 6 epochs
     assert expected(_distill_job("x/pkd-3", 13, epochs="12"), results) is None       # nothing like it ran
     # A run resumed from a checkpoint three quarters through has a quarter left.
