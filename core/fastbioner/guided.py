@@ -52,7 +52,8 @@ BASE_MODELS_ENV = "FASTBIONER_BASE_MODELS"
 RECIPE_NOTE = ("Method, learning rate and epochs follow docs/benchmarks.md: over three seeds each, "
                "calibrated FastBioNER (phi held at 0.5) led soft and gold labels alone (hinton) at 3 and 6 "
                "layers and hinton led at 4, each beyond the spread; each recipe uses the method that led at "
-               "its depth.")
+               "its depth. Unlabelled abstracts (below), where you have them, raised every student they were "
+               "tried with, by 0.3 to 1.9 F1 points.")
 
 # The CLI's rule for a student of the teacher's own layers (table 0 of docs/benchmarks.md).
 RECIPE_EPOCHS = default_epochs("teacher")
