@@ -380,14 +380,13 @@ def recommended_lines(results: dict) -> list[str]:
             if compared:
                 out.append(f"- **{ds}, {layers} layers**: `{RECOMMENDED}` {f1_cell(ours)} " + "; ".join(compared) + ".")
     if out:
-        from fastbioner.distill.config import TEACHER_LAYERS_METHOD
+        from fastbioner.distill.config import teacher_layers_methods_summary
 
-        # The depths where the defaults run another method, as core says (not a copy).
-        exceptions = "; ".join(f"at {n} layers the default is `--method {m}`, which led there"
-                               for n, m in sorted(TEACHER_LAYERS_METHOD.items()))
-        out = ["", f"The command line's and the app's default for a student of the teacher's own layers, "
-               f"`--method fastbioner-cal`, runs `{RECOMMENDED}` ({SEEDED_ABLATIONS[RECOMMENDED]}), chosen by "
-               f"the 3-layer rows" + (f" ({exceptions})" if exceptions else "") + ":", ""] + out
+        # The method each depth defaults to, as core says (not a copy).
+        out = ["", f"`--method fastbioner-cal` runs `{RECOMMENDED}` ({SEEDED_ABLATIONS[RECOMMENDED]}), chosen by "
+               f"the 3-layer rows:", ""] + out + [
+               "", "The command line's and the app's default for a student of the teacher's own layers is the "
+               f"method that led at its depth: {teacher_layers_methods_summary()}."]
     return out
 
 

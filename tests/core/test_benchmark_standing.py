@@ -149,3 +149,17 @@ def test_gaps_to_a_rebuilt_teacher_are_to_the_build_each_row_learnt_from():
     lines = [line for line in report.commands_section(tables.all_rows(), results) if "not yet run" not in line]
     assert "F1 86.94" in lines[1] and "until 2026-12-03T15:56 used it" in lines[1]
     assert "F1 86.49" in lines[2] and "until 2026-12-01T12:29 used it" in lines[2]
+
+
+def test_the_report_names_each_depths_default_method_as_core_picks_it():
+    report = load("benchmark_report")
+    tables = load("paper_tables")
+    from fastbioner.distill.config import default_method
+
+    seeds = lambda *f1s: {str(13 + i): {"seed": 13 + i, "f1": f} for i, f in enumerate(f1s)}  # noqa: E731
+    results = tables.aggregate({"bc5cdr/cal-constant-phi-3": seeds(0.826, 0.827, 0.825),
+                                "bc5cdr/fastbioner-cal-3": seeds(0.822, 0.823, 0.822)})
+    last = report.recommended_lines(results)[-1]
+    for layers in (3, 4, 6):
+        assert f"{default_method('teacher', layers)} at {layers} layers" in last
+    assert report.recommended_lines({}) == []

@@ -90,15 +90,18 @@ def test_distill_defaults_follow_the_student():
     for layers, rate in (("3", TEACHER_LAYERS_LR), ("2", TEACHER_LAYERS_LR), ("4", DEEP_TEACHER_LAYERS_LR)):
         assert config_from_args(parser.parse_args(base + ["--layers", layers])).training.learning_rate == rate
     assert cfg.training.epochs == TEACHER_LAYERS_EPOCHS == DistillConfig().training.epochs == 6  # and epochs
-    # the method the tables support for the teacher's own layers, with its own T, calibration
-    # and attention form
-    assert cfg.method.name == "fastbioner-cal" and cfg.method.temperature is None
-    assert cfg.method.calibrate is None and cfg.method.attention is None
-    method = cfg.method.to_method()
+    # the method the tables support for the teacher's own layers at the default depth (6: pkd
+    # led there), with its own T
+    assert cfg.method.name == "pkd" and cfg.method.temperature is None
+    assert cfg.method.to_method().temperature == 2.0
+    # by depth: the calibrated method led at 3 layers (with its own calibration and attention
+    # form), hinton at 4, pkd at 6; a depth between takes the nearest (the deeper on a tie)
+    by_depth = {n: config_from_args(parser.parse_args(base + ["--layers", n])).method.name
+                for n in ("2", "3", "4", "5", "6", "8")}
+    assert by_depth == {"2": "fastbioner-cal", "3": "fastbioner-cal", "4": "hinton", "5": "pkd", "6": "pkd",
+                        "8": "pkd"}
+    method = config_from_args(parser.parse_args(base + ["--layers", "3"])).method.to_method()
     assert (method.temperature, method.calibrate, method.attention) == (2.0, "grad-norm", "centred")
-    # by depth: hinton led at 4 layers, the calibrated method at 3 and 6; a method named wins
-    by_depth = {n: config_from_args(parser.parse_args(base + ["--layers", n])).method.name for n in ("3", "4", "6")}
-    assert by_depth == {"3": "fastbioner-cal", "4": "hinton", "6": "fastbioner-cal"}
     named = config_from_args(parser.parse_args(base + ["--layers", "4", "--method", "fastbioner-cal"]))
     assert named.method.name == "fastbioner-cal"
     cfg = config_from_args(parser.parse_args(base + ["--student-from", "some-org/some-encoder"]))

@@ -11,7 +11,8 @@ from .training_options import add_run_flags, print_training, run_training
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     from ..distill.config import (CONV_EPOCHS, DEEP_TEACHER_LAYERS_LR, RECURRENT_LR, SHALLOW_LAYERS,
-                                  TEACHER_LAYERS_EPOCHS, TEACHER_LAYERS_LR, DistillConfig)
+                                  TEACHER_LAYERS_EPOCHS, TEACHER_LAYERS_LR, DistillConfig,
+                                  teacher_layers_methods_summary)
     from ..distill.methods import METHODS
 
     methods = "; ".join(f"{n}: {m.summary}" for n, m in METHODS.items())
@@ -32,8 +33,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                             f"{TrainingConfig().epochs} otherwise)"},
         "student.layers": {"default": None},
         "method.name": {"default": None, "help": "distillation method (default, for the teacher's own layers, "
-                        "the one that led at that depth in docs/benchmarks.md: hinton at 4 layers, "
-                        "fastbioner-cal otherwise; hinton for any other student)"},
+                        "the one that led at that depth in docs/benchmarks.md: "
+                        f"{teacher_layers_methods_summary()}; hinton for any other student)"},
         "teacher": {"action": "append"}})
     add_run_flags(p)
     p.set_defaults(func=distill_command)

@@ -52,22 +52,36 @@ def default_epochs(source: str) -> int:
 # The method that led at each depth of the teacher's own layers the tables measured
 # (docs/benchmarks.md; BC5CDR devel F1, three seeds each, 6 epochs, bf16): 3 layers
 # fastbioner-cal 82.64 +- 0.12 against hinton 82.15 +- 0.03; 4 layers hinton 83.76 +- 0.12
-# against fastbioner-cal 83.36 +- 0.27; 6 layers fastbioner-cal 85.87 +- 0.15 against
-# hinton 85.43 +- 0.35. Each lead is larger than either spread. A depth not measured
-# takes fastbioner-cal, which led at two of the three.
-TEACHER_LAYERS_METHOD = {4: "hinton"}
+# against fastbioner-cal 83.36 +- 0.27; 6 layers pkd 86.17 +- 0.12 against fastbioner-cal
+# 85.87 +- 0.15 (hinton 85.43 +- 0.35). Each lead is larger than either spread. A depth
+# not measured takes the method of the nearest depth measured (the deeper on a tie).
+TEACHER_LAYERS_METHOD = {3: "fastbioner-cal", 4: "hinton", 6: "pkd"}
+
+
+def teacher_layers_method(layers: int | None) -> str:
+    """The method for a student of ``layers`` of the teacher's layers (None: the CLI's
+    6): the one that led at that depth, else at the nearest depth measured."""
+    depth = StudentConfig().layers if layers is None else layers
+    nearest = min(TEACHER_LAYERS_METHOD, key=lambda n: (abs(n - depth), -n))
+    return TEACHER_LAYERS_METHOD[nearest]
+
+
+def teacher_layers_methods_summary() -> str:
+    """The rule above in words, for help texts (from the table, not a copy of it)."""
+    return ", ".join(f"{m} at {n} layers" for n, m in sorted(TEACHER_LAYERS_METHOD.items())) + \
+        " (another depth: the nearest of these, the deeper on a tie)"
 
 
 def default_method(source: str, layers: int | None = None) -> str:
     """The method a student from ``source`` (of ``layers`` of the teacher's layers;
     None: the CLI's 6) is distilled by unless told: the CLI, the app's dialog and its
     recipes all take it from here. The teacher's own layers: the method that led at that
-    depth (``TEACHER_LAYERS_METHOD``, else fastbioner-cal); any other student: hinton
-    (soft and gold labels), which needs neither the teacher's tokenizer nor its layers,
-    and which the tables support for those students (the default model's recipe)."""
+    depth (``teacher_layers_method``); any other student: hinton (soft and gold labels),
+    which needs neither the teacher's tokenizer nor its layers, and which the tables
+    support for those students (the default model's recipe)."""
     if source != "teacher":
         return "hinton"
-    return TEACHER_LAYERS_METHOD.get(layers, "fastbioner-cal")
+    return teacher_layers_method(layers)
 
 
 def default_learning_rate(source: str, layers: int | None = None) -> float:

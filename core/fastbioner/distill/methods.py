@@ -161,8 +161,8 @@ class MethodConfig(Settings):
     whole in the student's manifest. ``None`` keeps the method's own value."""
 
     # hinton works for any student and tokenizer; the CLI and the app pick by the
-    # student's source (distill.config.default_method: fastbioner-cal for the teacher's
-    # own layers). fastbioner is the paper's literal form unless --calibrate/--attention
+    # student's source and depth (distill.config.default_method: for the teacher's own
+    # layers, the method that led at that depth). fastbioner is the paper's literal form unless --calibrate/--attention
     # say otherwise.
     name: str = opt("hinton", "distillation method", flag="--method", choices=METHOD_NAMES)
     schedule: str | None = opt(None, "replace the method's schedule", choices=SCHEDULE_NAMES)
