@@ -182,6 +182,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.cmd == "finish-by":
             return 0
     if args.cmd == "start":
+        stale = qs.finish_by()
+        if stale is not None and stale <= time.time():  # a past block's end would hold every job
+            qs.set_finish_by(None)
+            print(f"finish-by {time.strftime('%Y-%m-%d %H:%M', time.localtime(stale))} had passed: cleared")
         if qs.runner_pid():
             print(f"the runner is already running (pid {qs.runner_pid()})")
             return 0

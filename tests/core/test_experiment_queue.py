@@ -330,3 +330,16 @@ def test_finish_by_reads_a_clock_time_as_its_next_occurrence():
     assert queue.parse_finish_by("09:00", now) - now == pytest.approx(18 * 3600)  # tomorrow morning
     assert queue.parse_finish_by("+90", now) - now == pytest.approx(5400)
     assert queue.parse_finish_by("off", now) is None
+
+
+def test_starting_clears_a_finish_by_time_that_has_passed(tmp_path, monkeypatch):
+    """A block's end left set would hold every job of the next block: `start` clears it."""
+    queue = load("experiment_queue")
+    monkeypatch.setattr(queue.qs, "EXP", tmp_path)
+    monkeypatch.setattr(queue.qs, "runner_pid", lambda: 4242)   # a runner is up: nothing is launched
+    queue.qs.set_finish_by(queue.time.time() - 60)
+    assert queue.main(["start"]) == 0
+    assert queue.qs.finish_by() is None
+    queue.qs.set_finish_by(queue.time.time() + 3600)              # a time still ahead stays
+    assert queue.main(["start"]) == 0
+    assert queue.qs.finish_by() is not None
