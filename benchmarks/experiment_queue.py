@@ -49,7 +49,6 @@ runner ``queue_runner.py``.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import signal
 import subprocess
@@ -97,9 +96,8 @@ def status() -> None:
             ran = j.get("run_seconds", 0.0) + (0.0 if j.get("stopped") else
                                                time.time() - j.get("ticked", j["started"]))
             parts.append(f"pid {j.get('pid')}, {ran / 60:.0f} min run over its attempts")
-        state_file = qs.checkpoint_dir(j) / "latest" / "state.json"
-        if j["state"] in ("running", "pending") and state_file.is_file():
-            saved = json.loads(state_file.read_text())["state"]
+        saved = qs.checkpoint_state(j) if j["state"] in ("running", "pending") else None
+        if saved:
             parts.append(f"checkpoint at step {saved.get('step')} of {saved.get('total_steps')}")
             history = [h for h in saved.get("history") or [] if h.get("f1") is not None]
             if history:  # how the run is going, without waiting for its end
@@ -171,8 +169,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.cmd == "run":
         return queue_runner.run(args.slots)
-    if args.cmd in ("finish-by", "start") and getattr(args, "when", None) or getattr(args, "finish_by", None):
-        text = args.when if args.cmd == "finish-by" else args.finish_by
+    text = getattr(args, "when", None) or getattr(args, "finish_by", None)  # finish-by, or start --finish-by
+    if text:
         try:
             when = parse_finish_by(text)
         except ValueError:

@@ -8,7 +8,6 @@ left. The queue itself is ``queue_state.py``; the command line,
 from __future__ import annotations
 
 import importlib
-import json
 import os
 import shlex
 import signal
@@ -81,22 +80,21 @@ def expected_seconds(job: dict, results: dict, ran: float | None = None) -> floa
     (any seed), else the longest of the rows whose command has the same shape
     (``_shape``); less ``ran`` (a running job's seconds so far) or else the share its
     checkpoint has done. None when nothing like it has run."""
-    own = [e["wall_seconds"] for e in (results.get(job["row"]) or {}).values() if e.get("wall_seconds")]
-    mine = _shape(job["args"])
-    alike = [e["wall_seconds"] for by_seed in results.values() for e in by_seed.values()
-             if e.get("wall_seconds") and _shape(shlex.split(e.get("command", ""))[1:]) == mine]
-    if not own and not alike:
-        return None
-    need = sum(own) / len(own) if own else max(alike)
+    walls = [e["wall_seconds"] for e in (results.get(job["row"]) or {}).values() if e.get("wall_seconds")]
+    if walls:
+        need = sum(walls) / len(walls)
+    else:
+        mine = _shape(job["args"])
+        alike = [e["wall_seconds"] for by_seed in results.values() for e in by_seed.values()
+                 if e.get("wall_seconds") and _shape(shlex.split(e.get("command", ""))[1:]) == mine]
+        if not alike:
+            return None
+        need = max(alike)
     if ran is not None:
         return max(0.0, need - ran)
-    state_file = qs.checkpoint_dir(job) / "latest" / "state.json"
-    if state_file.is_file():
-        try:
-            saved = json.loads(state_file.read_text())["state"]
-            need *= max(0.0, 1.0 - saved["step"] / saved["total_steps"])
-        except (ValueError, KeyError, TypeError, ZeroDivisionError):
-            pass
+    saved = qs.checkpoint_state(job)
+    if saved and saved.get("total_steps"):
+        need *= max(0.0, 1.0 - (saved.get("step") or 0) / saved["total_steps"])
     return need
 
 

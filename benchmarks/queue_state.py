@@ -71,6 +71,15 @@ def checkpoint_dir(job: dict) -> Path:
     return EXP / "home" / "models" / ".checkpoints" / job["model"]
 
 
+def checkpoint_state(job: dict) -> dict | None:
+    """The training state of the job's last checkpoint (step, total_steps, history),
+    or None when it has none (or one being written)."""
+    try:
+        return json.loads((checkpoint_dir(job) / "latest" / "state.json").read_text())["state"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def finish_by() -> float | None:
     """The time (epoch seconds) by which every run should have ended, when one is set
     (``experiment_queue.py finish-by``): the end of a working block, after which the

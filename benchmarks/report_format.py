@@ -1,5 +1,6 @@
 """Formatting shared by the report's modules: percentages, sizes, times, an F1 cell
-with its seed spread, where a run's kept weights came from."""
+with its seed spread, where a run's kept weights came from, and which teacher build a
+row learnt from."""
 
 from __future__ import annotations
 
@@ -52,3 +53,28 @@ def diverged_at(run: dict) -> int | None:
     from fastbioner.training import diverged_at as first_collapse
 
     return first_collapse(run.get("history") or [])
+
+
+def teacher_builds(teacher: dict) -> list[dict]:
+    """A teacher row's builds, oldest first: the current one and those a rebuild on a
+    replaced machine kept under ``earlier``."""
+    return sorted([teacher, *(teacher.get("earlier") or [])], key=lambda b: b.get("finished") or "")
+
+
+def teacher_f1_for(teacher: dict | None, student: dict) -> float | None:
+    """The F1 of the teacher build the student learnt from (the last one finished
+    before each of its runs; their mean over the runs): a teacher rebuilt later is not
+    the one it was distilled from."""
+    if not teacher or teacher.get("f1") is None:
+        return None
+    builds = teacher_builds(teacher)
+    f1s = []
+    for run in student.get("runs") or [student]:
+        done = run.get("finished")
+        if not done:  # no date to place it by: the current build
+            f1s.append(teacher.get("f1"))
+            continue
+        before = [b for b in builds if (b.get("finished") or "") <= done]
+        f1s.append((before[-1] if before else builds[0]).get("f1"))
+    f1s = [f for f in f1s if f is not None]
+    return sum(f1s) / len(f1s) if f1s else None

@@ -1,5 +1,6 @@
-"""How the benchmark report judges the rows: table 0's learning-rate grid (each
-method's best rate, the best common rate) and "Where FastBioNER stands" (each depth
+"""How the benchmark report (report_standing.py, benchmark_report.py) judges the
+rows: table 0's learning-rate grid (each method's best rate, the best common rate)
+and "Where FastBioNER stands" (each depth
 judged by the spread of the seeds, the unlabelled-text row against the baseline
 given the same text). Built from result dictionaries: nothing is trained."""
 
@@ -43,7 +44,7 @@ def test_learning_rate_grid_names_the_best_common_rate_over_the_methods_run_at_e
 
 
 def test_standing_judges_each_depth_by_the_spread_of_the_seeds():
-    report = load("benchmark_report")
+    report = load("report_standing")
     tables = load("paper_tables")
     seeds = lambda *f1s: {str(13 + i): {"seed": 13 + i, "f1": f} for i, f in enumerate(f1s)}  # noqa: E731
     results = tables.aggregate({
@@ -106,7 +107,7 @@ def test_standing_judges_each_depth_by_the_spread_of_the_seeds():
 
 
 def test_the_unlabelled_text_row_is_judged_against_hinton_given_the_same_text():
-    report = load("benchmark_report")
+    report = load("report_standing")
     tables = load("paper_tables")
     seeds = lambda *f1s: {str(13 + i): {"seed": 13 + i, "f1": f} for i, f in enumerate(f1s)}  # noqa: E731
     results = tables.aggregate({"bc5cdr/teacher": seeds(0.865), "bc5cdr/og-3": seeds(0.81),
@@ -152,7 +153,7 @@ def test_gaps_to_a_rebuilt_teacher_are_to_the_build_each_row_learnt_from():
 
 
 def test_the_report_names_each_depths_default_method_as_core_picks_it():
-    report = load("benchmark_report")
+    report = load("report_standing")
     tables = load("paper_tables")
     from fastbioner.distill.config import default_method
 
