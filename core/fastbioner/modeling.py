@@ -108,6 +108,26 @@ def load_tokenizer(ref: str | Path):
     return tok
 
 
+def tagger_labels(ref: str | Path) -> list[str] | None:
+    """The labels ``ref`` tags with when its config names a token-classification
+    model (a trained tagger, head included); None for a base encoder or a config that
+    cannot be read (loading the model then says why)."""
+    from transformers import AutoConfig
+
+    from .models import register_architectures
+
+    register_architectures()
+    try:
+        with _quiet_transformers():
+            config = AutoConfig.from_pretrained(str(ref), trust_remote_code=False)
+    except Exception:
+        return None
+    if not any(a.endswith("ForTokenClassification") for a in (config.architectures or [])):
+        return None
+    id2label = config.id2label or {}
+    return [id2label[i] for i in range(len(id2label))]
+
+
 def load_token_classifier(ref: str | Path, labels: Sequence[str] | None = None,
                           device: str | torch.device | None = "cpu", **kwargs: Any):
     """A token classifier from a folder or model id.

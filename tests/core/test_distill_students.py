@@ -198,3 +198,46 @@ def test_convolutional_student_ignores_padding_and_sees_only_its_window(tmp_path
         c = student(input_ids=changed, attention_mask=torch.ones_like(changed)).logits
     differs = [not torch.allclose(a[0, i], c[0, i]) for i in range(8)]
     assert differs == [False, False, False, False, True, True, True, True]
+
+
+def _build(source, teacher_folder, tmp_path, layers=None):
+    from fastbioner.distill.config import StudentConfig
+    from fastbioner.distill.runner import build_student
+    from fastbioner.modeling import model_labels
+    from fastbioner.registry import Registry
+
+    teacher = load_token_classifier(teacher_folder)
+    return teacher, build_student(StudentConfig(source=str(source), layers=layers), teacher,
+                                  load_tokenizer(teacher_folder), model_labels(teacher), Registry(tmp_path / "reg"))
+
+
+def test_a_tagger_already_trained_for_the_labels_keeps_its_own_head_in_the_teachers_label_order(tmp_path):
+    """Refining a trained student (or a model fine-tuned on the corpus) must not throw its
+    head away for the teacher's, and a run that numbered the same labels differently
+    must not get its rows crossed."""
+    teacher_folder = make_tiny_model(tmp_path / "t", hidden=32)
+    order = ["B-Disease", "O", "I-Chemical", "I-Disease", "B-Chemical"]
+    source = make_tiny_model(tmp_path / "s", labels=order, hidden=32, layers=2, seed=7)
+    teacher, built = _build(source, teacher_folder, tmp_path)
+    labels = [teacher.config.id2label[i] for i in range(5)]
+    assert labels != order and [built.model.config.id2label[i] for i in range(5)] == labels
+    assert "its own tagging head" in built.base
+    own = load_token_classifier(source).eval()
+    ids = torch.tensor([[2, 40, 41, 42, 3]])
+    mask = torch.ones_like(ids)
+    with torch.no_grad():
+        theirs = own(input_ids=ids, attention_mask=mask).logits[..., [order.index(label) for label in labels]]
+        ours = built.model.eval()(input_ids=ids, attention_mask=mask).logits
+    assert torch.allclose(ours, theirs, atol=1e-6)
+    assert not torch.equal(built.model.classifier.weight, teacher.classifier.weight)
+
+
+@pytest.mark.parametrize("kind", ["base encoder", "tagger of other labels"])
+def test_an_encoder_without_a_head_for_the_labels_starts_from_the_teachers_head(tmp_path, kind):
+    teacher_folder = make_tiny_model(tmp_path / "t", hidden=32)
+    source = (make_tiny_encoder(tmp_path / "s", hidden=32) if kind == "base encoder"
+              else make_tiny_model(tmp_path / "s", labels=["O", "B-Gene", "I-Gene"], hidden=32, seed=7))
+    teacher, built = _build(source, teacher_folder, tmp_path, layers=1)
+    assert built.model.config.num_hidden_layers == 1 and "its own" not in built.base
+    assert torch.equal(built.model.classifier.weight, teacher.classifier.weight)
+    assert torch.equal(built.model.classifier.bias, teacher.classifier.bias)

@@ -29,7 +29,7 @@ from ..jobs import CancelToken, EventCallback, ProgressReporter, run_job
 from ..labels import TaggedSentence
 from ..losses import make_token_loss
 from ..modeling import (folder_size, load_token_classifier, load_tokenizer, model_labels, model_shape,
-                        pick_device, safetensors_files)
+                        pick_device, safetensors_files, tagger_labels)
 from .. import distributed, runs
 from ..registry import Manifest, ModelEntry, Registry, now_iso
 from ..formats import read_tagged_files
@@ -44,8 +44,9 @@ from .methods import TOKEN_LEVEL_TERMS, Method
 from .objective import DistillationObjective, ObjectiveParts
 from ..models.convolutional import ConvTagger
 from ..models.recurrent import RecurrentTagger
-from .students import (convolutional_student, copy_head, freeze, hidden_width, parameter_count, projection_for,
-                       recurrent_student, same_labels, student_from_teacher, truncate_layers, uniform_layer_map)
+from .students import (convolutional_student, copy_head, freeze, hidden_width, order_head, parameter_count,
+                       projection_for, recurrent_student, same_labels, student_from_teacher, truncate_layers,
+                       uniform_layer_map)
 from .teacher_cache import (SHARED_CACHE_FOLDER, LiveTeacher, TeacherCache, shared_cache_key,
                             teacher_needs)
 
@@ -91,13 +92,23 @@ def build_student(cfg: StudentConfig, teacher, teacher_tokenizer, labels: Sequen
             shape = cfg.source
         return BuiltStudent(student, tokenizer, [], f"{shape}{crf} over {where}")
     ref = _model_path(cfg.source, registry)
-    student = load_token_classifier(ref, labels=list(labels))
+    own = tagger_labels(ref)
+    # A tagger already trained for these labels (a registered student refined further,
+    # a MiniLM fine-tuned on the corpus) keeps its own head; a base encoder, or a tagger
+    # of other labels, gets a fresh one and then the teacher's when the widths match.
+    keeps_head = own is not None and sorted(own) == sorted(labels)
+    if keeps_head:
+        student = load_token_classifier(ref)
+        order_head(student, list(labels))
+    else:
+        student = load_token_classifier(ref, labels=list(labels))
     if cfg.layers is not None:
         truncate_layers(student, cfg.layers)
-    copy_head(student, teacher)
+    if not keeps_head:
+        copy_head(student, teacher)
     n = student.config.num_hidden_layers
     return BuiltStudent(student, load_tokenizer(ref), uniform_layer_map(m, n),
-                        f"{cfg.source} ({n} layers)")
+                        f"{cfg.source} ({n} layers{', its own tagging head' if keeps_head else ''})")
 
 
 def _model_path(ref: str, registry: Registry) -> str:

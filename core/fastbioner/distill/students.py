@@ -146,6 +146,21 @@ def copy_head(student: PreTrainedModel, teacher: PreTrainedModel) -> bool:
     return True
 
 
+def order_head(student: PreTrainedModel, labels: list[str]) -> None:
+    """Put a trained tagger's head rows (and its label maps) in ``labels``' order, the
+    teacher's: the same label set may be numbered differently by another run."""
+    own = [student.config.id2label[i] for i in range(len(student.config.id2label))]
+    if own == labels:
+        return
+    head = student.classifier
+    rows = torch.tensor([own.index(label) for label in labels])
+    with torch.no_grad():
+        head.weight.copy_(head.weight[rows].clone())
+        head.bias.copy_(head.bias[rows].clone())
+    student.config.id2label = dict(enumerate(labels))
+    student.config.label2id = {label: i for i, label in enumerate(labels)}
+
+
 def _start_embeddings(teacher: PreTrainedModel, source: PreTrainedModel | None) -> tuple[torch.Tensor, int]:
     """The wordpiece embeddings (and padding id) a small student starts from: the
     teacher's, or another model's (whose tokenizer the student then uses)."""
