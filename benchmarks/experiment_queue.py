@@ -160,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
                   and (args.dataset is None or r.dataset == args.dataset)]
         if args.rows:  # in the order given
             chosen.sort(key=lambda r: args.rows.index(r.id))
-        commit = args.commit or qs.head_commit()
+        commit = qs.resolve_commit(args.commit or "HEAD")
         try:
             n = qs.add(chosen, args.seeds, commit, args.front, args.again)
         except ValueError as e:
@@ -200,11 +200,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{qs.drop(args.rows)} pending job(s) dropped")
         return 0
     if args.cmd == "repin":
-        commit = args.commit or qs.head_commit()
+        commit = qs.resolve_commit(args.commit or "HEAD")
         print(f"{qs.repin(commit)} pending job(s) now run at {commit}")
         return 0
     if args.cmd == "retry":
-        commit = args.commit or qs.head_commit()
+        commit = qs.resolve_commit(args.commit or "HEAD")
         print(f"{qs.retry(args.rows, commit)} failed job(s) pending again at {commit}")
         return 0
     if args.cmd == "status":

@@ -43,8 +43,17 @@ def locked_state():
 
 
 def head_commit() -> str:
-    return subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short=12", "HEAD"], check=True,
-                          capture_output=True, text=True).stdout.strip()
+    return resolve_commit("HEAD")
+
+
+def resolve_commit(ref: str) -> str:
+    """``ref`` (a hash of any length, a branch, ``HEAD~2``) as the 12-digit hash jobs are
+    pinned to, so one commit always gets one worktree however it was named."""
+    done = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--verify", "--quiet", "--short=12",
+                           f"{ref}^{{commit}}"], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"{ref}: not a commit of {REPO}")
+    return done.stdout.strip()
 
 
 def code_dir(commit: str) -> Path:

@@ -343,3 +343,17 @@ def test_starting_clears_a_finish_by_time_that_has_passed(tmp_path, monkeypatch)
     queue.qs.set_finish_by(queue.time.time() + 3600)              # a time still ahead stays
     assert queue.main(["start"]) == 0
     assert queue.qs.finish_by() is not None
+
+
+def test_a_commit_however_named_pins_one_worktree(tmp_path, monkeypatch):
+    """`add --commit f4927db` and the runner's own `f4927dbf6a0d` are one commit: they must
+    share one worktree (two names made two), and a name that is no commit is refused."""
+    qs = load("queue_state")
+    git = ["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "one"], check=True)
+    full = subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+    monkeypatch.setattr(qs, "REPO", tmp_path)
+    assert qs.resolve_commit(full[:7]) == qs.resolve_commit(full) == qs.head_commit() == full[:12]
+    with pytest.raises(SystemExit, match="nosuchref: not a commit"):
+        qs.resolve_commit("nosuchref")
