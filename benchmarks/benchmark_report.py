@@ -14,6 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # the report's other m
 import report_frontier  # noqa: E402
 from report_convergence import PLOT as CONVERGENCE_PLOT, convergence_section  # noqa: E402
 from report_fit import fit_section, load_fit  # noqa: E402
+from report_pull import load_pull, pull_section  # noqa: E402
 from report_precision import precision_section  # noqa: E402
 from report_format import (NOT_RUN, converged, f1_cell, mb, millions, minutes, pct,  # noqa: E402,F401
                            teacher_builds, teacher_f1_for)
@@ -408,6 +409,8 @@ def write_report(rows, results: dict, out: Path, preamble: str = "", archive: di
     doc += convergence_section(rows, results, out.parent / CONVERGENCE_PLOT, plotting=HAVE_MATPLOTLIB) + [""]
     doc += ["## 10. Fit on train against devel: where the students' gap below the teacher opens", ""]
     doc += fit_section(load_fit()) + [""]
+    doc += ["## 11. How hard each loss term pulls: at the start and once trained (6-layer students, BC5CDR)", ""]
+    doc += pull_section(load_pull(), results) + [""]
     doc += ["## Commands", ""] + commands_section(rows, results) + [""]
     if archive:
         doc += ["## Earlier: one-epoch rows (sessions 1 and 2)", "",

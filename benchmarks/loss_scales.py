@@ -41,6 +41,9 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, argparse.Namespace]:
     own.add_argument("--batches", type=int, default=4, help="first batches of epoch 0 to measure (4)")
     own.add_argument("--json", help="write the figures here")
     own.add_argument("--train-mode", action="store_true", help="measure with dropout on (default: eval mode)")
+    own.add_argument("--scales-from", metavar="MODEL",
+                     help="a registered student: apply the calibration its run recorded (its manifest) instead "
+                          "of calibrating again (measuring a trained student of a calibrated method)")
     if "--" in argv:
         i = argv.index("--")
         mine, theirs = argv[:i], argv[i + 1:]
@@ -113,10 +116,13 @@ def main(argv: list[str] | None = None) -> int:
                   + (", ".join(f"{n} x{v:.4g}" for n, v in cal.scales.items()) or "nothing") + ")")
             figures["would_calibrate"] = cal.to_dict()
         else:
-            cal = calibrate(objective, first, params, total, config.method.calibration_ratio)
+            if args.scales_from:
+                cal = recorded_calibration(args.scales_from, Registry())
+            else:
+                cal = calibrate(objective, first, params, total, config.method.calibration_ratio)
             objective.scales = dict(cal.scales)
             figures["calibration"] = cal.to_dict()
-            print("\ncalibration scales: " + ", ".join(f"{n} x{v:.4g}" for n, v in cal.scales.items()))
+            print(f"\ncalibration scales{' (as ' + args.scales_from + ' trained with)' if args.scales_from else ''}: " + ", ".join(f"{n} x{v:.4g}" for n, v in cal.scales.items()))
             figures["calibrated_batches"] = report("after calibration")
         figures["schedule"] = schedule_figures(objective, total, tc, linear_warmup_decay)
         s = figures["schedule"]
@@ -125,6 +131,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=1, default=float) + "\n", encoding="utf-8")
     return 0
+
+
+def recorded_calibration(model: str, registry):
+    """The calibration a registered student's run applied (its manifest's copy)."""
+    from fastbioner.distill.calibration import Calibration
+
+    saved = (registry.get(model).manifest.training or {}).get("calibration")
+    if not saved:
+        raise SystemExit(f"{model}: its manifest records no calibration (was it distilled with --calibrate?)")
+    return Calibration.from_dict(saved)
 
 
 def attention_forms(objective, first, attention_mse) -> list[dict]:

@@ -68,6 +68,9 @@ def measure_terms(objective: DistillationObjective, batch, params: Sequence[torc
     labels = sum(weights.get(n, 0.0) * g for n, g in flat.items() if n in LABEL_TERMS)
     cosine = None
     if isinstance(combined, torch.Tensor) and isinstance(labels, torch.Tensor):
+        # In float64: a float32 dot product over tens of millions of parameters drifts
+        # by ~1% (a soft-and-gold-only method measured cos 1.006 against itself).
+        combined, labels = combined.double(), labels.double()
         denom = float(combined.norm() * labels.norm())
         cosine = float(combined @ labels) / denom if denom > 0 else None
     return TermMeasure({n: float(v.detach()) for n, v in values.items()},

@@ -1,0 +1,105 @@
+"""Section 11 of docs/benchmarks.md: how hard each loss term pulls on a student, at the
+start and once trained (``benchmarks/term_pull.py``), beside the row's devel F1. A
+term's pull is its weighted gradient norm over the student's parameters: what it adds
+to the update before the update is clipped. The section sets the methods' pulls side by
+side so "why does this method lead here" is read from measurements, not guessed."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # report_format, beside this module
+from report_format import NOT_RUN, f1_cell, pct  # noqa: E402
+
+PULL = Path(__file__).resolve().parent / "results" / "term_pull.json"
+COMMAND = "FASTBIONER_HOME=~/fastbioner-experiments/home python benchmarks/term_pull.py ROW ... [--trained]"
+TERM_ORDER = ("soft", "gold", "hidden", "hidden-norm", "attention", "embedding", "prob-mse", "logit-mse")
+LABEL_TERMS = ("soft", "gold")
+
+
+def load_pull(path: Path = PULL) -> dict | None:
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def matching_over_gold(entry: dict) -> float | None:
+    """The pull of every term that is not a label term, over the gold term's."""
+    vs = entry.get("vs_gold") or {}
+    if not vs:
+        return None
+    return sum(v for t, v in vs.items() if t not in LABEL_TERMS)
+
+
+def _devel(row_id: str, results: dict) -> str:
+    r = results.get(row_id)
+    return f1_cell(r) if r and r.get("f1") is not None else NOT_RUN
+
+
+def pull_section(pull: dict | None, results: dict) -> list[str]:
+    entries = (pull or {}).get("entries") or {}
+    if not entries:
+        return [f"Not measured yet: `{COMMAND}`."]
+    terms = [t for t in TERM_ORDER if any(t in e["terms"] for e in entries.values())]
+    clip = next(iter(entries.values())).get("clip")
+    out = [f"Each row's own distillation flags on the first {next(iter(entries.values()))['batches']} batches of "
+           f"`train.tsv`, before any step (`{COMMAND}`; each measurement's `benchmarks/loss_scales.py` command is in "
+           "`benchmarks/results/term_pull.json`). A cell is the term's pull: its weighted gradient norm over the "
+           "student's parameters (mean over the batches), with its multiple of the gold term's in brackets; a "
+           "calibrated row is measured with its calibration applied, as it trains. *Trained*: the row's registered "
+           "student as training left it, on the same batches. \"Update · labels\": the cosine of the whole update "
+           f"with the label terms' update (1: the step goes where the labels send it). Training clips the whole "
+           f"update to norm {clip:g}, so a pull far above that sets the step's direction on its own.", "",
+           "| row | student | devel F1 | " + " | ".join(terms) + " | matching ÷ gold | update · labels |",
+           "|---|---|---|" + "---|" * len(terms) + "---|---|"]
+
+    def cell(e: dict, t: str) -> str:
+        if t not in e["terms"]:
+            return "–"
+        return f"{e['pull'][t]:.3g} ({e['vs_gold'][t]:.3g}x)" if e.get("vs_gold") else f"{e['pull'][t]:.3g}"
+
+    ordered = sorted(entries.values(), key=lambda e: (e["row"], e["student"] != "start", e["student"]))
+    for e in ordered:
+        m = matching_over_gold(e)
+        cos = e.get("label_cosine")
+        out.append(f"| `{e['row']}` | {'start' if e['student'] == 'start' else 'trained: `' + e['student'] + '`'} | "
+                   f"{_devel(e['row'], results)} | " + " | ".join(cell(e, t) for t in terms)
+                   + f" | {'–' if m is None else f'{m:.3g}x'} | {'–' if cos is None else f'{cos:.2f}'} |")
+    out += ["", *reading(entries, results)]
+    return out
+
+
+def reading(entries: dict, results: dict) -> list[str]:
+    """What the table says, computed: the rows by how hard their matching terms pull
+    at the start, against their order on devel; and the trained students' pull."""
+    start = [e for e in entries.values() if e["student"] == "start" and matching_over_gold(e)]
+
+    def devel_mean(row_id: str) -> float | None:
+        return (results.get(row_id) or {}).get("f1")
+
+    ranked = [(e, devel_mean(e["row"])) for e in start]
+    ranked = [(e, d) for e, d in ranked if d is not None]
+    lines = []
+    if len(ranked) >= 2:
+        by_pull = sorted(ranked, key=lambda ed: -matching_over_gold(ed[0]))
+        lines.append("At the start the matching terms pull, over the gold term: "
+                     + "; ".join(f"`{e['row']}` {matching_over_gold(e):.3g}x (devel {pct(d)})" for e, d in by_pull)
+                     + ".")
+        best = max(ranked, key=lambda ed: ed[1])
+        hardest = by_pull[0]
+        if best[0]["row"] == hardest[0]["row"]:
+            lines.append(f"The row that leads on devel among these, `{best[0]['row']}`, is the one whose matching "
+                         "pull is strongest, but pull alone does not order the rest: "
+                         + ("the order on devel is the order of pull." if
+                            [e["row"] for e, _ in by_pull] == [e["row"] for e, _ in
+                                                               sorted(ranked, key=lambda ed: -ed[1])]
+                            else "the other rows' order on devel is not their order of pull (what the terms "
+                                 "match, and how, matters as well)."))
+    for e in sorted((e for e in entries.values() if e["student"] != "start"), key=lambda e: e["student"]):
+        s = entries.get(e["row"])
+        if s and matching_over_gold(s) and matching_over_gold(e):
+            lines.append(f"`{e['student']}` (trained, `{e['row']}`): its matching terms still pull "
+                         f"{matching_over_gold(e):.3g}x the gold term (at the start {matching_over_gold(s):.3g}x); "
+                         "the terms' values: " + ", ".join(f"{t} {s['value'][t]:.3g} → {e['value'][t]:.3g}"
+                                                          for t in e["terms"]) + ".")
+    return [" ".join(lines)] if lines else []
