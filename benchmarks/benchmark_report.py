@@ -17,7 +17,7 @@ from report_fit import fit_section, load_fit  # noqa: E402
 from report_pull import load_pull, pull_section  # noqa: E402
 from report_precision import precision_section  # noqa: E402
 from report_format import (NOT_RUN, converged, f1_cell, mb, millions, minutes, pct,  # noqa: E402,F401
-                           teacher_builds, teacher_f1_for)
+                           teacher_builds, teacher_f1_for, wall_cell)
 from report_standing import PAPER, standing_section  # noqa: E402
 # The frontier's parts, here too for the tests and scripts that read the report as one module.
 from report_frontier import LEGACY_DEFAULT, frontier_points, pareto, spacy_section  # noqa: E402,F401
@@ -54,7 +54,7 @@ def method_table(rows, results, dataset: str) -> list[str]:
         out.append(f"| `{r.id}` | {r.title} | {pct(res['precision'])} | {pct(res['recall'])} | "
                    f"{f1_cell(res)} | " + " | ".join(type_f1(res, t) for t in types) +
                    f" | {millions(res.get('parameters'))} | {res['epochs']} | {converged(res)} | "
-                   f"{minutes(res['wall_seconds'])} |")
+                   f"{wall_cell(res)} |")
     return out
 
 
@@ -83,7 +83,7 @@ def depth_table(rows, results, table: int, dataset: str = "bc5cdr") -> list[str]
         gap = "–" if teacher_f1 is None or res.get("f1") is None else f"{100 * (teacher_f1 - res['f1']):.2f}"
         out.append(f"| `{r.id}` | {r.title} | {res.get('layers') or '–'} | {millions(res.get('parameters'))} | "
                    f"{mb(res.get('size_bytes'))} | {f1_cell(res)} | {gap} | {converged(res)} | "
-                   f"{minutes(res['wall_seconds'])} |")
+                   f"{wall_cell(res)} |")
     return out
 
 

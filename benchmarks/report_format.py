@@ -23,6 +23,15 @@ def minutes(s: float | None) -> str:
     return "–" if s is None else f"{s / 60:.0f} min"
 
 
+def wall_cell(r: dict) -> str:
+    """A row's wall time: its one run's, or the mean over its seeds' runs with their
+    range (walls depend on the machine and on what ran beside them)."""
+    walls = [x["wall_seconds"] for x in (r.get("runs") or [r]) if x.get("wall_seconds") is not None]
+    if len(walls) < 2:
+        return minutes(walls[0] if walls else None)
+    return f"{minutes(sum(walls) / len(walls))} (mean; {min(walls) / 60:.0f}-{max(walls) / 60:.0f})"
+
+
 def f1_cell(r: dict) -> str:
     """F1 as the mean over seeds, with the sample standard deviation and the seed
     count when more than one seed was run."""

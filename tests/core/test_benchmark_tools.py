@@ -370,6 +370,14 @@ def test_a_run_that_collapsed_is_marked_diverged_in_the_tables():
     assert fmt.diverged_at({"history": [{"step": 95, "f1": 0.0}, {"step": 190, "f1": 0.05}]}) is None
 
 
+def test_a_rows_wall_time_is_its_seeds_mean_with_their_range_not_the_first_seeds():
+    fmt = load("report_format")
+    runs = [{"wall_seconds": 60 * m} for m in (81, 77, 76)]
+    assert fmt.wall_cell({"wall_seconds": 60 * 81, "runs": runs}) == "78 min (mean; 76-81)"
+    assert fmt.wall_cell({"wall_seconds": 60 * 81, "runs": runs[:1]}) == "81 min"
+    assert fmt.wall_cell({"wall_seconds": None}) == "–"
+
+
 def test_the_teacher_ensemble_script_scores_the_teachers_combined_and_records_their_builds(tmp_path, monkeypatch):
     from fastbioner.registry import Registry
     from tiny_models import make_tiny_model
