@@ -25,15 +25,29 @@ def load_pull(path: Path = PULL) -> dict | None:
 
 def matching_over_gold(entry: dict) -> float | None:
     """The pull of every term that is not a label term, over the gold term's."""
-    vs = entry.get("vs_gold") or {}
-    if not vs:
-        return None
-    return sum(v for t, v in vs.items() if t not in LABEL_TERMS)
+    matching = [v for t, v in (entry.get("vs_gold") or {}).items() if t not in LABEL_TERMS]
+    return sum(matching) if matching else None
 
 
-def _devel(row_id: str, results: dict) -> str:
-    r = results.get(row_id)
-    return f1_cell(r) if r and r.get("f1") is not None else NOT_RUN
+def where_the_pull_is(entry: dict) -> str:
+    """Which matching term carries the pull: one holding at least 90% of it, or the
+    terms it is shared between."""
+    vs = {t: v for t, v in entry["vs_gold"].items() if t not in LABEL_TERMS}
+    top = max(vs, key=vs.get)
+    if vs[top] >= 0.9 * sum(vs.values()):
+        return f"{'all' if len(vs) == 1 else 'nearly all'} {top}"
+    return "shared by " + " and ".join(vs)
+
+
+def _devel(entry: dict, results: dict) -> str:
+    """The row's devel F1 (mean over seeds); a trained student's own seed's."""
+    r = results.get(entry["row"])
+    if not r or r.get("f1") is None:
+        return NOT_RUN
+    if entry.get("seed") is not None:
+        own = [x for x in r.get("runs") or [] if x.get("seed") == entry["seed"]]
+        return pct(own[0].get("f1")) + f" (seed {entry['seed']})" if own else NOT_RUN
+    return f1_cell(r)
 
 
 def pull_section(pull: dict | None, results: dict) -> list[str]:
@@ -63,7 +77,7 @@ def pull_section(pull: dict | None, results: dict) -> list[str]:
         m = matching_over_gold(e)
         cos = e.get("label_cosine")
         out.append(f"| `{e['row']}` | {'start' if e['student'] == 'start' else 'trained: `' + e['student'] + '`'} | "
-                   f"{_devel(e['row'], results)} | " + " | ".join(cell(e, t) for t in terms)
+                   f"{_devel(e, results)} | " + " | ".join(cell(e, t) for t in terms)
                    + f" | {'–' if m is None else f'{m:.3g}x'} | {'–' if cos is None else f'{cos:.2f}'} |")
     out += ["", *reading(entries, results)]
     return out
@@ -83,7 +97,8 @@ def reading(entries: dict, results: dict) -> list[str]:
     if len(ranked) >= 2:
         by_pull = sorted(ranked, key=lambda ed: -matching_over_gold(ed[0]))
         lines.append("At the start the matching terms pull, over the gold term: "
-                     + "; ".join(f"`{e['row']}` {matching_over_gold(e):.3g}x (devel {pct(d)})" for e, d in by_pull)
+                     + "; ".join(f"`{e['row']}` {matching_over_gold(e):.3g}x, {where_the_pull_is(e)} "
+                                 f"(devel {pct(d)})" for e, d in by_pull)
                      + ".")
         best = max(ranked, key=lambda ed: ed[1])
         hardest = by_pull[0]

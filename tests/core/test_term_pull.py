@@ -44,8 +44,8 @@ def test_a_terms_pull_is_its_mean_over_the_gold_terms_mean_after_calibration_whe
     assert tp.summary(figures)["vs_gold"]["hidden"] == 50.0
 
 
-def _entry(row, student, pulls, values, cos):
-    return {"row": row, "student": student, "terms": list(pulls), "pull": pulls,
+def _entry(row, student, pulls, values, cos, seed=None):
+    return {"row": row, "student": student, "seed": seed, "terms": list(pulls), "pull": pulls,
             "vs_gold": {t: p / pulls["gold"] for t, p in pulls.items()}, "value": values,
             "label_cosine": cos, "clip": 1.0, "batches": 4}
 
@@ -61,14 +61,17 @@ def test_section_11_tables_the_pulls_and_says_which_row_pulls_hardest_and_what_i
         "x/hinton-6": _entry("x/hinton-6", "start", {"soft": 0.6, "gold": 0.5},
                              {"soft": 0.5, "gold": 0.5}, 1.0),
         "x/pkd-6 @ m-s14": _entry("x/pkd-6", "m-s14", {"soft": 0.1, "gold": 0.2, "hidden-norm": 4.0},
-                                  {"soft": 0.01, "gold": 0.05, "hidden-norm": 0.4}, 0.3),
+                                  {"soft": 0.01, "gold": 0.05, "hidden-norm": 0.4}, 0.3, seed=14),
     }
-    results = {"x/pkd-6": {"f1": 0.8617, "f1_sd": 0.0012, "seeds": [13, 14, 15]}, "x/cal-6": {"f1": 0.8587},
+    results = {"x/pkd-6": {"f1": 0.8617, "f1_sd": 0.0012, "seeds": [13, 14, 15],
+                           "runs": [{"seed": s, "f1": f} for s, f in ((13, 0.8631), (14, 0.8611), (15, 0.8609))]}, "x/cal-6": {"f1": 0.8587},
                "x/hinton-6": {"f1": 0.8543}}
     text = "\n".join(rp.pull_section({"entries": entries}, results))
     assert "| `x/pkd-6` | start | 86.17 ± 0.12 (n=3) | 0.6 (1.2x) | 0.5 (1x) | – | 114 (228x) | – | 228x | 0.04 |" in text
-    assert "| `x/pkd-6` | trained: `m-s14` |" in text and "| `x/hinton-6` | start | 85.43 |" in text
-    assert "`x/pkd-6` 228x (devel 86.17); `x/cal-6` 2x (devel 85.87)" in text
+    assert "| `x/pkd-6` | trained: `m-s14` | 86.11 (seed 14) |" in text
+    assert ("`x/pkd-6` 228x, all hidden-norm (devel 86.17); `x/cal-6` 2x, shared by hidden and attention "
+            "(devel 85.87)") in text
+    assert "| `x/hinton-6` | start | 85.43 | 0.6 (1.2x) | 0.5 (1x) | – | – | – | – | 1.00 |" in text
     assert "the one whose matching pull is strongest" in text
     assert "`m-s14` (trained, `x/pkd-6`): its matching terms still pull 20x the gold term (at the start 228x)" in text
     assert "hidden-norm 4.1 → 0.4" in text
