@@ -409,7 +409,7 @@ def write_report(rows, results: dict, out: Path, preamble: str = "", archive: di
     doc += convergence_section(rows, results, out.parent / CONVERGENCE_PLOT, plotting=HAVE_MATPLOTLIB) + [""]
     doc += ["## 10. Fit on train against devel: where the students' gap below the teacher opens", ""]
     doc += fit_section(load_fit()) + [""]
-    doc += ["## 11. How hard each loss term pulls: at the start and once trained (6-layer students, BC5CDR)", ""]
+    doc += ["## 11. How hard each loss term pulls: at the start and once trained (BC5CDR)", ""]
     doc += pull_section(load_pull(), results) + [""]
     doc += ["## Commands", ""] + commands_section(rows, results) + [""]
     if archive:

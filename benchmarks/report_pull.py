@@ -64,19 +64,20 @@ def pull_section(pull: dict | None, results: dict) -> list[str]:
            "student as training left it, on the same batches. \"Update · labels\": the cosine of the whole update "
            f"with the label terms' update (1: the step goes where the labels send it). Training clips the whole "
            f"update to norm {clip:g}, so a pull far above that sets the step's direction on its own.", "",
-           "| row | student | devel F1 | " + " | ".join(terms) + " | matching ÷ gold | update · labels |",
-           "|---|---|---|" + "---|" * len(terms) + "---|---|"]
+           "| row | layers | student | devel F1 | " + " | ".join(terms) + " | matching ÷ gold | update · labels |",
+           "|---|---|---|---|" + "---|" * len(terms) + "---|---|"]
 
     def cell(e: dict, t: str) -> str:
         if t not in e["terms"]:
             return "–"
         return f"{e['pull'][t]:.3g} ({e['vs_gold'][t]:.3g}x)" if e.get("vs_gold") else f"{e['pull'][t]:.3g}"
 
-    ordered = sorted(entries.values(), key=lambda e: (e["row"], e["student"] != "start", e["student"]))
+    ordered = sorted(entries.values(), key=lambda e: (-(e.get("layers") or 0), e["row"], e["student"] != "start",
+                                                      e["student"]))
     for e in ordered:
         m = matching_over_gold(e)
         cos = e.get("label_cosine")
-        out.append(f"| `{e['row']}` | {'start' if e['student'] == 'start' else 'trained: `' + e['student'] + '`'} | "
+        out.append(f"| `{e['row']}` | {e.get('layers') or '–'} | {'start' if e['student'] == 'start' else 'trained: `' + e['student'] + '`'} | "
                    f"{_devel(e, results)} | " + " | ".join(cell(e, t) for t in terms)
                    + f" | {'–' if m is None else f'{m:.3g}x'} | {'–' if cos is None else f'{cos:.2f}'} |")
     out += ["", *reading(entries, results)]
@@ -86,7 +87,15 @@ def pull_section(pull: dict | None, results: dict) -> list[str]:
 def reading(entries: dict, results: dict) -> list[str]:
     """What the table says, computed: the rows by how hard their matching terms pull
     at the start, against their order on devel; and the trained students' pull."""
-    start = [e for e in entries.values() if e["student"] == "start" and matching_over_gold(e)]
+    lines = []
+    for layers in sorted({e.get("layers") or 0 for e in entries.values()}, reverse=True):
+        lines += depth_reading([e for e in entries.values() if (e.get("layers") or 0) == layers], results,
+                               f"At {layers} layers" if layers else "At the student's depth")
+    return [" ".join(lines)] if lines else []
+
+
+def depth_reading(entries: list[dict], results: dict, where: str) -> list[str]:
+    start = [e for e in entries if e["student"] == "start" and matching_over_gold(e)]
 
     def devel_mean(row_id: str) -> float | None:
         return (results.get(row_id) or {}).get("f1")
@@ -96,25 +105,27 @@ def reading(entries: dict, results: dict) -> list[str]:
     lines = []
     if len(ranked) >= 2:
         by_pull = sorted(ranked, key=lambda ed: -matching_over_gold(ed[0]))
-        lines.append("At the start the matching terms pull, over the gold term: "
+        lines.append(f"{where}, at the start the matching terms pull, over the gold term: "
                      + "; ".join(f"`{e['row']}` {matching_over_gold(e):.3g}x, {where_the_pull_is(e)} "
                                  f"(devel {pct(d)})" for e, d in by_pull)
                      + ".")
         best = max(ranked, key=lambda ed: ed[1])
         hardest = by_pull[0]
         if best[0]["row"] == hardest[0]["row"]:
+            pulls = [round(matching_over_gold(e), 2) for e, _ in by_pull]
+            follows = (len(set(pulls)) == len(pulls) and [e["row"] for e, _ in by_pull]
+                       == [e["row"] for e, _ in sorted(ranked, key=lambda ed: -ed[1])])
             lines.append(f"The row that leads on devel among these, `{best[0]['row']}`, is the one whose matching "
-                         "pull is strongest, but pull alone does not order the rest: "
-                         + ("the order on devel is the order of pull." if
-                            [e["row"] for e, _ in by_pull] == [e["row"] for e, _ in
-                                                               sorted(ranked, key=lambda ed: -ed[1])]
-                            else "the other rows' order on devel is not their order of pull (what the terms "
-                                 "match, and how, matters as well)."))
-    for e in sorted((e for e in entries.values() if e["student"] != "start"), key=lambda e: e["student"]):
-        s = entries.get(e["row"])
+                         "pull is strongest" + (", and the others follow their pull." if follows else
+                                                "; pull alone does not order the others (" +
+                                                ("rows pulling alike differ on devel" if len(set(pulls)) < len(pulls)
+                                                 else "what the terms match, and how, matters as well") + ")."))
+    starts = {e["row"]: e for e in entries if e["student"] == "start"}
+    for e in sorted((e for e in entries if e["student"] != "start"), key=lambda e: e["student"]):
+        s = starts.get(e["row"])
         if s and matching_over_gold(s) and matching_over_gold(e):
             lines.append(f"`{e['student']}` (trained, `{e['row']}`): its matching terms still pull "
                          f"{matching_over_gold(e):.3g}x the gold term (at the start {matching_over_gold(s):.3g}x); "
                          "the terms' values: " + ", ".join(f"{t} {s['value'][t]:.3g} → {e['value'][t]:.3g}"
                                                           for t in e["terms"]) + ".")
-    return [" ".join(lines)] if lines else []
+    return lines

@@ -63,6 +63,12 @@ def measurement_flags(row, model: str | None = None) -> list[str]:
     return out
 
 
+def row_layers(row) -> int | None:
+    """The student's depth as the row's command sets it (--layers)."""
+    args = list(row.args)
+    return int(args[args.index("--layers") + 1]) if "--layers" in args else None
+
+
 def summary(figures: dict) -> dict:
     """Means over the measured batches: each term's value and pull, the pull over the
     gold term's (mean over mean, as the calibration measures it), the update's cosine
@@ -122,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
             loss_scales.main([*own, "--json", str(out), "--", *flags, "--threads", str(args.threads)])
             figures = json.loads(out.read_text(encoding="utf-8"))
         entries[key] = {
-            "row": row.id, "student": model or "start", "seed": seed, **summary(figures),
+            "row": row.id, "layers": row_layers(row), "student": model or "start", "seed": seed, **summary(figures),
             "command": "python benchmarks/loss_scales.py " + " ".join([*own, "--", *flags]),
             "cpu": paper_tables.cpu_name(), "finished": datetime.now(timezone.utc).isoformat(timespec="seconds")}
         e = entries[key]

@@ -45,7 +45,7 @@ def test_a_terms_pull_is_its_mean_over_the_gold_terms_mean_after_calibration_whe
 
 
 def _entry(row, student, pulls, values, cos, seed=None):
-    return {"row": row, "student": student, "seed": seed, "terms": list(pulls), "pull": pulls,
+    return {"row": row, "layers": int(row.rsplit("-", 1)[1]), "student": student, "seed": seed, "terms": list(pulls), "pull": pulls,
             "vs_gold": {t: p / pulls["gold"] for t, p in pulls.items()}, "value": values,
             "label_cosine": cos, "clip": 1.0, "batches": 4}
 
@@ -67,11 +67,11 @@ def test_section_11_tables_the_pulls_and_says_which_row_pulls_hardest_and_what_i
                            "runs": [{"seed": s, "f1": f} for s, f in ((13, 0.8631), (14, 0.8611), (15, 0.8609))]}, "x/cal-6": {"f1": 0.8587},
                "x/hinton-6": {"f1": 0.8543}}
     text = "\n".join(rp.pull_section({"entries": entries}, results))
-    assert "| `x/pkd-6` | start | 86.17 ± 0.12 (n=3) | 0.6 (1.2x) | 0.5 (1x) | – | 114 (228x) | – | 228x | 0.04 |" in text
-    assert "| `x/pkd-6` | trained: `m-s14` | 86.11 (seed 14) |" in text
-    assert ("`x/pkd-6` 228x, all hidden-norm (devel 86.17); `x/cal-6` 2x, shared by hidden and attention "
+    assert "| `x/pkd-6` | 6 | start | 86.17 ± 0.12 (n=3) | 0.6 (1.2x) | 0.5 (1x) | – | 114 (228x) | – | 228x | 0.04 |" in text
+    assert "| `x/pkd-6` | 6 | trained: `m-s14` | 86.11 (seed 14) |" in text
+    assert ("At 6 layers, at the start the matching terms pull, over the gold term: `x/pkd-6` 228x, all hidden-norm (devel 86.17); `x/cal-6` 2x, shared by hidden and attention "
             "(devel 85.87)") in text
-    assert "| `x/hinton-6` | start | 85.43 | 0.6 (1.2x) | 0.5 (1x) | – | – | – | – | 1.00 |" in text
+    assert "| `x/hinton-6` | 6 | start | 85.43 | 0.6 (1.2x) | 0.5 (1x) | – | – | – | – | 1.00 |" in text
     assert "the one whose matching pull is strongest" in text
     assert "`m-s14` (trained, `x/pkd-6`): its matching terms still pull 20x the gold term (at the start 228x)" in text
     assert "hidden-norm 4.1 → 0.4" in text
@@ -93,3 +93,18 @@ def test_a_trained_calibrated_student_is_measured_with_the_scales_its_run_record
     assert got.scales == cal["scales"] and got.reference == "gold"
     with pytest.raises(SystemExit, match="x-pkd-6-s13: its manifest records no calibration"):
         ls.recorded_calibration("x-pkd-6-s13", Registry())
+
+
+def test_rows_of_different_depths_are_read_apart():
+    """A 3-layer row's pull is not ranked against 6-layer rows' devel F1."""
+    rp = load("report_pull")
+    entries = {"x/pkd-6": _entry("x/pkd-6", "start", {"gold": 0.5, "hidden-norm": 100.0}, {}, 0.1),
+               "x/cal-6": _entry("x/cal-6", "start", {"gold": 0.5, "hidden": 0.5}, {}, 0.9),
+               "x/pkd-3": _entry("x/pkd-3", "start", {"gold": 0.5, "hidden-norm": 50.0}, {}, 0.2),
+               "x/cal-3": _entry("x/cal-3", "start", {"gold": 0.5, "hidden": 0.5}, {}, 0.9)}
+    results = {"x/pkd-6": {"f1": 0.86}, "x/cal-6": {"f1": 0.85}, "x/pkd-3": {"f1": 0.82}, "x/cal-3": {"f1": 0.83}}
+    text = " ".join(rp.reading(entries, results))
+    six, three = text.split("At 3 layers")
+    assert six.startswith("At 6 layers") and "x/pkd-3" not in six and "x/pkd-6" not in three
+    assert "`x/pkd-6`, is the one whose matching pull is strongest" in six
+    assert "strongest" not in three  # at 3 layers the harder-pulling row is not the one ahead
