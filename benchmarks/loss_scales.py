@@ -111,7 +111,8 @@ def main(argv: list[str] | None = None) -> int:
         if "attention" in objective.method.term_names and objective.capture_kind == "scores":
             figures["attention_forms"] = attention_forms(objective, first, attention_mse)
         if objective.method.calibrate == "none":
-            cal = calibrate(objective, first, params, total, config.method.calibration_ratio)
+            cal = calibrate(objective, first, params, total, config.method.calibration_ratio,
+                            config.method.term_ratios)
             print("\n(--calibrate grad-norm would scale: "
                   + (", ".join(f"{n} x{v:.4g}" for n, v in cal.scales.items()) or "nothing") + ")")
             figures["would_calibrate"] = cal.to_dict()
@@ -119,7 +120,8 @@ def main(argv: list[str] | None = None) -> int:
             if args.scales_from:
                 cal = recorded_calibration(args.scales_from, Registry())
             else:
-                cal = calibrate(objective, first, params, total, config.method.calibration_ratio)
+                cal = calibrate(objective, first, params, total, config.method.calibration_ratio,
+                            config.method.term_ratios)
             objective.scales = dict(cal.scales)
             figures["calibration"] = cal.to_dict()
             print(f"\ncalibration scales{' (as ' + args.scales_from + ' trained with)' if args.scales_from else ''}: " + ", ".join(f"{n} x{v:.4g}" for n, v in cal.scales.items()))

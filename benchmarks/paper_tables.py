@@ -118,6 +118,8 @@ RECOMMENDED = "cal-constant-phi"
 # The recommended variant with the matching terms pulling as hard as pkd's hidden term
 # does at the start (section 11: ~228x the gold term's gradient norm).
 STRONG_PULL, STRONG_PULL_RATIO = "cal-ratio200", 200.0
+HIDDEN_PULL = "cal-hidden200"
+HIDDEN_PULL_ARGS = (*SCHEDULE_VARIANTS[RECOMMENDED], "--term-ratio", f"hidden={STRONG_PULL_RATIO:g}")
 
 # The students of tables 1, 2 and 4 train under CPU bf16 autocast (weights and optimiser
 # fp32): a step 1.44x (og) to 1.52x (calibrated FastBioNER) faster at 3 layers on the
@@ -298,6 +300,12 @@ def all_rows() -> list[Row]:
                                     title=f"fastbioner, calibrated, phi constant at 0.5, each matching term "
                                           f"pulling {STRONG_PULL_RATIO:g}x the gold term (--calibration-ratio "
                                           f"{STRONG_PULL_RATIO:g}), 6 layers"))
+            # The same pull on the hidden states alone (attention kept at 1x): the paper's
+            # literal form pulled as hard through attention and gained nothing (section 11).
+            rows.append(student_row(ds, 1, "fastbioner", 6, slug=f"{HIDDEN_PULL}-6", extra_args=HIDDEN_PULL_ARGS,
+                                    title=f"fastbioner, calibrated, phi constant at 0.5, hidden states pulling "
+                                          f"{STRONG_PULL_RATIO:g}x the gold term, attention 1x (--term-ratio "
+                                          f"hidden={STRONG_PULL_RATIO:g}), 6 layers"))
     for ds in ("bc5cdr",):
         for layers in (4, 3):
             rows.append(student_row(ds, 2, "fastbioner", layers, slug=f"fastbioner-cal-{layers}",
@@ -342,6 +350,9 @@ def all_rows() -> list[Row]:
                  SCHEDULE_VARIANTS["cal-constant-phi"]),
                 ("cal-b0", "b = 0", SCHEDULE_VARIANTS["cal-b0"]),
                 ("cal-b05", "b = 0.5", (*CALIBRATED, "--b", "0.5")),
+                # Section 11: pkd-3's hidden term pulls 64x the gold term and leads here.
+                (HIDDEN_PULL, f"phi constant at 0.5, hidden states pulling {STRONG_PULL_RATIO:g}x the gold term "
+                              f"(--term-ratio hidden={STRONG_PULL_RATIO:g})", HIDDEN_PULL_ARGS),
                 # Section 10: the students fit train better than the teacher and lose on
                 # unseen text; the unlabelled text gave the MiniLM students +1.1 to +1.5
                 # (hinton-minilm-unl, cal-constant-phi-minilm-unl): the same text, under

@@ -75,6 +75,36 @@ def test_calibration_is_measured_recorded_and_evens_out_the_gradient_norms(train
     assert json.loads(json.dumps(training["calibration"])) == training["calibration"]
 
 
+def test_a_terms_own_ratio_sets_its_pull_under_calibration_and_is_recorded(trained, tmp_path):
+    """--term-ratio hidden=50: the hidden term pulls 50x the gold term, attention keeps
+    --calibration-ratio's 1x; the manifest says so, and the step's loss uses it."""
+    registry = fresh_registry(trained, tmp_path)
+    _, bio = trained
+    cfg = config(bio, epochs=1, dev=False, m={"calibrate": "grad-norm", "calibration_batches": 2,
+                                              "term_ratios": {"hidden": 50.0}})
+    result = distill(cfg, "cal", registry=registry)
+    training = registry.get("cal").manifest.to_dict()["training"]
+    cal = Calibration.from_dict(training["calibration"])
+    gold = cal.mean_weighted_norms["gold"]
+    assert cal.ratios == {"hidden": 50.0} and cal.ratio == 1.0
+    assert cal.scales["hidden"] * cal.mean_weighted_norms["hidden"] == pytest.approx(50 * gold, rel=1e-6)
+    assert cal.scales["attention"] * cal.mean_weighted_norms["attention"] == pytest.approx(gold, rel=1e-6)
+    assert any("hidden x 50" in n for n in result.notes)
+    assert registry.get("cal").manifest.config["method"]["term_ratios"] == {"hidden": 50.0}
+
+
+@pytest.mark.parametrize("ratios, calibrate, message", [
+    ({"gold": 2.0}, "grad-norm", "matching terms only"),
+    ({"hidden": 0.0}, "grad-norm", "finite number > 0"),
+    ({"hidden": float("inf")}, "grad-norm", "finite number > 0"),
+    ({"hidden": 2.0}, "none", "add --calibrate grad-norm"),
+    ({"hidden-norm": 2.0}, "grad-norm", "not a term of fastbioner"),
+])
+def test_a_term_ratio_that_cannot_apply_is_refused_with_the_reason(ratios, calibrate, message):
+    with pytest.raises(ConfigError, match=message):
+        MethodConfig(name="fastbioner", calibrate=calibrate, term_ratios=ratios).to_method()
+
+
 def test_a_method_brings_its_own_calibration_and_attention_form_unless_told(trained, tmp_path):
     """fastbioner-cal calibrates, centres attention scores and holds phi at 0.5 by itself; the manifest
     saves what the run used, and an explicit setting overrides the method's."""
@@ -193,7 +223,7 @@ def test_distill_help_lists_term_weights_calibration_and_attention_forms(capsys)
     with pytest.raises(SystemExit):
         main(["distill", "--help"])
     out = " ".join(capsys.readouterr().out.split())
-    for flag in ("--term-weight", "--calibrate", "--calibration-batches", "--calibration-ratio",
+    for flag in ("--term-weight", "--calibrate", "--calibration-batches", "--calibration-ratio", "--term-ratio",
                  "--projection-init", "--projection-lr", "centred", "grad-norm"):
         assert flag in out, flag
 
@@ -207,9 +237,10 @@ def test_term_weight_flags_reach_the_config():
     cli.register(parser.add_subparsers())
     args = parser.parse_args(["distill", "--teacher", "t", "--train", "x.tsv", "--name", "s",
                               "--term-weight", "attention=0.01", "--term-weight", "hidden=2",
-                              "--calibrate", "grad-norm", "--attention", "centred"])
+                              "--calibrate", "grad-norm", "--attention", "centred", "--term-ratio", "hidden=200"])
     cfg = cli.config_from_args(args)
     assert cfg.method.term_weights == {"attention": 0.01, "hidden": 2.0}
+    assert cfg.method.term_ratios == {"hidden": 200.0}
     assert cfg.method.calibrate == "grad-norm" and cfg.method.attention == "centred"
     with pytest.raises(SystemExit):
         parser.parse_args(["distill", "--teacher", "t", "--train", "x.tsv", "--name", "s",

@@ -88,6 +88,7 @@ class Calibration:
     batches: int
     mean_weighted_norms: dict[str, float] = field(default_factory=dict)   # before scaling
     mean_values: dict[str, float] = field(default_factory=dict)
+    ratios: dict[str, float] = field(default_factory=dict)  # a term's own ratio, in place of ``ratio``
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -116,24 +117,25 @@ def _mean(xs: Iterable[float]) -> float:
 
 
 def calibrate(objective: DistillationObjective, batches: Iterable, params: Sequence[torch.Tensor],
-              total_steps: int, ratio: float = 1.0) -> Calibration:
+              total_steps: int, ratio: float = 1.0, ratios: dict[str, float] | None = None) -> Calibration:
     """Scale every matching term so that, at step 0 and averaged over ``batches``,
-    its weighted gradient norm is ``ratio`` times the reference label term's: gold
+    its weighted gradient norm is ``ratio`` (or its own entry in ``ratios``) times the
+    reference label term's: gold
     (its weighted norm, or its plain norm where the schedule gives it no weight at
     the start, as TinyBERT's first stage does), else soft labels."""
     names = objective.method.term_names
     reference = next((n for n in ("gold", "soft") if n in names), None)
     measures = [measure_terms(objective, b, params, 0, total_steps) for b in batches]
     if reference is None or not measures:
-        return Calibration({}, reference or "", ratio, len(measures))
+        return Calibration({}, reference or "", ratio, len(measures), ratios=dict(ratios or {}))
     weighted = {n: _mean(m.weighted_norm(n) for m in measures) for n in names}
     values = {n: _mean(m.values[n] for m in measures) for n in names}
     ref_norm = weighted[reference] or _mean(m.grad_norms[reference] for m in measures)
     scales = {}
     for name in names:
         if name in MATCHING_TERMS and weighted[name] > 0 and math.isfinite(weighted[name]) and ref_norm > 0:
-            scales[name] = ratio * ref_norm / weighted[name]
-    return Calibration(scales, reference, ratio, len(measures), weighted, values)
+            scales[name] = (ratios or {}).get(name, ratio) * ref_norm / weighted[name]
+    return Calibration(scales, reference, ratio, len(measures), weighted, values, dict(ratios or {}))
 
 
 def fit_projection(projection: torch.nn.Linear, pairs: Sequence[tuple[torch.Tensor, torch.Tensor]]) -> float:

@@ -190,6 +190,11 @@ class MethodConfig(Settings):
     calibration_batches: int = opt(4, "batches the calibration averages over", metavar="N")
     calibration_ratio: float = opt(1.0, "each matching term's gradient norm as a multiple of the gold term's",
                                    metavar="R")
+    term_ratios: dict[str, float] = opt(
+        help=f"with calibration: one matching term's gradient norm as a multiple of the gold term's, in place "
+             f"of --calibration-ratio for that term (repeat for several; terms: {', '.join(MATCHING_TERMS)}); "
+             f"e.g. --term-ratio hidden=200", flag="--term-ratio", factory=dict, metavar="TERM=R",
+        kind="term-weights")
     projection_init: str = opt("lstsq", "W_h of a student of another width: least-squares fit on the first "
                                         "batches, or random", choices=("lstsq", "random"))
     projection_lr: float | None = opt(None, "peak learning rate of W_h (default: the student's)", metavar="LR")
@@ -210,6 +215,12 @@ class MethodConfig(Settings):
             raise ConfigError(f"calibrate must be one of {', '.join(CALIBRATIONS)}")
         if self.calibration_batches < 1 or not self.calibration_ratio > 0:
             raise ConfigError("calibration needs at least 1 batch and a positive ratio")
+        for term, ratio in self.term_ratios.items():
+            if term not in MATCHING_TERMS:
+                raise ConfigError(f"--term-ratio {term}: calibration scales the matching terms only "
+                                  f"({', '.join(MATCHING_TERMS)})")
+            if not isinstance(ratio, (int, float)) or isinstance(ratio, bool) or not 0 < ratio < float("inf"):
+                raise ConfigError(f"the ratio of term {term} must be a finite number > 0, not {ratio!r}")
         if self.projection_init not in ("lstsq", "random"):
             raise ConfigError("projection_init must be 'lstsq' or 'random'")
         if self.projection_lr is not None and not self.projection_lr > 0:
@@ -241,5 +252,12 @@ class MethodConfig(Settings):
         temperature = self.temperature if self.temperature is not None else base.temperature
         method = replace(base, schedule=sched, terms=terms, temperature=temperature,
                          calibrate=self.calibrate or base.calibrate, attention=self.attention or base.attention)
+        if self.term_ratios and method.calibrate == "none":
+            raise ConfigError("--term-ratio sets a term's pull under calibration: add --calibrate grad-norm "
+                              "(or use --term-weight)")
+        missing = [t for t in self.term_ratios if t not in method.term_names]
+        if missing:
+            raise ConfigError(f"--term-ratio {', '.join(missing)}: not a term of {self.name} "
+                              f"({', '.join(method.term_names)})")
         method.check_learnable()
         return method

@@ -442,12 +442,13 @@ def _start_objective(objective: DistillationObjective, batches: PairedBatches, c
                 params = [p for m in (student, *objective.parts.modules().values())
                           for p in m.parameters() if p.requires_grad]
                 total = batches_total(batches, config)
-                saved = calibrate(objective, first_batches(), params, total, mc.calibration_ratio)
+                saved = calibrate(objective, first_batches(), params, total, mc.calibration_ratio, mc.term_ratios)
                 saved.save(ckpt)
             objective.scales = dict(saved.scales)
             out["calibration"] = saved.to_dict()
+            own = "".join(f", {n} x {r:g}" for n, r in saved.ratios.items())
             notes.append("calibrated term scales (weighted gradient norm = the "
-                         f"{saved.reference} term's x {saved.ratio:g}): "
+                         f"{saved.reference} term's x {saved.ratio:g}{own}): "
                          + ", ".join(f"{n} x{v:.4g}" for n, v in saved.scales.items()))
     finally:
         student.train(was_training)
