@@ -169,7 +169,7 @@ def test_recipes_fill_the_settings_with_a_student_smaller_than_its_teacher(windo
         got[name] = (config.student.layers, config.training.learning_rate, config.method.name)
     assert {n: layers for n, (layers, _, _) in got.items()} == {"Fast": 3, "Balanced": 4, "Accurate": 5}  # never 6 of 6
     assert {n: method for n, (_, _, method) in got.items()} == {
-        "Fast": "fastbioner-cal", "Balanced": "hinton", "Accurate": "pkd"}  # 5 of 6 layers: nearest is 6
+        "Fast": "pkd", "Balanced": "hinton", "Accurate": "pkd"}  # 5 of 6 layers: nearest is 6
     assert got["Fast"][1] > got["Balanced"][1] == got["Accurate"][1]
     assert "5-layer student (the teacher has 6)" in dialog.recipe.currentText()
     assert [dialog.layers.itemText(i) for i in range(dialog.layers.count())] == ["4", "3", "2", "1", "custom"]
@@ -181,7 +181,7 @@ def test_recipes_fill_the_settings_with_a_student_smaller_than_its_teacher(windo
     dialog.set_layer_count(4)
     assert dialog.method.currentText() == "hinton"
     dialog.set_layer_count(3)
-    assert dialog.method.currentText() == "fastbioner-cal"
+    assert dialog.method.currentText() == "pkd"
     dialog.method.setCurrentText("og")
     dialog.set_layer_count(4)
     assert dialog.method.currentText() == "og"
