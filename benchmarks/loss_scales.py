@@ -42,8 +42,8 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, argparse.Namespace]:
     own.add_argument("--json", help="write the figures here")
     own.add_argument("--train-mode", action="store_true", help="measure with dropout on (default: eval mode)")
     own.add_argument("--scales-from", metavar="MODEL",
-                     help="a registered student: apply the calibration its run recorded (its manifest) instead "
-                          "of calibrating again (measuring a trained student of a calibrated method)")
+                     help="a registered student: if the method calibrates, apply the calibration its run "
+                          "recorded (its manifest) instead of calibrating again (measuring a trained student)")
     if "--" in argv:
         i = argv.index("--")
         mine, theirs = argv[:i], argv[i + 1:]
@@ -121,10 +121,11 @@ def main(argv: list[str] | None = None) -> int:
                 cal = recorded_calibration(args.scales_from, Registry())
             else:
                 cal = calibrate(objective, first, params, total, config.method.calibration_ratio,
-                            config.method.term_ratios)
+                                config.method.term_ratios)
             objective.scales = dict(cal.scales)
             figures["calibration"] = cal.to_dict()
-            print(f"\ncalibration scales{' (as ' + args.scales_from + ' trained with)' if args.scales_from else ''}: " + ", ".join(f"{n} x{v:.4g}" for n, v in cal.scales.items()))
+            whose = f" (as {args.scales_from} trained with)" if args.scales_from else ""
+            print(f"\ncalibration scales{whose}: " + ", ".join(f"{n} x{v:.4g}" for n, v in cal.scales.items()))
             figures["calibrated_batches"] = report("after calibration")
         figures["schedule"] = schedule_figures(objective, total, tc, linear_warmup_decay)
         s = figures["schedule"]

@@ -121,8 +121,9 @@ def main(argv: list[str] | None = None) -> int:
     entries = saved.setdefault("entries", {})
     for key, row, model, seed in jobs:
         flags = measurement_flags(row, model)
-        calibrated = "--calibrate" in flags and flags[flags.index("--calibrate") + 1] != "none"
-        own = ["--batches", str(args.batches), *(["--scales-from", model] if model and calibrated else [])]
+        # A trained student is measured with the scales its run recorded, if its method
+        # calibrates (loss_scales.py reads them only then).
+        own = ["--batches", str(args.batches), *(["--scales-from", model] if model else [])]
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp) / "figures.json"
             loss_scales.main([*own, "--json", str(out), "--", *flags, "--threads", str(args.threads)])

@@ -24,6 +24,7 @@ The paper's literal form is every user weight 1 and no calibration.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
 from ..config import ConfigError, Settings, opt
@@ -155,6 +156,11 @@ METHODS: dict[str, Method] = {
 METHOD_NAMES = tuple(METHODS)
 
 
+def _finite_number(x: object) -> bool:
+    """A user's weight or ratio: an int or float (not a bool), neither NaN nor infinite."""
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
 @dataclass
 class MethodConfig(Settings):
     """A method by name plus the overrides an ablation or a user asks for; saved
@@ -206,8 +212,7 @@ class MethodConfig(Settings):
         if bad:
             raise ConfigError(f"unknown loss term(s) {', '.join(bad)}; terms are {', '.join(TERM_NAMES)}")
         for term, weight in self.term_weights.items():
-            if not isinstance(weight, (int, float)) or isinstance(weight, bool) or not weight >= 0 \
-                    or weight == float("inf"):
+            if not _finite_number(weight) or not weight >= 0:
                 raise ConfigError(f"the weight of term {term} must be a finite number >= 0, not {weight!r}")
         if self.attention not in (None, *ATTENTION_FORMS):
             raise ConfigError(f"attention must be one of {', '.join(ATTENTION_FORMS)}")
@@ -219,7 +224,7 @@ class MethodConfig(Settings):
             if term not in MATCHING_TERMS:
                 raise ConfigError(f"--term-ratio {term}: calibration scales the matching terms only "
                                   f"({', '.join(MATCHING_TERMS)})")
-            if not isinstance(ratio, (int, float)) or isinstance(ratio, bool) or not 0 < ratio < float("inf"):
+            if not _finite_number(ratio) or not ratio > 0:
                 raise ConfigError(f"the ratio of term {term} must be a finite number > 0, not {ratio!r}")
         if self.projection_init not in ("lstsq", "random"):
             raise ConfigError("projection_init must be 'lstsq' or 'random'")
