@@ -52,7 +52,7 @@ class AdvancedMethodSettings(QWidget):
     is that one line (a checkable group box would leave an empty frame)."""
 
     def __init__(self, parent: QWidget | None = None):
-        from fastbioner.distill.methods import ATTENTION_FORMS, METHODS, TERM_NAMES, MethodConfig
+        from fastbioner.distill.methods import ATTENTION_FORMS, MATCHING_TERMS, METHODS, TERM_NAMES, MethodConfig
 
         super().__init__(parent)
         defaults = MethodConfig()
@@ -71,9 +71,24 @@ class AdvancedMethodSettings(QWidget):
             grid.addWidget(QLabel(term), i // 4, 2 * (i % 4))
             grid.addWidget(box, i // 4, 2 * (i % 4) + 1)
         form.addRow("Term weights", grid)
-        self.calibrate = QCheckBox("scale each matching term so its gradient norm at the start equals the "
-                                   "gold labels'")
+        self.calibrate = QCheckBox("scale each matching term so its gradient norm at the start is its pull "
+                                   "(below) times the gold labels'")
         form.addRow("Calibration", self.calibrate)
+        # Under calibration, each matching term's pull as a multiple of the gold term's
+        # (--term-ratio); a box is live only for a term the chosen method has.
+        self.ratios: dict[str, QDoubleSpinBox] = {}
+        ratios = QHBoxLayout()
+        for term in MATCHING_TERMS:
+            box = QDoubleSpinBox(minimum=0.01, maximum=1e4, decimals=2, singleStep=1.0,
+                                 value=defaults.term_ratios.get(term, defaults.calibration_ratio))
+            box.setToolTip(f"with calibration: the {term} term's gradient norm at the start as a multiple of "
+                           f"the gold labels' (1: equal pull)")
+            self.ratios[term] = box
+            ratios.addWidget(QLabel(term))
+            ratios.addWidget(box)
+        form.addRow("Pull (x gold)", ratios)
+        self._terms: tuple[str, ...] = ()
+        self.calibrate.toggled.connect(self._enable_ratios)
         self.attention = QComboBox()
         self.attention.addItems(ATTENTION_FORMS)
         self.follow(METHODS[defaults.name])
@@ -90,8 +105,14 @@ class AdvancedMethodSettings(QWidget):
     def follow(self, method) -> None:  # noqa: ANN001 - a distill.methods.Method
         """Show ``method``'s own calibration and attention form (the dialog calls this
         when the method changes, as the CLI takes them from the method unless told)."""
+        self._terms = method.term_names
         self.calibrate.setChecked(method.calibrate != "none")
         self.attention.setCurrentText(method.attention)
+        self._enable_ratios()
+
+    def _enable_ratios(self) -> None:
+        for term, box in self.ratios.items():
+            box.setEnabled(self.calibrate.isChecked() and term in self._terms)
 
     def isChecked(self) -> bool:  # noqa: N802 - the check box's name
         return self.header.isChecked()
@@ -106,6 +127,8 @@ class AdvancedMethodSettings(QWidget):
             return method
         method.term_weights = {t: box.value() for t, box in self.weights.items() if box.value() != 1.0}
         method.calibrate = "grad-norm" if self.calibrate.isChecked() else "none"
+        method.term_ratios = {t: box.value() for t, box in self.ratios.items()
+                              if box.isEnabled() and box.value() != method.calibration_ratio}
         method.attention = self.attention.currentText()
         return method
 

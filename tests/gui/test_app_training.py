@@ -311,7 +311,7 @@ def test_the_advanced_section_sets_term_weights_calibration_and_attention(window
     calibration and attention form reach the config the job runs with, and the
     learning rate starts at the CLI's default."""
     from fastbioner.distill.config import default_learning_rate
-    from fastbioner.distill.methods import MethodConfig
+    from fastbioner.distill.methods import MATCHING_TERMS, METHODS, MethodConfig
 
     dialog = _dialog(window, tiny_teacher)
     assert dialog.layer_count() == 1
@@ -342,7 +342,27 @@ def test_the_advanced_section_sets_term_weights_calibration_and_attention(window
     method = dialog.build_config().method
     assert method.term_weights == {"attention": pytest.approx(0.01)}
     assert method.calibrate == "grad-norm" and method.attention == "centred"
+    assert method.term_ratios == {}  # every pull left at 1: the calibration's default
     method.to_method()  # a valid method
+    # A matching term's pull under calibration reaches the config (--term-ratio); a box
+    # is live only for a term the chosen method has, and only while calibrating.
+    dialog.method.setCurrentText("fastbioner")  # the paper's form: uncalibrated until asked
+    assert not any(box.isEnabled() for box in dialog.advanced.ratios.values())
+    dialog.advanced.calibrate.setChecked(True)
+    own = set(METHODS["fastbioner"].term_names)
+    live = {t for t, box in dialog.advanced.ratios.items() if box.isEnabled()}
+    assert live == own & set(MATCHING_TERMS) and "hidden" in live
+    assert not dialog.advanced.ratios["hidden-norm"].isEnabled()  # pkd's term, not this method's
+    dialog.advanced.ratios["hidden"].setValue(200)
+    method = dialog.build_config().method
+    assert method.term_ratios == {"hidden": pytest.approx(200)}
+    assert method.to_method().calibrate == "grad-norm"
+    dialog.advanced.calibrate.setChecked(False)  # no calibration: no pull to set, none sent
+    assert not any(box.isEnabled() for box in dialog.advanced.ratios.values())
+    assert dialog.build_config().method.term_ratios == {}
+    dialog.method.setCurrentText("pkd")
+    dialog.advanced.calibrate.setChecked(True)
+    assert dialog.advanced.ratios["hidden-norm"].isEnabled() and not dialog.advanced.ratios["hidden"].isEnabled()
     dialog.reject()
 
 
