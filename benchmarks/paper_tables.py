@@ -364,12 +364,15 @@ def all_rows() -> list[Row]:
             rows.append(student_row(ds, 4, "fastbioner", 3, slug=f"{slug}-3", title=f"3 layers, calibrated, {title}",
                                     extra_args=extra, seeds=SEEDS if seeded else (SEED,),
                                     eval_every=EVAL_EVERY_UNLABELED if "--unlabeled" in extra else None))
-        # The unlabelled-text row's matched baseline: soft and gold labels from the same
-        # text, the same budget and scoring.
-        rows.append(student_row(ds, 4, "hinton", 3, slug=f"hinton-{UNLABELED_BASELINE}-3", seeds=SEEDS,
-                                title="3 layers, hinton (soft and gold labels), + the same unlabelled text: "
-                                      f"the baseline of `{ds}/{UNLABELED_VARIANT}-3`",
-                                extra_args=("--unlabeled", *UNLABELED), eval_every=EVAL_EVERY_UNLABELED))
+        # The unlabelled-text row's matched baselines: the same text, budget and scoring;
+        # hinton (soft and gold labels) and pkd, which leads at 3 layers without the text
+        # (its normalised hidden-state distance is learnt from the text too).
+        for method, what in (("hinton", "soft and gold labels"),
+                             ("pkd", "soft labels and normalised hidden states")):
+            rows.append(student_row(ds, 4, method, 3, slug=f"{method}-{UNLABELED_BASELINE}-3", seeds=SEEDS,
+                                    title=f"3 layers, {method} ({what}), + the same unlabelled text: "
+                                          f"a baseline of `{ds}/{UNLABELED_VARIANT}-3`",
+                                    extra_args=("--unlabeled", *UNLABELED), eval_every=EVAL_EVERY_UNLABELED))
     rows += default_model_rows()
     # Table 8: the bf16 check. The same commands as the 3-layer og and calibrated rows
     # without --cpu-bf16, seed 13 (their models keep the fp32 rows' first names).

@@ -2,6 +2,8 @@
 loss, the teacher cache gives what the live teacher gives, cancel registers
 nothing, resume finishes the run, unlabelled text takes part."""
 
+import math
+
 import pytest
 import torch
 
@@ -338,6 +340,29 @@ def test_unlabelled_text_takes_part_with_confidence_weights(trained, tmp_path):
     result = distill(config(bio, epochs=1, dev=False, unlabeled_files=[str(text)]), "s", registry=registry)
     assert any("2 unlabelled sentences" in n for n in result.notes)
     assert result.training.total_steps == 4  # 15 labelled + 2 unlabelled sentences, batches of 5
+
+
+@pytest.mark.parametrize("method", ["pkd", "fastbioner-cal"])
+def test_unlabelled_text_trains_the_matching_terms_too(trained, tmp_path, method):
+    """A method that matches hidden states (pkd's normalised distance, FastBioNER's
+    hidden and attention MSE) learns them from the unlabelled sentences as well, from
+    the shared teacher cache a queue of such runs reads: every term finite and the
+    hidden-state term present at the end."""
+    registry = fresh_registry(trained, tmp_path)
+    _, bio = trained
+    text = tmp_path / "abstracts.txt"
+    text.write_text("Lithium induced renal failure in rats.\n\nNaloxone reverses hypertension.\n",
+                    encoding="utf-8")
+    cfg = config(bio, method, epochs=1, dev=False, unlabeled_files=[str(text)], teacher_cache="shared")
+    events = []
+    result = distill(cfg, "s", registry=registry, on_event=events.append)
+    assert any("2 unlabelled sentences" in n for n in result.notes)
+    hidden = "hidden-norm" if method == "pkd" else "hidden"
+    assert hidden in result.entry.manifest.training["terms"]
+    steps = [e.losses for e in events if e.stage == "distill" and e.losses]
+    assert steps and all(hidden in losses for losses in steps)
+    assert all(math.isfinite(v) for losses in steps for v in losses.values())
+    assert registry_leftovers(registry) == [".teacher-cache-shared"]  # kept for the next run
 
 
 def test_a_folder_of_unlabelled_files_takes_part_file_by_file(trained, tmp_path):
