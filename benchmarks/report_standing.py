@@ -21,13 +21,14 @@ TEACHER_GAP_GOAL = {6: 1.0, 3: 3.0}
 BASELINES = ("og", "hinton", "pkd", "tinybert", "mse-prob", "mse-logit", "fastbioner")
 
 
-def verdict(ours: dict, other: dict) -> str:
+def verdict(ours: dict, other: dict, other_is: str = "the baseline") -> str:
     """How two rows compare, by the rule the report states: a difference counts only
     when it exceeds the spread (the larger of the two sample standard deviations);
     with one seed on either side there is no spread to judge by, and it says which
-    side has the one seed (the other's spread alone would flatter or damn the single run)."""
+    side has the one seed (the other's spread alone would flatter or damn the single run).
+    ``other_is``: what the other row is, in that sentence."""
     diff = 100 * (ours["f1"] - other["f1"])
-    single = [side for side, row in (("this row", ours), ("the baseline", other))
+    single = [side for side, row in (("this row", ours), (other_is, other))
               if len(row.get("seeds") or []) < 2]
     if single:
         which = "one seed on each side" if len(single) == 2 else f"one seed of {single[0]}"
@@ -155,7 +156,7 @@ def recommended_lines(results: dict) -> list[str]:
             others = [(f"`{ds}/fastbioner-cal-{layers}` (the paper's phi)", results.get(f"{ds}/fastbioner-cal-{layers}"))]
             others += [(f"`{ds}/{slug}-{layers}` ({what})", results.get(f"{ds}/{slug}-{layers}"))
                        for slug, what in SEEDED_ABLATIONS.items() if slug != RECOMMENDED]
-            compared = [f"against {name}: {verdict(ours, other)}" for name, other in others
+            compared = [f"against {name}: {verdict(ours, other, 'the other variant')}" for name, other in others
                         if other and other.get("f1") is not None]
             if compared:
                 out.append(f"- **{ds}, {layers} layers**: `{RECOMMENDED}` {f1_cell(ours)} " + "; ".join(compared) + ".")

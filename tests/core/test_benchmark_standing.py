@@ -159,8 +159,13 @@ def test_the_report_names_each_depths_default_method_as_core_picks_it():
 
     seeds = lambda *f1s: {str(13 + i): {"seed": 13 + i, "f1": f} for i, f in enumerate(f1s)}  # noqa: E731
     results = tables.aggregate({"bc5cdr/cal-constant-phi-3": seeds(0.826, 0.827, 0.825),
-                                "bc5cdr/fastbioner-cal-3": seeds(0.822, 0.823, 0.822)})
-    last = report.recommended_lines(results)[-1]
+                                "bc5cdr/fastbioner-cal-3": seeds(0.822, 0.823, 0.822),
+                                "bc5cdr/cal-hidden200-3": seeds(0.837)})
+    lines = report.recommended_lines(results)
+    three = next(line for line in lines if "3 layers" in line)
+    # The variants are compared with each other: the one seed is the other variant's.
+    assert "against `bc5cdr/cal-hidden200-3`" in three and "-1.10 F1, one seed of the other variant" in three
+    last = lines[-1]
     for layers in (3, 4, 6):
         assert f"{default_method('teacher', layers)} at {layers} layers" in last
     assert report.recommended_lines({}) == []
