@@ -346,8 +346,8 @@ def test_unlabelled_text_takes_part_with_confidence_weights(trained, tmp_path):
 def test_unlabelled_text_trains_the_matching_terms_too(trained, tmp_path, method):
     """A method that matches hidden states (pkd's normalised distance, FastBioNER's
     hidden and attention MSE) learns them from the unlabelled sentences as well, from
-    the shared teacher cache a queue of such runs reads: every term finite and the
-    hidden-state term present at the end."""
+    the shared teacher cache a queue of such runs reads: the hidden-state term logged
+    at every step, every term finite, the cache kept."""
     registry = fresh_registry(trained, tmp_path)
     _, bio = trained
     text = tmp_path / "abstracts.txt"
