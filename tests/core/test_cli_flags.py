@@ -120,3 +120,19 @@ def test_distill_defaults_follow_the_student():
     assert cfg.method.drop_terms == ["attention", "hidden"] and cfg.encoding.window_overlap == 16
     assert cfg.training.selection_metric == "f1_Disease"
     assert Path(cfg.train_files[0]).is_absolute()
+
+
+def test_distill_help_names_each_depths_method_once(monkeypatch, capsys):
+    """--help states the by-depth rule from core's table, one clause per method, so the
+    rule reads the same whichever depths share a method."""
+    from fastbioner.distill import config
+
+    monkeypatch.setattr(config, "TEACHER_LAYERS_METHOD", {3: "pkd", 4: "hinton", 6: "pkd"})
+    assert config.teacher_layers_methods_summary().startswith("pkd at 3 and 6 layers, hinton at 4 layers (")
+    monkeypatch.setattr(config, "TEACHER_LAYERS_METHOD", {3: "pkd", 4: "pkd", 6: "pkd"})
+    assert config.teacher_layers_methods_summary().startswith("pkd at 3, 4 and 6 layers (")
+    monkeypatch.undo()
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["distill", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert config.teacher_layers_methods_summary() in help_text

@@ -160,7 +160,7 @@ def test_recipes_fill_the_settings_with_a_student_smaller_than_its_teacher(windo
     for name in ("Fast", "Balanced", "Accurate"):
         dialog.recipe.setCurrentIndex(dialog.recipe.findData(name))
         config = dialog.build_config(train=["unused.conll"])
-        # the method that led at the recipe's depth: calibrated at 3 layers, hinton at 4, pkd at 6
+        # the method that led at the recipe's depth (core's TEACHER_LAYERS_METHOD)
         assert config.method.name == default_method("teacher", config.student.layers)
         assert config.method.temperature == 2.0
         assert config.training.epochs == RECIPE_EPOCHS

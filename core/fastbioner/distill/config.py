@@ -69,8 +69,17 @@ def teacher_layers_method(layers: int | None) -> str:
 
 def teacher_layers_methods_summary() -> str:
     """The rule above in words, for help texts (from the table, not a copy of it)."""
-    return ", ".join(f"{m} at {n} layers" for n, m in sorted(TEACHER_LAYERS_METHOD.items())) + \
-        " (another depth: the nearest of these, the deeper on a tie)"
+    depths: dict[str, list[int]] = {}
+    for n, m in sorted(TEACHER_LAYERS_METHOD.items()):
+        depths.setdefault(m, []).append(n)
+    # One clause per method ("pkd at 3 and 6 layers"), in the order of its shallowest depth.
+    clauses = [f"{m} at {_and(ns)} layers" for m, ns in depths.items()]
+    return ", ".join(clauses) + " (another depth: the nearest of these, the deeper on a tie)"
+
+
+def _and(items: list) -> str:
+    words = [str(x) for x in items]
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
 def default_method(source: str, layers: int | None = None) -> str:
