@@ -194,8 +194,8 @@ class TrainingDialog(QDialog):
         self.recipe.addItem(f"{CUSTOM}: the settings below, as set by hand", CUSTOM)
         self.recipe.setToolTip("Each recipe distils the teacher's own layers by the method that led at its "
                                "depth in docs/benchmarks.md (Patient KD, pkd: soft and gold labels plus the "
-                               "teacher's normalised hidden states, at 3 and 6 layers; hinton, soft and gold "
-                               "labels, at 4; T=2) at the CLI's learning rate for "
+                               "teacher's normalised hidden states, at 3, 4 and 6 layers; T=2) at the CLI's "
+                               "learning rate for "
                                f"{RECIPE_EPOCHS} epochs")
         self.recipe.currentIndexChanged.connect(lambda _i: self.apply_recipe())
         self.recipe_note = QLabel(RECIPE_NOTE)

@@ -94,11 +94,11 @@ def test_distill_defaults_follow_the_student():
     # led there), with its own T
     assert cfg.method.name == "pkd" and cfg.method.temperature is None
     assert cfg.method.to_method().temperature == 2.0
-    # by depth: pkd led at 3 and 6 layers, hinton at 4; a depth between takes the nearest
-    # (the deeper on a tie)
+    # by depth: pkd led at 3, 4 and 6 layers; a depth between takes the nearest (the deeper
+    # on a tie)
     by_depth = {n: config_from_args(parser.parse_args(base + ["--layers", n])).method.name
                 for n in ("2", "3", "4", "5", "6", "8")}
-    assert by_depth == {"2": "pkd", "3": "pkd", "4": "hinton", "5": "pkd", "6": "pkd", "8": "pkd"}
+    assert by_depth == {"2": "pkd", "3": "pkd", "4": "pkd", "5": "pkd", "6": "pkd", "8": "pkd"}
     method = config_from_args(parser.parse_args(base + ["--layers", "3"])).method.to_method()
     assert (method.name, method.temperature, method.calibrate) == ("pkd", 2.0, "none")
     named = config_from_args(parser.parse_args(base + ["--layers", "4", "--method", "fastbioner-cal"]))

@@ -142,7 +142,7 @@ def test_the_dialog_opens_tall_enough_for_every_row(window, qtbot, kind):
     assert files.geometry().bottom() < dialog.use_curated.geometry().top()
 
 
-def test_recipes_fill_the_settings_with_a_student_smaller_than_its_teacher(window):
+def test_recipes_fill_the_settings_with_a_student_smaller_than_its_teacher(window, monkeypatch):
     from fastbioner.guided import RECIPE_EPOCHS, RECIPE_NOTE
     from fastbioner_gui.dialogs.training_dialog import TrainingDialog
 
@@ -169,7 +169,7 @@ def test_recipes_fill_the_settings_with_a_student_smaller_than_its_teacher(windo
         got[name] = (config.student.layers, config.training.learning_rate, config.method.name)
     assert {n: layers for n, (layers, _, _) in got.items()} == {"Fast": 3, "Balanced": 4, "Accurate": 5}  # never 6 of 6
     assert {n: method for n, (_, _, method) in got.items()} == {
-        "Fast": "pkd", "Balanced": "hinton", "Accurate": "pkd"}  # 5 of 6 layers: nearest is 6
+        "Fast": "pkd", "Balanced": "pkd", "Accurate": "pkd"}  # 5 of 6 layers: nearest is 6
     assert got["Fast"][1] > got["Balanced"][1] == got["Accurate"][1]
     assert "5-layer student (the teacher has 6)" in dialog.recipe.currentText()
     assert [dialog.layers.itemText(i) for i in range(dialog.layers.count())] == ["4", "3", "2", "1", "custom"]
@@ -177,7 +177,9 @@ def test_recipes_fill_the_settings_with_a_student_smaller_than_its_teacher(windo
     assert "six: 6 layers, 90.0 MB" in dialog.teacher_size.text()
     dialog.epochs.setValue(5)  # by hand: the recipe no longer applies
     assert dialog.recipe.currentData() == "Custom" and dialog.epochs.value() == 5
-    # the method follows the depth (hinton led at 4 layers) unless chosen by hand
+    # the method follows the depth (as if hinton had led at 4 layers) unless chosen by hand
+    from fastbioner.distill import config as distill_config
+    monkeypatch.setitem(distill_config.TEACHER_LAYERS_METHOD, 4, "hinton")
     dialog.set_layer_count(4)
     assert dialog.method.currentText() == "hinton"
     dialog.set_layer_count(3)
