@@ -166,6 +166,9 @@ def test_the_report_names_each_depths_default_method_as_core_picks_it():
     # The variants are compared with each other: the one seed is the other variant's.
     assert "against `bc5cdr/cal-hidden200-3`" in three and "-1.10 F1, one seed of the other variant" in three
     last = lines[-1]
+    from fastbioner.distill.config import teacher_layers_methods_summary
+    assert teacher_layers_methods_summary() in last  # core's rule, worded by core
     for layers in (3, 4, 6):
-        assert f"{default_method('teacher', layers)} at {layers} layers" in last
+        said = last.split(f"{default_method('teacher', layers)} at ", 1)[1].split(" layers", 1)[0]
+        assert str(layers) in said.replace(",", " ").split()  # "pkd at 3, 4 and 6 layers"
     assert report.recommended_lines({}) == []
