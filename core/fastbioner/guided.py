@@ -51,7 +51,8 @@ BASE_MODELS_ENV = "FASTBIONER_BASE_MODELS"
 # for a user's own data.
 RECIPE_NOTE = ("Method, learning rate and epochs follow docs/benchmarks.md: over three seeds each, "
                "Patient KD (pkd: soft and gold labels plus the teacher's normalised hidden states) led at 3, 4 "
-               "and 6 layers, each beyond the spread; each recipe uses the method that led at its depth. Unlabelled abstracts (below), where you have them, raised every student they were "
+               "and 6 layers, each beyond the spread; each recipe uses the method that led at its depth. "
+               "Unlabelled abstracts (below), where you have them, raised every student they were "
                "tried with, by 0.3 to 1.9 F1 points.")
 
 # The CLI's rule for a student of the teacher's own layers (table 0 of docs/benchmarks.md).

@@ -192,11 +192,11 @@ class TrainingDialog(QDialog):
         for r in RECIPES:
             self.recipe.addItem(f"{r.name}: {r.summary}", r.name)
         self.recipe.addItem(f"{CUSTOM}: the settings below, as set by hand", CUSTOM)
+        from fastbioner.distill.config import teacher_layers_methods_summary
+        # From core's by-depth table, so the tooltip cannot go stale when a default changes.
         self.recipe.setToolTip("Each recipe distils the teacher's own layers by the method that led at its "
-                               "depth in docs/benchmarks.md (Patient KD, pkd: soft and gold labels plus the "
-                               "teacher's normalised hidden states, at 3, 4 and 6 layers; T=2) at the CLI's "
-                               "learning rate for "
-                               f"{RECIPE_EPOCHS} epochs")
+                               f"depth in docs/benchmarks.md ({teacher_layers_methods_summary()}; T=2) at "
+                               f"the CLI's learning rate for {RECIPE_EPOCHS} epochs")
         self.recipe.currentIndexChanged.connect(lambda _i: self.apply_recipe())
         self.recipe_note = QLabel(RECIPE_NOTE)
         self.recipe_note.setWordWrap(True)

@@ -152,6 +152,8 @@ def test_recipes_fill_the_settings_with_a_student_smaller_than_its_teacher(windo
     assert not dialog.fine_tune_first.isChecked()  # a teacher exists
     assert dialog.recipe.currentData() == "Balanced" and dialog.recipe_note.text() == RECIPE_NOTE
     assert "docs/benchmarks.md" in RECIPE_NOTE and "%" not in RECIPE_NOTE  # no accuracy claimed
+    from fastbioner.distill.config import teacher_layers_methods_summary
+    assert teacher_layers_methods_summary() in dialog.recipe.toolTip()  # core's rule, not a copy
     from fastbioner.distill.config import default_learning_rate, default_method
 
     # readable, the CLI's for the Balanced recipe's 4 layers

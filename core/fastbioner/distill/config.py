@@ -53,8 +53,8 @@ def default_epochs(source: str) -> int:
 # (docs/benchmarks.md; BC5CDR devel F1, three seeds each, 6 epochs, bf16): 3 layers
 # pkd 83.81 +- 0.04 against fastbioner-cal 82.64 +- 0.12 (hinton 82.15 +- 0.03; fastbioner-cal
 # was the default here until pkd ran at this depth); 4 layers pkd 84.92 +- 0.30 against hinton
-# 83.76 +- 0.12 (the default here until pkd ran) and fastbioner-cal 83.36 +- 0.27; 6 layers pkd 86.17 +- 0.12 against fastbioner-cal
-# 85.87 +- 0.15 (hinton 85.43 +- 0.35). Each lead is larger than either spread. A depth
+# 83.76 +- 0.12 (the default here until pkd ran) and fastbioner-cal 83.36 +- 0.27; 6 layers
+# pkd 86.17 +- 0.12 against fastbioner-cal 85.87 +- 0.15 (hinton 85.43 +- 0.35). Each lead is larger than either spread. A depth
 # not measured takes the method of the nearest depth measured (the deeper on a tie).
 TEACHER_LAYERS_METHOD = {3: "pkd", 4: "pkd", 6: "pkd"}
 
