@@ -27,6 +27,27 @@ def _signed(x: float) -> str:
     return f"{100 * x:+.2f}".replace("-", "\u2212")
 
 
+def scorings(teacher: dict) -> list[dict]:
+    """A model's scorings on train, oldest build first: the current one and those of
+    earlier builds (``train_fit.py`` keeps them under ``earlier`` when it rescores a
+    rebuilt model)."""
+    return sorted([teacher, *(teacher.get("earlier") or [])], key=lambda b: b.get("devel_finished") or "")
+
+
+def build_learnt_from(teacher: dict | None, student: dict) -> dict | None:
+    """The scoring of the teacher build the student learnt from: the last build
+    finished before the student's run (as the report's other sections place a student
+    against a rebuilt teacher); the oldest when none is dated before it."""
+    if teacher is None:
+        return None
+    builds = scorings(teacher)
+    done = student.get("devel_finished")
+    if not done:
+        return teacher
+    before = [b for b in builds if (b.get("devel_finished") or "") <= done]
+    return before[-1] if before else builds[0]
+
+
 def fit_section(fit: dict | None) -> list[str]:
     models = (fit or {}).get("models") or {}
     if not models:
@@ -38,12 +59,12 @@ def fit_section(fit: dict | None) -> list[str]:
     out = [f"Each model scored on the file it trained on ({', '.join(f'`{f}`' for f in files)}; "
            f"`{COMMAND}`, each model's own `fastbioner evaluate` command in `benchmarks/results/train_fit.json`) "
            "beside its devel F1 as its row records it. \"Against teacher\": the student's F1 minus that of "
-           "the teacher it learnt from, scored the same way.", "",
+           "the teacher build it learnt from (the last finished before the student's run), scored the same way.", "",
            "| model | row, seed | layers | train F1 | devel F1 | train - devel | train F1 against teacher | "
            "devel F1 against teacher |", "|---|---|---|---|---|---|---|---|"]
 
     def against(m: dict, key: str) -> float | None:
-        t = teachers.get(m.get("parent"))
+        t = build_learnt_from(teachers.get(m.get("parent")), m)
         if t is None or t.get(key) is None or m.get(key) is None:
             return None
         return m[key] - t[key]
@@ -51,14 +72,20 @@ def fit_section(fit: dict | None) -> list[str]:
     def cell(x: float | None, signed: bool = False) -> str:
         return "–" if x is None else (_signed(x) if signed else pct(x))
 
-    ordered = sorted(teachers.items()) + sorted(students.items(), key=lambda kv: (-(kv[1].get("layers") or 0),
-                                                                                   kv[1].get("row") or "", kv[0]))
-    for name, m in ordered:
+    # A teacher rebuilt on a replaced machine is one line per build, each its own scoring.
+    lines = []
+    for name, t in sorted(teachers.items()):
+        several = len(scorings(t)) > 1
+        lines += [(f"`{name}`" + (f" (build of {(b.get('devel_finished') or '?')[:10]})" if several else ""), b, False)
+                  for b in scorings(t)]
+    lines += [(f"`{name}`", m, True) for name, m in sorted(
+        students.items(), key=lambda kv: (-(kv[1].get("layers") or 0), kv[1].get("row") or "", kv[0]))]
+    for label, m, student in lines:
         gap = m["train_f1"] - m["devel_f1"] if m.get("devel_f1") is not None else None
-        out.append(f"| `{name}` | `{m.get('row')}`, {m.get('seed')} | {m.get('layers') or '–'} | "
+        out.append(f"| {label} | `{m.get('row')}`, {m.get('seed')} | {m.get('layers') or '–'} | "
                    f"{pct(m['train_f1'])} | {pct(m.get('devel_f1'))} | {cell(gap)} | "
-                   f"{cell(against(m, 'train_f1'), True) if name in students else ''} | "
-                   f"{cell(against(m, 'devel_f1'), True) if name in students else ''} |")
+                   f"{cell(against(m, 'train_f1'), True) if student else ''} | "
+                   f"{cell(against(m, 'devel_f1'), True) if student else ''} |")
 
     # Per row: the means over its seeds scored, then what they say.
     by_row: dict[str, list[dict]] = {}

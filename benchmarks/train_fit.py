@@ -12,7 +12,9 @@ the teacher's soft labels).
 
 Scores are written after each model to ``benchmarks/results/train_fit.json`` (keyed by
 model, so a later call adds models and one cut short keeps what it scored); a model
-already there is skipped unless ``--again``.
+already there is skipped unless ``--again``, or unless it was rebuilt since (its row
+records another build): the new build is scored and the earlier scoring kept under
+``earlier``.
 """
 
 from __future__ import annotations
@@ -61,6 +63,14 @@ def models_to_score(row_ids: list[str], recorded: dict, registered) -> tuple[lis
     return [*students, *[t for t in teachers if t not in students]], skipped
 
 
+def rebuilt_since_scored(scored: dict, run: dict) -> bool:
+    """True when the model's recorded run is not the build that was scored: a teacher
+    (or a seed) rebuilt with the same name on a replaced machine. Its students learnt
+    from one build or the other, so the earlier scoring is kept, not overwritten, and
+    section 10 sets each student against the build it learnt from."""
+    return bool(run.get("finished")) and scored.get("devel_finished") != run.get("finished")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("rows", nargs="+", metavar="ROW", help="rows of benchmarks/paper_tables.py, e.g. bc5cdr/hinton-4")
@@ -101,15 +111,19 @@ def main(argv: list[str] | None = None) -> int:
     scores = saved.setdefault("models", {})
     known = runs_by_model(recorded)
     for model in models:
-        if model in scores and not args.again:
-            print(f"{model}: already scored on {scores[model]['file']} (--again to score it again)")
+        row_id, seed, run = known.get(model, (None, None, {}))
+        earlier = scores.get(model)
+        if earlier and not args.again and not rebuilt_since_scored(earlier, run):
+            print(f"{model}: already scored on {earlier['file']} (--again to score it again)")
             continue
+        if earlier and rebuilt_since_scored(earlier, run):
+            print(f"{model}: rebuilt since it was scored (that build finished {earlier.get('devel_finished')}, "
+                  f"this one {run.get('finished')}): scoring this build, the earlier scoring kept under 'earlier'")
         bar = ProgressBar()
         try:
             report = evaluate_model(model, train, device="cpu", registry=registry, on_event=bar)
         finally:
             bar.close()
-        row_id, seed, run = known.get(model, (None, None, {}))
         scores[model] = {
             "row": row_id, "seed": int(seed) if seed is not None else None, "layers": run.get("layers"),
             "file": train.name, "train_f1": report.f1,
@@ -117,6 +131,10 @@ def main(argv: list[str] | None = None) -> int:
             "devel_f1": run.get("f1"), "devel_finished": run.get("finished"), "parent": run.get("parent"),
             "command": f"FASTBIONER_HOME=~/fastbioner-experiments/home fastbioner evaluate {model} {train.name}",
             "cpu": paper_tables.cpu_name(), "finished": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+        if earlier and rebuilt_since_scored(earlier, run):
+            scores[model]["earlier"] = [*earlier.pop("earlier", []), earlier]
+        elif earlier and earlier.get("earlier"):  # --again on the same build: its older builds stay
+            scores[model]["earlier"] = earlier["earlier"]
         print(f"{model}: train F1 {100 * report.f1:.2f}, devel F1 "
               + (f"{100 * run['f1']:.2f}" if run.get("f1") is not None else "not recorded"))
         args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -445,6 +445,16 @@ def test_the_train_fit_script_scores_each_registered_seed_and_its_teacher_once(t
     assert script.main(["x/a-4", "x/b-4", "--train", str(train), "--out", str(out)]) == 0
     again = json.loads(out.read_text())["models"]
     assert sorted(again) == ["a-s13", "b-s13", "t"] and again["t"]["train_f1"] == 0.5
+    # The teacher rebuilt since (its row records a later build): this build is scored,
+    # the earlier scoring kept, since older students learnt from that one.
+    recorded["x/teacher"]["13"]["finished"] = "2026-12-03T15:56:43+00:00"
+    assert script.main(["x/a-4", "--train", str(train), "--out", str(out)]) == 0
+    assert "t: rebuilt since it was scored" in capsys.readouterr().out
+    rebuilt = json.loads(out.read_text())["models"]["t"]
+    assert rebuilt["devel_finished"] == "2026-12-03T15:56:43+00:00" and rebuilt["train_f1"] != 0.5
+    assert [e["train_f1"] for e in rebuilt["earlier"]] == [0.5]
+    assert script.main(["x/a-4", "--train", str(train), "--out", str(out)]) == 0  # now current: not again
+    assert json.loads(out.read_text())["models"]["t"] == rebuilt
     assert script.main(["x/nope", "--train", str(train), "--out", str(out)]) == 2
 
 
@@ -486,3 +496,20 @@ def test_section_10_sets_each_depths_order_on_train_against_its_order_on_devel()
             "teacher (+1.50 to +4.00) and scores below it on devel (\u22121.00 to \u22122.00)") in text
     assert "it opens on unseen text" in text
     assert "capacity" not in text.split("|---")[-1]
+
+
+def test_section_10_sets_each_student_against_the_teacher_build_it_learnt_from():
+    """A teacher rebuilt on a replaced machine scores differently on train; a student
+    is compared with the build finished before its run, and each build is a line."""
+    section = load("report_fit")
+    fit = _fit(0.96, 0.87, [("old-s13", "x/hinton-4", 4, 0.97, 0.84), ("new-s13", "x/pkd-4", 4, 0.95, 0.85)])
+    t = fit["models"]["t"]
+    fit["models"]["t"] = {**t, "train_f1": 0.955, "devel_finished": "2026-12-03T15:56",
+                          "earlier": [{**t, "devel_finished": "2026-12-02T14:00"}]}
+    fit["models"]["old-s13"]["devel_finished"] = "2026-12-02T17:00"  # learnt from the first build (96.00)
+    fit["models"]["new-s13"]["devel_finished"] = "2026-12-03T18:00"  # from the rebuild (95.50)
+    text = "\n".join(section.fit_section(fit))
+    assert "| `t` (build of 2026-12-02) | `x/teacher`, 13 | 12 | 96.00 |" in text
+    assert "| `t` (build of 2026-12-03) | `x/teacher`, 13 | 12 | 95.50 |" in text
+    assert "| `old-s13` | `x/hinton-4`, 13 | 4 | 97.00 | 84.00 | 13.00 | +1.00 | \u22123.00 |" in text
+    assert "| `new-s13` | `x/pkd-4`, 13 | 4 | 95.00 | 85.00 | 10.00 | \u22120.50 | \u22122.00 |" in text
