@@ -13,7 +13,7 @@ from statistics import fmean as _mean
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # report_format, beside this module
-from report_format import pct  # noqa: E402
+from report_format import build_before, pct  # noqa: E402
 
 FIT = Path(__file__).resolve().parent / "results" / "train_fit.json"
 COMMAND = "FASTBIONER_HOME=~/fastbioner-experiments/home python benchmarks/train_fit.py ROW ... --threads 1"
@@ -40,12 +40,11 @@ def build_learnt_from(teacher: dict | None, student: dict) -> dict | None:
     against a rebuilt teacher); the oldest when none is dated before it."""
     if teacher is None:
         return None
-    builds = scorings(teacher)
     done = student.get("devel_finished")
     if not done:
         return teacher
-    before = [b for b in builds if (b.get("devel_finished") or "") <= done]
-    return before[-1] if before else builds[0]
+    builds = scorings(teacher)
+    return build_before(builds, done, key="devel_finished")
 
 
 def fit_section(fit: dict | None) -> list[str]:

@@ -70,6 +70,13 @@ def teacher_builds(teacher: dict) -> list[dict]:
     return sorted([teacher, *(teacher.get("earlier") or [])], key=lambda b: b.get("finished") or "")
 
 
+def build_before(builds: list[dict], done: str, key: str = "finished") -> dict:
+    """Of a model's builds (oldest first), the one a run finished at ``done`` used: the
+    last finished before it, else the oldest."""
+    before = [b for b in builds if (b.get(key) or "") <= done]
+    return before[-1] if before else builds[0]
+
+
 def teacher_f1_for(teacher: dict | None, student: dict) -> float | None:
     """The F1 of the teacher build the student learnt from (the last one finished
     before each of its runs; their mean over the runs): a teacher rebuilt later is not
@@ -83,7 +90,6 @@ def teacher_f1_for(teacher: dict | None, student: dict) -> float | None:
         if not done:  # no date to place it by: the current build
             f1s.append(teacher.get("f1"))
             continue
-        before = [b for b in builds if (b.get("finished") or "") <= done]
-        f1s.append((before[-1] if before else builds[0]).get("f1"))
+        f1s.append(build_before(builds, done).get("f1"))
     f1s = [f for f in f1s if f is not None]
     return sum(f1s) / len(f1s) if f1s else None

@@ -113,10 +113,11 @@ def main(argv: list[str] | None = None) -> int:
     for model in models:
         row_id, seed, run = known.get(model, (None, None, {}))
         earlier = scores.get(model)
-        if earlier and not args.again and not rebuilt_since_scored(earlier, run):
+        rebuilt = bool(earlier) and rebuilt_since_scored(earlier, run)
+        if earlier and not args.again and not rebuilt:
             print(f"{model}: already scored on {earlier['file']} (--again to score it again)")
             continue
-        if earlier and rebuilt_since_scored(earlier, run):
+        if rebuilt:
             print(f"{model}: rebuilt since it was scored (that build finished {earlier.get('devel_finished')}, "
                   f"this one {run.get('finished')}): scoring this build, the earlier scoring kept under 'earlier'")
         bar = ProgressBar()
@@ -131,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
             "devel_f1": run.get("f1"), "devel_finished": run.get("finished"), "parent": run.get("parent"),
             "command": f"FASTBIONER_HOME=~/fastbioner-experiments/home fastbioner evaluate {model} {train.name}",
             "cpu": paper_tables.cpu_name(), "finished": datetime.now(timezone.utc).isoformat(timespec="seconds")}
-        if earlier and rebuilt_since_scored(earlier, run):
+        if rebuilt:
             scores[model]["earlier"] = [*earlier.pop("earlier", []), earlier]
         elif earlier and earlier.get("earlier"):  # --again on the same build: its older builds stay
             scores[model]["earlier"] = earlier["earlier"]
