@@ -15,6 +15,7 @@ import report_frontier  # noqa: E402
 from report_convergence import PLOT as CONVERGENCE_PLOT, convergence_section  # noqa: E402
 from report_fit import fit_section, load_fit  # noqa: E402
 from report_pull import load_pull, pull_section  # noqa: E402
+from report_gpu import gpu_section  # noqa: E402
 from report_precision import precision_section  # noqa: E402
 from report_format import (NOT_RUN, converged, f1_cell, mb, millions, minutes, pct,  # noqa: E402,F401
                            teacher_builds, teacher_f1_for, wall_cell)
@@ -346,8 +347,7 @@ def scale_section() -> list[str]:
                    f"{hours.get('512', '–')} |")
     out += ["", "These CPU figures were measured at float32 (this CPU offers no bfloat16) while other jobs "
             "shared the two cores (the load average above): read them as a lower bound for this CPU, and the "
-            "PubMed hours as the arithmetic they are. GPU figures: not yet measured (`benchmarks/gpu_check.sh` "
-            "is ready for a CUDA machine)."]
+            "PubMed hours as the arithmetic they are.", ""] + gpu_section()
     return out
 
 

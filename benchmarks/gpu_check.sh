@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# The CUDA check, ready for whenever a CUDA machine is at hand (none has been here yet):
+# The CUDA check (first run on an NVIDIA H200 on 2026-12-04: benchmarks/results/gpu/):
 #   1. the CUDA tests (tests/core/test_cuda_paths.py: tagging fp32/bf16/fp16, tag-corpus, fine-tuning);
 #   2. tagging speed per precision (fp32, bf16, fp16) on the GPU, with entity agreement against fp32;
 #   3. tag-corpus on the GPU (local engine), tokens/s;
 #   4. a short distillation on the GPU (3-layer student of the shipped model, 1 epoch), its time.
+#   5. each precision mode tagging the documents twice (benchmarks/gpu_passes.py): first use against steady speed.
 # Prints the speeds and writes them under $OUT (default benchmarks/results/gpu/).
 #
 # Needs an environment with a CUDA build of torch (the README's pinned torch is the CPU
@@ -44,7 +45,7 @@ SHARED=${SHARED_DATA:-../shared/data}
 if [ -f "$SHARED/bc5cdr/pubtator/CDR_DevelopmentSet.PubTator.txt" ]; then
     DOCS=$SHARED/bc5cdr/pubtator/CDR_DevelopmentSet.PubTator.txt
     DEVEL=$SHARED/bc5cdr/iob/devel.tsv
-    head -n 20000 "$SHARED/bc5cdr/iob/train.tsv" > "$WORK/train.tsv"   # about 1,900 sentences
+    head -n 20000 "$SHARED/bc5cdr/iob/train.tsv" > "$WORK/train.tsv"   # 724 sentences
 else
     DOCS=assets/samples/bc5cdr-devel-sample.pubtator
     $FB convert "$DOCS" "$WORK/samples.conll" --to conll
@@ -74,4 +75,8 @@ $FB distill --teacher gpu-check-model --student-from teacher --layers 3 --method
     --batch-size 32 --train "$WORK/train.tsv" --dev "$DEVEL" --device "$DEVICE" --name gpu-check-student \
     --quiet | tee "$OUT/distill.txt"
 echo "distillation: $(( $(date +%s) - start )) s wall (set-up and devel scoring included)" | tee -a "$OUT/distill.txt"
+if [ "$DEVICE" != cpu ]; then
+    echo "== 5. two passes per mode: first use against steady speed"
+    $PY benchmarks/gpu_passes.py "$DOCS" | tee "$OUT/second-pass.txt"
+fi
 echo "results in $OUT"

@@ -513,3 +513,28 @@ def test_section_10_sets_each_student_against_the_teacher_build_it_learnt_from()
     assert "| `t` (build of 2026-12-03) | `x/teacher`, 13 | 12 | 95.50 |" in text
     assert "| `old-s13` | `x/hinton-4`, 13 | 4 | 97.00 | 84.00 | 13.00 | +1.00 | \u22123.00 |" in text
     assert "| `new-s13` | `x/pkd-4`, 13 | 4 | 95.00 | 85.00 | 10.00 | \u22120.50 | \u22122.00 |" in text
+
+
+def test_the_gpu_figures_in_the_report_are_read_from_the_check_s_files(tmp_path, monkeypatch):
+    """Section 7's GPU part says "not yet measured" until gpu_check.sh has written its
+    files, then renders each mode's speed from them and the first and second pass
+    times gpu_passes.py printed, with the steady speed worked out from those."""
+    gpu = load("report_gpu")
+    monkeypatch.setattr(gpu, "GPU", tmp_path)
+    assert "not yet measured" in gpu.gpu_section()[0]
+    mode = {"documents": 10, "tokens": 2000, "tokens_per_s": 1000.0, "ms_per_abstract": 200.0,
+            "agreement": 1.0, "f1": 0.85, "f1_loss_points": 0.0}
+    (tmp_path / "tagging.json").write_text(json.dumps({
+        "hardware": "Some GPU", "date": "2026-12-04T13:38:50+00:00", "documents": 10,
+        "modes": {"fp32": mode, "bf16": {**mode, "tokens_per_s": 250.0, "agreement": 0.99}}}))
+    (tmp_path / "tests.txt").write_text(".....\n5 passed in 14.79s\n")
+    (tmp_path / "second-pass.txt").write_text(
+        "10 docs\nauto         fp32: 1.00s then 0.50s for 10 docs; budget 32768\n"
+        "auto         bf16: 3.00s then 0.40s for 10 docs; budget 32768\n"
+        "transformers fp32: 1.20s then 0.60s for 10 docs; budget 32768\n")
+    text = "\n".join(gpu.gpu_section())
+    assert "Some GPU" in text and "5 passed in 14.79s" in text
+    assert "| bf16 | 250 |" in text and "0.9900" in text
+    assert "first pass fp32 1.00 s, bf16 3.00 s; second pass fp32 0.50 s, bf16 0.40 s" in text
+    assert "about 4,000 tokens/s in fp32" in text   # 2000 tokens in 0.50 s
+    assert "transformers engine's second pass: fp32 0.60 s" in text
