@@ -75,11 +75,22 @@ def _shape(args: list[str]) -> tuple:
             value("--epochs"), "--cpu-bf16" in args, "--unlabeled" in args, value("--context"))
 
 
+# A running job's own pace is trusted once this share of its steps is done.
+PACE_AFTER = 0.1
+
+
 def expected_seconds(job: dict, results: dict, ran: float | None = None) -> float | None:
     """How long the job should still run, from the walls recorded: the same row's
     (any seed), else the longest of the rows whose command has the same shape
     (``_shape``); less ``ran`` (a running job's seconds so far) or else the share its
-    checkpoint has done. None when nothing like it has run."""
+    checkpoint has done. A running job a tenth or more through goes by its own pace
+    (its seconds so far over the steps its checkpoint holds): the recorded walls may
+    come from another thread count or load (a teacher given both cores runs far faster
+    than its recorded one-thread wall). None when nothing like it has run."""
+    saved = qs.checkpoint_state(job)
+    step, total = (saved or {}).get("step") or 0, (saved or {}).get("total_steps") or 0
+    if ran is not None and total and step >= PACE_AFTER * total:
+        return ran * (total - step) / step
     walls = [e["wall_seconds"] for e in (results.get(job["row"]) or {}).values() if e.get("wall_seconds")]
     if walls:
         need = sum(walls) / len(walls)
@@ -92,9 +103,8 @@ def expected_seconds(job: dict, results: dict, ran: float | None = None) -> floa
         need = max(alike)
     if ran is not None:
         return max(0.0, need - ran)
-    saved = qs.checkpoint_state(job)
-    if saved and saved.get("total_steps"):
-        need *= max(0.0, 1.0 - (saved.get("step") or 0) / saved["total_steps"])
+    if total:
+        need *= max(0.0, 1.0 - step / total)
     return need
 
 

@@ -291,6 +291,9 @@ def test_a_runs_expected_length_comes_from_its_own_row_else_the_longest_of_its_s
     latest.mkdir(parents=True)
     (latest / "state.json").write_text(json.dumps({"state": {"step": 1500, "total_steps": 2000}}))
     assert expected(_distill_job("x/og-3", 15), results) == pytest.approx(625.0)
+    # Running, it goes by its own pace: 1500 of 2000 steps in 600 s leaves 200 s (a run
+    # given two threads is faster than the walls recorded at one).
+    assert expected(_distill_job("x/og-3", 15), results, ran=600.0) == pytest.approx(200.0)
 
 
 def test_before_the_finish_by_time_only_runs_that_can_end_by_then_start(tmp_path, monkeypatch, capsys):
