@@ -78,11 +78,13 @@ def parse_finish_by(text: str, now: float | None = None) -> float | None:
 def status() -> None:
     with qs.locked_state() as state:
         jobs = list(state["jobs"])
+        pace = queue_runner.machine_pace(state)
     pid = qs.runner_pid()
     deadline = qs.finish_by()
     print(f"runner: {'running, pid ' + str(pid) if pid else 'not running'}"
           f"{'; PAUSED' if (qs.EXP / 'PAUSE').exists() else ''}"
-          f"{'; finish by ' + time.strftime('%Y-%m-%d %H:%M', time.localtime(deadline)) if deadline else ''}")
+          f"{'; finish by ' + time.strftime('%Y-%m-%d %H:%M', time.localtime(deadline)) if deadline else ''}"
+          f"{f'; runs here take {pace:.2f}x the recorded walls' if pace != 1.0 else ''}")
     results = paper_tables.load_results()
     for j in jobs:
         parts = []
@@ -106,6 +108,8 @@ def status() -> None:
                              f"(best {100 * best['f1']:.2f} at {best['step']})")
         if j["state"] in ("pending", "running"):
             need = queue_runner.expected_seconds(j, results, ran)
+            if need is not None and j["state"] == "pending":
+                need *= pace
             if need is not None:
                 parts.append(f"about {need / 60:.0f} min {'to run' if j['state'] == 'pending' else 'left'}"
                              + (" (does not fit before the finish-by time)"

@@ -11,6 +11,7 @@ import importlib
 import os
 import shlex
 import signal
+import statistics
 import subprocess
 import sys
 import time
@@ -22,6 +23,11 @@ from queue_state import paper_tables
 PYTHON = os.environ.get("FASTBIONER_PYTHON", sys.executable)
 MAX_ATTEMPTS = 3
 POLL_SECONDS = 15
+# Machines differ (the same 6-layer NCBI row took 60 min on an EPYC and about half that on
+# a Xeon with AMX), so the walls recorded on one misjudge what fits before a block's end on
+# another: the finish-by decision scales them by this machine's pace, the median over its
+# last PACE_SAMPLES finished one-thread runs of wall over the wall expected at their start.
+PACE_SAMPLES = 4
 
 
 def env_for(commit: str, threads: int = 1) -> dict[str, str]:
@@ -106,6 +112,20 @@ def expected_seconds(job: dict, results: dict, ran: float | None = None) -> floa
     if total:
         need *= max(0.0, 1.0 - step / total)
     return need
+
+
+def machine_pace(state: dict) -> float:
+    """How this machine's runs compare with the recorded walls (1.0 until one has ended)."""
+    samples = state.get("pace") or []
+    return statistics.median(samples[-PACE_SAMPLES:]) if samples else 1.0
+
+
+def add_pace_sample(state: dict, job: dict, wall: float | None) -> None:
+    """A finished run's wall against the one expected when it started, when the two
+    compare: one thread, started from scratch, something like it recorded."""
+    expected = job.get("expected_seconds")
+    if wall and expected and job.get("threads", 1) == 1 and job.get("from_scratch"):
+        state["pace"] = (state.get("pace") or [])[-(PACE_SAMPLES - 1):] + [round(wall / expected, 3)]
 
 
 def made_by_current_prerequisites(entry: dict, job: dict, results: dict) -> bool:
@@ -200,6 +220,7 @@ def step(slots: int, children: dict[int, subprocess.Popen] | None = None) -> boo
             j.pop("ticked", None)
             if qs.registered(j["model"]):
                 j["state"] = "done"
+                add_pace_sample(state, j, wall)
                 finished.append((j, wall))
             elif not qs.failed_with_error(j):
                 # Stopped (a cancel, the runner's stop, a session's end): not a failure.
@@ -244,6 +265,7 @@ def step(slots: int, children: dict[int, subprocess.Popen] | None = None) -> boo
         pending = sorted((j for j in jobs if j["state"] == "pending"),
                          key=lambda j: not qs.checkpoint_dir(j).exists())
         deadline = qs.finish_by()
+        pace = machine_pace(state)
         if not paused:
             recorded = paper_tables.load_results()
             for j in pending:
@@ -271,7 +293,8 @@ def step(slots: int, children: dict[int, subprocess.Popen] | None = None) -> boo
                     continue
                 # A run that cannot end before the working block does is lost with the
                 # machine: leave the core to a later job that fits.
-                need = expected_seconds(j, recorded) if deadline is not None else None
+                expected = expected_seconds(j, recorded)
+                need = expected * pace if deadline is not None and expected is not None else None
                 if need is not None and now + need > deadline:
                     if j.get("held_for") != deadline:
                         j["held_for"] = deadline
@@ -279,6 +302,8 @@ def step(slots: int, children: dict[int, subprocess.Popen] | None = None) -> boo
                             f"{max(0.0, deadline - now) / 60:.0f} min left before the finish-by time")
                     continue
                 threads = threads_for(j, jobs, busy, slots)
+                j["expected_seconds"] = expected
+                j["from_scratch"] = not qs.checkpoint_dir(j).exists()
                 j["pid"] = start_job(j, threads)
                 j["state"], j["threads"] = "running", threads
                 j["started"] = j["ticked"] = time.time()  # run_seconds goes on from earlier attempts

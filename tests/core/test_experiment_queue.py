@@ -326,6 +326,53 @@ def test_before_the_finish_by_time_only_runs_that_can_end_by_then_start(tmp_path
     assert started == ["x/og-3", "x/og-6"]
 
 
+def test_a_machine_faster_than_the_recorded_walls_fits_more_runs_before_the_finish_by_time(tmp_path, monkeypatch,
+                                                                                            capsys):
+    """The 3-layer run recorded at 40 minutes ends here in 20: this machine runs at half
+    the recorded walls, so with 50 minutes left the 6-layer run recorded at 80 starts
+    (about 40 here); a run resumed from a checkpoint, or given two threads, is no
+    measure of the machine and leaves the pace alone."""
+    queue = load("experiment_queue")
+    runner = queue.queue_runner
+    monkeypatch.setattr(queue.qs, "EXP", tmp_path)
+    results = {**_recorded("x/og-3", 13, 2400.0)}
+    long_job = _distill_job("x/og-6", 13)
+    long_job["args"][long_job["args"].index("--layers") + 1] = "6"
+    results["x/og-6"] = {"14": {"command": "fastbioner " + " ".join(long_job["args"][:-1]) + " 14",
+                                "wall_seconds": 4800.0}}
+    monkeypatch.setattr(queue.paper_tables, "load_results", lambda *a, **k: results)
+    monkeypatch.setattr(runner, "record", lambda job, wall: 0.8)
+    live = {4242}
+    started = []
+    monkeypatch.setattr(runner, "start_job", lambda job, threads=1: started.append(job["row"]) or 4242)
+    monkeypatch.setattr(queue.qs, "alive", lambda pid: pid in live)
+    made = set()
+    monkeypatch.setattr(queue.qs, "registered", lambda model: model in made)
+    (tmp_path / "queue.json").write_text(json.dumps({"jobs": [_distill_job("x/og-3", 14), long_job]}))
+    assert queue.main(["finish-by", "+50"]) == 0
+    runner.step(1)   # one slot: the 3-layer run starts, expected to take 40 minutes
+    jobs = json.loads((tmp_path / "queue.json").read_text())["jobs"]
+    assert started == ["x/og-3"] and jobs[0]["expected_seconds"] == 2400.0 and jobs[0]["from_scratch"]
+    jobs[0]["run_seconds"], jobs[0]["started"] = 1190.0, queue.time.time() - 1190.0
+    jobs[0]["ticked"] = queue.time.time() - 10.0
+    (tmp_path / "queue.json").write_text(json.dumps({"jobs": jobs}))
+    live.clear()     # it ended after 20 minutes, its model registered
+    made.add("x/og-3-s14")
+    runner.step(1)
+    state = json.loads((tmp_path / "queue.json").read_text())
+    assert state["pace"] == [pytest.approx(0.5, abs=0.01)]
+    assert started == ["x/og-3", "x/og-6"]
+    capsys.readouterr()
+    queue.status()
+    assert "runs here take 0.50x the recorded walls" in capsys.readouterr().out
+    # The samples that say nothing of the machine are left out.
+    state = {"pace": [0.5]}
+    runner.add_pace_sample(state, {"expected_seconds": 100.0, "threads": 2, "from_scratch": True}, 30.0)
+    runner.add_pace_sample(state, {"expected_seconds": 100.0, "threads": 1, "from_scratch": False}, 30.0)
+    runner.add_pace_sample(state, {"expected_seconds": None, "threads": 1, "from_scratch": True}, 30.0)
+    assert state["pace"] == [0.5] and runner.machine_pace({}) == 1.0
+
+
 def test_finish_by_reads_a_clock_time_as_its_next_occurrence():
     queue = load("experiment_queue")
     now = queue.time.mktime((2026, 12, 3, 15, 0, 0, 0, 0, -1))
