@@ -107,9 +107,7 @@ def status() -> None:
                 parts.append(f"devel F1 {100 * history[-1]['f1']:.2f} at step {history[-1]['step']} "
                              f"(best {100 * best['f1']:.2f} at {best['step']})")
         if j["state"] in ("pending", "running"):
-            need = queue_runner.expected_seconds(j, results, ran)
-            if need is not None and j["state"] == "pending":
-                need *= pace
+            need = queue_runner.expected_seconds(j, results, ran, pace=pace)
             if need is not None:
                 parts.append(f"about {need / 60:.0f} min {'to run' if j['state'] == 'pending' else 'left'}"
                              + (" (does not fit before the finish-by time)"

@@ -7,6 +7,7 @@ left. The queue itself is ``queue_state.py``; the command line,
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import shlex
@@ -85,28 +86,49 @@ def _shape(args: list[str]) -> tuple:
 PACE_AFTER = 0.1
 
 
-def expected_seconds(job: dict, results: dict, ran: float | None = None) -> float | None:
-    """How long the job should still run, from the walls recorded: the same row's
-    (any seed), else the longest of the rows whose command has the same shape
-    (``_shape``); less ``ran`` (a running job's seconds so far) or else the share its
-    checkpoint has done. A running job a tenth or more through goes by its own pace
-    (its seconds so far over the steps its checkpoint holds): the recorded walls may
-    come from another thread count or load (a teacher given both cores runs far faster
-    than its recorded one-thread wall). None when nothing like it has run."""
+def recorded_wall(job: dict, results: dict, here: str) -> tuple[float | None, bool]:
+    """The wall the records give the job, and whether it was measured on this kind of
+    CPU (``here``): the same row's mean over its seeds, else the longest run whose
+    command has the same shape (``_shape``); walls from this kind of CPU first, since
+    walls from another compare only through the machine's pace."""
+    own = [e for e in (results.get(job["row"]) or {}).values() if e.get("wall_seconds")]
+    for local in (True, False):
+        walls = [e["wall_seconds"] for e in own if (e.get("cpu") == here) == local]
+        if walls:
+            return sum(walls) / len(walls), local
+    mine = _shape(job["args"])
+    alike = [e for by_seed in results.values() for e in by_seed.values()
+             if e.get("wall_seconds") and _shape(shlex.split(e.get("command", ""))[1:]) == mine]
+    for local in (True, False):
+        walls = [e["wall_seconds"] for e in alike if (e.get("cpu") == here) == local]
+        if walls:
+            return max(walls), local
+    return None, False
+
+
+@functools.lru_cache(maxsize=1)
+def this_cpu() -> str:
+    return paper_tables.cpu_name()
+
+
+def expected_seconds(job: dict, results: dict, ran: float | None = None, pace: float = 1.0) -> float | None:
+    """How long the job should still run: the wall the records give it
+    (:func:`recorded_wall`; one measured on another kind of CPU scaled by ``pace``, this
+    machine's :func:`machine_pace`), less ``ran`` (a running job's seconds so far) or
+    else the share its checkpoint has done. A running job a tenth or more through goes
+    by its own pace (its seconds so far over the steps its checkpoint holds): the
+    recorded walls may come from another thread count or load (a teacher given both
+    cores runs far faster than its recorded one-thread wall). None when nothing like it
+    has run."""
     saved = qs.checkpoint_state(job)
     step, total = (saved or {}).get("step") or 0, (saved or {}).get("total_steps") or 0
     if ran is not None and total and step >= PACE_AFTER * total:
         return ran * (total - step) / step
-    walls = [e["wall_seconds"] for e in (results.get(job["row"]) or {}).values() if e.get("wall_seconds")]
-    if walls:
-        need = sum(walls) / len(walls)
-    else:
-        mine = _shape(job["args"])
-        alike = [e["wall_seconds"] for by_seed in results.values() for e in by_seed.values()
-                 if e.get("wall_seconds") and _shape(shlex.split(e.get("command", ""))[1:]) == mine]
-        if not alike:
-            return None
-        need = max(alike)
+    need, local = recorded_wall(job, results, this_cpu())
+    if need is None:
+        return None
+    if not local:
+        need *= pace
     if ran is not None:
         return max(0.0, need - ran)
     if total:
@@ -122,9 +144,11 @@ def machine_pace(state: dict) -> float:
 
 def add_pace_sample(state: dict, job: dict, wall: float | None) -> None:
     """A finished run's wall against the one expected when it started, when the two
-    compare: one thread, started from scratch, something like it recorded."""
+    compare: one thread, started from scratch, something like it recorded on another
+    kind of CPU (walls from this kind need no scaling)."""
     expected = job.get("expected_seconds")
-    if wall and expected and job.get("threads", 1) == 1 and job.get("from_scratch"):
+    if wall and expected and job.get("threads", 1) == 1 and job.get("from_scratch") \
+            and not job.get("expected_here"):
         state["pace"] = (state.get("pace") or [])[-(PACE_SAMPLES - 1):] + [round(wall / expected, 3)]
 
 
@@ -293,8 +317,8 @@ def step(slots: int, children: dict[int, subprocess.Popen] | None = None) -> boo
                     continue
                 # A run that cannot end before the working block does is lost with the
                 # machine: leave the core to a later job that fits.
-                expected = expected_seconds(j, recorded)
-                need = expected * pace if deadline is not None and expected is not None else None
+                expected = expected_seconds(j, recorded)        # unscaled: a pace sample's base
+                need = expected_seconds(j, recorded, pace=pace) if deadline is not None else None
                 if need is not None and now + need > deadline:
                     if j.get("held_for") != deadline:
                         j["held_for"] = deadline
@@ -303,6 +327,7 @@ def step(slots: int, children: dict[int, subprocess.Popen] | None = None) -> boo
                     continue
                 threads = threads_for(j, jobs, busy, slots)
                 j["expected_seconds"] = expected
+                j["expected_here"] = recorded_wall(j, recorded, this_cpu())[1]
                 j["from_scratch"] = not qs.checkpoint_dir(j).exists()
                 j["pid"] = start_job(j, threads)
                 j["state"], j["threads"] = "running", threads

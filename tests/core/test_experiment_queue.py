@@ -365,6 +365,13 @@ def test_a_machine_faster_than_the_recorded_walls_fits_more_runs_before_the_fini
     capsys.readouterr()
     queue.status()
     assert "runs here take 0.50x the recorded walls" in capsys.readouterr().out
+    # A wall recorded on this kind of CPU is this machine's already: not scaled again,
+    # and preferred to the row's walls from elsewhere.
+    here = runner.this_cpu()
+    assert runner.expected_seconds(_distill_job("x/og-6", 15), results, pace=0.5) == pytest.approx(2400.0)
+    results["x/og-6"]["15"] = {**results["x/og-6"]["14"], "wall_seconds": 2000.0, "cpu": here}
+    assert runner.expected_seconds(_distill_job("x/og-6", 16), results, pace=0.5) == pytest.approx(2000.0)
+    assert runner.recorded_wall(_distill_job("x/og-6", 16), results, here) == (2000.0, True)
     # The samples that say nothing of the machine are left out.
     state = {"pace": [0.5]}
     runner.add_pace_sample(state, {"expected_seconds": 100.0, "threads": 2, "from_scratch": True}, 30.0)
