@@ -25,11 +25,15 @@ def minutes(s: float | None) -> str:
 
 def wall_cell(r: dict) -> str:
     """A row's wall time: its one run's, or the mean over its seeds' runs with their
-    range (walls depend on the machine and on what ran beside them)."""
-    walls = [x["wall_seconds"] for x in (r.get("runs") or [r]) if x.get("wall_seconds") is not None]
+    range (walls depend on the machine and on what ran beside them; seeds run on more
+    than one kind of CPU say so, since their walls do not compare)."""
+    timed = [x for x in (r.get("runs") or [r]) if x.get("wall_seconds") is not None]
+    walls = [x["wall_seconds"] for x in timed]
     if len(walls) < 2:
         return minutes(walls[0] if walls else None)
-    return f"{minutes(sum(walls) / len(walls))} (mean; {min(walls) / 60:.0f}-{max(walls) / 60:.0f})"
+    cpus = len({x.get("cpu") for x in timed})
+    return (f"{minutes(sum(walls) / len(walls))} (mean; {min(walls) / 60:.0f}-{max(walls) / 60:.0f}"
+            f"{f'; {cpus} kinds of CPU' if cpus > 1 else ''})")
 
 
 def f1_cell(r: dict) -> str:

@@ -376,6 +376,9 @@ def test_a_rows_wall_time_is_its_seeds_mean_with_their_range_not_the_first_seeds
     assert fmt.wall_cell({"wall_seconds": 60 * 81, "runs": runs}) == "78 min (mean; 76-81)"
     assert fmt.wall_cell({"wall_seconds": 60 * 81, "runs": runs[:1]}) == "81 min"
     assert fmt.wall_cell({"wall_seconds": None}) == "–"
+    # Seeds run on different machines: their walls do not compare, and the cell says so.
+    mixed = [{"wall_seconds": 60 * 60, "cpu": "AMD EPYC"}, {"wall_seconds": 60 * 27, "cpu": "Intel Xeon"}]
+    assert fmt.wall_cell({"runs": mixed}) == "44 min (mean; 27-60; 2 kinds of CPU)"
 
 
 def test_the_teacher_ensemble_script_scores_the_teachers_combined_and_records_their_builds(tmp_path, monkeypatch):
