@@ -39,8 +39,8 @@ A working block ends with its machine, and a run still going then is lost with i
 checkpoints: ``finish-by`` gives the block's end, and the runner then starts only the
 runs expected to end before it (from the walls recorded for the same row, else for the
 longest run of the same shape: corpus, student, depth, epochs, precision, unlabelled
-text; scaled by this machine's pace once one of its runs has ended), taking later jobs in the queue that fit rather than leaving the core to one that
-cannot finish. A run already going is not stopped.
+text; scaled by this machine's pace once one of its runs has ended), taking later jobs
+in the queue that fit rather than leaving the core to one that cannot finish. A run already going is not stopped.
 
 This file is the command line; the queue's state is ``queue_state.py`` and the
 runner ``queue_runner.py``.

@@ -318,8 +318,9 @@ def step(slots: int, children: dict[int, subprocess.Popen] | None = None) -> boo
                 # A run that cannot end before the working block does is lost with the
                 # machine: leave the core to a later job that fits.
                 expected = expected_seconds(j, recorded)        # unscaled: a pace sample's base
-                need = expected_seconds(j, recorded, pace=pace) if deadline is not None else None
-                if need is not None and now + need > deadline:
+                expected_here = recorded_wall(j, recorded, this_cpu())[1]
+                need = expected if expected is None or expected_here else expected * pace
+                if deadline is not None and need is not None and now + need > deadline:
                     if j.get("held_for") != deadline:
                         j["held_for"] = deadline
                         log(f"held {j['row']} seed {j['seed']}: about {need / 60:.0f} min to run, "
@@ -327,7 +328,7 @@ def step(slots: int, children: dict[int, subprocess.Popen] | None = None) -> boo
                     continue
                 threads = threads_for(j, jobs, busy, slots)
                 j["expected_seconds"] = expected
-                j["expected_here"] = recorded_wall(j, recorded, this_cpu())[1]
+                j["expected_here"] = expected_here
                 j["from_scratch"] = not qs.checkpoint_dir(j).exists()
                 j["pid"] = start_job(j, threads)
                 j["state"], j["threads"] = "running", threads
