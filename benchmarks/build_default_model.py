@@ -54,6 +54,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # paper_tables, beside this script
 import paper_tables  # noqa: E402
 from fastbioner.distill.config import SMALL_SOURCES  # noqa: E402
+from fastbioner.precision import loss_points_text  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = paper_tables.RESULTS
@@ -309,7 +310,7 @@ def precision_table(speed: dict) -> list[str]:
            "|---|---|---|---|---|---|"]
     for mode, m in modes.items():
         f1 = "–" if m.get("f1") is None else f"{100 * m['f1']:.2f}"
-        lost = "–" if m.get("f1_loss_points") is None else f"{m['f1_loss_points']:.2f}"
+        lost = loss_points_text(m.get("f1_loss_points"), missing="–")
         out.append(f"| {mode} | {m.get('tokens_per_s', 0):,.0f} | {m.get('agreement', 0):.4f} | {f1} | {lost} | "
                    f"{'yes' if m.get('default_allowed') else 'no'} |")
     out += ["", f"On {speed.get('hardware', 'this machine')} with {speed.get('threads')} thread(s), "

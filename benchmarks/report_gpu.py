@@ -8,6 +8,8 @@ import json
 import re
 from pathlib import Path
 
+from fastbioner.precision import loss_points_text
+
 GPU = Path(__file__).resolve().parent / "results" / "gpu"
 PASS_LINE = re.compile(r"^(\S+)\s+(fp32|bf16|fp16): ([\d.]+)s then ([\d.]+)s for (\d+) docs")
 
@@ -41,7 +43,7 @@ def gpu_section() -> list[str]:
            "|---|---|---|---|---|---|"]
     for mode, r in t["modes"].items():
         out.append(f"| {mode} | {r['tokens_per_s']:,.0f} | {r['ms_per_abstract']:.2f} | {r['agreement']:.4f} | "
-                   f"{100 * r['f1']:.2f} | {r['f1_loss_points']:.2f} |")
+                   f"{100 * r['f1']:.2f} | {loss_points_text(r['f1_loss_points'])} |")
     passes = second_passes()
     light = {m: passes[("auto", m)] for m in ("fp32", "bf16", "fp16") if ("auto", m) in passes}
     if light:

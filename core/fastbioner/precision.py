@@ -136,6 +136,18 @@ class PrecisionCheck:
         return cls(**{k: v for k, v in d.items() if k in fields})
 
 
+def loss_points_text(points: float | None, missing: str = "-") -> str:
+    """An F1 loss in points as tables print it, two decimals.
+
+    A mode that scored a hair better than float32 has a loss that rounds to
+    zero from below; it prints ``0.00``, not ``-0.00`` (a reader takes the sign
+    for a measurable gain). ``missing`` stands in for a loss not measured.
+    """
+    if points is None:
+        return missing
+    return f"{round(points, 2) + 0.0:.2f}"  # + 0.0 turns a rounded -0.0 into 0.0
+
+
 def checks_from_manifest(manifest: Mapping[str, Any] | None) -> dict[str, PrecisionCheck]:
     """The checks recorded in a manifest's ``speed["modes"]`` (one per measured mode)."""
     raw = ((manifest or {}).get("speed") or {}).get("modes") or {}

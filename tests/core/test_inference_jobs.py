@@ -18,7 +18,7 @@ from fastbioner.formats import read_documents, write_documents
 from fastbioner.inference import Tagger, TaggerConfig
 from fastbioner.jobs import CancelToken, Cancelled, JobState
 from fastbioner.precision import (
-    Precision, PrecisionCheck, available_precisions, choose_precision,
+    Precision, PrecisionCheck, available_precisions, choose_precision, loss_points_text,
 )
 from fastbioner.registry import Registry
 from fastbioner.tagging import tag_files
@@ -182,6 +182,16 @@ def test_auto_precision_needs_a_passing_check():
     assert choose_precision("auto", cpu, {fastest.value: good}) is fastest
     assert choose_precision("auto", cpu, {fastest.value: bad}) is not fastest
     assert choose_precision("auto", cpu, {fastest.value: unscored}) is not fastest
+
+
+def test_a_mode_a_hair_better_than_float32_prints_no_loss_not_a_negative_zero():
+    # fp16 scoring 0.0001 above float32 on a GPU printed "-0.00" in the report's table.
+    hair_better = PrecisionCheck("fp16", agreement=0.9998, f1=0.85331, f1_fp32=0.85330)
+    assert hair_better.f1_loss_points < 0 and hair_better.passes
+    assert loss_points_text(hair_better.f1_loss_points) == "0.00"
+    assert loss_points_text(-0.5) == "-0.50"  # a real gain keeps its sign
+    assert loss_points_text(0.256) == "0.26"
+    assert loss_points_text(None) == "-" and loss_points_text(None, missing="–") == "–"
 
 
 def test_auto_takes_the_faster_of_two_passing_modes_timed_on_one_machine(monkeypatch):

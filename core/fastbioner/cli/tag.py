@@ -11,7 +11,7 @@ from pathlib import Path
 from ..errors import FastBioNERError, InputError
 from ..fileio import atomic_write, check_not_an_input, output_target
 from ..jobs import CancelToken, Cancelled
-from ..precision import PRECISION_CHOICES
+from ..precision import PRECISION_CHOICES, loss_points_text
 from .progress import ProgressBar, ctrl_c_cancels
 
 OUTPUT_FORMATS = ("conll", "pubtator", "bioc", "jsonl")
@@ -131,7 +131,7 @@ def benchmark_command(args: argparse.Namespace) -> int:
           f"  default?")
     for mode, m in record["modes"].items():
         f1 = f"{m['f1']:.4f}" if m.get("f1") is not None else "-"
-        lost = f"{m['f1_loss_points']:.2f}" if m.get("f1_loss_points") is not None else "-"
+        lost = loss_points_text(m.get("f1_loss_points"))
         ok = "yes" if mode == record["precision"] else ("allowed" if m["default_allowed"] else "no")
         print(f"{mode:<6}{m['tokens_per_s']:>11,.0f}{m['ms_per_abstract']:>13.1f}{m['agreement']:>11.4f}"
               f"{f1:>10}{lost:>9}  {ok}")
