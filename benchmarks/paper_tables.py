@@ -188,9 +188,27 @@ nothing). `benchmarks/loss_scales.py` prints each term's value, its weighted gra
 norm and the cosine of the combined update with the label terms' update, before and
 after calibration, for any configuration.
 
-**Not yet run.** The tables are being run; a row marked *not yet run* has not run,
-and no figure here comes from anything but the command beside it. The one-epoch rows
-of the first two sessions, which the tables replace, are listed at the end."""
+**Not yet run.** {progress} A row marked *not yet run* has not run, and no figure here
+comes from anything but the command beside it. The one-epoch rows of the first two
+sessions, which the tables replace, are listed at the end."""
+
+
+def run_progress(rows: list["Row"], results: dict) -> str:
+    """How far the tables have got, counted from the results file each time the report is
+    written (a sentence typed once goes stale as rows land)."""
+    full = part = 0
+    for r in rows:
+        ran = sum(str(s) in results.get(r.id, {}) for s in r.seeds)
+        full += ran == len(r.seeds)
+        part += 0 < ran < len(r.seeds)
+    none = len(rows) - full - part
+
+    def have(n: int) -> str:
+        return f"{n} {'has' if n == 1 else 'have'}"
+
+    return (f"Of the {len(rows)} rows, {have(full)} run with all their seeds"
+            + (f", {part} with some of them" if part else "")
+            + (f"; {have(none)} not run yet." if none else ": every row has run."))
 
 
 @dataclass(frozen=True)
@@ -574,9 +592,11 @@ def main(argv: list[str] | None = None) -> int:
     from benchmark_report import write_report  # noqa: E402 (beside this script)
 
     archive = load_results(RESULTS.with_name("paper_rows_1epoch.json"))
+    results = load_results()
     preamble = PREAMBLE.format(epochs=STUDENT_EPOCHS, steps=285 * STUDENT_EPOCHS,
-                               shallow_lr=STUDENT_LR, deep_lr=DEEP_STUDENT_LR)  # 285 batches of 16 an epoch
-    write_report(rows, aggregate(load_results()), Path(args.out), preamble, archive=archive,
+                               shallow_lr=STUDENT_LR, deep_lr=DEEP_STUDENT_LR,  # 285 batches of 16 an epoch
+                               progress=run_progress(rows, results))
+    write_report(rows, aggregate(results), Path(args.out), preamble, archive=archive,
                  student_lr=f"{STUDENT_LR:g} (3 layers) and {DEEP_STUDENT_LR:g} (4 and 6 layers, the MiniLM "
                             f"students), for {STUDENT_EPOCHS} epochs (the grid ran {SWEEP_EPOCHS}; the "
                             f"{EPOCH_SWEEP}-epoch rows show whether the best scoring comes before the last; the "
