@@ -86,6 +86,33 @@ def _shape(args: list[str]) -> tuple:
 PACE_AFTER = 0.1
 
 
+def own_seconds_per_step(job: dict, total: int) -> float | None:
+    """The running attempt's seconds a step: its running time from the step it started
+    at (``pace_from``) to the step of its latest checkpoint (``pace_to``, stamped when
+    that checkpoint was written). Not the whole running time over the checkpoint's
+    step: that counts the minutes since the checkpoint, and the steps an earlier
+    attempt ran past its last checkpoint and lost, so a resumed teacher's estimate
+    grew while it ran. None until the attempt has done PACE_AFTER of the steps."""
+    start, latest = job.get("pace_from"), job.get("pace_to")
+    if not (start and latest and total) or latest[0] - start[0] < PACE_AFTER * total:
+        return None
+    return (latest[1] - start[1]) / (latest[0] - start[0])
+
+
+def mark_progress(job: dict, now: float, last_tick: float | None) -> None:
+    """After a tick: stamp the running time at which a new checkpoint step appeared
+    (by the file's own time, so the poll's delay does not count; at most back to the
+    previous tick)."""
+    saved = qs.checkpoint_state(job)
+    step = (saved or {}).get("step") or 0
+    start, latest = job.get("pace_from"), job.get("pace_to")
+    if start is None or step <= start[0] or (latest and step <= latest[0]):
+        return
+    written = qs.checkpoint_written(job) or now
+    since = min(max(0.0, now - written), now - (last_tick or now))
+    job["pace_to"] = [step, job.get("run_seconds", 0.0) - since]
+
+
 def recorded_wall(job: dict, results: dict, here: str) -> tuple[float | None, bool]:
     """The wall the records give the job, and whether it was measured on this kind of
     CPU (``here``): the same row's mean over its seeds, else the longest run whose
@@ -122,7 +149,11 @@ def expected_seconds(job: dict, results: dict, ran: float | None = None, pace: f
     has run."""
     saved = qs.checkpoint_state(job)
     step, total = (saved or {}).get("step") or 0, (saved or {}).get("total_steps") or 0
-    if ran is not None and total and step >= PACE_AFTER * total:
+    per_step = own_seconds_per_step(job, total) if ran is not None else None
+    if per_step is not None:
+        at, run_then = job["pace_to"]
+        return max(0.0, per_step * (total - at) - (ran - run_then))
+    if ran is not None and total and step >= PACE_AFTER * total:  # a run started before the marks
         return ran * (total - step) / step
     need, local = recorded_wall(job, results, this_cpu())
     if need is None:
@@ -236,7 +267,9 @@ def step(slots: int, children: dict[int, subprocess.Popen] | None = None) -> boo
             # session's end) stopped at some unknown moment after its last tick, and the
             # time until this runner started is not its running time.
             if j["state"] == "running" and qs.alive(j.get("pid", -1)):
+                last_tick = j.get("ticked", j.get("started"))
                 tick(j, now)
+                mark_progress(j, now, last_tick)
         for j in jobs:
             if j["state"] != "running" or qs.alive(j.get("pid", -1)):
                 continue
@@ -333,6 +366,9 @@ def step(slots: int, children: dict[int, subprocess.Popen] | None = None) -> boo
                 j["pid"] = start_job(j, threads)
                 j["state"], j["threads"] = "running", threads
                 j["started"] = j["ticked"] = time.time()  # run_seconds goes on from earlier attempts
+                # This attempt's own pace is measured from here (see own_seconds_per_step).
+                j["pace_from"] = [(qs.checkpoint_state(j) or {}).get("step") or 0, j.get("run_seconds", 0.0)]
+                j.pop("pace_to", None)
                 j.pop("stopped", None)
                 busy += threads
                 log(f"started {j['row']} seed {j['seed']} (attempt {j['attempts'] + 1}, pid {j['pid']}"

@@ -89,6 +89,14 @@ def checkpoint_state(job: dict) -> dict | None:
         return None
 
 
+def checkpoint_written(job: dict) -> float | None:
+    """When the job's last checkpoint was written (epoch seconds), or None."""
+    try:
+        return (checkpoint_dir(job) / "latest" / "state.json").stat().st_mtime
+    except OSError:
+        return None
+
+
 def finish_by() -> float | None:
     """The time (epoch seconds) by which every run should have ended, when one is set
     (``experiment_queue.py finish-by``): the end of a working block, after which the

@@ -5,6 +5,7 @@ never recorded, and rebuilt teachers. No run is started: the starter is replaced
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -294,6 +295,40 @@ def test_a_runs_expected_length_comes_from_its_own_row_else_the_longest_of_its_s
     # Running, it goes by its own pace: 1500 of 2000 steps in 600 s leaves 200 s (a run
     # given two threads is faster than the walls recorded at one).
     assert expected(_distill_job("x/og-3", 15), results, ran=600.0) == pytest.approx(200.0)
+
+
+def test_a_resumed_runs_time_left_goes_by_this_attempts_pace_between_its_checkpoints(tmp_path, monkeypatch):
+    """A run resumed from its step-300 checkpoint, whose earlier attempt had run 960 s
+    (steps past 300 lost with it): its time left is measured from this attempt's
+    steps, stamped when each checkpoint was written, not the whole running time over the
+    checkpoint's step (which counted the lost steps and grew between checkpoints)."""
+    queue = load("experiment_queue")
+    monkeypatch.setattr(queue.qs, "EXP", tmp_path)
+    runner = queue.queue_runner
+    job = {**_distill_job("x/og-3", 13), "state": "running"}
+    latest = queue.qs.checkpoint_dir(job) / "latest"
+    latest.mkdir(parents=True)
+
+    def checkpoint(step, written):
+        (latest / "state.json").write_text(json.dumps({"state": {"step": step, "total_steps": 1000}}))
+        os.utime(latest / "state.json", (written, written))
+
+    def poll(now):
+        last = job["ticked"]
+        runner.tick(job, now)
+        runner.mark_progress(job, now, last)
+
+    checkpoint(300, 0.0)
+    job.update(run_seconds=960.0, pace_from=[300, 960.0], started=1000.0, ticked=1000.0)
+    poll(1200.0)
+    assert "pace_to" not in job  # no new checkpoint yet: nothing of this attempt's pace is known
+    checkpoint(400, 1290.0)
+    poll(1305.0)  # seen 15 s after it was written
+    assert job["run_seconds"] == 1265.0 and job["pace_to"] == [400, 1250.0]
+    # 100 steps in 290 s: 600 left take 1740 s, of which the 15 s since the checkpoint have run.
+    assert runner.expected_seconds(job, {}, ran=1265.0) == pytest.approx(1725.0)
+    poll(1400.0)  # the estimate falls as the run goes on between checkpoints, and does not grow
+    assert runner.expected_seconds(job, {}, ran=job["run_seconds"]) == pytest.approx(1630.0)
 
 
 def test_before_the_finish_by_time_only_runs_that_can_end_by_then_start(tmp_path, monkeypatch, capsys):
