@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # report_format, beside this module
-from report_format import f1_cell, pct, teacher_f1_for  # noqa: E402
+from report_format import f1_cell, pct, teacher_builds, teacher_f1_for  # noqa: E402
 
 # The paper's own figures (FastBioNER, BioBERT teacher, GPU): F1 points below the
 # teacher, size reduction, speed-up, for 6, 4 and 3 layers.
@@ -139,7 +139,33 @@ def standing_section(results: dict, grid_lr: str | None = None) -> list[str]:
         out.append(line + ".")
     if not out:
         return ["_No calibrated FastBioNER row has run yet._"]
-    return out + recommended_lines(results)
+    return out + teacher_build_lines(results) + recommended_lines(results)
+
+
+def teacher_build_lines(results: dict) -> list[str]:
+    """How far a rebuild alone moves a teacher: each corpus's teacher builds (the same
+    command and seed, run again on each replaced machine), oldest first, with the CPU
+    each ran on. The gaps above are to the build each row learnt from; this spread
+    says how much of a gap's size a different build could have changed."""
+    import statistics
+
+    out = []
+    for ds in ("bc5cdr", "ncbi"):
+        teacher = results.get(f"{ds}/teacher")
+        builds = [b for b in teacher_builds(teacher) if b.get("f1") is not None] if teacher else []
+        if len(builds) < 2:
+            continue
+        f1s = [100 * b["f1"] for b in builds]
+        listed = ", ".join(f"{f:.2f}" + (f" ({b['cpu'].replace('(R)', '')})" if b.get("cpu") else "")
+                           for f, b in zip(f1s, builds))
+        out.append(f"- **{ds}**: {len(builds)} builds, oldest first: {listed}; "
+                   f"{statistics.mean(f1s):.2f} ± {statistics.stdev(f1s):.2f}, {max(f1s) - min(f1s):.2f} from the "
+                   f"lowest to the highest.")
+    if out:
+        out = ["", "The teacher itself moves between builds of one command and seed (rebuilt on each replaced "
+               "machine, at the commit its job was queued at, some resumed from a checkpoint; *Commands* gives "
+               "each build's commit; each row above is set against the build it learnt from):", ""] + out
+    return out
 
 
 def recommended_lines(results: dict) -> list[str]:

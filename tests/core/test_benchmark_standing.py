@@ -102,8 +102,9 @@ def test_standing_judges_each_depth_by_the_spread_of_the_seeds():
     grid["bc5cdr/teacher"] = {"f1": 0.8694, "finished": "2026-12-01T12:29", "seeds": [13],
                               "earlier": [{"f1": 0.8649, "finished": "2026-11-30T17:39"}]}
     grid["bc5cdr/sweep-fastbioner-cal-3-lr0.0004"]["runs"][0]["finished"] = "2026-11-30T20:00"
-    (line,) = report.standing_section(grid, "0.0004")
+    line, *builds = report.standing_section(grid, "0.0004")
     assert "5.55 below the teacher build it learnt from (86.49)" in line
+    assert builds[-1].startswith("- **bc5cdr**: 2 builds, oldest first: 86.49, 86.94;")  # the rebuild's own spread
 
 
 def test_the_unlabelled_text_row_is_judged_against_hinton_given_the_same_text():
@@ -150,6 +151,20 @@ def test_gaps_to_a_rebuilt_teacher_are_to_the_build_each_row_learnt_from():
     lines = [line for line in report.commands_section(tables.all_rows(), results) if "not yet run" not in line]
     assert "F1 86.94" in lines[1] and "until 2026-12-03T15:56 used it" in lines[1]
     assert "F1 86.49" in lines[2] and "until 2026-12-01T12:29 used it" in lines[2]
+
+
+def test_the_teachers_build_to_build_spread_is_stated_from_its_builds():
+    """A teacher rebuilt on replaced machines: the standing section lists its builds,
+    oldest first, with each one's CPU, and their spread; a teacher built once has none."""
+    report = load("report_standing")
+    teacher = {"f1": 0.8618, "finished": "2026-12-04T18:54", "cpu": "Intel(R) Xeon(R) Processor",
+               "earlier": [{"f1": 0.8694, "finished": "2026-12-01T12:29", "cpu": "AMD EPYC"},
+                           {"f1": 0.8649, "finished": "2026-11-30T17:39", "cpu": "AMD EPYC"}]}
+    lines = report.teacher_build_lines({"bc5cdr/teacher": teacher, "ncbi/teacher": {"f1": 0.865}})
+    (bc5cdr,) = [line for line in lines if line.startswith("- **")]
+    assert bc5cdr == ("- **bc5cdr**: 3 builds, oldest first: 86.49 (AMD EPYC), 86.94 (AMD EPYC), "
+                      "86.18 (Intel Xeon Processor); 86.54 ± 0.38, 0.76 from the lowest to the highest.")
+    assert report.teacher_build_lines({"ncbi/teacher": {"f1": 0.865}}) == []
 
 
 def test_the_report_names_each_depths_default_method_as_core_picks_it():
