@@ -39,30 +39,40 @@ def _types(results: dict) -> list[str]:
     return sorted({t for r in results.values() for t in (r.get("per_type") or {})})
 
 
+def gap_to_teacher(row, res: dict, results: dict, rows) -> str:
+    """A student's F1 points below the teacher build it learnt from (its own teacher:
+    the packed-context student's is the packed-context teacher); "–" for a teacher row.
+    Rows that learnt from different builds of one teacher compare by this as well as
+    by their F1."""
+    if not row.teacher or res.get("f1") is None:
+        return "–"
+    teacher_rows = {r.model: r.id for r in rows if not r.per_seed_name}
+    teacher_f1 = teacher_f1_for(results.get(teacher_rows.get(row.teacher, "")), res)
+    return "–" if teacher_f1 is None else f"{100 * (teacher_f1 - res['f1']):.2f}"
+
+
 def method_table(rows, results, dataset: str) -> list[str]:
     types = sorted({t for r in rows if r.dataset == dataset and r.id in results
                     for t in results[r.id].get("per_type", {})}) or ["Chemical", "Disease"]
-    out = [f"| row | model | P | R | F1 | {' | '.join(t + ' F1' for t in types)} | params | epochs | "
-           f"best step / steps | wall time |",
-           "|" + "---|" * (9 + len(types))]
+    out = [f"| row | model | P | R | F1 | gap to its teacher | {' | '.join(t + ' F1' for t in types)} | params | "
+           f"epochs | best step / steps | wall time |",
+           "|" + "---|" * (10 + len(types))]
     for r in rows:
         if r.dataset != dataset or r.table != 1:
             continue
         res = results.get(r.id)
         if res is None:
-            out.append(f"| `{r.id}` | {r.title} | {NOT_RUN} |" + " |" * (6 + len(types)))
+            out.append(f"| `{r.id}` | {r.title} | {NOT_RUN} |" + " |" * (7 + len(types)))
             continue
         out.append(f"| `{r.id}` | {r.title} | {pct(res['precision'])} | {pct(res['recall'])} | "
-                   f"{f1_cell(res)} | " + " | ".join(type_f1(res, t) for t in types) +
+                   f"{f1_cell(res)} | {gap_to_teacher(r, res, results, rows)} | "
+                   + " | ".join(type_f1(res, t) for t in types) +
                    f" | {millions(res.get('parameters'))} | {res['epochs']} | {converged(res)} | "
                    f"{wall_cell(res)} |")
     return out
 
 
 def depth_table(rows, results, table: int, dataset: str = "bc5cdr") -> list[str]:
-    # Each student's gap is to its own teacher (the packed-context student's is the
-    # packed-context teacher); a teacher row has none (see teacher_ablation).
-    teacher_rows = {r.model: r.id for r in rows if not r.per_seed_name}
     out = ["| row | student | layers | params | size on disk (MB) | F1 | gap to its teacher (F1 points) | "
            "best step / steps | wall time |",
            "|---|---|---|---|---|---|---|---|---|"]
@@ -79,9 +89,7 @@ def depth_table(rows, results, table: int, dataset: str = "bc5cdr") -> list[str]
         if res is None:
             out.append(f"| `{r.id}` | {r.title} | {NOT_RUN} | | | | | | |")
             continue
-        teacher = results.get(teacher_rows.get(r.teacher, "")) if r.teacher else None
-        teacher_f1 = teacher_f1_for(teacher, res)
-        gap = "–" if teacher_f1 is None or res.get("f1") is None else f"{100 * (teacher_f1 - res['f1']):.2f}"
+        gap = gap_to_teacher(r, res, results, rows)  # a teacher row has none (see teacher_ablation)
         out.append(f"| `{r.id}` | {r.title} | {res.get('layers') or '–'} | {millions(res.get('parameters'))} | "
                    f"{mb(res.get('size_bytes'))} | {f1_cell(res)} | {gap} | {converged(res)} | "
                    f"{wall_cell(res)} |")

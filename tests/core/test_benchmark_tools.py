@@ -194,6 +194,31 @@ def test_a_student_is_measured_against_its_own_teacher_and_teachers_against_the_
     assert "combined word by word" in lines[-1] and "not yet run" in lines[-1]
 
 
+def test_table_1_gives_each_student_its_gap_to_the_teacher_build_it_learnt_from():
+    """Two students of one teacher command, one finished before a rebuild (86.80) and one
+    after it (86.18): the method table sets each against its own build, so rows that
+    learnt from a weaker build are not judged by their F1 alone."""
+    report = load("benchmark_report")
+    tables = load("paper_tables")
+    Row = tables.Row
+    rows = [Row("bc5cdr/teacher", 1, "bc5cdr", "teacher", "t", (), 3, per_seed_name=False),
+            Row("bc5cdr/a-6", 1, "bc5cdr", "before the rebuild", "a", (), 6, teacher="t"),
+            Row("bc5cdr/b-6", 1, "bc5cdr", "after the rebuild", "b", (), 6, teacher="t")]
+
+    def run(f1, finished):
+        return {"f1": f1, "precision": f1, "recall": f1, "epochs": 6, "best_step": 9, "steps": 9,
+                "wall_seconds": 60.0, "finished": finished, "per_type": {"Disease": {"f1": f1}}}
+
+    teacher = {**run(0.8618, "2026-12-04T18:54"), "earlier": [{"f1": 0.8680, "finished": "2026-12-03T15:56"}]}
+    results = {"bc5cdr/teacher": teacher, "bc5cdr/a-6": run(0.8617, "2026-12-03T20:00"),
+               "bc5cdr/b-6": run(0.8553, "2026-12-04T19:44")}
+    table = report.method_table(rows, results, "bc5cdr")
+    assert "gap to its teacher" in table[0].split(" | ")[5]
+    gap = {row: next(line for line in table if f"`{row}`" in line).split(" | ")[5]
+           for row in ("bc5cdr/teacher", "bc5cdr/a-6", "bc5cdr/b-6")}
+    assert gap == {"bc5cdr/teacher": "–", "bc5cdr/a-6": "0.63", "bc5cdr/b-6": "0.65"}
+
+
 def test_the_teachers_combined_are_set_against_the_best_of_them_and_marked_stale_when_rebuilt(
         tmp_path, monkeypatch):
     """benchmarks/teacher_ensemble.py's figure: against the table-1 teacher and the best
