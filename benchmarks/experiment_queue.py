@@ -19,6 +19,7 @@ experiment, and a resumed job continues with the code it started with).
     python benchmarks/experiment_queue.py front bc5cdr/og-3 bc5cdr/hinton-3   # these pending jobs next
     python benchmarks/experiment_queue.py front bc5cdr/og-6@13 bc5cdr/hinton-6@13  # one seed of each first
     python benchmarks/experiment_queue.py drop bc5cdr/cnn384-minilm       # pending jobs out of the queue
+    python benchmarks/experiment_queue.py drop --stop bc5cdr/og-6@14       # and a running one, stopped
     python benchmarks/experiment_queue.py finish-by 17:55        # start no run that would not end by then
                                                                  # (+90: in 90 minutes; off: no limit)
     python benchmarks/experiment_queue.py pause                  # SIGSTOP the runs (a quiet machine for timing)
@@ -146,6 +147,8 @@ def main(argv: list[str] | None = None) -> int:
     dr = sub.add_parser("drop", help="these rows' pending jobs out of the queue (a checkpoint stays on disk; "
                         "`add` queues the row again and it resumes; ROW@SEED: that seed)")
     dr.add_argument("rows", nargs="+")
+    dr.add_argument("--stop", action="store_true", help="also stop and drop their running jobs (the others run on; "
+                    "the last checkpoint stays, so `add` resumes from it)")
     sub.add_parser("status")
     sub.add_parser("pause")
     sub.add_parser("resume")
@@ -199,7 +202,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{qs.move_to_front(args.rows)} pending job(s) moved to the front")
         return 0
     if args.cmd == "drop":
-        print(f"{qs.drop(args.rows)} pending job(s) dropped")
+        dropped, stopped = qs.drop(args.rows, stop=args.stop)
+        print(f"{dropped} pending job(s) dropped" + (f", {stopped} running job(s) stopped and dropped" if stopped else ""))
         return 0
     if args.cmd == "repin":
         commit = qs.resolve_commit(args.commit or "HEAD")

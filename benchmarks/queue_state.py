@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from contextlib import contextmanager
@@ -220,14 +221,24 @@ def move_to_front(specs: list[str]) -> int:
     return len(chosen)
 
 
-def drop(specs: list[str]) -> int:
+def drop(specs: list[str], stop: bool = False) -> tuple[int, int]:
     """The pending jobs ``specs`` select out of the queue (a checkpoint stays on disk:
-    queued again, the job resumes from it)."""
+    queued again, the job resumes from it); with ``stop``, the running ones they select
+    too, their runs stopped (SIGTERM to the run's process group; a paused run is
+    continued so that it can end): to give a core to another job now, without stopping
+    the runner and every other run with it. Returns (pending dropped, running stopped)."""
     with locked_state() as state:
-        keep = [j for j in state["jobs"] if not (j["state"] == "pending" and selects(j, specs))]
-        dropped = len(state["jobs"]) - len(keep)
-        state["jobs"] = keep
-    return dropped
+        chosen = [j for j in state["jobs"] if selects(j, specs) and
+                  (j["state"] == "pending" or (stop and j["state"] == "running"))]
+        stopped = 0
+        for j in chosen:
+            if j["state"] == "running" and j.get("pid") and alive(j["pid"]):
+                os.killpg(j["pid"], signal.SIGTERM)
+                if j.get("stopped"):
+                    os.killpg(j["pid"], signal.SIGCONT)
+                stopped += 1
+        state["jobs"] = [j for j in state["jobs"] if not any(j is c for c in chosen)]
+    return len(chosen) - stopped, stopped
 
 
 def repin(commit: str) -> int:

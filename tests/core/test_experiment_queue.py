@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 
@@ -261,6 +262,33 @@ def test_front_and_drop_take_one_seed_of_a_row_or_all_of_them(tmp_path, monkeypa
     assert [r for r, _ in order()] == ["x/done", "x/og-6", "x/teacher"]
     assert queue.main(["drop", "x/done"]) == 0   # a finished job is not pending: it stays
     assert order()[0] == ("x/done", 13)
+
+
+def test_drop_stop_ends_one_running_job_and_leaves_the_others_running(tmp_path, monkeypatch, capsys):
+    """`drop --stop ROW@SEED` frees a core now: that run's process group is ended and the job
+    leaves the queue; the other run goes on; without --stop a running job is left alone."""
+    queue = load("experiment_queue")
+    monkeypatch.setattr(queue.qs, "EXP", tmp_path)
+    # Named so that the queue takes them for its runs (a pid reused by another program is not stopped).
+    runs = [subprocess.Popen(["sh", "-c", "sleep 300; :", "fastbioner"], start_new_session=True) for _ in range(2)]
+    try:
+        jobs = [{"row": "x/og-6", "seed": seed, "args": ["distill"], "model": f"x/og-6-s{seed}", "commit": "abc",
+                 "requires": [], "state": "running", "attempts": 0, "pid": run.pid}
+                for seed, run in zip((13, 14), runs)]
+        (tmp_path / "queue.json").write_text(json.dumps({"jobs": jobs}))
+        assert queue.main(["drop", "x/og-6@13"]) == 0
+        assert "0 pending job(s) dropped" in capsys.readouterr().out and runs[0].poll() is None
+        assert queue.main(["drop", "--stop", "x/og-6@13"]) == 0
+        assert "1 running job(s) stopped and dropped" in capsys.readouterr().out
+        assert runs[0].wait(timeout=30) == -signal.SIGTERM
+        assert runs[1].poll() is None
+        left = json.loads((tmp_path / "queue.json").read_text())["jobs"]
+        assert [(j["seed"], j["state"]) for j in left] == [(14, "running")]
+    finally:
+        for run in runs:
+            if run.poll() is None:
+                os.killpg(run.pid, signal.SIGKILL)  # the group: sh and its sleep
+            run.wait()
 
 
 def _distill_job(row, seed, epochs="6"):
