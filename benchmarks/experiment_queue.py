@@ -147,8 +147,8 @@ def main(argv: list[str] | None = None) -> int:
     dr = sub.add_parser("drop", help="these rows' pending jobs out of the queue (a checkpoint stays on disk; "
                         "`add` queues the row again and it resumes; ROW@SEED: that seed)")
     dr.add_argument("rows", nargs="+")
-    dr.add_argument("--stop", action="store_true", help="also stop and drop their running jobs (the others run on; "
-                    "the last checkpoint stays, so `add` resumes from it)")
+    dr.add_argument("--stop", action="store_true", help="also stop and drop their running jobs, as `stop` stops every run (a "
+                    "checkpoint, then exit); the others run on, and `add` resumes a dropped one from its checkpoint")
     sub.add_parser("status")
     sub.add_parser("pause")
     sub.add_parser("resume")

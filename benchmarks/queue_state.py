@@ -224,16 +224,17 @@ def move_to_front(specs: list[str]) -> int:
 def drop(specs: list[str], stop: bool = False) -> tuple[int, int]:
     """The pending jobs ``specs`` select out of the queue (a checkpoint stays on disk:
     queued again, the job resumes from it); with ``stop``, the running ones they select
-    too, their runs stopped (SIGTERM to the run's process group; a paused run is
-    continued so that it can end): to give a core to another job now, without stopping
-    the runner and every other run with it. Returns (pending dropped, running stopped)."""
+    too, their runs stopped as ``stop`` stops every run (the CLI's Ctrl-C to the run's
+    process group: a checkpoint, then exit; a paused run is continued so that it can):
+    to give a core to another job now, without stopping the runner and every other run
+    with it. Returns (pending dropped, running stopped)."""
     with locked_state() as state:
         chosen = [j for j in state["jobs"] if selects(j, specs) and
                   (j["state"] == "pending" or (stop and j["state"] == "running"))]
         stopped = 0
         for j in chosen:
             if j["state"] == "running" and j.get("pid") and alive(j["pid"]):
-                os.killpg(j["pid"], signal.SIGTERM)
+                os.killpg(j["pid"], signal.SIGINT)
                 if j.get("stopped"):
                     os.killpg(j["pid"], signal.SIGCONT)
                 stopped += 1

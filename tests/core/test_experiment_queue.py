@@ -270,7 +270,8 @@ def test_drop_stop_ends_one_running_job_and_leaves_the_others_running(tmp_path, 
     queue = load("experiment_queue")
     monkeypatch.setattr(queue.qs, "EXP", tmp_path)
     # Named so that the queue takes them for its runs (a pid reused by another program is not stopped).
-    runs = [subprocess.Popen(["sh", "-c", "sleep 300; :", "fastbioner"], start_new_session=True) for _ in range(2)]
+    runs = [subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)", "fastbioner"],
+                             start_new_session=True) for _ in range(2)]
     try:
         jobs = [{"row": "x/og-6", "seed": seed, "args": ["distill"], "model": f"x/og-6-s{seed}", "commit": "abc",
                  "requires": [], "state": "running", "attempts": 0, "pid": run.pid}
@@ -280,14 +281,14 @@ def test_drop_stop_ends_one_running_job_and_leaves_the_others_running(tmp_path, 
         assert "0 pending job(s) dropped" in capsys.readouterr().out and runs[0].poll() is None
         assert queue.main(["drop", "--stop", "x/og-6@13"]) == 0
         assert "1 running job(s) stopped and dropped" in capsys.readouterr().out
-        assert runs[0].wait(timeout=30) == -signal.SIGTERM
+        assert runs[0].wait(timeout=30) == -signal.SIGINT  # the CLI's Ctrl-C: it checkpoints, then exits
         assert runs[1].poll() is None
         left = json.loads((tmp_path / "queue.json").read_text())["jobs"]
         assert [(j["seed"], j["state"]) for j in left] == [(14, "running")]
     finally:
         for run in runs:
             if run.poll() is None:
-                os.killpg(run.pid, signal.SIGKILL)  # the group: sh and its sleep
+                os.killpg(run.pid, signal.SIGKILL)
             run.wait()
 
 
