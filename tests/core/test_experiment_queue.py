@@ -270,8 +270,12 @@ def test_drop_stop_ends_one_running_job_and_leaves_the_others_running(tmp_path, 
     queue = load("experiment_queue")
     monkeypatch.setattr(queue.qs, "EXP", tmp_path)
     # Named so that the queue takes them for its runs (a pid reused by another program is not stopped).
-    runs = [subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)", "fastbioner"],
-                             start_new_session=True) for _ in range(2)]
+    # Each sets its own Ctrl-C handler, as the CLI does: a test run in the background inherits SIGINT ignored.
+    fake_run = ("import signal, sys, time; signal.signal(signal.SIGINT, lambda *_: sys.exit(130)); "
+                "print('ready', flush=True); time.sleep(300)")
+    runs = [subprocess.Popen([sys.executable, "-c", fake_run, "fastbioner"], start_new_session=True,
+                             stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    assert [run.stdout.readline().strip() for run in runs] == ["ready", "ready"]  # handlers set
     try:
         jobs = [{"row": "x/og-6", "seed": seed, "args": ["distill"], "model": f"x/og-6-s{seed}", "commit": "abc",
                  "requires": [], "state": "running", "attempts": 0, "pid": run.pid}
@@ -281,7 +285,7 @@ def test_drop_stop_ends_one_running_job_and_leaves_the_others_running(tmp_path, 
         assert "0 pending job(s) dropped" in capsys.readouterr().out and runs[0].poll() is None
         assert queue.main(["drop", "--stop", "x/og-6@13"]) == 0
         assert "1 running job(s) stopped and dropped" in capsys.readouterr().out
-        assert runs[0].wait(timeout=30) == -signal.SIGINT  # the CLI's Ctrl-C: it checkpoints, then exits
+        assert runs[0].wait(timeout=30) == 130  # the CLI's Ctrl-C: it checkpoints, then exits
         assert runs[1].poll() is None
         left = json.loads((tmp_path / "queue.json").read_text())["jobs"]
         assert [(j["seed"], j["state"]) for j in left] == [(14, "running")]
