@@ -6,6 +6,7 @@ others at 3 layers. Pure computation over the results: nothing is trained."""
 
 from __future__ import annotations
 
+import statistics
 import sys
 from pathlib import Path
 
@@ -147,8 +148,6 @@ def teacher_build_lines(results: dict) -> list[str]:
     command and seed, run again on each replaced machine), oldest first, with the CPU
     each ran on. The gaps above are to the build each row learnt from; this spread
     says how much of a gap's size a different build could have changed."""
-    import statistics
-
     out = []
     for ds in ("bc5cdr", "ncbi"):
         teacher = results.get(f"{ds}/teacher")

@@ -410,14 +410,15 @@ def test_the_reports_count_of_rows_run_is_taken_from_the_results_not_typed():
     """The preamble's "not yet run" sentence counts the rows from the results file each
     time the report is written: a row counts as run only with all of its seeds."""
     tables = load("paper_tables")
+    preamble = load("report_preamble")
     rows = [tables.Row("d/a", 1, "d", "a", "a", (), 6, seeds=(13, 14, 15)),
             tables.Row("d/b", 1, "d", "b", "b", (), 6, seeds=(13,)),
             tables.Row("d/c", 1, "d", "c", "c", (), 6, seeds=(13, 14))]
     some = {"d/a": {"13": {}, "14": {}, "15": {}}, "d/c": {"13": {}}}
-    assert tables.run_progress(rows, some) == ("Of the 3 rows, 1 has run with all their seeds, 1 with some of them; "
+    assert preamble.run_progress(rows, some) == ("Of the 3 rows, 1 has run with all their seeds, 1 with some of them; "
                                               "1 has not run yet.")
     every = {**some, "d/b": {"13": {}}, "d/c": {"13": {}, "14": {}}}
-    assert tables.run_progress(rows, every) == "Of the 3 rows, 3 have run with all their seeds: every row has run."
+    assert preamble.run_progress(rows, every) == "Of the 3 rows, 3 have run with all their seeds: every row has run."
 
 
 def test_the_teacher_ensemble_script_scores_the_teachers_combined_and_records_their_builds(tmp_path, monkeypatch):
