@@ -107,6 +107,13 @@ def status() -> None:
                 best = max(history, key=lambda h: h["f1"])
                 parts.append(f"devel F1 {100 * history[-1]['f1']:.2f} at step {history[-1]['step']} "
                              f"(best {100 * best['f1']:.2f} at {best['step']})")
+        if j["state"] == "pending":
+            # On a fresh machine the teacher is rebuilt first: its time comes before this one's.
+            for req in j["requires"]:
+                built = [x for x in jobs if x["row"] == req and qs.registered(x["model"])]
+                if not built:
+                    parts.append(f"waits for {req} (not built on this machine"
+                                 f"{'' if any(x['row'] == req for x in jobs) else '; the runner queues it first'})")
         if j["state"] in ("pending", "running"):
             need = queue_runner.expected_seconds(j, results, ran, pace=pace)
             if need is not None:

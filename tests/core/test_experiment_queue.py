@@ -236,6 +236,30 @@ def test_status_shows_a_run_the_stopped_runner_left_as_stopped_with_its_clock_st
     assert "checkpoint at step 200 of 855, devel F1 76.50 at step 190 (best 77.12 at 95)" in line
 
 
+def test_status_says_which_jobs_wait_for_a_teacher_not_built_on_this_machine(tmp_path, monkeypatch, capsys):
+    """A fresh machine: the students' time to run comes after their teacher's build."""
+    queue = load("experiment_queue")
+    monkeypatch.setattr(queue.qs, "EXP", tmp_path)
+    made = set()
+    monkeypatch.setattr(queue.qs, "registered", lambda model: model in made)
+
+    def job(row, requires=(), state="pending"):
+        return {"row": row, "seed": 13, "args": ["distill"], "model": f"{row}-m", "commit": "abc",
+                "requires": list(requires), "state": state, "attempts": 0}
+
+    jobs = [job("x/og-3", ["x/teacher"]), job("y/og-3", ["y/teacher"]), job("y/teacher")]
+    (tmp_path / "queue.json").write_text(json.dumps({"jobs": jobs}))
+    queue.status()
+    lines = capsys.readouterr().out.splitlines()[1:]
+    assert "waits for x/teacher (not built on this machine; the runner queues it first)" in lines[0]
+    assert "waits for y/teacher (not built on this machine)" in lines[1] and "queues it" not in lines[1]
+    assert "waits for" not in lines[2]
+    made.add("y/teacher-m")            # the teacher was built
+    queue.status()
+    lines = capsys.readouterr().out.splitlines()[1:]
+    assert "waits for x/teacher" in lines[0] and "waits for" not in lines[1]
+
+
 def test_front_and_drop_take_one_seed_of_a_row_or_all_of_them(tmp_path, monkeypatch):
     """`front bc5cdr/og-6@13 bc5cdr/hinton-6@13`: one seed of each row first, so a
     comparison reads early; the rows' other seeds keep their place."""
