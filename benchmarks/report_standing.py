@@ -53,18 +53,26 @@ def welch_t(ours: dict, other: dict) -> float | None:
     return (ours["f1"] - other["f1"]) / se if se > 0 else None
 
 
-def depth_cost(teacher: dict, ours: dict, og: dict | None) -> str:
+def og_teacher_f1(teacher: dict, og: dict | None) -> float | None:
+    return teacher_f1_for(teacher, og) if og and og.get("f1") is not None else None
+
+
+def depth_cost(teacher: dict, ours: dict, og: dict | None, ours_teacher_f1: float | None = None) -> str:
     """Why a gap to the teacher is what it is: the same student trained on gold labels
     alone (``og``, the teacher's layers, no teacher) shows what the depth costs before
-    any distillation; the method's share is how much of that it closes."""
-    og_teacher = teacher_f1_for(teacher, og) if og and og.get("f1") is not None else None
+    any distillation; the method's share is how much of that it closes (student F1
+    against student F1). When ``og`` learnt from another teacher build than ours
+    (``ours_teacher_f1``), its build is named: the two gaps are to different teachers."""
+    og_teacher = og_teacher_f1(teacher, og)
     if og_teacher is None:
         return ""
     cost = 100 * (og_teacher - og["f1"])
     if cost <= 0:
         return ""
     closed = 100 * (ours["f1"] - og["f1"])
-    return (f"; gold labels alone at this depth (`og`) sit {cost:.2f} below the teacher: distillation "
+    build = ("" if ours_teacher_f1 is None or abs(og_teacher - ours_teacher_f1) < 1e-9
+             else f" build it learnt from ({pct(og_teacher)})")
+    return (f"; gold labels alone at this depth (`og`) sit {cost:.2f} below the teacher{build}: distillation "
             f"closes {closed:.2f} of that ({closed / cost:.0%})")
 
 
@@ -127,16 +135,19 @@ def standing_section(results: dict, grid_lr: str | None = None) -> list[str]:
         teacher_f1 = teacher_f1_for(teacher, ours)
         if teacher_f1 is not None:
             gap = 100 * (teacher_f1 - ours["f1"])
-            line += f"; {gap:.2f} below the teacher" + ("" if abs(teacher_f1 - teacher["f1"]) < 1e-9 else
+            # What the depth costs is og's gap at this depth: og has no use for untagged
+            # text, so beside the unlabelled-text row it is the plain og.
+            og = results.get(f"{ds}/og-{layers}") if given_text else runs.get("og")
+            og_teacher = og_teacher_f1(teacher, og)
+            same_build = abs(teacher_f1 - teacher["f1"]) < 1e-9 and (og_teacher is None
+                                                                      or abs(og_teacher - teacher_f1) < 1e-9)
+            line += f"; {gap:.2f} below the teacher" + ("" if same_build else
                                                         f" build it learnt from ({pct(teacher_f1)})")
             goal = TEACHER_GAP_GOAL.get(layers)
             if goal is not None:
                 line += f" (goal: within {goal:.1f}; {'met' if gap <= goal else 'not met'}"
                 line += f"; the paper's gap below BioBERT: {PAPER[layers][0]:.2f})" if ds == "bc5cdr" else ")"
-            # What the depth costs is og's gap at this depth: og has no use for untagged
-            # text, so beside the unlabelled-text row it is the plain og.
-            og = results.get(f"{ds}/og-{layers}") if given_text else runs.get("og")
-            line += depth_cost(teacher, ours, og)
+            line += depth_cost(teacher, ours, og, teacher_f1)
         out.append(line + ".")
     if not out:
         return ["_No calibrated FastBioNER row has run yet._"]

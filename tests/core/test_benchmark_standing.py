@@ -107,6 +107,28 @@ def test_standing_judges_each_depth_by_the_spread_of_the_seeds():
     assert builds[-1].startswith("- **bc5cdr**: 2 builds, oldest first: 86.49, 86.94;")  # the rebuild's own spread
 
 
+def test_when_og_learnt_from_another_teacher_build_both_gaps_name_their_build():
+    """The row from the current teacher build, og from an earlier one: "below the
+    teacher" would read as one teacher for two different numbers."""
+    report = load("report_standing")
+    tables = load("paper_tables")
+    teacher = {"13": {"seed": 13, "f1": 0.8618, "finished": "2026-12-04T18:54",
+                      "earlier": [{"f1": 0.8681, "finished": "2026-12-02T10:00"}]}}
+    row = lambda f1, when: {"13": {"seed": 13, "f1": f1, "finished": when}}  # noqa: E731
+    results = tables.aggregate({"bc5cdr/teacher": teacher,
+                                "bc5cdr/fastbioner-cal-4": row(0.8382, "2026-12-04T22:14"),
+                                "bc5cdr/og-4": row(0.8291, "2026-12-02T20:00")})
+    (line,) = [line for line in report.standing_section(results) if "fastbioner-cal-4`" in line]
+    assert "2.36 below the teacher build it learnt from (86.18)" in line
+    assert "(`og`) sit 3.90 below the teacher build it learnt from (86.81): distillation closes 0.91" in line
+    # Both from the current build: no build named.
+    results = tables.aggregate({"bc5cdr/teacher": teacher,
+                                "bc5cdr/fastbioner-cal-4": row(0.8382, "2026-12-04T22:14"),
+                                "bc5cdr/og-4": row(0.8291, "2026-12-04T20:00")})
+    (line,) = [line for line in report.standing_section(results) if "fastbioner-cal-4`" in line]
+    assert "2.36 below the teacher;" in line and "sit 3.27 below the teacher:" in line
+
+
 def test_the_unlabelled_text_row_is_judged_against_hinton_given_the_same_text():
     report = load("report_standing")
     tables = load("paper_tables")
