@@ -187,18 +187,46 @@ def speed_section(speed: dict | None) -> list[str]:
         out.append(f"| {m['model']} | {m['precision']} | {millions(m.get('parameters'))} | "
                    f"{mb(m.get('size_bytes'))} | {m['tokens_per_s']:.0f} | {m['ms_per_abstract']:.1f} | "
                    f"{x:.2f}x | {100 * (1 - 1 / x):.1f}% | {f1} |")
+    out += bf16_by_cpu_lines(speed)
     out += ["", f"![speed and size against the teacher]({PLOT})"]
     return out
+
+
+def bf16_by_cpu_lines(speed: dict) -> list[str]:
+    """bfloat16's gain is the CPU's (AMX or AVX512-BF16 run it at different rates): the
+    teacher's bf16 ratio here beside that of the last earlier run on another CPU."""
+    def teacher_bf16(run: dict) -> float | None:
+        s = run.get("students") or {}
+        return next((m["speed_vs_teacher_fp32"] for m in s.get("rows") or []
+                     if m["model"] == s.get("teacher") and m["precision"] == "bf16"), None)
+
+    here = teacher_bf16(speed)
+    other = next((e for e in reversed(speed.get("earlier") or [])
+                  if e.get("hardware") != speed.get("hardware") and teacher_bf16(e) is not None), None)
+    if here is None or other is None:
+        return []
+    return ["", f"bfloat16's gain depends on the CPU: here the teacher tags {here:.2f}x faster in bfloat16 than in "
+                f"float32; in the last run on {other['hardware']} (kept in the file under `earlier`, started "
+                f"{other.get('started', '?')[:10]}), {teacher_bf16(other):.2f}x."]
 
 
 def paper_comparison(results: dict, speed: dict | None) -> list[str]:
     """The paper's gaps, sizes and speed-ups beside ours: calibrated FastBioNER with the
     paper's phi, and the variant the defaults run (``fastbioner-cal``), each below the
-    teacher it learnt from. Speed is the paper-phi row's (the same architecture)."""
+    teacher it learnt from. Speed is the paper-phi row's architecture's: any student with
+    its layers and width tags at its speed (the training method changes no weight's
+    shape), so the one timed may be another row's or seed's."""
     from paper_tables import RECOMMENDED
 
     teacher = results.get("bc5cdr/teacher")
-    tspeed = {m["model"]: m for m in speed_rows(speed) if m["precision"] == "fp32"}
+    fp32 = [m for m in speed_rows(speed) if m["precision"] == "fp32"]
+    tspeed = {m["model"]: m for m in fp32}
+
+    def timed_like(res: dict) -> dict | None:
+        if res["model"] in tspeed:
+            return tspeed[res["model"]]
+        return next((m for m in fp32 if m.get("kind") == "student" and m.get("parameters") == res.get("parameters")
+                     and m.get("layers") == res.get("layers") and m.get("width") == res.get("width")), None)
     out = ["| layers | paper: F1 below BioBERT | paper: smaller | paper: faster | ours: F1 below teacher "
            "(paper's phi) | ours: F1 below teacher (`fastbioner-cal`) | ours: smaller (parameters) | "
            "ours: faster (time saved, float32) |", "|---|---|---|---|---|---|---|---|"]
@@ -212,7 +240,7 @@ def paper_comparison(results: dict, speed: dict | None) -> list[str]:
         gaps = [f"{100 * (teacher_f1_for(teacher, r) - r['f1']):.2f}" if r else NOT_RUN
                 for r in (paper_phi, recommended)]
         our_small = 100 * (1 - res["parameters"] / teacher["parameters"])
-        s = tspeed.get(res["model"])
+        s = timed_like(res)
         t = tspeed.get(teacher["model"])
         faster_s = (f"{100 * (1 - t['tokens_per_s'] / s['tokens_per_s']):.2f}%" if s and t else NOT_RUN)
         out.append(f"| {layers} | {gap:.2f} | {smaller:.2f}% | {faster:.2f}% | {gaps[0]} | {gaps[1]} | "

@@ -175,6 +175,44 @@ def test_gaps_to_a_rebuilt_teacher_are_to_the_build_each_row_learnt_from():
     assert "F1 86.49" in lines[2] and "until 2026-12-01T12:29 used it" in lines[2]
 
 
+def test_the_paper_comparison_times_a_row_by_any_student_of_its_architecture():
+    """The speed column needs the row's architecture timed beside the teacher, not its
+    very model (the timing run may be on a machine that never held it); another depth's
+    student does not stand in."""
+    report = load("benchmark_report")
+    tables = load("paper_tables")
+    run = {"command": "fastbioner ...", "epochs": 6, "wall_seconds": 60, "cpu": "X", "cores": 2}
+    teacher = {"13": {**run, "seed": 13, "f1": 0.86, "parameters": 100, "model": "t", "layers": 12, "width": 8}}
+    six = {"13": {**run, "seed": 13, "f1": 0.85, "parameters": 60, "model": "cal6", "layers": 6, "width": 8}}
+    results = tables.aggregate({"bc5cdr/teacher": teacher, "bc5cdr/fastbioner-cal-6": six})
+    timed = lambda model, params, layers, tps: {"model": model, "kind": "student" if layers < 12 else "teacher",  # noqa: E731
+                                                "precision": "fp32", "parameters": params, "layers": layers,
+                                                "width": 8, "tokens_per_s": tps}
+    speed = {"students": {"rows": [timed("t", 100, 12, 100.0), timed("pkd4", 50, 4, 300.0)]}}
+    (row,) = [line for line in report.paper_comparison(results, speed) if line.startswith("| 6 |")]
+    assert row.endswith("| not yet run |")          # only a 4-layer student was timed
+    speed["students"]["rows"].append(timed("og6-s14", 60, 6, 200.0))
+    (row,) = [line for line in report.paper_comparison(results, speed) if line.startswith("| 6 |")]
+    assert row.endswith("| 50.00% |")               # 1 - 100/200: the 6-layer og's timing
+
+
+def test_the_speed_section_sets_bf16s_gain_beside_the_last_run_on_another_cpu():
+    report = load("benchmark_report")
+
+    def run(hardware, bf16, started):
+        rows = [{"model": "t", "precision": p, "speed_vs_teacher_fp32": x, "parameters": 1, "size_bytes": 1,
+                 "tokens_per_s": 100 * x, "ms_per_abstract": 1.0} for p, x in (("fp32", 1.0), ("bf16", bf16))]
+        return {"hardware": hardware, "started": started, "students": {"teacher": "t", "documents": 5, "rows": rows}}
+
+    speed = {**run("Xeon", 3.21, "2026-12-04T22:25"), "earlier": [run("EPYC", 1.29, "2026-12-01T16:50"),
+                                                                  run("Xeon", 3.0, "2026-12-02T10:00")]}
+    text = "\n".join(report.speed_section(speed))
+    assert "here the teacher tags 3.21x faster in bfloat16 than in float32; in the last run on EPYC" in text
+    assert "started 2026-12-01), 1.29x." in text
+    speed["earlier"] = [run("Xeon", 3.0, "2026-12-02T10:00")]     # no run on another CPU: nothing to set beside
+    assert "depends on the CPU" not in "\n".join(report.speed_section(speed))
+
+
 def test_the_teachers_build_to_build_spread_is_stated_from_its_builds():
     """A teacher rebuilt on replaced machines: the standing section lists its builds,
     oldest first, with each one's CPU, and their spread; a teacher built once has none."""
