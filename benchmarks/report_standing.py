@@ -57,21 +57,19 @@ def og_teacher_f1(teacher: dict, og: dict | None) -> float | None:
     return teacher_f1_for(teacher, og) if og and og.get("f1") is not None else None
 
 
-def depth_cost(teacher: dict, ours: dict, og: dict | None, ours_teacher_f1: float | None = None) -> str:
+def depth_cost(ours: dict, og: dict | None, og_teacher: float | None, name_build: bool = False) -> str:
     """Why a gap to the teacher is what it is: the same student trained on gold labels
-    alone (``og``, the teacher's layers, no teacher) shows what the depth costs before
-    any distillation; the method's share is how much of that it closes (student F1
-    against student F1). When ``og`` learnt from another teacher build than ours
-    (``ours_teacher_f1``), its build is named: the two gaps are to different teachers."""
-    og_teacher = og_teacher_f1(teacher, og)
-    if og_teacher is None:
+    alone (``og``, the teacher's layers, no teacher; ``og_teacher``: the F1 of the build
+    it learnt from) shows what the depth costs before any distillation; the method's
+    share is how much of that it closes (student F1 against student F1). ``name_build``
+    when og learnt from another build than ours: the two gaps are to different teachers."""
+    if og is None or og_teacher is None:
         return ""
     cost = 100 * (og_teacher - og["f1"])
     if cost <= 0:
         return ""
     closed = 100 * (ours["f1"] - og["f1"])
-    build = ("" if ours_teacher_f1 is None or abs(og_teacher - ours_teacher_f1) < 1e-9
-             else f" build it learnt from ({pct(og_teacher)})")
+    build = f" build it learnt from ({pct(og_teacher)})" if name_build else ""
     return (f"; gold labels alone at this depth (`og`) sit {cost:.2f} below the teacher{build}: distillation "
             f"closes {closed:.2f} of that ({closed / cost:.0%})")
 
@@ -139,15 +137,15 @@ def standing_section(results: dict, grid_lr: str | None = None) -> list[str]:
             # text, so beside the unlabelled-text row it is the plain og.
             og = results.get(f"{ds}/og-{layers}") if given_text else runs.get("og")
             og_teacher = og_teacher_f1(teacher, og)
-            same_build = abs(teacher_f1 - teacher["f1"]) < 1e-9 and (og_teacher is None
-                                                                      or abs(og_teacher - teacher_f1) < 1e-9)
+            og_other_build = og_teacher is not None and abs(og_teacher - teacher_f1) >= 1e-9
+            same_build = abs(teacher_f1 - teacher["f1"]) < 1e-9 and not og_other_build
             line += f"; {gap:.2f} below the teacher" + ("" if same_build else
                                                         f" build it learnt from ({pct(teacher_f1)})")
             goal = TEACHER_GAP_GOAL.get(layers)
             if goal is not None:
                 line += f" (goal: within {goal:.1f}; {'met' if gap <= goal else 'not met'}"
                 line += f"; the paper's gap below BioBERT: {PAPER[layers][0]:.2f})" if ds == "bc5cdr" else ")"
-            line += depth_cost(teacher, ours, og, teacher_f1)
+            line += depth_cost(ours, og, og_teacher, og_other_build)
         out.append(line + ".")
     if not out:
         return ["_No calibrated FastBioNER row has run yet._"]
