@@ -136,3 +136,30 @@ def test_minilm_and_mpnet_cut_bc5cdr_into_the_same_subwords(shared_data):
     for batch in PairedBatches(data, 32).epoch(0):
         assert not torch.equal(batch.teacher.input_ids, batch.student.input_ids)
         aligner.check(batch.teacher, batch.student)
+
+
+def test_narrower_student_under_pkd_matches_normalised_hidden_states_through_w_h(tmp_path, teacher):
+    """The pkd-style objective for a student of another width (the MiniLM student of
+    an MPNet teacher): the normalised hidden-state distance goes through W_h, every
+    mapped layer pair counts, and W_h learns from it."""
+    t_model, t_tok = teacher
+    labels = model_labels(t_model)
+    folder = encoder_with_vocab(tmp_path / "s", shifted_vocab(), hidden=16, layers=3)
+    student = truncate_layers(load_token_classifier(folder, labels=labels), 2)
+    s_tok = load_tokenizer(folder)
+    (batch,) = batches_for(t_tok, s_tok, labels)
+    objective = _objective(t_model, student, "pkd", SubwordAligner(t_tok, s_tok))
+    assert objective.parts.hidden_projection.in_features == 16  # W_h: 16 -> 32
+    loss, terms = objective(batch, 0, 10)
+    assert set(terms) == {"soft", "gold", "hidden-norm", "loss", "phi"}
+    # 2 - 2 cos per mapped layer: between 0 and 4 for each of the student's 2 layers.
+    assert 0 < terms["hidden-norm"] <= 4 * 2
+    loss.backward()
+    assert objective.parts.hidden_projection.weight.grad is not None
+    assert objective.parts.hidden_projection.weight.grad.abs().sum() > 0
+    # Scaling W_h's output changes nothing: the term compares directions only.
+    with torch.no_grad():
+        objective.parts.hidden_projection.weight.mul_(3.0)
+        objective.parts.hidden_projection.bias.mul_(3.0)
+    _, scaled = objective(batch, 0, 10)
+    assert scaled["hidden-norm"] == pytest.approx(terms["hidden-norm"], rel=1e-4)

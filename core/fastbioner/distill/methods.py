@@ -125,7 +125,8 @@ METHODS: dict[str, Method] = {
         # token and summed over layers, so the low end of that range.
         "pkd", ScheduleConfig("constant", alpha=0.5),
         (Term("soft", "w"), Term("gold", "1-w"), Term("hidden-norm", "fixed", 10.0)),
-        temperature=2.0, summary="Patient KD: soft labels plus normalised hidden-state distance"),
+        temperature=2.0, summary="Patient KD: soft labels plus normalised hidden-state distance (through W_h when the "
+                "student is narrower than the teacher)"),
     "tinybert": Method(
         "tinybert", ScheduleConfig("two-stage", split=0.5),
         (Term("embedding", "w"), Term("hidden", "w"), Term("attention", "w"), Term("soft", "1-w")),
