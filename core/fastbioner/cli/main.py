@@ -20,6 +20,7 @@ from ..errors import FastBioNERError
 # Modules in the order their subcommands appear in ``--help``.
 COMMAND_MODULES = [
     "fastbioner.cli.convert",   # convert, stats
+    "fastbioner.cli.agree",     # agree (annotators' agreement)
     "fastbioner.cli.fetch",     # fetch (PubMed)
     "fastbioner.cli.train",     # train-teacher, evaluate
     "fastbioner.cli.distill",   # distill
