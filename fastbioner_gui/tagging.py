@@ -56,7 +56,7 @@ def tag_rows(model: str, rows: Sequence[int], docs: Sequence[Document], settings
 
     def job(reporter) -> TaggingResult:
         reporter.stage("load", message=f"loading {model}")
-        tagger = Tagger.load(model, tagger_config(settings))
+        tagger = Tagger.load(registered(model), tagger_config(settings))
         provenance = dict(tagger.describe())
         provenance.update({k: tagger.manifest.get(k) for k in ("kind", "base_model", "created", "version")
                            if k in tagger.manifest})
@@ -75,6 +75,23 @@ def tag_rows(model: str, rows: Sequence[int], docs: Sequence[Document], settings
         return TaggingResult(model, spans, provenance)
 
     return run_job(job, on_event, cancel)
+
+
+def registered(model: str) -> str:
+    """``model``'s registry name, registering a shipped model first when the window
+    offered it before the model scan registered it (a first start)."""
+    from fastbioner.defaults import default_model, model_to_tag
+    from fastbioner.registry import Registry
+
+    from .widgets.model_picker import shipped_default
+
+    registry = Registry()
+    if registry.exists(model):
+        return model
+    found = shipped_default()
+    if found is not None and found.name == model:
+        return default_model(registry).name
+    return model_to_tag(model, registry)
 
 
 class _Relay(QObject):
@@ -101,6 +118,7 @@ class TaggingController(QObject):
 
     busyChanged = Signal(bool)
     message = Signal(str)
+    waiting = Signal(str)      # what the run waits for before its first results ("" once they come)
     merged = Signal(int, int)  # documents merged so far, documents in the run
     applied = Signal()         # a run has ended and everything it found is merged
 
@@ -133,7 +151,11 @@ class TaggingController(QObject):
         self.job.failed.connect(lambda msg: self._ended(run, f"Tagging failed: {msg}"))
         self.job.cancelled.connect(lambda: self._ended(run, "Tagging cancelled"))
         self.job.succeeded.connect(lambda _result: self._ended(run, None))
-        self.job.finished.connect(lambda: (relay.deleteLater(), self.busyChanged.emit(False), self.applied.emit()))
+        self.job.finished.connect(lambda: (relay.deleteLater(), self.waiting.emit(""), self.busyChanged.emit(False),
+                                           self.applied.emit()))
+        # Loading a model takes seconds on a busy machine (torch is imported then).
+        self.job.progress.connect(lambda event: self.waiting.emit(
+            f"loading the model {model}…" if event.stage == "load" else ""))
         self.busyChanged.emit(True)
         return self.job
 

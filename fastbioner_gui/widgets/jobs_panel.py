@@ -15,6 +15,14 @@ from .job_strip import ElidedLabel, show_progress
 from .job_strip import duration as _duration
 
 
+def ended_fraction(job: Job) -> float:
+    """How far the stage a job ended in got, from the steps of its last event (the
+    final event repeats the last step): 48 of 300 is 16%. A stage without a known
+    total says nothing (0)."""
+    event = job.last_event
+    return event.fraction if event is not None else 0.0
+
+
 class JobRow(QWidget):
     """One job: title, stage and time left, a progress bar and a cancel button."""
 
@@ -49,10 +57,18 @@ class JobRow(QWidget):
         job, event = self.job, self.job.last_event
         if job.state is not JobState.RUNNING:
             self.cancel.setEnabled(False)
-            self.bar.setRange(0, 100)
-            self.bar.setValue(100 if job.state is JobState.DONE else self.bar.value())
             text = {JobState.DONE: "done", JobState.CANCELLED: "cancelled",
                     JobState.FAILED: f"failed: {job.error}"}[job.state]
+            if job.state is JobState.DONE:
+                self.bar.setRange(0, 100)
+                self.bar.setValue(100)
+            else:
+                # Where it stopped, from the last event's own steps (48 of 300: 16%);
+                # never the bar's value carried over from another range.
+                self.bar.setRange(0, 100)
+                self.bar.setValue(round(100 * ended_fraction(job)))
+                if event is not None and event.total:
+                    text += f" at {event.stage} {min(event.step, event.total)}/{event.total}"
             if event is not None:
                 text += f" after {_duration(event.elapsed_seconds)}"
             self.status.setText(text)

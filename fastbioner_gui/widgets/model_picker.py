@@ -7,9 +7,8 @@ import html
 from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QComboBox, QTextBrowser, QWidget
-
 
 
 @dataclass
@@ -18,13 +17,50 @@ class ModelListing:
     default: str | None  # the shipped default model's name, when it is installed
 
 
-def list_models(on_event=None, cancel=None) -> ModelListing:  # noqa: ANN001 - a job's arguments
+@dataclass
+class FoundModel:
+    """A model known by its card before the registry is scanned (the shipped default,
+    read from its folder: no registration, no torch import)."""
+    name: str
+    manifest: dict[str, Any]
+
+
+def shipped_default() -> FoundModel | None:
+    """The shipped default model as its folder describes it (None: none shipped).
+    Quick: the registration that copies it and imports torch comes after."""
+    from fastbioner.defaults import shipped_model_folder
+    from fastbioner.errors import ModelError
+    from fastbioner.registry import MANIFEST, read_manifest
+
+    folder = shipped_model_folder()
+    if not (folder / "config.json").is_file():
+        return None
+    try:
+        manifest = read_manifest(folder).to_dict() if (folder / MANIFEST).is_file() else {}
+    except ModelError:
+        return None
+    return FoundModel(manifest.get("name") or "default", manifest)
+
+
+class ListingRelay(QObject):
+    """Lives in the GUI thread; the listing job emits on it when the default model is
+    found, before the slower scan of the registry ends."""
+
+    found = Signal(object)  # FoundModel
+
+
+def list_models(on_event=None, cancel=None, on_default=None) -> ModelListing:  # noqa: ANN001 - a job's arguments
     """The registry's usable entries (a folder that cannot be used is left out), after
-    registering the shipped models on first use."""
+    registering the shipped models on first use. ``on_default`` gets the shipped
+    default (a :class:`FoundModel`) first, as soon as its folder is read: the app can
+    tag with it while the registration (seconds on a first start) goes on."""
     from fastbioner.defaults import shipped_models
     from fastbioner.errors import ModelError
     from fastbioner.registry import Registry
 
+    found = shipped_default()
+    if found is not None and on_default is not None:
+        on_default(found)
     try:
         default = shipped_models()[0].name
     except ModelError:  # no default model shipped (or a broken one): the picker still works
@@ -130,6 +166,52 @@ def card_html(name: str, manifest: dict[str, Any]) -> str:
     return f"<h3>{html.escape(name)}</h3><table cellspacing=2>{cells}</table>"
 
 
+def devel_f1(manifest: dict[str, Any]) -> float | None:
+    """A model's overall devel F1 as a fraction, from its card (None: not scored)."""
+    rows = dict(_f1_rows(_first(manifest or {}, "metrics", default={})))
+    f1 = rows.get("overall")
+    return None if f1 is None else (f1 / 100 if f1 > 1 else f1)
+
+
+def tokens_per_second(manifest: dict[str, Any]) -> float | None:
+    """A model's measured speed from its card (the mode it tags in; None: not timed)."""
+    speed = (manifest or {}).get("speed")
+    if not isinstance(speed, dict):
+        return None
+    tps = _first(speed, "tokens_per_s", "tokens_per_second")
+    return float(tps) if isinstance(tps, (int, float)) and tps > 0 else None
+
+
+def picker_summaries(manifests: dict[str, dict[str, Any]]) -> dict[str, str]:
+    """What the picker shows beside each model's name, in plain words, from the models'
+    own cards: "fast" for the fastest and "accurate" for the best devel F1 (when there
+    are models to compare), the devel F1, and the speed relative to the slowest model
+    timed ("speed 2.9×": 2.9 times its tokens a second)."""
+    f1s = {n: f for n, m in manifests.items() if (f := devel_f1(m)) is not None}
+    speeds = {n: t for n, m in manifests.items() if (t := tokens_per_second(m)) is not None}
+    slowest = min(speeds.values(), default=None)
+    out: dict[str, str] = {}
+    for name in manifests:
+        words = []
+        if len(speeds) > 1 and name in speeds and speeds[name] == max(speeds.values()):
+            words.append("fast")
+        if len(f1s) > 1 and name in f1s and f1s[name] == max(f1s.values()):
+            words.append("accurate")
+        parts = [", ".join(words)] if words else []
+        if name in f1s:
+            parts.append(f"devel F1 {100 * f1s[name]:.1f}")
+        if name in speeds and len(speeds) > 1:
+            parts.append(f"speed {speeds[name] / slowest:.1f}×")
+        elif name in speeds:
+            parts.append(f"{speeds[name]:,.0f} tokens/s")
+        out[name] = " · ".join(parts) if parts else "not scored or timed yet"
+    return out
+
+
+def picker_text(name: str, summary: str) -> str:
+    return f"{name} — {summary}" if summary else name
+
+
 class ModelPicker(QComboBox):
     """Registry models by name; ``modelChosen`` carries the name (empty for none)."""
 
@@ -137,7 +219,7 @@ class ModelPicker(QComboBox):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
-        self.setMinimumContentsLength(24)
+        self.setMinimumContentsLength(30)
         self.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.manifests: dict[str, dict] = {}
         self.addItem("(looking for models…)", "")
@@ -149,14 +231,18 @@ class ModelPicker(QComboBox):
         keep = select or self.current_name()
         self.blockSignals(True)
         self.clear()
-        self.manifests = {}
+        self.manifests = {entry.name: manifest_dict(entry) for entry in entries}
+        # Speed and accuracy beside each name, not only in a tooltip or a hidden card.
+        summaries = picker_summaries(self.manifests)
         for entry in entries:
-            manifest = manifest_dict(entry)
-            self.manifests[entry.name] = manifest
-            self.addItem(entry.name, entry.name)
-            self.setItemData(self.count() - 1, card_html(entry.name, manifest), Qt.ItemDataRole.ToolTipRole)
+            self.addItem(picker_text(entry.name, summaries[entry.name]), entry.name)
+            self.setItemData(self.count() - 1, card_html(entry.name, self.manifests[entry.name]),
+                             Qt.ItemDataRole.ToolTipRole)
         if not entries:
             self.addItem("(no models: train or import one)", "")
+        # The list opens wide enough for each name and its figures.
+        self.view().setMinimumWidth(max((self.fontMetrics().horizontalAdvance(self.itemText(i))
+                                         for i in range(self.count())), default=0) + 40)
         index = max(0, self.findData(keep)) if keep else 0
         self.setCurrentIndex(index)
         self.blockSignals(False)
