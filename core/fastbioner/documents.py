@@ -30,6 +30,9 @@ class Span:
     source: Source = Source.GOLD
     score: float | None = None
     concept_id: str | None = None
+    # Which annotator the span came from, where two curators' versions were adjudicated
+    # (None: not recorded). Held by JSONL, project files and BioC; PubTator and BIO drop it.
+    annotator: str | None = None
 
     def __post_init__(self) -> None:
         if self.start < 0 or self.end < self.start:

@@ -37,7 +37,7 @@ EXTENSIONS = (".bioc.xml", ".bioc")
 ROOT_TAG = "collection"
 
 _CONCEPT_KEYS = ("MESH", "identifier", "Identifier", "concept_id")
-_SPAN_KEYS = {"type", "source", "score", *_CONCEPT_KEYS}
+_SPAN_KEYS = {"type", "source", "score", "annotator", *_CONCEPT_KEYS}
 _SOURCES = tuple(s.value for s in Source)
 
 
@@ -129,7 +129,8 @@ def _annotation(doc: Document, ann: ET.Element, xml: XmlFile, here: str) -> None
     if source not in _SOURCES:
         raise xml.error(f"document {doc.id}: annotation {ann.get('id')!r} source {source!r:.40} is not one "
                         f"of {', '.join(_SOURCES)}", *where)
-    doc.spans.append(Span(start, end, label, Source(source), score, concept))
+    annotator = infons.get("annotator") or None
+    doc.spans.append(Span(start, end, label, Source(source), score, concept, annotator))
     rest = {k: v for k, v in infons.items() if k not in _SPAN_KEYS}
     if rest:
         doc.metadata.setdefault("bioc_infons", {})[f"{start}:{end}:{label}"] = rest
@@ -177,6 +178,8 @@ def _document_element(doc: Document) -> ET.Element:
             _infon(ae, "source", span.source.value)
         if span.score is not None:
             _infon(ae, "score", repr(span.score))
+        if span.annotator is not None:
+            _infon(ae, "annotator", span.annotator)
         ET.SubElement(ae, "location", offset=str(span.start), length=str(span.end - span.start))
         ET.SubElement(ae, "text").text = doc.text[span.start:span.end]
     for n, disc in enumerate(doc.metadata.get("bioc_discontinuous") or [], len(doc.spans)):

@@ -6,11 +6,12 @@ Each line is an object::
     {"id": "123", "text": "...",
      "passages": [{"start": 0, "end": 42, "kind": "title", "label": null}, ...],
      "spans": [{"start": 0, "end": 7, "label": "Chemical", "source": "gold",
-                "score": null, "concept_id": "D008094"}, ...],
+                "score": null, "concept_id": "D008094", "annotator": "alice"}, ...],
      "relations": [["CID", "D008094", "D006331"], ...],
      "metadata": {...}}
 
-Only ``id`` and ``text`` are required; a line that is not such an object, or whose
+``annotator`` (which curator a span came from, after adjudication) is written only
+when known. Only ``id`` and ``text`` are required; a line that is not such an object, or whose
 spans or passages fall outside the text, is an error naming file and line.
 """
 
@@ -22,8 +23,10 @@ from typing import Any, Iterable, Iterator
 
 from ..documents import Document, Passage, Source, Span
 from ..errors import InputError
-from ..fileio import atomic_write, read_text
+from ..fileio import atomic_write
 from .checks import check_metadata, expect, has_lone_surrogate, is_int, is_number, load_json
+from .limits import DEFAULT_LIMITS, ReadLimits
+from .lines import text_lines
 from .report import WriteReport
 
 NAME = "jsonl"
@@ -36,11 +39,18 @@ def document_to_dict(doc: Document) -> dict[str, Any]:
         "id": doc.id,
         "text": doc.text,
         "passages": [{"start": p.start, "end": p.end, "kind": p.kind, "label": p.label} for p in doc.passages],
-        "spans": [{"start": s.start, "end": s.end, "label": s.label, "source": s.source.value,
-                   "score": s.score, "concept_id": s.concept_id} for s in doc.spans],
+        "spans": [_span_dict(s) for s in doc.spans],
         "relations": [list(r) for r in doc.relations],
         "metadata": doc.metadata,
     }
+
+
+def _span_dict(s: Span) -> dict[str, Any]:
+    out = {"start": s.start, "end": s.end, "label": s.label, "source": s.source.value,
+           "score": s.score, "concept_id": s.concept_id}
+    if s.annotator is not None:  # only adjudicated spans carry one: other files stay as they were
+        out["annotator"] = s.annotator
+    return out
 
 
 def _offsets(item: Any, where: str, text: str) -> tuple[int, int]:
@@ -85,11 +95,12 @@ def _fast_span(s: Any, n: int) -> Span | None:
         return None
     start, end, label = s.get("start"), s.get("end"), s.get("label")
     raw_source, score, concept = s.get("source", "gold"), s.get("score"), s.get("concept_id")
+    annotator = s.get("annotator")
     source = _SOURCES.get(raw_source) if type(raw_source) is str else None
     if (type(start) is int and type(end) is int and 0 <= start <= end <= n and type(label) is str
             and label.strip() and source is not None and (score is None or is_number(score))
-            and (concept is None or type(concept) is str)):
-        return Span(start, end, label, source, None if score is None else float(score), concept)
+            and (concept is None or type(concept) is str) and (annotator is None or type(annotator) is str)):
+        return Span(start, end, label, source, None if score is None else float(score), concept, annotator)
     return None
 
 
@@ -104,7 +115,8 @@ def _checked_span(s: Any, i: int, text: str) -> Span:
     score = s.get("score")
     expect(score is None or is_number(score), f"{where}.score", "a finite number or null", score)
     return Span(start, end, label, Source(source), None if score is None else float(score),
-                _optional_str(s.get("concept_id"), f"{where}.concept_id"))
+                _optional_str(s.get("concept_id"), f"{where}.concept_id"),
+                _optional_str(s.get("annotator"), f"{where}.annotator"))
 
 
 def document_from_dict(obj: Any) -> Document:
@@ -150,15 +162,17 @@ def document_from_dict(obj: Any) -> Document:
                     relations=relations)
 
 
-def read(path: str | Path) -> Iterator[Document]:
-    """One document per non-blank line."""
+def read(path: str | Path, limits: ReadLimits | None = None) -> Iterator[Document]:
+    """One document per non-blank line, read as a stream (one line in memory; a line
+    over ``limits.max_line_bytes`` or a text over ``limits.max_document_chars`` is
+    refused)."""
     path = Path(path)
-    text = read_text(path)
-    if not text.strip():
-        raise InputError("empty file: no JSON lines", path)
-    for lineno, line in enumerate(text.split("\n"), 1):
+    limits = limits or DEFAULT_LIMITS
+    seen = False
+    for lineno, line in text_lines(path, limits):
         if not line.strip():
             continue
+        seen = True
         try:
             obj = load_json(line)
             doc = document_from_dict(obj)
@@ -167,7 +181,12 @@ def read(path: str | Path) -> Iterator[Document]:
         except (TypeError, ValueError) as exc:
             raise InputError(f"bad document: {exc}" if not str(exc).startswith("not valid JSON") else str(exc),
                              path, lineno) from None
+        if len(doc.text) > limits.max_document_chars:
+            raise InputError(f"a text of {len(doc.text):,} characters, over the {limits.max_document_chars:,} "
+                             f"one document may hold (see docs/limits.md)", path, lineno)
         yield doc
+    if not seen:
+        raise InputError("empty file: no JSON lines", path)
 
 
 def write(docs: Iterable[Document], path: str | Path) -> WriteReport:

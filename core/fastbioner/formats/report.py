@@ -23,11 +23,17 @@ class WriteReport:
     off_boundary: list[tuple[str, Span]] = field(default_factory=list)
     # Spans of documents written to a format that holds none (plain text, MEDLINE, PubMed XML).
     spans_not_held: int = 0
+    # Spans whose annotator (adjudication's record of who marked them) the format cannot
+    # hold (PubTator, BIO): the spans are written, the annotator is dropped.
+    annotators_not_held: int = 0
 
-    def add(self, doc: Document, tagged=None, holds_spans: bool = True) -> None:  # noqa: ANN001
+    def add(self, doc: Document, tagged=None, holds_spans: bool = True,  # noqa: ANN001
+            holds_annotators: bool = True) -> None:
         """Count one written document; ``tagged`` (a labels.DocumentTags) is its BIO
         view when the format has one."""
         self.documents += 1
+        if not holds_annotators:
+            self.annotators_not_held += sum(s.annotator is not None for s in doc.spans)
         if not holds_spans:
             self.spans_not_held += len(doc.spans)
             return
@@ -54,4 +60,7 @@ class WriteReport:
             text += f"; {self.spans_not_held} span(s) not written ({self.format} holds no entities)"
         if self.left_out:
             text += f"; {len(self.left_out)} overlapping span(s) left out (longest first kept)"
+        if self.annotators_not_held:
+            text += (f"; which annotator marked {self.annotators_not_held} span(s) not written ({self.format} "
+                     "cannot hold it: JSONL, BioC and project files do)")
         return text
