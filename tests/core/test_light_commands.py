@@ -1,4 +1,4 @@
-"""Light commands start fast: `--help`, `convert`, `stats` and `models list` never
+"""Light commands start fast: `--help`, `convert`, `stats`, `agree` and `models list` never
 import torch or transformers (how fast is measured by benchmarks/bench_startup.py,
 not here)."""
 
@@ -22,7 +22,7 @@ print("HEAVY:" + ",".join(heavy))
 
 @pytest.mark.parametrize("args", [["--help"], ["convert", "--help"], ["distill", "--help"],
                                   ["train-teacher", "--help"], ["tag", "--help"], ["fetch", "--help"], ["models", "list"],
-                                  ["stats", "SAMPLE"], ["convert", "SAMPLE", "OUT"]])
+                                  ["stats", "SAMPLE"], ["convert", "SAMPLE", "OUT"], ["agree", "SAMPLE", "SAMPLE"]])
 def test_light_commands_do_not_import_torch(args, tmp_path):
     sample = tmp_path / "a.pubtator"
     sample.write_text("1|t|Cocaine toxicity\n1|a|Seizures followed.\n1\t0\t7\tCocaine\tChemical\tD003042\n\n",
