@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import stat
 import tempfile
 import threading
 import time
@@ -14,21 +15,99 @@ from typing import IO, Iterable, Iterator
 from .errors import InputError
 
 
-def read_text(path: str | Path) -> str:
-    """Read a UTF-8 text file (a BOM is dropped, CRLF and CR become LF).
+# A file read whole (BioC XML, a project, a PMID list) may hold at most this many
+# bytes: a character device or a sparse 2 GB file is refused, not read into memory.
+# Formats read line by line stream instead (docs/limits.md).
+WHOLE_FILE_BYTES = 256 << 20
 
-    Raises :class:`InputError` naming the file, and the line of the first bad byte,
-    for a directory, a missing file or bytes that are not UTF-8.
-    """
+
+def open_input(path: str | Path) -> IO[bytes]:
+    """Open a file to read its bytes (buffered). A regular file, a named pipe or
+    ``/dev/stdin`` (read once, as it comes) are fine; InputError, one line naming the
+    file, for a folder, a missing file, a character or block device (``/dev/zero``,
+    a terminal) or a socket, which are not documents and may never end."""
     path = Path(path)
-    if path.is_dir():
-        raise InputError("is a directory, expected a file", path)
     try:
-        data = path.read_bytes()
+        st = os.stat(path)
     except FileNotFoundError:
         raise InputError("no such file", path) from None
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror or exc}", path) from None
+    if stat.S_ISDIR(st.st_mode):
+        raise InputError("is a directory, expected a file", path)
+    if not (stat.S_ISREG(st.st_mode) or stat.S_ISFIFO(st.st_mode)):
+        kind = ("a character device" if stat.S_ISCHR(st.st_mode) else
+                "a block device" if stat.S_ISBLK(st.st_mode) else
+                "a socket" if stat.S_ISSOCK(st.st_mode) else "not a regular file")
+        raise InputError(f"cannot read {kind}: give a file, a pipe or /dev/stdin fed from one", path)
+    try:
+        return open(path, "rb")
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", path) from None
+
+
+def encoding_problem(head: bytes) -> str | None:
+    """Why the first bytes of a file say it is not UTF-8 text, or None: a UTF-16 or
+    UTF-32 byte-order mark, or NUL bytes interleaved the way UTF-16/UTF-32 text
+    without one lays out ASCII (read as UTF-8 it would be one NUL-ridden document),
+    or mostly NUL bytes (binary data, a sparse file). A stray NUL or two is left to
+    the readers, as before. Such text is refused rather than decoded on a guess:
+    the message says how to convert it."""
+    for bom, name in ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"),
+                      (b"\xff\xfe", "UTF-16"), (b"\xfe\xff", "UTF-16")):
+        if head.startswith(bom):
+            return _convert_hint(name, "(it starts with a byte-order mark)")
+    sample = head[:4096]
+    nuls = sample.count(0)
+    if len(sample) < 4 or nuls == 0:
+        return None
+
+    def nul_share(start: int, step: int) -> float:
+        part = sample[start::step]
+        return part.count(0) / len(part) if part else 0.0
+
+    by4 = [nul_share(i, 4) for i in range(4)]
+    if min(by4[1:]) >= 0.9 and by4[0] < 0.5:
+        return _convert_hint("UTF-32LE", "without a byte-order mark")
+    if min(by4[:3]) >= 0.9 and by4[3] < 0.5:
+        return _convert_hint("UTF-32BE", "without a byte-order mark")
+    even, odd = nul_share(0, 2), nul_share(1, 2)
+    if odd >= 0.6 and even < 0.3:
+        return _convert_hint("UTF-16LE", "without a byte-order mark")
+    if even >= 0.6 and odd < 0.3:
+        return _convert_hint("UTF-16BE", "without a byte-order mark")
+    if nuls / len(sample) >= 0.3:
+        return "binary data (mostly NUL bytes), not text"
+    return None
+
+
+def _convert_hint(name: str, how: str) -> str:
+    return (f"looks like {name} text {how}, not UTF-8: convert it first "
+            f"(iconv -f {name} -t UTF-8 FILE > FILE.utf8)")
+
+
+def read_text(path: str | Path, max_bytes: int | None = None) -> str:
+    """Read a UTF-8 text file (a BOM is dropped, CRLF and CR become LF).
+
+    Raises :class:`InputError` naming the file, and the line of the first bad byte,
+    for a directory, a missing file, a device (see :func:`open_input`), UTF-16/32
+    text or bytes that are not UTF-8, and a file over ``max_bytes`` (default
+    :data:`WHOLE_FILE_BYTES`), which is refused rather than read into memory.
+    """
+    path = Path(path)
+    limit = WHOLE_FILE_BYTES if max_bytes is None else max_bytes
+    with open_input(path) as fh:
+        try:
+            data = fh.read(limit + 1)
+        except OSError as exc:
+            raise InputError(f"cannot read: {exc.strerror or exc}", path) from None
+    if len(data) > limit:
+        size = f"{limit >> 20} MiB" if limit >= 1 << 20 else f"{limit:,} bytes"
+        raise InputError(f"larger than the {size} a file read whole may hold (see docs/limits.md); "
+                         f"split it", path)
+    problem = encoding_problem(data[:4096])
+    if problem:
+        raise InputError(problem, path)
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

@@ -30,13 +30,15 @@ from typing import Iterable, Iterator, Literal
 
 from ..documents import Document, Passage, Source
 from ..errors import InputError, InputWarning
-from ..fileio import atomic_write, read_text
+from ..fileio import atomic_write
 from ..labels import (
     TaggedSentence, detect_scheme, document_tagged_sentences, from_iob2, invalid_iob2_positions,
     normalize_scheme, repair_iob2, split_tag, tags_to_spans, to_iob2,
 )
 from ..text import sentences_in_passage
 from .checks import refuse_chars
+from .limits import DEFAULT_LIMITS, ReadLimits
+from .lines import text_lines
 from .report import WriteReport
 
 NAME = "conll"
@@ -56,21 +58,31 @@ class _Block:
     tags: list[str]
     extra: list[tuple[str, ...]]
     lines: list[int]
-    doc: int  # index into the list of document headers (-1: none)
 
 
-def _parse(path: Path, text: str) -> tuple[list[_Block], list[tuple[str, int]]]:
-    """Blocks of token lines, and the (docstart line text, line number) headers."""
-    blocks: list[_Block] = []
-    headers: list[tuple[str, int]] = []
+def _items(path: Path, limits: ReadLimits) -> Iterator[tuple[str, object]]:
+    """``("header", (docstart line, line number))`` and ``("block", _Block)`` in file
+    order, read as a stream: memory holds one sentence, and a document (a
+    ``-DOCSTART-`` group, or a sentence in a file without them) may hold at most
+    ``limits.max_document_chars`` characters."""
     cur: _Block | None = None
-    for lineno, line in enumerate(text.split("\n"), 1):
+    headers = 0
+    doc_chars = 0
+    for lineno, line in text_lines(path, limits):
         if not line.strip():
-            cur = None
+            if cur is not None:
+                yield "block", cur
+                cur = None
+            if not headers:  # each sentence is a document of its own
+                doc_chars = 0
             continue
         if line.startswith(DOCSTART):
-            headers.append((line, lineno))
-            cur = None
+            if cur is not None:
+                yield "block", cur
+                cur = None
+            headers += 1
+            doc_chars = 0
+            yield "header", (line, lineno)
             continue
         cols = line.split("\t") if "\t" in line else line.split()
         if len(cols) < 2:
@@ -82,75 +94,92 @@ def _parse(path: Path, text: str) -> tuple[list[_Block], list[tuple[str, int]]]:
         except ValueError as exc:
             raise InputError(str(exc), path, lineno) from None
         if cur is None:
-            cur = _Block([], [], [], [], len(headers) - 1)
-            blocks.append(cur)
+            cur = _Block([], [], [], [])
         word = cols[0]
         if not word or any(c.isspace() for c in word):
             raise InputError(f"token {word!r} is empty or contains white space", path, lineno)
+        doc_chars += len(word) + 1
+        if doc_chars > limits.max_document_chars:
+            raise InputError(f"a document of more than {limits.max_document_chars:,} characters (a limit, see "
+                             f"docs/limits.md): split it with -DOCSTART- lines or blank lines", path, lineno)
         cur.words.append(word)
         cur.tags.append(tag)
         cur.extra.append(tuple(cols[1:-1]))
         cur.lines.append(lineno)
-    return blocks, headers
+    if cur is not None:
+        yield "block", cur
 
 
-def _to_iob2(path: Path, blocks: list[_Block], scheme: str, on_invalid: OnInvalid) -> list[list[str]]:
-    """IOB2 tags for every block, repaired (with one warning), rejected or kept."""
-    if on_invalid not in ("repair", "error", "keep"):
-        raise ValueError(f"on_invalid must be 'repair', 'error' or 'keep', not {on_invalid!r}")
-    if scheme.lower() == "auto":
-        scheme = detect_scheme(t for b in blocks for t in b.tags)
-    scheme = normalize_scheme(scheme)
-    allowed = "BIES" if scheme == "IOBES" else "BI"
-    out = []
-    bad_lines: list[int] = []
-    for block in blocks:
+class _Converter:
+    """IOB2 tags for each block as it comes, repaired (one warning at the end, from
+    :meth:`finish`), rejected or kept. ``auto`` reads IOB2 until the first ``E-`` or
+    ``S-`` tag, IOBES from there: the blocks before it hold only B/I/O tags, which
+    both schemes read alike, so this streams and still equals detecting the scheme
+    over the whole file first."""
+
+    def __init__(self, path: Path, scheme: str, on_invalid: OnInvalid):
+        if on_invalid not in ("repair", "error", "keep"):
+            raise ValueError(f"on_invalid must be 'repair', 'error' or 'keep', not {on_invalid!r}")
+        self.path, self.on_invalid = path, on_invalid
+        self.auto = scheme.lower() == "auto"
+        self.scheme = "IOB2" if self.auto else normalize_scheme(scheme)
+        self.bad_count = 0
+        self.bad_first: list[int] = []  # the first few lines, for the warning
+
+    def tags(self, block: _Block) -> list[str]:
+        if self.auto and self.scheme == "IOB2" and detect_scheme(block.tags) == "IOBES":
+            self.scheme = "IOBES"
+        scheme = self.scheme
+        allowed = "BIES" if scheme == "IOBES" else "BI"
         for tag, lineno in zip(block.tags, block.lines):
             if tag[0] not in allowed and tag != "O":
-                raise InputError(f"tag {tag!r} is not allowed in {scheme}", path, lineno)
+                raise InputError(f"tag {tag!r} is not allowed in {scheme}", self.path, lineno)
         tags = to_iob2(block.tags, scheme)
         bad = invalid_iob2_positions(tags)
         if bad:
-            if on_invalid == "error":
+            if self.on_invalid == "error":
                 i = bad[0]
                 raise InputError(f"invalid {scheme} sequence: {block.tags[i]!r} does not continue an "
-                                 f"entity of its type", path, block.lines[i])
-            bad_lines.extend(block.lines[i] for i in bad)
-            if on_invalid == "repair":
+                                 f"entity of its type", self.path, block.lines[i])
+            self.bad_count += len(bad)
+            self.bad_first.extend(block.lines[i] for i in bad[:max(0, 6 - len(self.bad_first))])
+            if self.on_invalid == "repair":
                 tags, _ = repair_iob2(tags)
-        out.append(tags)
-    if bad_lines and on_invalid == "repair":
-        shown = ", ".join(map(str, bad_lines[:5])) + (", ..." if len(bad_lines) > 5 else "")
-        warnings.warn(InputWarning(f"repaired {len(bad_lines)} I- tag(s) that did not continue an "
-                                   f"entity (they now open one): lines {shown}", path, bad_lines[0]),
-                      stacklevel=3)
-    return out
+        return tags
 
-
-def _load(path: str | Path) -> tuple[Path, list[_Block], list[tuple[str, int]]]:
-    path = Path(path)
-    text = read_text(path)
-    blocks, headers = _parse(path, text)
-    if not blocks and not headers:  # -DOCSTART- lines alone are documents without text
-        raise InputError("empty file: no token lines" if not text.strip() else "no token lines", path)
-    return path, blocks, headers
+    def finish(self) -> None:
+        if self.bad_count and self.on_invalid == "repair":
+            shown = ", ".join(map(str, self.bad_first[:5])) + (", ..." if self.bad_count > 5 else "")
+            warnings.warn(InputWarning(f"repaired {self.bad_count} I- tag(s) that did not continue an "
+                                       f"entity (they now open one): lines {shown}", self.path,
+                                       self.bad_first[0]), stacklevel=3)
 
 
 def read_tagged_sentences(path: str | Path, on_invalid: OnInvalid = "repair",
-                          scheme: str = "auto") -> list[TaggedSentence]:
+                          scheme: str = "auto", limits: ReadLimits | None = None) -> list[TaggedSentence]:
     """Sentences of words and IOB2 tags from a CoNLL/BIO file.
 
     ``scheme`` is the file's scheme (``IOB1``, ``IOB2``, ``IOBES``) or ``auto``
     (IOBES if any ``E-``/``S-`` tag occurs, else IOB2; an IOB1 file read as IOB2 with
     repair comes out right). Middle columns are kept in ``TaggedSentence.extra``.
     """
-    path, blocks, headers = _load(path)
-    if not blocks:  # a trainer needs sentences
-        raise InputError("no token lines", path)
-    tags = _to_iob2(path, blocks, scheme, on_invalid)
-    return [TaggedSentence(tuple(b.words), tuple(t), b.lines[0], _extra(b),
-                           _doc_id(headers[b.doc][0]) if b.doc >= 0 else None)
-            for b, t in zip(blocks, tags)]
+    path = Path(path)
+    conv = _Converter(path, scheme, on_invalid)
+    out: list[TaggedSentence] = []
+    header: str | None = None
+    seen = False
+    for kind, item in _items(path, limits or DEFAULT_LIMITS):
+        seen = True
+        if kind == "header":
+            header = item[0]  # type: ignore[index]
+            continue
+        block: _Block = item  # type: ignore[assignment]
+        out.append(TaggedSentence(tuple(block.words), tuple(conv.tags(block)), block.lines[0], _extra(block),
+                                  _doc_id(header) if header is not None else None))
+    if not out:  # a trainer needs sentences
+        raise InputError("no token lines" if seen else "empty file: no token lines", path)
+    conv.finish()
+    return out
 
 
 def _extra(block: _Block) -> tuple[tuple[str, ...], ...]:
@@ -187,24 +216,41 @@ def sentences_to_document(doc_id: str, sentences: Iterable[TaggedSentence],
     return doc
 
 
-def read(path: str | Path, on_invalid: OnInvalid = "repair", scheme: str = "auto") -> Iterator[Document]:
-    """Documents from a CoNLL/BIO file (see the module text for the layout)."""
-    path, blocks, headers = _load(path)
-    tags = _to_iob2(path, blocks, scheme, on_invalid)
-    sents = [TaggedSentence(tuple(b.words), tuple(t), b.lines[0], _extra(b))
-             for b, t in zip(blocks, tags)]
-    by_doc: dict[int, list[TaggedSentence]] = {}
-    for block, sent in zip(blocks, sents):
-        if block.doc < 0:
+def read(path: str | Path, on_invalid: OnInvalid = "repair", scheme: str = "auto",
+         limits: ReadLimits | None = None) -> Iterator[Document]:
+    """Documents from a CoNLL/BIO file (see the module text for the layout), read as
+    a stream: one document in memory."""
+    path = Path(path)
+    conv = _Converter(path, scheme, on_invalid)
+    header: tuple[str, int] | None = None
+    sents: list[TaggedSentence] = []
+    seen = False
+    for kind, item in _items(path, limits or DEFAULT_LIMITS):
+        seen = True
+        if kind == "header":
+            if header is not None:
+                yield _docstart_document(path, header, sents)
+            header, sents = item, []  # type: ignore[assignment]
+            continue
+        block: _Block = item  # type: ignore[assignment]
+        sent = TaggedSentence(tuple(block.words), tuple(conv.tags(block)), block.lines[0], _extra(block))
+        if header is None:
             doc = sentences_to_document(f"{path.stem}:{sent.line}", [sent])
             doc.metadata["conll_docstart"] = None  # written back without one
             yield doc
         else:
-            by_doc.setdefault(block.doc, []).append(sent)
-    for i, (header, _) in enumerate(headers):
-        doc = sentences_to_document(_doc_id(header) or f"{path.stem}:{headers[i][1]}", by_doc.get(i, []))
-        doc.metadata["conll_docstart"] = header
-        yield doc
+            sents.append(sent)
+    if header is not None:
+        yield _docstart_document(path, header, sents)
+    if not seen:  # -DOCSTART- lines alone are documents without text
+        raise InputError("empty file: no token lines", path)
+    conv.finish()
+
+
+def _docstart_document(path: Path, header: tuple[str, int], sents: list[TaggedSentence]) -> Document:
+    doc = sentences_to_document(_doc_id(header[0]) or f"{path.stem}:{header[1]}", sents)
+    doc.metadata["conll_docstart"] = header[0]
+    return doc
 
 
 _WHITE_SPACE = re.compile(r"\s")

@@ -23,8 +23,10 @@ from typing import Any, Iterable, Iterator
 
 from ..documents import Document, Passage, Source, Span
 from ..errors import InputError
-from ..fileio import atomic_write, read_text
+from ..fileio import atomic_write
 from .checks import check_metadata, expect, has_lone_surrogate, is_int, is_number, load_json
+from .limits import DEFAULT_LIMITS, ReadLimits
+from .lines import text_lines
 from .report import WriteReport
 
 NAME = "jsonl"
@@ -160,15 +162,17 @@ def document_from_dict(obj: Any) -> Document:
                     relations=relations)
 
 
-def read(path: str | Path) -> Iterator[Document]:
-    """One document per non-blank line."""
+def read(path: str | Path, limits: ReadLimits | None = None) -> Iterator[Document]:
+    """One document per non-blank line, read as a stream (one line in memory; a line
+    over ``limits.max_line_bytes`` or a text over ``limits.max_document_chars`` is
+    refused)."""
     path = Path(path)
-    text = read_text(path)
-    if not text.strip():
-        raise InputError("empty file: no JSON lines", path)
-    for lineno, line in enumerate(text.split("\n"), 1):
+    limits = limits or DEFAULT_LIMITS
+    seen = False
+    for lineno, line in text_lines(path, limits):
         if not line.strip():
             continue
+        seen = True
         try:
             obj = load_json(line)
             doc = document_from_dict(obj)
@@ -177,7 +181,12 @@ def read(path: str | Path) -> Iterator[Document]:
         except (TypeError, ValueError) as exc:
             raise InputError(f"bad document: {exc}" if not str(exc).startswith("not valid JSON") else str(exc),
                              path, lineno) from None
+        if len(doc.text) > limits.max_document_chars:
+            raise InputError(f"a text of {len(doc.text):,} characters, over the {limits.max_document_chars:,} "
+                             f"one document may hold (see docs/limits.md)", path, lineno)
         yield doc
+    if not seen:
+        raise InputError("empty file: no JSON lines", path)
 
 
 def write(docs: Iterable[Document], path: str | Path) -> WriteReport:

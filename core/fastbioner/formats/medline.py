@@ -15,8 +15,10 @@ from typing import Iterable, Iterator
 
 from ..documents import Document
 from ..errors import InputError
-from ..fileio import atomic_write, read_text
+from ..fileio import atomic_write
 from .checks import refuse_chars
+from .limits import DEFAULT_LIMITS, ReadLimits
+from .lines import text_lines
 from .report import WriteReport
 
 NAME = "medline"
@@ -26,16 +28,21 @@ _FIELD_RE = re.compile(r"^([A-Z][A-Z0-9 ]{1,3})- ?(.*)$")
 _CONTINUATION = "      "
 
 
-def _records(path: Path, text: str) -> Iterator[tuple[int, list[tuple[str, str]]]]:
-    """(first line, [(tag, value)]) per record, continuation lines joined by a space."""
+def _records(path: Path, limits: ReadLimits) -> Iterator[tuple[int, list[tuple[str, str]]]]:
+    """(first line, [(tag, value)]) per record, continuation lines joined by a space;
+    read as a stream, one record in memory (at most ``limits.max_document_chars``)."""
     fields: list[tuple[str, str]] = []
-    first = 0
-    for lineno, line in enumerate(text.split("\n"), 1):
+    first = size = 0
+    for lineno, line in text_lines(path, limits):
         if not line.strip():
             if fields:
                 yield first, fields
-                fields = []
+                fields, size = [], 0
             continue
+        size += len(line)
+        if size > limits.max_document_chars:
+            raise InputError(f"a record of more than {limits.max_document_chars:,} characters (a limit, see "
+                             f"docs/limits.md)", path, first or lineno)
         if line.startswith(_CONTINUATION) and fields:
             tag, value = fields[-1]
             fields[-1] = (tag, f"{value} {line.strip()}" if value else line.strip())
@@ -50,13 +57,12 @@ def _records(path: Path, text: str) -> Iterator[tuple[int, list[tuple[str, str]]
         yield first, fields
 
 
-def read(path: str | Path) -> Iterator[Document]:
-    """One document per MEDLINE record."""
+def read(path: str | Path, limits: ReadLimits | None = None) -> Iterator[Document]:
+    """One document per MEDLINE record, read as a stream."""
     path = Path(path)
-    text = read_text(path)
-    if not text.strip():
-        raise InputError("empty file: no MEDLINE records", path)
-    for first, fields in _records(path, text):
+    seen = False
+    for first, fields in _records(path, limits or DEFAULT_LIMITS):
+        seen = True
         pmid = next((v for t, v in fields if t == "PMID"), "")
         if not pmid:
             raise InputError("MEDLINE record without a PMID field", path, first)
@@ -67,6 +73,8 @@ def read(path: str | Path) -> Iterator[Document]:
         if rest:
             doc.metadata["medline"] = rest
         yield doc
+    if not seen:
+        raise InputError("empty file: no MEDLINE records", path)
 
 
 def write(docs: Iterable[Document], path: str | Path) -> WriteReport:

@@ -15,25 +15,41 @@ from typing import Iterable, Iterator
 
 from ..documents import Document
 from ..errors import InputError
-from ..fileio import atomic_write, read_text
+from ..fileio import atomic_write
+from .limits import DEFAULT_LIMITS, ReadLimits
+from .lines import text_lines
 from .report import WriteReport
 
 NAME = "text"
 EXTENSIONS = (".txt", ".text")
 
-_BLOCK_RE = re.compile(r"[^\n]*\S[^\n]*(?:\n[^\n]*\S[^\n]*)*")
 _BLANK_LINES_RE = re.compile(r"\n\s*\n")
 
 
-def read(path: str | Path) -> Iterator[Document]:
-    """One document per blank-line-separated block."""
+def read(path: str | Path, limits: ReadLimits | None = None) -> Iterator[Document]:
+    """One document per blank-line-separated block, read as a stream (one block in
+    memory; a block over ``limits.max_document_chars`` is refused)."""
     path = Path(path)
-    text = read_text(path)
-    if not text.strip():
+    cap = (limits or DEFAULT_LIMITS).max_document_chars
+    block: list[str] = []
+    size, first_line, any_text = 0, 0, False
+    for lineno, line in text_lines(path, limits):
+        if not line.strip():
+            if block:
+                yield Document(id=f"{path.stem}:{first_line}", text="\n".join(block).strip())
+                block, size = [], 0
+            continue
+        if not block:
+            first_line, any_text = lineno, True
+        size += len(line) + 1
+        if size > cap:
+            raise InputError(f"a block (document) of more than {cap:,} characters (a limit, see "
+                             f"docs/limits.md): separate documents with a blank line", path, first_line)
+        block.append(line)
+    if block:
+        yield Document(id=f"{path.stem}:{first_line}", text="\n".join(block).strip())
+    if not any_text:
         raise InputError("empty file: no text", path)
-    for m in _BLOCK_RE.finditer(text):
-        line = text.count("\n", 0, m.start()) + 1
-        yield Document(id=f"{path.stem}:{line}", text=m.group().strip())
 
 
 def write(docs: Iterable[Document], path: str | Path) -> WriteReport:

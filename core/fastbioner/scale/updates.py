@@ -59,7 +59,11 @@ class InputScan:
 
 def _is_number(id_: str) -> bool:
     # "007" is not the number 7 as an id: only canonical digits are stored as numbers.
-    return id_.isdigit() and len(id_) < 18 and (id_ == "0" or not id_.startswith("0"))
+    # ASCII digits only: str.isdigit() also takes "١٢٣" and "１２３" (which int() reads
+    # as 123, so another file's PMID 123 would supersede or delete them) and "²"
+    # (which int() refuses). Such an id is a document id of its own.
+    return (id_.isascii() and id_.isdigit() and len(id_) < 18
+            and (id_ == "0" or not id_.startswith("0")))
 
 
 def scan_input(path: str | Path, input_format: str | None = None,

@@ -1,0 +1,56 @@
+"""How much one input may hold before a reader refuses it (docs/limits.md).
+
+Readers stream their files, so a file's size alone never exhausts memory; what
+could is one unit that must be held whole: a line, a document, a PubMed record, a
+file read whole. Each has a limit here, far above what real corpora hold (a PubMed
+abstract is a few thousand characters, a full-text article under a million), so
+that a small hostile file (a gzip of one 4 GB ``<AbstractText>``, a 2 GB line)
+stops with one line naming the file instead of taking all the memory.
+
+Readers take ``limits=`` (tests lower them to stay quick); :data:`DEFAULT_LIMITS`
+otherwise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..config import ConfigError, Settings
+
+MiB = 1 << 20
+
+
+@dataclass(frozen=True)
+class ReadLimits(Settings):
+    # One line of a line-based format (a JSONL document, a PubTator title or
+    # abstract), in bytes as stored.
+    max_line_bytes: int = 64 * MiB
+    # One document's text, in characters, in every format.
+    max_document_chars: int = 10_000_000
+    # Spans and relations of one document (PubTator mention lines, BioC annotations).
+    max_annotations: int = 1_000_000
+    # Formats read whole (BioC XML, project files), in bytes.
+    max_whole_file_bytes: int = 256 * MiB
+    # PubMed XML: the bytes (after gunzip) of one top-level element (a record, a
+    # <DeleteCitation>) or of the text between two of them ...
+    max_xml_record_bytes: int = 64 * MiB
+    # ... the elements inside one top-level element ...
+    max_xml_record_elements: int = 200_000
+    # ... the top-level elements that are not records (<DeleteCitation> and
+    # anything unknown, which is skipped) ...
+    max_xml_other_elements: int = 10_000
+    # ... and the PMIDs all of a file's <DeleteCitation> blocks withdraw.
+    max_deleted_pmids: int = 5_000_000
+
+    def validate(self) -> None:
+        for name, value in self.to_dict().items():
+            if not isinstance(value, int) or value < 1:
+                raise ConfigError(f"{name} must be a whole number of at least 1, got {value!r}")
+
+
+DEFAULT_LIMITS = ReadLimits()
+
+
+def size_text(n: int) -> str:
+    """``64 MiB`` / ``10,000,000`` as a limit reads in a message."""
+    return f"{n // MiB} MiB" if n >= MiB and n % MiB == 0 else f"{n:,}"
