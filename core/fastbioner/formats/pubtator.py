@@ -3,10 +3,13 @@
 lines ``PMID<TAB>CID<TAB>chemical<TAB>disease``, a blank line between documents.
 
 The document's text is ``title + " " + abstract`` (the offsets in the file count that
-way). Kept for a lossless round trip: mention order, concept ids verbatim (NCBI
-disease writes some with a leading space), columns after the concept id (BC5CDR's
-composite mentions) in ``metadata["pubtator_columns"]`` keyed by ``"start:end:type"``,
-and relation lines in ``Document.relations`` as their fields after the PMID.
+way). Mentions are written in offset order (a curator's added entity among the
+others, as PubTator files have them), each with its six columns: a mention without a
+concept id has an empty sixth column, which reads back as no id. Kept for a lossless
+round trip: concept ids verbatim (NCBI disease writes some with a leading space),
+columns after the concept id (BC5CDR's composite mentions) in
+``metadata["pubtator_columns"]`` keyed by ``"start:end:type"``, and relation lines in
+``Document.relations`` as their fields after the PMID.
 
 A mention whose offsets fall outside the text or whose text column differs from the
 text at its offsets is an error naming the line.
@@ -20,8 +23,10 @@ from typing import Iterable, Iterator
 
 from ..documents import Document, Passage, Span
 from ..errors import InputError
-from ..fileio import atomic_write, read_text
+from ..fileio import atomic_write
 from .checks import refuse_chars
+from .limits import DEFAULT_LIMITS, ReadLimits
+from .lines import text_lines
 from .report import WriteReport
 
 NAME = "pubtator"
@@ -34,16 +39,21 @@ _LINE_BREAKS = "\t\n\r"
 
 
 class _Builder:
-    def __init__(self, path: Path, pmid: str, line: int):
-        self.path, self.pmid, self.line = path, pmid, line
+    def __init__(self, path: Path, pmid: str, line: int, max_chars: int):
+        self.path, self.pmid, self.line, self.max_chars = path, pmid, line, max_chars
         self.title: str | None = None
         self.abstract: str | None = None
         self.doc: Document | None = None
+        self.annotations = 0  # mention and relation lines
 
     def document(self) -> Document:
         if self.doc is None:
             title = self.title or ""
             abstract = self.abstract or ""
+            if len(title) + 1 + len(abstract) > self.max_chars:
+                raise InputError(f"document {self.pmid}: a text of {len(title) + 1 + len(abstract):,} "
+                                 f"characters, over the {self.max_chars:,} one document may hold "
+                                 f"(see docs/limits.md)", self.path, self.line)
             passages = []
             if title:
                 passages.append(Passage(0, len(title), "title"))
@@ -73,21 +83,22 @@ def _mention(b: _Builder, fields: list[str], lineno: int) -> None:
     if doc.text[start:end].strip() != fields[3].strip():
         raise InputError(f"mention text {fields[3]!r} does not match the text at {start}..{end} "
                          f"({doc.text[start:end]!r})", b.path, lineno)
-    concept = fields[5] if len(fields) > 5 else None
+    concept = fields[5] if len(fields) > 5 and fields[5] != "" else None  # an empty column: no id
     span = Span(start, end, fields[4], concept_id=concept)
     doc.spans.append(span)
     if len(fields) > 6:
         doc.metadata.setdefault("pubtator_columns", {})[f"{start}:{end}:{span.label}"] = fields[6:]
 
 
-def read(path: str | Path) -> Iterator[Document]:
-    """Documents of a PubTator file, in file order."""
+def read(path: str | Path, limits: ReadLimits | None = None) -> Iterator[Document]:
+    """Documents of a PubTator file, in file order, read as a stream (one document in
+    memory; see :class:`~fastbioner.formats.limits.ReadLimits` for what one may hold)."""
     path = Path(path)
-    text = read_text(path)
-    if not text.strip():
-        raise InputError("empty file: no PubTator documents", path)
+    limits = limits or DEFAULT_LIMITS
     cur: _Builder | None = None
-    for lineno, line in enumerate(text.split("\n"), 1):
+    seen = False
+    for lineno, line in text_lines(path, limits):
+        seen = seen or bool(line.strip())
         if not line.strip():
             if cur is not None:
                 yield cur.document()
@@ -102,7 +113,7 @@ def read(path: str | Path) -> Iterator[Document]:
                 yield cur.document()
                 cur = None
             if cur is None:
-                cur = _Builder(path, pmid, lineno)
+                cur = _Builder(path, pmid, lineno, limits.max_document_chars)
             if kind == "t":
                 cur.title = body
             else:
@@ -112,6 +123,10 @@ def read(path: str | Path) -> Iterator[Document]:
         if cur is None or fields[0] != cur.pmid:
             raise InputError(f"line belongs to no document (expected 'PMID|t|title' first): {line[:60]!r}",
                              path, lineno)
+        cur.annotations += 1
+        if cur.annotations > limits.max_annotations:
+            raise InputError(f"document {cur.pmid}: more than {limits.max_annotations:,} mention and relation "
+                             f"lines (a limit, see docs/limits.md)", path, lineno)
         if len(fields) >= 4 and _INT_RE.match(fields[1]) and _INT_RE.match(fields[2]):
             _mention(cur, fields, lineno)
         elif len(fields) >= 2 and not _INT_RE.match(fields[1]):
@@ -120,6 +135,8 @@ def read(path: str | Path) -> Iterator[Document]:
             raise InputError(f"cannot read this PubTator line: {line[:60]!r}", path, lineno)
     if cur is not None:
         yield cur.document()
+    if not seen:
+        raise InputError("empty file: no PubTator documents", path)
 
 
 def _layout(doc: Document) -> tuple[str, str, int]:
@@ -153,6 +170,12 @@ def _check_writable(doc: Document, path: str | Path) -> None:
             refuse_chars(value, "a relation's field", doc.id, path, _LINE_BREAKS, NAME)
 
 
+def mention_order(spans: Iterable[Span]) -> list[Span]:
+    """The order mentions are written in: by start, then end (stable: spans at the
+    same offsets keep their order)."""
+    return sorted(spans, key=lambda s: (s.start, s.end))
+
+
 def write(docs: Iterable[Document], path: str | Path) -> WriteReport:
     """Write documents as PubTator. New lines and tabs inside the text become spaces
     (same length, so offsets hold); a document without a title gets an empty ``|t|``."""
@@ -165,14 +188,13 @@ def write(docs: Iterable[Document], path: str | Path) -> WriteReport:
             clean = str.maketrans("\n\t\r", "   ")
             fh.write(f"{doc.id}|t|{title.translate(clean)}\n{doc.id}|a|{abstract.translate(clean)}\n")
             extra = doc.metadata.get("pubtator_columns") or {}
-            for span in doc.spans:
+            for span in mention_order(doc.spans):
                 move = shift if span.start >= len(title) and (title or shift) else 0
                 start, end = span.start + move, span.end + move
                 fields = [doc.id, str(start), str(end), doc.text[span.start:span.end].translate(clean),
                           span.label]
                 cols = extra.get(f"{span.start}:{span.end}:{span.label}")
-                if span.concept_id is not None or cols:
-                    fields.append(span.concept_id or "")
+                fields.append(span.concept_id or "")  # six columns always (PubTator tools expect them)
                 if cols:
                     fields.extend(cols)
                 fh.write("\t".join(fields) + "\n")
