@@ -78,3 +78,20 @@ def test_documents_from_other_layouts_are_written_with_consistent_offsets(tmp_pa
     pubtator.write([doc], out)
     (back,) = pubtator.read(out)
     assert [back.span_text(s) for s in back.spans] == ["Cocaine", "died"]
+
+
+def test_mentions_are_written_in_offset_order_with_six_columns(tmp_path):
+    """A curator's added entity (appended to the spans) is written in its place, and a
+    mention without a concept id keeps an empty sixth column, read back as no id."""
+    doc = Document("7", "Cocaine seizures in rats.", [Passage(0, 25, "title")],
+                   spans=[Span(8, 16, "Disease", concept_id="D012640"), Span(20, 24, "Species")])
+    doc.spans.append(Span(0, 7, "Chemical"))  # added last, first in the text
+    out = tmp_path / "o.pubtator"
+    pubtator.write([doc], out)
+    mentions = [line.split("\t") for line in out.read_text().splitlines() if "\t" in line]
+    assert [m[1:3] for m in mentions] == [["0", "7"], ["8", "16"], ["20", "24"]]
+    assert [len(m) for m in mentions] == [6, 6, 6]
+    assert [m[5] for m in mentions] == ["", "D012640", ""]
+    (back,) = pubtator.read(out)
+    assert back.spans == sorted(doc.spans, key=lambda s: s.start)
+    assert [s.concept_id for s in back.spans] == [None, "D012640", None]
