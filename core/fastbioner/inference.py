@@ -29,7 +29,7 @@ Decisions a caller may rely on:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
@@ -47,6 +47,7 @@ from .labels import check_tags, detect_scheme, repair_iob2, split_tag, tags_to_s
 from .modeling import model_labels, pick_device
 from .precision import apply_precision, checks_from_manifest, choose_precision, default_token_budget
 from .text import document_sentences
+from .uncertainty import METADATA_KEY, DocumentUncertainty, document_uncertainty
 
 
 @dataclass
@@ -352,8 +353,12 @@ class Tagger:
 
     def tag_sentences(self, sentences: Sequence[Sentence], cancel: CancelToken | None = None,
                       documents: Sequence[Any] | None = None) -> list[list[Span]]:
+        return self._tag_sentences(sentences, cancel, documents)[0]
+
+    def _tag_sentences(self, sentences: Sequence[Sentence], cancel: CancelToken | None = None,
+                       documents: Sequence[Any] | None = None) -> tuple[list[list[Span]], list[WordTags]]:
         preds = self.predict_words([s.words for s in sentences], cancel, documents=documents)
-        return [tags_to_spans(s, p.tags, Source.MODEL, p.scores) for s, p in zip(sentences, preds)]
+        return [tags_to_spans(s, p.tags, Source.MODEL, p.scores) for s, p in zip(sentences, preds)], preds
 
     def tag(self, docs: Iterable[Document], cancel: CancelToken | None = None) -> list[list[Span]]:
         """Model spans of each document (its existing spans are not looked at).
@@ -373,28 +378,39 @@ class Tagger:
         """:meth:`annotate` with the counts a job reports (sentences, word tokens)."""
         docs = list(docs)
         keep = set(keep)
-        spans, sentences = self._run(docs, cancel)
+        spans, sentences, uncertainty = self._run(docs, cancel)
         out = []
-        for doc, predicted in zip(docs, spans):
+        for doc, predicted, unsure in zip(docs, spans, uncertainty):
             kept = [s for s in doc.spans if s.source in keep]
             new = [s for s in predicted if not any(s.overlaps(k) for k in kept)]
+            # The document's uncertainty (fastbioner.uncertainty) travels in its metadata,
+            # where the app sorts by it and `fastbioner rank` reads it.
             out.append(Document(doc.id, doc.text, list(doc.passages),
                                 sorted(kept + new, key=lambda s: (s.start, -s.end, s.label)),
-                                dict(doc.metadata), list(doc.relations)))
-        return TaggedChunk(out, len(sentences), sum(len(s.tokens) for s in sentences))
+                                {**doc.metadata, METADATA_KEY: unsure.to_metadata()}, list(doc.relations)))
+        return TaggedChunk(out, len(sentences), sum(len(s.tokens) for s in sentences), uncertainty)
+
+    def uncertainty(self, docs: Iterable[Document], cancel: CancelToken | None = None
+                    ) -> list[DocumentUncertainty]:
+        """How unsure the model is of each document (:mod:`fastbioner.uncertainty`);
+        the documents' own spans play no part."""
+        return self._run(list(docs), cancel)[2]
 
     def _run(self, docs: list[Document], cancel: CancelToken | None
-             ) -> tuple[list[list[Span]], list[Sentence]]:
+             ) -> tuple[list[list[Span]], list[Sentence], list[DocumentUncertainty]]:
         per_doc = [document_sentences(d) for d in docs]
         flat = [s for sents in per_doc for s in sents]
         # Each passage (title, abstract) of a document reads the others as context.
         keys = [i for i, sents in enumerate(per_doc) for _ in sents]
-        spans = self.tag_sentences(flat, cancel, documents=keys)
-        out, k = [], 0
+        spans, preds = self._tag_sentences(flat, cancel, documents=keys)
+        out, unsure, k = [], [], 0
         for sents in per_doc:
-            out.append([sp for sent_spans in spans[k:k + len(sents)] for sp in sent_spans])
+            doc_spans = [sp for sent_spans in spans[k:k + len(sents)] for sp in sent_spans]
+            out.append(doc_spans)
+            unsure.append(document_uncertainty((p.scores for p in preds[k:k + len(sents)]),
+                                               (sp.score for sp in doc_spans)))
             k += len(sents)
-        return out, flat
+        return out, flat, unsure
 
 
 @dataclass(frozen=True)
@@ -402,6 +418,7 @@ class TaggedChunk:
     documents: list[Document]
     sentences: int
     tokens: int
+    uncertainty: list[DocumentUncertainty] = field(default_factory=list)  # per document, in order
 
 
 def _position_limit(model) -> int:

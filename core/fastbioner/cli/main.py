@@ -26,6 +26,8 @@ COMMAND_MODULES = [
     "fastbioner.cli.distill",   # distill
     "fastbioner.cli.tag",       # tag
     "fastbioner.cli.tag_corpus",  # tag-corpus
+    "fastbioner.cli.rank",      # rank (review queue)
+    "fastbioner.cli.finetune",  # fine-tune
     "fastbioner.cli.models",    # models list|show|import|export|delete
     "fastbioner.cli.compact",   # compact
 ]

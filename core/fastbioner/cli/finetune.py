@@ -1,0 +1,72 @@
+"""``fastbioner fine-tune MODEL --train FILE... --name NEW``: continue training a model
+on reviewed documents (:mod:`fastbioner.finetune`)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..finetune_config import FineTuneConfig
+from ..jobs import CancelToken, Cancelled
+from .config_flags import add_config_flags, config_from_flags
+from .progress import ProgressBar, ctrl_c_cancels
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    f = subparsers.add_parser(
+        "fine-tune", help="continue training a model on your reviewed documents",
+        description="Continue training MODEL (registry name or folder: a transformer teacher or student) on "
+                    "reviewed documents and register the result as --name. New entity types get new rows "
+                    "of the tagging head; the model's types the documents do not annotate are kept (it "
+                    "learns its own predictions for them) unless --drop-other-labels. Without --dev a "
+                    "tenth of the documents (at least 5) is held back for early stopping and the before/"
+                    "after scores. Ctrl-C cancels and registers nothing. See docs/curator-loop.md.")
+    f.add_argument("model", metavar="MODEL", help="registry name or model folder to start from")
+    f.add_argument("--name", required=True, help="registry name of the new model")
+    add_config_flags(f, FineTuneConfig, required=("train_files",))
+    f.add_argument("--overwrite", action="store_true", help="replace a registered model of that name")
+    f.add_argument("--quiet", action="store_true", help="no progress bar")
+    f.set_defaults(func=fine_tune_command)
+
+
+def fine_tune_command(args: argparse.Namespace) -> int:
+    from ..finetune import fine_tune
+    from ..registry import Registry
+
+    config = config_from_flags(FineTuneConfig, args)
+    config.validate()
+    token = CancelToken()
+    bar = ProgressBar(quiet=args.quiet)
+    try:
+        with ctrl_c_cancels(token):
+            result = fine_tune(args.model, config, args.name, registry=Registry(), overwrite=args.overwrite,
+                               on_event=bar, cancel=token)
+    except Cancelled:
+        print("fastbioner: cancelled; nothing registered", file=sys.stderr)
+        return 130
+    finally:
+        bar.close()
+    for line in summary_lines(result):
+        print(line)
+    return 0
+
+
+def summary_lines(result) -> list[str]:
+    t = result.training
+    lines = [f"registered {result.entry.name} at {result.entry.path}",
+             f"labels: {', '.join(result.labels)}"
+             + (f" (added: {', '.join(result.added_labels)})" if result.added_labels else ""),
+             f"reviewed types: {', '.join(result.reviewed_types)}; kept from the starting model: "
+             f"{', '.join(result.kept_types) or 'none'}",
+             f"trained on {result.documents - result.held_back} of {result.documents} reviewed document(s); "
+             f"scored on: {result.dev_source}",
+             f"{t.steps} steps in {t.seconds:.0f} s" + (" (stopped early)" if t.stopped_early else "")]
+    lines += result.notes
+    if result.before is not None and result.after is not None:
+        lines.append(f"F1 on {result.dev_source}, reviewed types only: before {100 * result.before.f1:.2f}, "
+                     f"after {100 * result.after.f1:.2f} (best step {t.best_step})")
+        for typ in result.reviewed_types:
+            b, a = result.before.per_type.get(typ), result.after.per_type.get(typ)
+            if b is not None and a is not None:
+                lines.append(f"  {typ}: {100 * b.f1:.2f} -> {100 * a.f1:.2f}")
+    return lines

@@ -1,0 +1,60 @@
+"""The settings of ``fastbioner fine-tune`` (continue training a model on reviewed
+documents), saved whole in the new model's manifest. Kept apart from the job
+(:mod:`fastbioner.finetune`) so that the app's dialog reads the defaults without
+importing torch.
+
+Defaults are sized for minutes on a laptop: measured on NCBI-disease (100 reviewed
+abstracts, devel only; the runs and their figures are in docs/curator-loop.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .config import ConfigError, Settings, TrainingConfig, opt
+
+
+def _training() -> TrainingConfig:
+    # Measured on NCBI-disease devel (docs/curator-loop.md, "Choosing the defaults").
+    return TrainingConfig(epochs=4, learning_rate=1e-4, batch_size=16, seed=13,
+                          early_stopping_patience=2)
+
+
+@dataclass
+class FineTuneConfig(Settings):
+    train_files: list[str] = opt(help="reviewed documents: BIO/CoNLL, PubTator, BioC or JSONL (their entities "
+                                      "are the truth)", flag="--train", factory=list, metavar="FILE",
+                                 kind="paths")
+    dev_file: str | None = opt(None, "annotated file for early stopping and the before/after scores; without "
+                                     "it, a share of the reviewed documents is held back for them",
+                               flag="--dev", metavar="FILE", kind="path")
+    drop_other_labels: bool = opt(False, "make the reviewed labels the whole label set (default: the model's "
+                                         "labels the reviewed documents do not annotate are kept, by learning "
+                                         "the starting model's own predictions for them on the same text)")
+    holdout_share: float = opt(0.1, "share of the reviewed documents held back when there is no --dev",
+                               flag="--holdout", metavar="SHARE")
+    holdout_min: int = opt(5, "held back at least this many documents (with fewer than twice as many, none "
+                              "are held back)", metavar="DOCS")
+    freeze_layers: int = opt(0, "keep the embeddings and the lowest N transformer layers fixed (0: train all)",
+                             metavar="N")
+    training: TrainingConfig = field(default_factory=_training)
+
+    def validate(self) -> None:
+        if not self.train_files:
+            raise ConfigError("at least one file of reviewed documents is required (--train)")
+        if not 0 <= self.holdout_share < 1:
+            raise ConfigError("holdout_share must be in [0, 1)")
+        if self.holdout_min < 1:
+            raise ConfigError("holdout_min must be at least 1")
+        if self.freeze_layers < 0:
+            raise ConfigError("freeze_layers must not be negative")
+        self.training.validate()
+
+
+def held_back_count(documents: int, share: float = 0.1, minimum: int = 5) -> int:
+    """Documents held back for early stopping when there is no devel file: ``share``
+    of them, at least ``minimum``; none when fewer than ``2 * minimum`` (a model
+    would then learn from too few)."""
+    if documents < 2 * minimum:
+        return 0
+    return max(minimum, round(documents * share))
