@@ -209,7 +209,7 @@ def test_a_server_slower_than_the_timeout_is_retried_then_reported():
         docs = fetch_pubmed(pmids=["1000"], client=client_for(fake, timeout=0.2))
         assert [d.id for d in docs] == ["1000"] and len(fake.calls("efetch")) == 2
         fake.slow("efetch", 3.0, times=2)
-        with pytest.raises(FetchError, match=r"after 2 attempt\(s\): no answer within 0.2 s"):
+        with pytest.raises(FetchError, match=r"after 2 attempt\(s\): no complete reply within 0.2 s"):
             fetch_pubmed(pmids=["1000"], client=client_for(fake, timeout=0.2, attempts=2))
 
 

@@ -4,11 +4,15 @@ written to a file in any format ``convert`` writes."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import tempfile
 from pathlib import Path
 
-from ..fetch import API_KEY_ENV, DEFAULT_MAX_RESULTS, EMAIL_ENV, URL_ENV, fetch_pubmed, parse_pmids
-from ..fileio import read_text
+from ..errors import InputError
+from ..fetch import (API_KEY_ENV, DEFAULT_MAX_RESULTS, EMAIL_ENV, PATIENCE_SECONDS, URL_ENV, fetch_pubmed,
+                     parse_pmids)
+from ..fileio import output_target, read_text
 from ..formats import ALIASES, FORMATS, guess_format, write_documents
 from ..jobs import Cancelled, CancelToken
 from .progress import ProgressBar, ctrl_c_cancels
@@ -22,7 +26,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Fetch abstracts from PubMed through NCBI E-utilities (esearch, then efetch in "
                     "batches of 200) and write them to a file. NCBI allows 3 requests a second, 10 "
                     f"with an API key: set {API_KEY_ENV} to use yours, and {EMAIL_ENV} to give NCBI a "
-                    f"contact address. {URL_ENV} points at another E-utilities server.")
+                    f"contact address. {URL_ENV} points at another E-utilities server. A fetch gives up "
+                    f"when {PATIENCE_SECONDS:g} s pass without a batch of abstracts arriving, tries "
+                    "included (docs/limits.md).")
     source = p.add_mutually_exclusive_group(required=True)
     source.add_argument("--pmid", nargs="+", action="extend", metavar="ID",
                         help="PMIDs (repeatable; commas also separate them)")
@@ -38,10 +44,27 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=fetch_command)
 
 
+def check_out(out: Path) -> None:
+    """Fail now, not after the download, when ``out`` cannot be written: a folder, a
+    device, a parent that is a file (:func:`output_target`), or a folder that cannot be
+    created or written in (tried with a temporary file, removed at once)."""
+    target = output_target(out)
+    folder = next((p for p in [target.parent, *target.parent.parents] if p.exists()), None)
+    if folder is None or not folder.is_dir():
+        return  # output_target has said what is wrong with a parent that is a file
+    try:
+        fd, probe = tempfile.mkstemp(prefix=f".{target.name[:100]}.{os.getpid()}.", suffix=".tmp", dir=folder)
+    except OSError as exc:
+        raise InputError(f"cannot write in {folder}: {exc.strerror or exc}", out) from None
+    os.close(fd)
+    os.unlink(probe)
+
+
 def fetch_command(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if args.fmt is None:  # a bad output name fails now, not after the download
         guess_format(out, for_writing=True)
+    check_out(out)
     pmids = None
     if args.pmid is not None:
         pmids = parse_pmids(args.pmid)
@@ -57,6 +80,10 @@ def fetch_command(args: argparse.Namespace) -> int:
         return 130
     finally:
         bar.close()
+    if docs.unasked:
+        shown = ", ".join(docs.unasked[:10]) + (f" and {len(docs.unasked) - 10} more" if len(docs.unasked) > 10 else "")
+        print(f"fastbioner: warning: the server sent {len(docs.unasked)} record(s) not asked for "
+              f"(PMID(s) {shown}); left out", file=sys.stderr)
     if pmids is not None:
         found = {d.id for d in docs}
         missing = [p for p in pmids if p not in found]
