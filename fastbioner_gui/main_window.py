@@ -15,6 +15,7 @@ from fastbioner.documents import Source
 from fastbioner.errors import FastBioNERError
 from fastbioner.project import PROJECT_SUFFIX, DocStatus
 
+from .adjudication import install as install_adjudication
 from .curation import CurationController
 from .dialogs.about import show_about
 from .dialogs.load_errors import LoadErrorsDialog
@@ -66,6 +67,8 @@ class MainWindow(QMainWindow):
         self._build_actions()
         self._build_menus()
         self._connect()
+        # File > Compare with another annotation…, the Adjudicate menu and its dock.
+        self.adjudication = install_adjudication(self)
         self.setAcceptDrops(True)
         self.resize(1400, 860)
         self._restore_layout()

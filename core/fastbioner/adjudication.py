@@ -60,10 +60,15 @@ def _taken(span: Span, annotator: str, theirs: bool) -> Span:
 
 
 def _apply(spans: Sequence[Span], before: Decision, after: Decision) -> list[Span]:
+    """Replace what ``before`` put in the document with ``after``'s spans. A pending
+    suggestion overlapping a span newly brought in gives way to it, as it does to a
+    span a curator adds (:func:`fastbioner.curation.add_span`)."""
     gone = {mention(s) for s in before.spans}
     kept = [s for s in spans if not (s.source is not Source.MODEL and mention(s) in gone)]
     have = {mention(s) for s in kept if s.source is not Source.MODEL}
     added = [s for s in after.spans if mention(s) not in have]
+    new = [s for s in added if mention(s) not in gone]
+    kept = [s for s in kept if not (s.source is Source.MODEL and any(s.overlaps(n) for n in new))]
     return sorted(kept + added, key=lambda s: (s.start, -s.end, s.label, s.source.value))
 
 

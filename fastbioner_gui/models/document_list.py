@@ -32,6 +32,9 @@ class DocumentListModel(QAbstractTableModel):
         self.workspace = workspace
         self._labels = workspace.labels()
         self._counts: dict[int, Counter] = {}
+        # While two annotations are compared: row -> (text, sort value, tooltip) or None,
+        # shown in an agreement column before the status (see fastbioner_gui.adjudication).
+        self._agreement = None
         workspace.projectReset.connect(self._reset)
         workspace.documentsAdded.connect(self._added)
         workspace.documentsChanged.connect(self._changed)
@@ -46,7 +49,16 @@ class DocumentListModel(QAbstractTableModel):
 
     @property
     def _status_column(self) -> int:
-        return 2 + len(self._labels)
+        return 2 + len(self._labels) + (self._agreement is not None)
+
+    def agreement_column(self) -> int:
+        """The agreement column, or -1 when nothing is compared."""
+        return 2 + len(self._labels) if self._agreement is not None else -1
+
+    def set_agreement(self, cell) -> None:  # noqa: ANN001 - Callable[[int], tuple | None] | None
+        self.beginResetModel()
+        self._agreement = cell
+        self.endResetModel()
 
     def status_column(self) -> int:
         return self._status_column
@@ -66,9 +78,13 @@ class DocumentListModel(QAbstractTableModel):
                 return "Title"
             if section == self.status_column():
                 return "Status"
+            if section == self.agreement_column():
+                return "Agree"
             # Count columns are headed by the label's colour and its first letters (the
             # whole name in the tooltip), so the title keeps the panel's width.
             return label if len(label) <= 4 else label[:3] + "."
+        if role == Qt.ItemDataRole.ToolTipRole and section == self.agreement_column():
+            return "F1 of the other annotation against this one; (n): differences left to decide"
         if role == Qt.ItemDataRole.ToolTipRole and label is not None:
             return f"{label} entities"
         if role == Qt.ItemDataRole.DecorationRole and label is not None:
@@ -82,6 +98,8 @@ class DocumentListModel(QAbstractTableModel):
         row, col = index.row(), index.column()
         entry = self.workspace.project.entries[row]
         doc = entry.document
+        if self._agreement is not None and col == self._status_column - 1:
+            return self._agreement_data(row, role)
         if role == SORT_ROLE or role == DISPLAY_ROLE:
             if col == ID_COLUMN:
                 return doc.id
@@ -103,6 +121,20 @@ class DocumentListModel(QAbstractTableModel):
         if role == SEARCH_ROLE:
             return f"{doc.id}\n{doc.text}"
         return None
+
+    def _agreement_data(self, row: int, role: int):  # noqa: ANN202
+        cell = self._agreement(row)
+        if role == STATUS_ROLE:
+            return self.workspace.project.entries[row].status.value
+        if role == SEARCH_ROLE:
+            doc = self.workspace.project.entries[row].document
+            return f"{doc.id}\n{doc.text}"
+        if role == ALIGN_ROLE:
+            return _RIGHT
+        if cell is None:
+            return -1.0 if role == SORT_ROLE else None
+        text, value, tip = cell
+        return {DISPLAY_ROLE: text, SORT_ROLE: value, TOOLTIP_ROLE: tip}.get(role)
 
     def _count(self, row: int) -> Counter:
         counts = self._counts.get(row)

@@ -59,6 +59,15 @@ def test_only_theirs_taken_and_mine_of_nothing():
     assert (58, 66, "Disease") in _mentions(spans)
 
 
+def test_their_mention_taken_over_a_pending_suggestion_replaces_it():
+    item = queue(MINE_SPANS, THEIRS_SPANS)[-1]          # theirs 58..66; mine has it as a suggestion
+    spans, d = decide(MINE_SPANS, item, undecided(item), THEIRS, NAMES)
+    there = [s for s in spans if s.start == 58]
+    assert [(s.source, s.annotator) for s in there] == [(Source.CURATOR, "bob")]
+    spans, d = decide(spans, item, d, MINE, NAMES)      # mine has nothing there: the suggestion is gone
+    assert not any(s.start == 58 for s in spans)
+
+
 def test_move_boundary_of_either_side():
     item = queue(MINE_SPANS, THEIRS_SPANS)[2]           # 40..47 mine, 40..57 theirs
     spans, d = move_boundary(MINE_SPANS, TEXT, item, undecided(item), MINE, "end", 1, NAMES)

@@ -1,0 +1,458 @@
+"""Compare and adjudicate: File > Compare with another annotation… reads another
+curator's version of the open documents; the documents panel shows each document's
+agreement; the Adjudication dock walks every difference, and each decision (keep
+mine, take theirs, keep both, drop both, move a side's boundary) is one undo step.
+
+"Mine" is the document as it stands (gold, accepted and added entities, never pending
+suggestions); the rules are the core's (:mod:`fastbioner.adjudication`). A document
+whose differences are all decided becomes reviewed, so it exports like any reviewed
+work. :func:`install` hooks all of it into the main window.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable
+
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtGui import QAction, QKeySequence, QUndoCommand
+from PySide6.QtWidgets import (QAbstractItemView, QFileDialog, QHBoxLayout, QHeaderView, QLabel, QPushButton,
+                               QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
+
+from fastbioner import adjudication as rules
+from fastbioner.agreement import KIND_NAMES, Counts, Difference, compare_spans, match_documents
+from fastbioner.documents import Document, Span
+from fastbioner.errors import FastBioNERError
+from fastbioner.project import DocStatus
+
+from .models.workspace import Workspace
+from .undo import DocState, SpanChange, SpansCommand, state_of, status_after_edit
+
+if TYPE_CHECKING:
+    from .main_window import MainWindow
+
+Key = tuple[int, int]  # (workspace row, item index)
+
+
+class AdjudicationSession(QObject):
+    """Another curator's version of the open documents, the differences to settle in
+    each, and the decisions taken so far (changed only through :class:`DecisionCommand`,
+    so undo restores them with the spans)."""
+
+    changed = Signal(int)   # a row's decisions changed; -1: a new comparison (or none)
+
+    def __init__(self, workspace: Workspace, stack, parent: QObject | None = None):  # noqa: ANN001
+        super().__init__(parent)
+        self.workspace = workspace
+        self.stack = stack
+        self.clear()
+
+    def clear(self) -> None:
+        self.source = ""
+        self.names = ("mine", "theirs")
+        self.items: dict[int, list[Difference]] = {}
+        self.agreement: dict[int, Counts] = {}
+        self.decisions: dict[Key, rules.Decision] = {}
+        self.not_compared: list[str] = []   # their documents not open here, or with another text
+        self.changed.emit(-1)
+
+    @property
+    def active(self) -> bool:
+        return bool(self.source)
+
+    def start(self, theirs: list[Document], source: str, names: tuple[str, str]) -> str:
+        """Compare the open documents with ``theirs`` (matched by id, or by position for
+        BIO sentences); returns a one-line summary. An InputError when nothing matches."""
+        docs = self.workspace.project.documents
+        matching = match_documents(docs, theirs, "the open documents", source)
+        rows = {id(d): i for i, d in enumerate(docs)}
+        if not matching.pairs:
+            raise FastBioNERError(f"{source}: none of its documents is open here (matched by id)"
+                                  + (f"; {len(matching.text_differs)} share an id but not the text"
+                                     if matching.text_differs else ""))
+        self.clear()
+        self.source, self.names = source, names
+        for mine, other in matching.pairs:
+            row = rows[id(mine)]
+            got = compare_spans(rules.mine_spans(mine.spans), rules.mine_spans(other.spans), "exact", mine.id)
+            self.items[row] = got.differences
+            self.agreement[row] = got.overall
+        self.not_compared = matching.text_differs + matching.only_in_b
+        self.changed.emit(-1)
+        return self.summary()
+
+    # Reading -------------------------------------------------------------------
+    def decision(self, row: int, index: int) -> rules.Decision:
+        return self.decisions.get((row, index)) or rules.undecided(self.items[row][index])
+
+    def left(self, row: int) -> int:
+        return sum((row, i) not in self.decisions for i in range(len(self.items.get(row, ()))))
+
+    def total_left(self) -> int:
+        return sum(self.left(row) for row in self.items)
+
+    def overall(self) -> Counts:
+        out = Counts()
+        for c in self.agreement.values():
+            out += c
+        return out
+
+    def summary(self) -> str:
+        c = self.overall()
+        n = sum(len(v) for v in self.items.values())
+        text = (f"{self.names[1]} against {self.names[0]}: F1 {c.f1:.4f} (P {c.precision:.4f}, R {c.recall:.4f}) "
+                f"over {len(self.items)} document(s); {self.total_left()} of {n} difference(s) left")
+        if self.not_compared:
+            text += f"; {len(self.not_compared)} of their document(s) not compared (not open, or another text)"
+        return text
+
+    def cell(self, row: int) -> tuple[str, float, str] | None:
+        """The documents panel's agreement cell: text, sort value, tooltip."""
+        c = self.agreement.get(row)
+        if c is None:
+            return None
+        left = self.left(row)
+        tip = (f"F1 of {self.names[1]} against {self.names[0]}: {c.f1:.4f} (P {c.precision:.4f}, "
+               f"R {c.recall:.4f}; {c.n_a} and {c.n_b} mentions); {left} of {len(self.items[row])} "
+               "difference(s) left to decide")
+        return (f"{c.f1:.2f}" + (f" ({left})" if left else " ✓"), c.f1, tip)
+
+    def next_row(self, after: int) -> int:
+        """The next row (going round) with differences left, else -1."""
+        rows = sorted(r for r in self.items if self.left(r))
+        return next((r for r in rows if r > after), rows[0] if rows else -1)
+
+    # Deciding ------------------------------------------------------------------
+    def decide(self, row: int, index: int, choice: str) -> bool:
+        spans = self.workspace.document(row).spans
+        new, after = rules.decide(spans, self.items[row][index], self.decision(row, index), choice, self.names)
+        return self._push(row, index, new, after, f"Adjudicate: {rules.CHOICE_NAMES[choice]}")
+
+    def move_boundary(self, row: int, index: int, side: str, edge: str, tokens: int) -> bool:
+        doc = self.workspace.document(row)
+        got = rules.move_boundary(doc.spans, doc.text, self.items[row][index], self.decision(row, index),
+                                  side, edge, tokens, self.names)
+        if got is None:
+            return False
+        return self._push(row, index, *got, f"Adjudicate: {side}'s {edge} moved")
+
+    def _push(self, row: int, index: int, spans: list[Span], after: rules.Decision, text: str) -> bool:
+        key = (row, index)
+        before_state = state_of(self.workspace, row)
+        done = {k for k in self.decisions if k[0] == row} | {key}
+        # The last difference decided makes the document's reviewed version.
+        status = DocStatus.REVIEWED if len(done) == len(self.items[row]) else status_after_edit(before_state.status)
+        after_state = DocState(tuple(spans), status, before_state.tagged_by, before_state.rejected)
+        self.stack.push(DecisionCommand(self, SpanChange(row, before_state, after_state), key,
+                                        self.decisions.get(key), after, text))
+        return True
+
+    def _set(self, key: Key, decision: rules.Decision | None) -> None:
+        if decision is None:
+            self.decisions.pop(key, None)
+        else:
+            self.decisions[key] = decision
+        self.changed.emit(key[0])
+
+
+class DecisionCommand(SpansCommand):
+    """One decision: the document's spans and status, and the item's decision, before
+    and after."""
+
+    def __init__(self, session: AdjudicationSession, change: SpanChange, key: Key,
+                 before: rules.Decision | None, after: rules.Decision, text: str):
+        super().__init__(session.workspace, [change], text)
+        self.session, self.key, self.before, self.after = session, key, before, after
+
+    def redo(self) -> None:
+        self.session._set(self.key, self.after)
+        super().redo()
+
+    def undo(self) -> None:
+        self.session._set(self.key, self.before)
+        super().undo()
+
+
+def _span_text(doc: Document, span: Span | None) -> str:
+    return "—" if span is None else f"{doc.text[span.start:span.end]}  [{span.label}]"
+
+
+class AdjudicationPanel(QWidget):
+    """The queue of the document being read: one line per difference (kind, mine,
+    theirs, decision) and the decision keys, live when the queue has the focus."""
+
+    rowRequested = Signal(int)      # go to this workspace row
+    spanFocused = Signal(object, object)   # the item's span in the document (or None), theirs (or None)
+
+    def __init__(self, session: AdjudicationSession, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.session = session
+        self.row = -1
+        self.side = rules.MINE
+        self.summary = QLabel("Nothing compared yet: File > Compare with another annotation…")
+        self.summary.setWordWrap(True)
+        self.queue = QTreeWidget()
+        self.queue.setColumnCount(4)
+        self.queue.setHeaderLabels(["Difference", "Mine", "Theirs", "Decision"])
+        self.queue.setRootIsDecorated(False)
+        self.queue.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.queue.setAlternatingRowColors(True)
+        header = self.queue.header()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setStretchLastSection(True)
+        for col, width in enumerate((150, 180, 180)):
+            header.resizeSection(col, width)
+        self.queue.currentItemChanged.connect(self._current_changed)
+        self.side_label = QLabel()
+        self.actions: list[QAction] = []
+        C = rules
+        self.keep_mine = self._action("Keep mine", "M", lambda: self.decide(C.MINE))
+        self.take_theirs = self._action("Take theirs", "T", lambda: self.decide(C.THEIRS))
+        self.keep_both = self._action("Keep both", "B", lambda: self.decide(C.BOTH))
+        self.drop_both = self._action("Drop both", "D", lambda: self.decide(C.NEITHER))
+        self.switch_side = self._action("Boundary keys: switch mine/theirs", "S", self.toggle_side)
+        K = Qt.Key
+        self.start_left = self._action("Boundary: start a token left", K.Key_BracketLeft,
+                                       lambda: self.move("start", -1))
+        self.start_right = self._action("Boundary: start a token right", K.Key_BracketRight,
+                                        lambda: self.move("start", 1))
+        self.end_left = self._action("Boundary: end a token left", K.Key_Comma, lambda: self.move("end", -1))
+        self.end_right = self._action("Boundary: end a token right", K.Key_Period, lambda: self.move("end", 1))
+        self.next_document = self._action("Next document with differences", "J", self.go_next)
+        buttons = QHBoxLayout()
+        for action in (self.keep_mine, self.take_theirs, self.keep_both, self.drop_both):
+            button = QPushButton(f"{action.text()} ({action.shortcut().toString()})")
+            button.setFocusPolicy(Qt.FocusPolicy.NoFocus)   # the queue keeps the focus
+            button.clicked.connect(action.trigger)
+            buttons.addWidget(button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.summary)
+        layout.addWidget(self.queue, 1)
+        layout.addLayout(buttons)
+        layout.addWidget(self.side_label)
+        self._update_side()
+        session.changed.connect(self._session_changed)
+
+    def _action(self, text: str, key, slot: Callable[[], object]) -> QAction:  # noqa: ANN001
+        action = QAction(text, self)
+        action.setShortcut(QKeySequence(key))
+        # Only while the queue has the focus: typing elsewhere never decides anything.
+        action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+        action.triggered.connect(slot)
+        self.queue.addAction(action)
+        self.actions.append(action)
+        return action
+
+    # Showing -------------------------------------------------------------------
+    def show_row(self, row: int) -> None:
+        self.row = row
+        self._fill()
+
+    def _session_changed(self, row: int) -> None:
+        self.summary.setText(self.session.summary() if self.session.active else
+                             "Nothing compared yet: File > Compare with another annotation…")
+        if row in (-1, self.row):
+            self._fill()
+
+    def _fill(self) -> None:
+        keep = self.current_index()
+        self.queue.clear()
+        items = self.session.items.get(self.row, [])
+        if self.row < 0 or not self.session.active:
+            return
+        doc = self.session.workspace.document(self.row)
+        for i, item in enumerate(items):
+            decision = self.session.decision(self.row, i)
+            line = QTreeWidgetItem([KIND_NAMES[item.kind], _span_text(doc, item.a), _span_text(doc, item.b),
+                                    rules.CHOICE_NAMES.get(decision.choice, "")
+                                    + (": " + ", ".join(_span_text(doc, s) for s in decision.spans)
+                                       if decision.choice.endswith(rules.BOUNDARY) else "")])
+            line.setData(0, Qt.ItemDataRole.UserRole, i)
+            if decision.choice:
+                for col in range(4):
+                    line.setForeground(col, self.palette().placeholderText())
+            self.queue.addTopLevelItem(line)
+        if items:
+            self.select(keep if keep is not None and keep < len(items) else self._first_undecided(0))
+
+    def current_index(self) -> int | None:
+        item = self.queue.currentItem()
+        return None if item is None else item.data(0, Qt.ItemDataRole.UserRole)
+
+    def select(self, index: int | None) -> None:
+        if index is not None and 0 <= index < self.queue.topLevelItemCount():
+            self.queue.setCurrentItem(self.queue.topLevelItem(index))
+
+    def _first_undecided(self, start: int) -> int:
+        n = len(self.session.items.get(self.row, []))
+        for k in range(n):
+            i = (start + k) % n
+            if (self.row, i) not in self.session.decisions:
+                return i
+        return min(start, n - 1)
+
+    def _current_changed(self, current, _previous) -> None:  # noqa: ANN001
+        if current is None or self.row < 0:
+            return
+        index = current.data(0, Qt.ItemDataRole.UserRole)
+        decision = self.session.decision(self.row, index)
+        # The span the decision put in the document, if any, is shown selected there;
+        # else their mention, as a text selection (it is not in the document).
+        self.spanFocused.emit(decision.spans[0] if decision.spans else None, self.session.items[self.row][index].b)
+
+    # Deciding ------------------------------------------------------------------
+    def decide(self, choice: str) -> None:
+        index = self.current_index()
+        if index is None or self.row < 0:
+            return
+        self.session.decide(self.row, index, choice)
+        self._advance(index)
+
+    def move(self, edge: str, tokens: int) -> None:
+        index = self.current_index()
+        if index is not None and self.row >= 0:
+            self.session.move_boundary(self.row, index, self.side, edge, tokens)
+            self.select(index)   # a boundary is moved a token at a time: stay on it
+
+    def _advance(self, index: int) -> None:
+        """On to the next difference left in this document, else to the next document
+        that has some."""
+        if self.session.left(self.row):
+            self.select(self._first_undecided(index + 1))
+        else:
+            nxt = self.session.next_row(self.row)
+            if nxt >= 0 and nxt != self.row:
+                self.rowRequested.emit(nxt)
+            else:
+                self.select(index)
+        self.queue.setFocus()
+
+    def go_next(self) -> None:
+        nxt = self.session.next_row(self.row)
+        if nxt >= 0:
+            self.rowRequested.emit(nxt)
+
+    def toggle_side(self) -> None:
+        self.side = rules.THEIRS if self.side == rules.MINE else rules.MINE
+        self._update_side()
+
+    def _update_side(self) -> None:
+        self.side_label.setText(f"Boundary keys [ ] (start) and , . (end) move {self.side}; S switches.")
+
+
+def compare_documents_job(path: str):  # noqa: ANN201 - a job function
+    """Read another curator's file in a worker thread (a big file must not freeze the app)."""
+    def job(on_event, cancel):  # noqa: ANN001
+        from fastbioner.formats import read_documents
+
+        return list(read_documents(path))
+    return job
+
+
+class Adjudication(QObject):
+    """What :func:`install` adds to the window: the session, its dock and actions."""
+
+    def __init__(self, window: "MainWindow"):
+        super().__init__(window)
+        self.window = window
+        self.session = AdjudicationSession(window.workspace, window.stack, self)
+        self.panel = AdjudicationPanel(self.session)
+        self.dock = window._dock("Adjudication", "adjudication", self.panel, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.dock.hide()
+        self.compare_action = QAction("Compare with another annotation…", window)
+        self.compare_action.setStatusTip("Read another curator's version of the open documents and settle "
+                                         "the differences")
+        self.compare_action.triggered.connect(self.compare_dialog)
+        self._job = None
+        self._hook_menus()
+        self.panel.rowRequested.connect(window.documents.set_current_row)
+        self.panel.spanFocused.connect(self._focus_span)
+        window.documents.currentRowChanged.connect(self.panel.show_row)
+        window.workspace.projectReset.connect(self._reset)
+        self.session.changed.connect(self._refresh_documents)
+
+    def _hook_menus(self) -> None:
+        bar = self.window.menuBar()
+        menus = {a.text().replace("&", ""): a.menu() for a in bar.actions() if a.menu() is not None}
+        file_menu = menus.get("File")
+        if file_menu is not None:
+            file_menu.insertAction(self.window.export_action, self.compare_action)
+        menu = bar.addMenu("A&djudicate") if "Help" not in menus else None
+        if menu is None:  # before Help, as menus go
+            help_action = next(a for a in bar.actions() if a.text().replace("&", "") == "Help")
+            from PySide6.QtWidgets import QMenu
+
+            menu = QMenu("A&djudicate", bar)
+            bar.insertMenu(help_action, menu)
+        self.menu = menu
+        menu.addAction(self.compare_action)
+        menu.addSeparator()
+        menu.addActions(self.panel.actions)
+        menu.addSeparator()
+        menu.addAction(self.dock.toggleViewAction())
+
+    def compare_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self.window, "Compare with another annotation",
+                                              self.window.settings.data_folder)
+        if path:
+            self.compare_with(path)
+
+    def compare_with(self, path: str):  # noqa: ANN201
+        """Read ``path`` in the background, then compare; the job (tests wait on it)."""
+        if not len(self.window.workspace):
+            self.window.statusBar().showMessage("Open the documents first, then compare them", 10000)
+            return None
+        job = self.window.jobs.start(f"Read {Path(path).name} to compare", compare_documents_job(path),
+                                     kind="open")   # it says what it did itself, as opening does
+        job.succeeded.connect(lambda docs: self._compare(docs, path))
+        job.failed.connect(lambda message: self.window.statusBar().showMessage(
+            f"Cannot compare: {message}", 15000))
+        self._job = job
+        return job
+
+    def _compare(self, docs: list[Document], path: str) -> None:
+        projects = self.window.projects
+        mine = projects.path.stem if projects.path is not None else "mine"
+        theirs = Path(path).name.split(".")[0] or "theirs"
+        if theirs == mine:
+            theirs += " (theirs)"
+        try:
+            summary = self.session.start(docs, Path(path).name, (mine, theirs))
+        except FastBioNERError as exc:
+            self.window.statusBar().showMessage(f"Cannot compare: {exc}", 15000)
+            return
+        self.dock.show()
+        self.dock.raise_()
+        self.panel.show_row(self.window.row)
+        self.window.statusBar().showMessage(summary, 15000)
+        if self.window.row not in self.session.items or not self.session.left(self.window.row):
+            self.panel.go_next()
+        self.panel.queue.setFocus()
+
+    def _focus_span(self, span: Span | None, theirs: Span | None) -> None:
+        row = self.panel.row
+        if row >= 0 and row == self.window.row:
+            doc = self.window.workspace.document(row)
+            hit = next((s for s in doc.spans if span is not None and (s.start, s.end, s.label) ==
+                        (span.start, span.end, span.label)), None)
+            self.window.view.select_span(hit)
+            self.window.entities.select_span(hit)
+            if hit is None and theirs is not None:
+                self.window.view.select_offsets(theirs.start, theirs.end)
+
+    def _refresh_documents(self, row: int) -> None:
+        # A decision's own rows refresh with its spans (the workspace says they changed);
+        # a new comparison, or none, adds or removes the agreement column.
+        if row < 0:
+            self.window.documents.model.set_agreement(self.session.cell if self.session.active else None)
+
+    def _reset(self) -> None:
+        # Another project: its documents are not the ones compared (the project
+        # controller empties the undo stack, decisions included).
+        if self.session.active:
+            self.session.clear()
+
+
+def install(window: "MainWindow") -> Adjudication:
+    return Adjudication(window)

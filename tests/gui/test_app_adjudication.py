@@ -1,0 +1,132 @@
+"""Compare and adjudicate in the window: File > Compare with another annotation… reads
+another curator's version, the documents panel shows each document's agreement, the
+queue's keys settle every difference, each decision is one undo step, and the settled
+document is reviewed, its entities remembering which annotator they came from."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+
+from fastbioner.documents import Source, Span
+from fastbioner.formats import write_documents
+from fastbioner.project import DocStatus, load_project
+from fastbioner_gui.dialogs.shortcuts import shortcut_rows
+from gui_documents import make_documents
+
+
+def theirs_file(tmp_path):
+    """Bob's version: "Lithium" where mine has "Lithium carbonate", the same
+    "toxicity", and "heart failure" (mine has it only as a pending suggestion)."""
+    docs = make_documents()
+    first = docs[0]
+    hf = first.text.index("heart failure")
+    first.spans = [Span(0, 7, "Chemical"), Span(18, 26, "Disease"), Span(hf, hf + 13, "Disease")]
+    path = tmp_path / "bob.jsonl"
+    write_documents(docs, path)
+    return path
+
+
+def compared(window, qtbot, tmp_path):
+    job = window.adjudication.compare_with(str(theirs_file(tmp_path)))
+    qtbot.waitUntil(lambda: window.adjudication.session.active, timeout=30000)
+    assert job is not None
+    return window.adjudication
+
+
+def _mentions(doc):
+    return sorted((s.start, s.end, s.label, s.source.value) for s in doc.spans)
+
+
+def test_compare_shows_agreement_and_the_queue(loaded, qtbot, tmp_path):
+    adj = compared(loaded, qtbot, tmp_path)
+    model = loaded.documents.model
+    col = model.agreement_column()
+    assert col >= 0 and model.headerData(col, Qt.Orientation.Horizontal) == "Agree"
+    # Row 0: mine 2 mentions (suggestions left out), theirs 3, one in both: F1 0.4, 2 left.
+    assert model.index(0, col).data() == "0.40 (2)"
+    assert model.index(1, col).data() == "1.00 ✓"
+    assert [adj.panel.queue.topLevelItem(i).text(0) for i in range(adj.panel.queue.topLevelItemCount())] == [
+        "overlapping, other boundaries", "only in B"]
+    # Over the three documents: mine 4 mentions, theirs 5, three in both.
+    assert "F1 0.6667 (P 0.6000, R 0.7500) over 3 document(s); 2 of 2 difference(s) left" in adj.panel.summary.text()
+    file_menu = loaded.menuBar().actions()[0].menu()
+    assert "Compare with another annotation…" in [a.text() for a in file_menu.actions()]
+
+
+def test_decisions_by_keys_each_one_undo_step(loaded, qtbot, tmp_path):
+    adj = compared(loaded, qtbot, tmp_path)
+    ws, stack, queue = loaded.workspace, loaded.stack, adj.panel.queue
+    doc = ws.document(0)
+    start = _mentions(doc)
+    status = ws.entry(0).status
+    queue.setFocus()
+    n = stack.count()
+    qtbot.keyClick(queue, Qt.Key.Key_T)                # take theirs: "Lithium" for "Lithium carbonate"
+    assert stack.count() == n + 1
+    lithium = next(s for s in doc.spans if s.start == 0)
+    assert (lithium.end, lithium.source, lithium.annotator) == (7, Source.CURATOR, "bob")
+    assert adj.session.left(0) == 1 and ws.entry(0).status is DocStatus.IN_REVIEW
+    qtbot.keyClick(queue, Qt.Key.Key_B)                # keep both of "heart failure" (only theirs)
+    assert stack.count() == n + 2
+    hf = [s for s in doc.spans if doc.text[s.start:s.end] == "heart failure"]
+    assert [(s.source, s.annotator) for s in hf] == [(Source.CURATOR, "bob")]   # took over the suggestion
+    assert ws.entry(0).status is DocStatus.REVIEWED    # every difference settled: the reviewed version
+    assert loaded.documents.model.index(0, loaded.documents.model.agreement_column()).data() == "0.40 ✓"
+    stack.undo()
+    assert adj.session.left(0) == 1 and ws.entry(0).status is DocStatus.IN_REVIEW
+    assert not any(s.source is Source.CURATOR and s.start == hf[0].start for s in doc.spans)
+    stack.undo()
+    assert _mentions(doc) == start and ws.entry(0).status is status and adj.session.left(0) == 2
+    stack.redo()
+    assert next(s for s in doc.spans if s.start == 0).end == 7 and adj.session.left(0) == 1
+
+
+def test_drop_both_keep_mine_and_boundary_keys(loaded, qtbot, tmp_path):
+    adj = compared(loaded, qtbot, tmp_path)
+    doc, queue, panel = loaded.workspace.document(0), adj.panel.queue, adj.panel
+    queue.setFocus()
+    qtbot.keyClick(queue, Qt.Key.Key_D)                # drop both
+    assert not any(s.start == 0 for s in doc.spans)
+    panel.select(0)
+    qtbot.keyClick(queue, Qt.Key.Key_M)                # decided again: keep mine
+    assert [(s.end, s.annotator) for s in doc.spans if s.start == 0] == [(17, "mine")]
+    qtbot.keyClick(queue, Qt.Key.Key_S)                # boundary keys now move theirs
+    panel.select(0)
+    qtbot.keyClick(queue, Qt.Key.Key_Period)           # theirs' end a token right: "Lithium carbonate"
+    assert [(s.end, s.annotator) for s in doc.spans if s.start == 0] == [(17, "bob")]
+    assert "moved" in loaded.stack.undoText()
+    loaded.stack.undo()
+    assert [(s.end, s.annotator) for s in doc.spans if s.start == 0] == [(17, "mine")]
+
+
+def test_keys_listed_in_the_shortcuts_help(loaded):
+    rows = {(path, title): keys for path, title, keys in shortcut_rows(loaded.menuBar())}
+    assert rows[("Adjudicate", "Keep mine")] == "M"
+    assert rows[("Adjudicate", "Take theirs")] == "T"
+    assert rows[("Adjudicate", "Keep both")] == "B"
+    assert rows[("Adjudicate", "Drop both")] == "D"
+    assert rows[("Adjudicate", "Boundary: end a token right")] == "."
+    # None of the queue's keys is bound to anything else.
+    mine = {keys for (path, _), keys in rows.items() if path == "Adjudicate"}
+    others = {k.strip() for (path, _), keys in rows.items() if path != "Adjudicate" for k in keys.split(",")}
+    assert not mine & others
+
+
+def test_the_annotator_is_kept_in_the_saved_project(loaded, qtbot, tmp_path):
+    adj = compared(loaded, qtbot, tmp_path)
+    adj.panel.queue.setFocus()
+    qtbot.keyClick(adj.panel.queue, Qt.Key.Key_T)
+    path = tmp_path / "adjudicated.fbproj"
+    loaded.projects.save(path)
+    doc = load_project(path).documents[0]
+    assert [(s.start, s.end, s.annotator) for s in doc.spans if s.start == 0] == [(0, 7, "bob")]
+
+
+def test_a_file_of_other_documents_is_one_message(loaded, qtbot, tmp_path):
+    other = tmp_path / "other.pubtator"
+    other.write_text("99|t|Nothing in common\n99|a|Here.\n\n", encoding="utf-8")
+    job = loaded.adjudication.compare_with(str(other))
+    qtbot.waitUntil(lambda: job.ended, timeout=30000)
+    qtbot.waitUntil(lambda: "Cannot compare" in loaded.statusBar().currentMessage(), timeout=10000)
+    assert "none of its documents is open here" in loaded.statusBar().currentMessage()
+    assert not loaded.adjudication.session.active
