@@ -8,7 +8,6 @@ import re
 import stat
 import tempfile
 import threading
-import time
 from pathlib import Path
 from typing import IO, Iterable, Iterator
 
@@ -27,6 +26,17 @@ def open_input(path: str | Path) -> IO[bytes]:
     file, for a folder, a missing file, a character or block device (``/dev/zero``,
     a terminal) or a socket, which are not documents and may never end."""
     path = Path(path)
+    check_input(path)
+    try:
+        return open(path, "rb")
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", path) from None
+
+
+def check_input(path: str | Path) -> None:
+    """The checks of :func:`open_input`, without opening (a pipe opened and closed
+    would lose what its writer sends): said before a model loads."""
+    path = Path(path)
     try:
         st = os.stat(path)
     except FileNotFoundError:
@@ -38,12 +48,8 @@ def open_input(path: str | Path) -> IO[bytes]:
     if not (stat.S_ISREG(st.st_mode) or stat.S_ISFIFO(st.st_mode)):
         kind = ("a character device" if stat.S_ISCHR(st.st_mode) else
                 "a block device" if stat.S_ISBLK(st.st_mode) else
-                "a socket" if stat.S_ISSOCK(st.st_mode) else "not a regular file")
+                "a socket" if stat.S_ISSOCK(st.st_mode) else "this kind of file")
         raise InputError(f"cannot read {kind}: give a file, a pipe or /dev/stdin fed from one", path)
-    try:
-        return open(path, "rb")
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", path) from None
 
 
 def encoding_problem(head: bytes) -> str | None:
@@ -98,10 +104,13 @@ def read_text(path: str | Path, max_bytes: int | None = None) -> str:
     limit = WHOLE_FILE_BYTES if max_bytes is None else max_bytes
     with open_input(path) as fh:
         try:
-            data = fh.read(limit + 1)
+            # A regular file says its size (a sparse 2 GB file is refused unread); a
+            # pipe is read up to the limit.
+            too_big = os.fstat(fh.fileno()).st_size > limit
+            data = b"" if too_big else fh.read(limit + 1)
         except OSError as exc:
             raise InputError(f"cannot read: {exc.strerror or exc}", path) from None
-    if len(data) > limit:
+    if too_big or len(data) > limit:
         size = f"{limit >> 20} MiB" if limit >= 1 << 20 else f"{limit:,} bytes"
         raise InputError(f"larger than the {size} a file read whole may hold (see docs/limits.md); "
                          f"split it", path)
@@ -121,11 +130,13 @@ def read_text(path: str | Path, max_bytes: int | None = None) -> str:
 
 # Most file systems refuse a name longer than this (in bytes): said before writing.
 MAX_NAME_BYTES = 255
-# A temporary file left by a process that is gone is removed by the next write of the
-# same name; one that names no process (an older layout) once it is this old.
-_STALE_SECONDS = 3600
+# A temporary file is ``.NAME.fastbioner-PID.RANDOM.tmp``: the marker says this project
+# made it and the process id whether its writer still runs. One left by a process that
+# is gone is removed by the next write of the same name; any other name (a user's own
+# ``.out.jsonl.backup.tmp``, whatever its age) is never touched.
+TEMP_MARKER = "fastbioner-"
 _umask_lock = threading.Lock()
-_TEMP_REST = re.compile(r"(?:([0-9]+)\.)?[A-Za-z0-9_]+\.tmp")
+_TEMP_REST = re.compile(re.escape(TEMP_MARKER) + r"([0-9]+)\.[A-Za-z0-9_]+\.tmp")
 
 
 def current_umask() -> int:
@@ -197,31 +208,30 @@ def _temp_prefix(name: str) -> str:
 
 
 def sweep_stale_temps(path: Path) -> None:
-    """Remove temporary files (``.NAME.PID.*.tmp``) that writes of ``path`` left when
-    their process died (kill -9, power loss); those of a live process stay."""
+    """Remove temporary files (``.NAME.fastbioner-PID.*.tmp``) that writes of ``path``
+    left when their process died (kill -9, power loss); those of a live process, and
+    files the project did not name, stay."""
     prefix = _temp_prefix(path.name)
     try:
         candidates = [p for p in path.parent.iterdir() if p.name.startswith(prefix) and p.name.endswith(".tmp")]
     except OSError:
         return
     for tmp in candidates:
-        # ``PID.random.tmp`` (this layout) or ``random.tmp`` (before it); anything else
-        # (``.a.jsonl.bak.123.x.tmp``) is another file's and stays.
+        # Only ``fastbioner-PID.random.tmp``; anything else (``.a.jsonl.bak.fastbioner-1.x.tmp``
+        # is another output's, ``.a.jsonl.mine.tmp`` the user's) stays.
         m = _TEMP_REST.fullmatch(tmp.name[len(prefix):])
         if m is None:
             continue
         try:
-            if m.group(1) is not None:
-                if _process_alive(int(m.group(1))):
-                    continue
-            elif time.time() - tmp.lstat().st_mtime < _STALE_SECONDS:
+            if process_alive(int(m.group(1))) or not tmp.is_file() or tmp.is_symlink():
                 continue
             tmp.unlink()
         except OSError:
             continue
 
 
-def _process_alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (or may: one of another user's, a number out of range)."""
     if pid == os.getpid():
         return True
     try:
@@ -249,8 +259,8 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-
         raise InputError(f"cannot create the folder {path.parent}: {exc.strerror or exc}", path) from None
     sweep_stale_temps(path)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f"{_temp_prefix(path.name)}{os.getpid()}.", suffix=".tmp",
-                                   dir=path.parent)
+        fd, tmp = tempfile.mkstemp(prefix=f"{_temp_prefix(path.name)}{TEMP_MARKER}{os.getpid()}.",
+                                   suffix=".tmp", dir=path.parent)
     except OSError as exc:
         raise InputError(f"cannot write in {path.parent}: {exc.strerror or exc}", path) from None
     try:

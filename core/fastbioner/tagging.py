@@ -84,8 +84,8 @@ def _chunks(items: Iterable[Document], size: int) -> Iterator[list[Document]]:
 
 def count_documents(inputs: Sequence[str | Path], input_format: str | None = None,
                     cancel: CancelToken | None = None) -> int:
-    """Documents in the inputs (one reading pass, nothing kept): the progress total.
-    Reading also finds bad input before anything is tagged."""
+    """Documents in the inputs (one reading pass, nothing kept), for a caller that
+    wants a total before it starts; ``tag_files`` does not count (it reads once)."""
     n = 0
     for _ in iter_documents(inputs, input_format):
         n += 1
@@ -101,15 +101,15 @@ def tag_files(tagger: Tagger, inputs: Sequence[str | Path], out: str | Path, out
     """Tag every document of ``inputs`` into ``out`` (format ``out_format``).
 
     Spans already in the input are dropped except those whose source is in ``keep``
-    (a curator's corrections survive re-tagging). Events: stage ``read`` (counting),
-    then ``tag`` with ``step`` = documents written so far and metrics ``tokens_per_s``
-    and ``entities``."""
+    (a curator's corrections survive re-tagging). Events: stage ``tag`` with ``step``
+    = documents written so far and metrics ``tokens_per_s`` and ``entities``; no total,
+    since the inputs are read once (a named pipe, ``/dev/stdin`` or ``<(...)`` can be
+    read only once, and counting first would read a large file twice). Bad input met
+    late still leaves no output: the writer's file is complete or absent."""
     keep = tuple(keep)
 
     def job(reporter: ProgressReporter) -> TagSummary:
-        reporter.stage("read", message="reading input")
-        total = count_documents(inputs, input_format, reporter.cancel)
-        reporter.stage("tag", total=total, message=f"tagging {total} document(s)")
+        reporter.stage("tag", message="tagging")
         summary = TagSummary(out=str(out), format=out_format, **_run_info(tagger))
         entities: Counter[str] = Counter()
         t0 = time.perf_counter()
@@ -125,7 +125,7 @@ def tag_files(tagger: Tagger, inputs: Sequence[str | Path], out: str | Path, out
                 summary.tokens += result.tokens
                 summary.seconds = time.perf_counter() - t0
                 yield from result.documents
-                reporter.emit(step=summary.documents, message=f"{summary.documents}/{total} documents",
+                reporter.emit(step=summary.documents, message=f"{summary.documents} documents",
                               metrics={"tokens_per_s": round(summary.tokens_per_s, 1),
                                        "entities": sum(entities.values())})
 

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from ..errors import FastBioNERError, InputError
-from ..fileio import atomic_write, check_not_an_input, output_target
+from ..fileio import atomic_write, check_input, check_not_an_input, output_target
 from ..jobs import CancelToken, Cancelled
 from ..precision import PRECISION_CHOICES, loss_points_text
 from .progress import ProgressBar, ctrl_c_cancels
@@ -78,8 +78,7 @@ def tag_command(args: argparse.Namespace) -> int:
     from ..tagging import tag_files
 
     for path in args.inputs:
-        if not Path(path).exists():
-            raise InputError("no such file", path)
+        check_input(path)  # missing, a folder, /dev/zero: said before the model loads
     check_not_an_input(Path(args.out), [Path(p) for p in args.inputs])
     output_target(args.out)  # a path that cannot be written says so before the model loads
     model = model_to_tag(args.model)

@@ -23,15 +23,18 @@ from typing import Any, Iterable, Iterator
 
 from ..documents import Document
 from ..errors import InputError
+from ..fileio import check_input
 from ..jobs import CancelToken, Cancelled, EventCallback, JobState, ProgressReporter
 from . import bioc, conll, jsonl, medline, plain, pubmed_xml, pubtator
+from .limits import DEFAULT_LIMITS, ReadLimits
 from .report import WriteReport
 
 FORMATS: dict[str, ModuleType] = {m.NAME: m for m in (conll, pubtator, bioc, pubmed_xml, medline, jsonl, plain)}
 ALIASES = {"bio": "conll", "iob": "conll", "tsv": "conll", "pubmed-xml": "pubmed", "pubmed_xml": "pubmed",
            "plain": "text", "txt": "text", "nbib": "medline", "xml": None}
 
-__all__ = ["FORMATS", "WriteReport", "MultiRead", "format_module", "format_for_path", "guess_format",
+__all__ = ["FORMATS", "DEFAULT_LIMITS", "ReadLimits", "WriteReport", "MultiRead", "format_module",
+           "format_for_path", "guess_format",
            "read_documents", "write_documents", "read_any"]
 
 _SNIFF_CHARS = 65536
@@ -113,13 +116,11 @@ def format_for_path(path: str | Path) -> str | None:
 
 
 def read_documents(path: str | Path, fmt: str | None = None, **options: Any) -> Iterator[Document]:
-    """Documents of one file; ``fmt`` guessed when None. Options go to the reader
-    (``on_invalid`` and ``scheme`` for CoNLL)."""
+    """Documents of one file, read as a stream; ``fmt`` guessed when None. Options go
+    to the reader (``limits``, a :class:`ReadLimits`, for every format; ``on_invalid``
+    and ``scheme`` for CoNLL)."""
     path = Path(path)
-    if path.is_dir():
-        raise InputError("is a directory, expected a file", path)
-    if not path.exists():
-        raise InputError("no such file", path)
+    check_input(path)  # a folder, a missing file, a device (/dev/zero): one line
     module = format_module(fmt) if fmt else FORMATS[guess_format(path)]
     if path.name.lower().endswith(".gz") and module is not pubmed_xml:
         raise InputError(f"gzipped input is read for PubMed XML only, not {module.NAME}: gunzip it first", path)

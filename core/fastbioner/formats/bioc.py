@@ -29,6 +29,7 @@ from typing import Iterable, Iterator
 from ..documents import Document, Passage, Source, Span
 from ..errors import InputError
 from ..fileio import atomic_write
+from .limits import DEFAULT_LIMITS, ReadLimits
 from .report import WriteReport
 from .xmlsafe import XmlFile, check_xml_chars, parse_xml, write_xml
 
@@ -136,13 +137,20 @@ def _annotation(doc: Document, ann: ET.Element, xml: XmlFile, here: str) -> None
         doc.metadata.setdefault("bioc_infons", {})[f"{start}:{end}:{label}"] = rest
 
 
-def read(path: str | Path) -> Iterator[Document]:
-    """Documents of a BioC XML collection."""
-    xml = parse_xml(path)
+def read(path: str | Path, limits: ReadLimits | None = None) -> Iterator[Document]:
+    """Documents of a BioC XML collection, read whole: a file over
+    ``limits.max_whole_file_bytes`` is refused (docs/limits.md)."""
+    limits = limits or DEFAULT_LIMITS
+    xml = parse_xml(path, limits.max_whole_file_bytes)
     if xml.root.tag != ROOT_TAG:
         raise InputError(f"not BioC XML: the root element is <{xml.root.tag}>, expected <collection>", path)
     for el in xml.root.findall("document"):
-        yield _document(el, xml)
+        doc = _document(el, xml)
+        if len(doc.text) > limits.max_document_chars:
+            raise xml.error(f"document {doc.id}: a text of {len(doc.text):,} characters, over the "
+                            f"{limits.max_document_chars:,} one document may hold (see docs/limits.md)",
+                            f"<id>{doc.id}</id>")
+        yield doc
 
 
 def _infon(parent: ET.Element, key: str, value: str) -> None:

@@ -29,8 +29,8 @@ class ReadLimits(Settings):
     max_document_chars: int = 10_000_000
     # Spans and relations of one document (PubTator mention lines, BioC annotations).
     max_annotations: int = 1_000_000
-    # Formats read whole (BioC XML, project files), in bytes.
-    max_whole_file_bytes: int = 256 * MiB
+    # Formats read whole (BioC XML: its parse takes about ten times the file), in bytes.
+    max_whole_file_bytes: int = 64 * MiB
     # PubMed XML: the bytes (after gunzip) of one top-level element (a record, a
     # <DeleteCitation>) or of the text between two of them ...
     max_xml_record_bytes: int = 64 * MiB

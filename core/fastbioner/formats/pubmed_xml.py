@@ -29,7 +29,8 @@ from ..errors import InputError
 from ..fileio import atomic_write
 from .checks import refuse_chars
 from .report import WriteReport
-from .xmlsafe import check_xml_chars, iterparse_xml, text_of, write_xml
+from .limits import DEFAULT_LIMITS, ReadLimits
+from .xmlsafe import ByteBudget, check_xml_chars, iterparse_xml, text_of, write_xml
 
 NAME = "pubmed"
 EXTENSIONS = (".pubmed.xml", ".xml.gz")
@@ -73,16 +74,24 @@ def _record(record: ET.Element, pmid: str) -> Document:
 class PubmedReader:
     """The articles of one PubMed XML file (``.xml`` or ``.xml.gz``), one at a time.
 
-    The file is parsed as it is read and each record is dropped once it has become a
-    :class:`Document`, so memory stays bounded whatever the file's size (a 30,000-article
-    baseline file parsed whole takes over 1 GB). ``deleted`` lists the PMIDs of the
-    file's ``<DeleteCitation>`` blocks (update files carry them: citations an earlier
-    file held that PubMed has withdrawn); it is complete once the iterator is
-    exhausted. Dropping those PMIDs from earlier files is the caller's business
-    (:mod:`fastbioner.scale.updates`), since a reader sees one file."""
+    The file is parsed as it is read and every top-level element (a record, a
+    ``<DeleteCitation>``, anything else, which is skipped) is dropped once it has
+    been used, so memory stays bounded whatever the file's size (a 30,000-article
+    baseline file parsed whole takes over 1 GB). What one top-level element may hold
+    is limited (``limits``, :class:`~fastbioner.formats.limits.ReadLimits`: its bytes,
+    its elements, a document's text), and so is the number of top-level elements
+    that are not records: a small gzip of one 4 GB ``<AbstractText>`` or of 750
+    million empty elements is refused with one line, not read into memory.
 
-    def __init__(self, path: str | Path):
+    ``deleted`` lists the PMIDs of the file's ``<DeleteCitation>`` blocks (update
+    files carry them: citations an earlier file held that PubMed has withdrawn); it
+    is complete once the iterator is exhausted. Dropping those PMIDs from earlier
+    files is the caller's business (:mod:`fastbioner.scale.updates`), since a reader
+    sees one file."""
+
+    def __init__(self, path: str | Path, limits: ReadLimits | None = None):
         self.path = Path(path)
+        self.limits = limits or DEFAULT_LIMITS
         self.deleted: list[str] = []
         self._records = self._read()
 
@@ -93,11 +102,18 @@ class PubmedReader:
         return next(self._records)
 
     def _read(self) -> Iterator[Document]:
+        limits = self.limits
+        budget: list[ByteBudget] = []
         root: ET.Element | None = None
         depth = 0  # of the element just started or ended (the root is 1)
-        seen = 0
+        seen = others = inside = 0
         last_pmid = None
-        for event, elem in iterparse_xml(self.path):
+
+        def where(tag: str) -> str:
+            after = f", the one after PMID {last_pmid}" if last_pmid else ""
+            return f"a <{tag}> (top-level element {seen + others + 1}{after})"
+
+        for event, elem in iterparse_xml(self.path, budget=limits.max_xml_record_bytes, on_open=budget.append):
             if event == "start":
                 depth += 1
                 if root is None:
@@ -105,24 +121,59 @@ class PubmedReader:
                     if root.tag not in (ROOT_TAG, *_RECORDS):
                         raise InputError(f"not PubMed XML: the root element is <{root.tag}>, "
                                          f"expected <{ROOT_TAG}>", self.path)
+                    budget[0].what = f"<{root.tag}>" if root.tag in _RECORDS else "the text before a record"
+                    continue
+                if depth == 2 and root.tag == ROOT_TAG:  # a top-level element begins: counted anew
+                    budget[0].mark()
+                    budget[0].what = where(elem.tag)
+                    inside = 0
+                inside += 1
+                if inside > limits.max_xml_record_elements:
+                    raise InputError(f"{where(_top_tag(root, elem))} holds more than "
+                                     f"{limits.max_xml_record_elements:,} elements (a limit, see docs/limits.md)",
+                                     self.path)
                 continue
             depth -= 1
             # Records are the root's children (or the root itself, for a file of one
             # record); a record nested deeper would be part of another one.
             top = depth == 1 or (depth == 0 and elem is root)
-            if top and elem.tag in _RECORDS:
-                seen += 1
+            if not top:
+                continue
+            if elem.tag in _RECORDS:
                 pmid = (elem.findtext(".//PMID") or "").strip()
                 if not pmid:
                     after = f", the one after PMID {last_pmid}" if last_pmid else ""
-                    raise InputError(f"a <{elem.tag}> has no <PMID> (record {seen}{after})", self.path)
-                last_pmid = pmid
+                    raise InputError(f"a <{elem.tag}> has no <PMID> (record {seen + 1}{after})", self.path)
+                seen += 1
                 doc = _record(elem, pmid)
+                if len(doc.text) > limits.max_document_chars:
+                    raise InputError(f"PMID {pmid}: a text of {len(doc.text):,} characters, over the "
+                                     f"{limits.max_document_chars:,} one document may hold (see docs/limits.md)",
+                                     self.path)
+                last_pmid = pmid
                 _forget(root, elem)
                 yield doc
-            elif top and elem.tag == _DELETE:
-                self.deleted.extend(p.text.strip() for p in elem.iter("PMID") if p.text and p.text.strip())
+            elif depth == 1:
+                # Anything else at the top is used (DeleteCitation) or skipped, and
+                # dropped either way: kept, 750 million empty ones fill any memory.
+                others += 1
+                if others > limits.max_xml_other_elements:
+                    raise InputError(f"more than {limits.max_xml_other_elements:,} top-level elements that are "
+                                     f"not records (a limit, see docs/limits.md): not a PubMed file?", self.path)
+                if elem.tag == _DELETE:
+                    self.deleted.extend(p.text.strip() for p in elem.iter("PMID") if p.text and p.text.strip())
+                    if len(self.deleted) > limits.max_deleted_pmids:
+                        raise InputError(f"<{_DELETE}> blocks withdraw more than {limits.max_deleted_pmids:,} "
+                                         f"PMIDs (a limit, see docs/limits.md)", self.path)
                 _forget(root, elem)
+            if depth == 1:
+                budget[0].mark()
+                budget[0].what = "the text between two top-level elements"
+
+
+def _top_tag(root: ET.Element, elem: ET.Element) -> str:
+    """The tag of the top-level element being read (the last child the root holds)."""
+    return root[-1].tag if len(root) else elem.tag
 
 
 def _forget(root: ET.Element, elem: ET.Element) -> None:
@@ -134,10 +185,10 @@ def _forget(root: ET.Element, elem: ET.Element) -> None:
         root.clear()
 
 
-def read(path: str | Path) -> PubmedReader:
+def read(path: str | Path, limits: ReadLimits | None = None) -> PubmedReader:
     """One document per article of a PubMed XML file (``.xml`` or ``.xml.gz``), read as
     a stream; the returned iterator's ``deleted`` lists the file's deleted PMIDs."""
-    return PubmedReader(path)
+    return PubmedReader(path, limits)
 
 
 def _article(doc: Document) -> ET.Element:

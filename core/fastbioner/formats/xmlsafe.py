@@ -8,13 +8,13 @@ import re
 import xml.etree.ElementTree as ET
 import zlib
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO, Callable, Iterator
 
 import defusedxml.ElementTree as SafeET
 from defusedxml import DefusedXmlException
 
 from ..errors import InputError
-from ..fileio import read_text
+from ..fileio import open_input, read_text
 
 
 class XmlFile:
@@ -39,11 +39,12 @@ class XmlFile:
         return InputError(message, self.path, line)
 
 
-def parse_xml(path: str | Path) -> XmlFile:
-    """Parse an XML file. Truncated or malformed XML, entity declarations (billion
-    laughs) and external references raise :class:`InputError`."""
+def parse_xml(path: str | Path, max_bytes: int | None = None) -> XmlFile:
+    """Parse an XML file (at most ``max_bytes``, see :func:`fastbioner.fileio.read_text`).
+    Truncated or malformed XML, entity declarations (billion laughs) and external
+    references raise :class:`InputError`."""
     path = Path(path)
-    text = read_text(path)
+    text = read_text(path, max_bytes)
     if not text.strip():
         raise InputError("empty file: no XML", path)
     try:
@@ -59,37 +60,80 @@ def parse_xml(path: str | Path) -> XmlFile:
                          f"({type(exc).__name__})", path) from None
 
 
+class _GzipInput(gzip.GzipFile):
+    """A gzip stream that closes the file under it too."""
+
+    def close(self) -> None:
+        raw = self.fileobj
+        try:
+            super().close()
+        finally:
+            if raw is not None:
+                raw.close()
+
+
 def open_binary(path: str | Path) -> IO[bytes]:
     """A file's bytes, decompressed on the fly when its name ends in ``.gz`` (PubMed's
-    baseline and update files are gzipped). Raises :class:`InputError` for a folder or
-    a missing file."""
+    baseline and update files are gzipped). Raises :class:`InputError` for a folder,
+    a missing file or a device (:func:`fastbioner.fileio.open_input`); a pipe is read
+    once."""
     path = Path(path)
-    if path.is_dir():
-        raise InputError("is a directory, expected a file", path)
-    try:
-        return gzip.open(path, "rb") if path.name.lower().endswith(".gz") else open(path, "rb")
-    except FileNotFoundError:
-        raise InputError("no such file", path) from None
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", path) from None
+    raw = open_input(path)
+    return _GzipInput(fileobj=raw, mode="rb") if path.name.lower().endswith(".gz") else raw
 
 
-def iterparse_xml(path: str | Path, events: tuple[str, ...] = ("start", "end")
+class ByteBudget:
+    """The bytes a parser reads (after gunzip), refused once more than ``limit`` of
+    them pass without a :meth:`mark`: what a streaming reader holds between two marks
+    (one record, or one giant text node the parser accumulates before any event
+    reaches the reader) stays bounded, whatever the file declares. ``what`` is set by
+    the reader to name the place in the message."""
+
+    def __init__(self, fh: IO[bytes], path: Path, limit: int):
+        self.fh, self.path, self.limit = fh, path, limit
+        self.pos = self.marked = 0
+        self.what = "the file"
+        self.blank = True  # only white space read so far
+
+    def mark(self) -> None:
+        self.marked = self.pos
+
+    def read(self, n: int = -1) -> bytes:
+        data = self.fh.read(n if n is not None and n > 0 else 1 << 16)
+        self.pos += len(data)
+        if self.blank and data.strip():
+            self.blank = False
+        if self.pos - self.marked > self.limit:
+            from .limits import size_text
+
+            raise InputError(f"{self.what} holds more than {size_text(self.limit)} of XML (a limit, see "
+                             f"docs/limits.md): refused", self.path)
+        return data
+
+
+def iterparse_xml(path: str | Path, events: tuple[str, ...] = ("start", "end"),
+                  budget: int | None = None, on_open: Callable[[ByteBudget], None] | None = None
                   ) -> Iterator[tuple[str, ET.Element]]:
     """``(event, element)`` pairs of an XML file (``.gz`` read through gzip) parsed as it
     is read, so memory stays bounded if the caller clears what it has used. Safe as
     :func:`parse_xml` (no entity expansion, no external references); a malformed,
     truncated or refused file raises :class:`InputError` naming the file and line when
-    the parser reaches the problem (what came before has been yielded)."""
+    the parser reaches the problem (what came before has been yielded).
+
+    ``budget``: at most this many bytes between two marks of the :class:`ByteBudget`
+    handed to ``on_open`` (default: the whole file, no limit)."""
     path = Path(path)
     with open_binary(path) as fh:
+        source = ByteBudget(fh, path, budget if budget is not None else 1 << 62)
+        if on_open is not None:
+            on_open(source)
         try:
-            yield from SafeET.iterparse(fh, events=events)
+            yield from SafeET.iterparse(source, events=events)
         except ET.ParseError as exc:
             line = exc.position[0] if getattr(exc, "position", None) else None
             reason = str(exc).split(":")[0]
             if "no element found" in reason:
-                if _blank(path):
+                if source.blank:
                     raise InputError("empty file: no XML", path) from None
                 reason = "XML ends early (truncated file?)"
             raise InputError(f"not well-formed XML: {reason}", path, line) from None
@@ -100,14 +144,8 @@ def iterparse_xml(path: str | Path, events: tuple[str, ...] = ("start", "end")
             reason = "gzip data ends early (truncated file?)" if isinstance(exc, EOFError) else \
                 f"not valid gzip data ({exc})"
             raise InputError(reason, path) from None
-
-
-def _blank(path: Path) -> bool:
-    try:
-        with open_binary(path) as fh:
-            return not fh.read(4096).strip()
-    except (OSError, EOFError, zlib.error, InputError):
-        return False
+        except OSError as exc:
+            raise InputError(f"cannot read: {exc.strerror or exc}", path) from None
 
 
 def text_of(element: ET.Element | None) -> str:
