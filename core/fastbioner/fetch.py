@@ -241,14 +241,14 @@ class EutilsClient:
             cancel.check()
             self.limiter.wait()
             left = deadline - self.clock()
-            if left <= 0:
+            if left < min(1.0, s.timeout / 2):  # too little left for a try worth making
                 raise self._give_up(what, last or "no reply yet", attempt)
             seconds = min(s.timeout, left)
             retry_after = None
             try:
                 reply = self._post(self.url(endpoint), data, what, seconds, cancel, limit)
             except netio.TimeUp:
-                last = f"no complete reply within {seconds:g} s"
+                last = f"no complete reply within {_seconds(seconds)} s"
                 continue
             except netio.TooLarge:
                 raise FetchError(f"PubMed {what} failed: the reply is larger than {_size(limit)}; "
@@ -342,6 +342,10 @@ def _same_host(origin: str, target: str) -> bool:
     if a.scheme == b.scheme:
         return ports[0] == ports[1]
     return (a.scheme, b.scheme) == ("http", "https") and ports[1] == 443
+
+
+def _seconds(x: float) -> str:
+    return f"{x:.2g}" if x < 10 else f"{x:.0f}"
 
 
 def _size(n: int) -> str:
