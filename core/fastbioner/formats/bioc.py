@@ -31,7 +31,7 @@ from ..errors import InputError
 from ..fileio import atomic_write
 from .limits import DEFAULT_LIMITS, ReadLimits
 from .report import WriteReport
-from .xmlsafe import XmlFile, check_xml_chars, parse_xml, write_xml
+from .xmlsafe import XmlFile, check_xml_chars, parse_xml, write_xml_stream
 
 NAME = "bioc"
 EXTENSIONS = (".bioc.xml", ".bioc")
@@ -211,22 +211,26 @@ def _document_element(doc: Document) -> ET.Element:
 def write(docs: Iterable[Document], path: str | Path, source: str = "FastBioNER") -> WriteReport:
     """Write documents as one BioC XML collection."""
     report = WriteReport(path=str(path), format=NAME)
-    root = ET.Element(ROOT_TAG)
-    ET.SubElement(root, "source").text = source
-    ET.SubElement(root, "date").text = ""
-    ET.SubElement(root, "key").text = "BioC.key"
-    for doc in docs:
-        if not doc.id.strip() or doc.id != doc.id.strip():
-            raise InputError(f"document {doc.id!r}: an id that is empty or has white space around it, "
-                             f"which BioC XML cannot hold (its reader strips it)", path)
-        for span in doc.spans:
-            if not span.label.strip():
-                raise InputError(f"document {doc.id}: a span with an empty label, which BioC XML cannot hold",
-                                 path)
-        report.add(doc)
-        el = _document_element(doc)
-        check_xml_chars(el, doc.id, path, "BioC XML")
-        root.append(el)
+
+    def children() -> Iterator[ET.Element]:
+        for tag, text in (("source", source), ("date", ""), ("key", "BioC.key")):
+            el = ET.Element(tag)
+            el.text = text
+            yield el
+        for doc in docs:
+            if not doc.id.strip() or doc.id != doc.id.strip():
+                raise InputError(f"document {doc.id!r}: an id that is empty or has white space around it, "
+                                 f"which BioC XML cannot hold (its reader strips it)", path)
+            for span in doc.spans:
+                if not span.label.strip():
+                    raise InputError(f"document {doc.id}: a span with an empty label, which BioC XML cannot "
+                                     f"hold", path)
+            report.add(doc)
+            el = _document_element(doc)
+            check_xml_chars(el, doc.id, path, "BioC XML")
+            yield el
+
+    # Written as the documents come (one in memory), complete or absent.
     with atomic_write(path) as fh:
-        write_xml(root, fh, "<!DOCTYPE collection SYSTEM 'BioC.dtd'>")
+        write_xml_stream(fh, ROOT_TAG, children(), "<!DOCTYPE collection SYSTEM 'BioC.dtd'>")
     return report

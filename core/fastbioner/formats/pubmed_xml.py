@@ -30,7 +30,7 @@ from ..fileio import atomic_write
 from .checks import refuse_chars
 from .report import WriteReport
 from .limits import DEFAULT_LIMITS, ReadLimits
-from .xmlsafe import ByteBudget, check_xml_chars, iterparse_xml, text_of, write_xml
+from .xmlsafe import ByteBudget, check_xml_chars, iterparse_xml, text_of, write_xml_stream
 
 NAME = "pubmed"
 EXTENSIONS = (".pubmed.xml", ".xml.gz")
@@ -223,20 +223,23 @@ def write(docs: Iterable[Document], path: str | Path) -> WriteReport:
     """Write documents as a ``PubmedArticleSet`` (text, sections and metadata; no spans),
     gzipped when the name ends in ``.gz``."""
     report = WriteReport(path=str(path), format=NAME)
-    root = ET.Element(ROOT_TAG)
-    for doc in docs:
-        report.add(doc, holds_spans=False)
-        # The reader strips a <PMID> and needs one: an id with white space or none
-        # would not read back as written.
-        refuse_chars(doc.id, "id", doc.id, path, re.compile(r"\s"), "PubMed XML", empty=False)
-        el = _article(doc)
-        check_xml_chars(el, doc.id, path, "PubMed XML")
-        root.append(el)
+
+    def articles() -> Iterator[ET.Element]:
+        for doc in docs:
+            report.add(doc, holds_spans=False)
+            # The reader strips a <PMID> and needs one: an id with white space or none
+            # would not read back as written.
+            refuse_chars(doc.id, "id", doc.id, path, re.compile(r"\s"), "PubMed XML", empty=False)
+            el = _article(doc)
+            check_xml_chars(el, doc.id, path, "PubMed XML")
+            yield el
+
+    # Written as the documents come (one in memory), complete or absent.
     if str(path).lower().endswith(".gz"):
         with atomic_write(path, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz, \
                 io.TextIOWrapper(gz, encoding="utf-8", newline="") as fh:
-            write_xml(root, fh)
+            write_xml_stream(fh, ROOT_TAG, articles())
     else:
         with atomic_write(path) as fh:
-            write_xml(root, fh)
+            write_xml_stream(fh, ROOT_TAG, articles())
     return report

@@ -8,7 +8,7 @@ import re
 import xml.etree.ElementTree as ET
 import zlib
 from pathlib import Path
-from typing import IO, Callable, Iterator
+from typing import IO, Callable, Iterable, Iterator
 
 import defusedxml.ElementTree as SafeET
 from defusedxml import DefusedXmlException
@@ -184,3 +184,23 @@ def write_xml(root: ET.Element, fh: IO[str], doctype: str | None = None) -> None
         fh.write(doctype + "\n")
     fh.write(ET.tostring(root, encoding="unicode"))
     fh.write("\n")
+
+
+def write_xml_stream(fh: IO[str], root_tag: str, children: Iterable[ET.Element],
+                     doctype: str | None = None) -> None:
+    """What :func:`write_xml` writes for a root element holding ``children``, written
+    one child at a time as they come: a writer given a stream of documents holds one
+    of them, not the whole collection (``tag --format bioc`` of any size)."""
+    fh.write('<?xml version="1.0" encoding="UTF-8"?>\n')
+    if doctype:
+        fh.write(doctype + "\n")
+    fh.write(f"<{root_tag}")
+    empty = True
+    for child in children:
+        if empty:
+            fh.write(">")
+            empty = False
+        ET.indent(child, level=1)
+        child.tail = None
+        fh.write("\n  " + ET.tostring(child, encoding="unicode"))
+    fh.write(" />\n" if empty else f"\n</{root_tag}>\n")
