@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QFileDialog, QHBoxLayout, QHea
                                QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
 
 from fastbioner import adjudication as rules
-from fastbioner.agreement import KIND_NAMES, Counts, Difference, compare_spans, match_documents
+from fastbioner.agreement import ONLY_A, ONLY_B, OTHER_BOUNDARY, OTHER_LABEL, Counts, Difference, compare_spans, match_documents
 from fastbioner.documents import Document, Span
 from fastbioner.errors import FastBioNERError
 from fastbioner.project import DocStatus
@@ -32,6 +32,9 @@ if TYPE_CHECKING:
     from .main_window import MainWindow
 
 Key = tuple[int, int]  # (workspace row, item index)
+# The kinds of difference as the queue names them (mine is A, theirs B).
+KIND_NAMES = {ONLY_A: "only mine", ONLY_B: "only theirs", OTHER_LABEL: "other label",
+              OTHER_BOUNDARY: "other boundaries"}
 
 
 class AdjudicationSession(QObject):
@@ -200,7 +203,7 @@ class AdjudicationPanel(QWidget):
         header = self.queue.header()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(True)
-        for col, width in enumerate((150, 180, 180)):
+        for col, width in enumerate((130, 260, 260)):
             header.resizeSection(col, width)
         self.queue.currentItemChanged.connect(self._current_changed)
         self.side_label = QLabel()

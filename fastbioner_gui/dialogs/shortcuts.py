@@ -11,7 +11,8 @@ from PySide6.QtWidgets import QDialog, QDialogButtonBox, QMenuBar, QTextBrowser,
 # Said once under the table: gestures that are not menu commands.
 NOTES = ("In the reading view, select text (Shift+arrows, or the mouse) and press a label's number to "
          "add an entity snapped to whole tokens. The curation keys (entities, labels, boundaries) work in "
-         "the reading view and in the entity table; Tab moves between panels.")
+         "the reading view and in the entity table; Tab moves between panels. The Adjudicate keys work in "
+         "the Adjudication queue (File > Compare with another annotation…).")
 
 
 def shortcut_rows(bar: QMenuBar) -> list[tuple[str, str, str]]:

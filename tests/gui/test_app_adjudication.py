@@ -46,7 +46,7 @@ def test_compare_shows_agreement_and_the_queue(loaded, qtbot, tmp_path):
     assert model.index(0, col).data() == "0.40 (2)"
     assert model.index(1, col).data() == "1.00 ✓"
     assert [adj.panel.queue.topLevelItem(i).text(0) for i in range(adj.panel.queue.topLevelItemCount())] == [
-        "overlapping, other boundaries", "only in B"]
+        "other boundaries", "only theirs"]
     # Over the three documents: mine 4 mentions, theirs 5, three in both.
     assert "F1 0.6667 (P 0.6000, R 0.7500) over 3 document(s); 2 of 2 difference(s) left" in adj.panel.summary.text()
     file_menu = loaded.menuBar().actions()[0].menu()
