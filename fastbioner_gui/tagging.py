@@ -53,6 +53,7 @@ def tag_rows(model: str, rows: Sequence[int], docs: Sequence[Document], settings
     ``on_loaded`` gets the model's provenance once it is loaded, ``on_chunk`` each
     chunk's spans (row -> spans) as soon as they are found."""
     from fastbioner.inference import Tagger
+    from fastbioner.text import document_sentences
 
     def job(reporter) -> TaggingResult:
         reporter.stage("load", message=f"loading {model}")
@@ -62,16 +63,26 @@ def tag_rows(model: str, rows: Sequence[int], docs: Sequence[Document], settings
                            if k in tagger.manifest})
         if on_loaded is not None:
             on_loaded(provenance)
-        reporter.stage("tag", total=len(docs), message=f"tagging with {model}")
+        # Progress counts sentences, reported per batch of the model: a long document
+        # (one chunk, one call of the tagger) moves the bar and the time left too.
+        sentences = [len(document_sentences(d)) for d in docs]
+        reporter.stage("tag", total=sum(sentences), message=f"tagging with {model}")
         spans: dict[int, list[Span]] = {}
+        done = 0
         for i in range(0, len(docs), CHUNK):
             reporter.check()
             chunk = docs[i:i + CHUNK]
-            found_here = dict(zip(rows[i:i + CHUNK], tagger.tag(chunk, cancel)))
+            here = sum(sentences[i:i + CHUNK])
+            message = f"{i} of {len(docs)} documents"
+
+            def batch(b: int, n: int, done=done, here=here, message=message) -> None:  # noqa: ANN001
+                reporter.emit(step=done + here * (b - 1) // max(1, n), message=message)
+            found_here = dict(zip(rows[i:i + CHUNK], tagger.tag(chunk, cancel, on_batch=batch)))
             spans.update(found_here)
             if on_chunk is not None:
                 on_chunk(found_here)
-            reporter.emit(step=min(i + CHUNK, len(docs)))
+            done += here
+            reporter.emit(step=done, message=f"{min(i + CHUNK, len(docs))} of {len(docs)} documents")
         return TaggingResult(model, spans, provenance)
 
     return run_job(job, on_event, cancel)
@@ -80,7 +91,7 @@ def tag_rows(model: str, rows: Sequence[int], docs: Sequence[Document], settings
 def registered(model: str) -> str:
     """``model``'s registry name, registering a shipped model first when the window
     offered it before the model scan registered it (a first start)."""
-    from fastbioner.defaults import default_model, model_to_tag
+    from fastbioner.defaults import model_to_tag
     from fastbioner.registry import Registry
 
     from .widgets.model_picker import shipped_default
@@ -90,7 +101,7 @@ def registered(model: str) -> str:
         return model
     found = shipped_default()
     if found is not None and found.name == model:
-        return default_model(registry).name
+        return model_to_tag(None, registry)  # its folder, where the registry cannot be written
     return model_to_tag(model, registry)
 
 

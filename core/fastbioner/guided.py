@@ -216,13 +216,16 @@ def _check_names(registry: Registry, *names: str) -> None:
 
 def fine_tune_then_distill(teacher_config: TeacherConfig | None, teacher_name: str | None, distill_config,
                            student_name: str, *, compact: bool = True, registry: Registry | None = None,
+                           resume: bool = False,
                            on_event: Optional[EventCallback] = None,
                            cancel: Optional[CancelToken] = None) -> GuidedResult:
     """Fine-tune ``teacher_config.base_model`` as ``teacher_name``, distil it into
     ``student_name`` with ``distill_config`` (its ``teacher`` is set to the new one),
     then compact the student unless ``compact`` is False. With ``teacher_config``
     None the chain starts at distillation, from ``distill_config.teacher``. One job:
-    progress events, cancel (see the module's note on what a cancel keeps)."""
+    progress events, cancel (see the module's note on what a cancel keeps).
+    ``resume``: each run continues from its checkpoint, where an interrupted run
+    left one."""
     registry = registry or Registry()
     if teacher_config is not None:
         if not teacher_name:
@@ -241,12 +244,12 @@ def fine_tune_then_distill(teacher_config: TeacherConfig | None, teacher_name: s
         notes: list[str] = []
         teacher_report = None
         if teacher_config is not None:
-            trained = train_teacher(teacher_config, teacher_name, registry=registry,
+            trained = train_teacher(teacher_config, teacher_name, registry=registry, resume=resume,
                                     on_event=relay(sub_progress(reporter, "teacher"), "teacher: "),
                                     cancel=reporter.cancel)
             teacher_report = trained.report
             notes.append(f"teacher {teacher_name} fine-tuned from {teacher_config.base_model}")
-        result = distill(distill_config, student_name, registry=registry,
+        result = distill(distill_config, student_name, registry=registry, resume=resume,
                          on_event=relay(sub_progress(reporter, "student"), "student: "), cancel=reporter.cancel)
         entry, report, compaction = result.entry, result.report, None
         if compact:

@@ -356,15 +356,19 @@ class Tagger:
         return self._tag_sentences(sentences, cancel, documents)[0]
 
     def _tag_sentences(self, sentences: Sequence[Sentence], cancel: CancelToken | None = None,
-                       documents: Sequence[Any] | None = None) -> tuple[list[list[Span]], list[WordTags]]:
-        preds = self.predict_words([s.words for s in sentences], cancel, documents=documents)
+                       documents: Sequence[Any] | None = None,
+                       on_batch: Callable[[int, int], None] | None = None
+                       ) -> tuple[list[list[Span]], list[WordTags]]:
+        preds = self.predict_words([s.words for s in sentences], cancel, on_batch, documents=documents)
         return [tags_to_spans(s, p.tags, Source.MODEL, p.scores) for s, p in zip(sentences, preds)], preds
 
-    def tag(self, docs: Iterable[Document], cancel: CancelToken | None = None) -> list[list[Span]]:
+    def tag(self, docs: Iterable[Document], cancel: CancelToken | None = None,
+            on_batch: Callable[[int, int], None] | None = None) -> list[list[Span]]:
         """Model spans of each document (its existing spans are not looked at).
         All sentences of all ``docs`` are batched together: pass documents in chunks
-        (tens to hundreds) for speed with bounded memory."""
-        return self._run(list(docs), cancel)[0]
+        (tens to hundreds) for speed with bounded memory. ``on_batch(done, total)``
+        follows the batches of the call (progress within a long document)."""
+        return self._run(list(docs), cancel, on_batch)[0]
 
     def annotate(self, docs: Iterable[Document], keep: Iterable[Source] = (Source.CURATOR,),
                  cancel: CancelToken | None = None) -> list[Document]:
@@ -396,13 +400,14 @@ class Tagger:
         the documents' own spans play no part."""
         return self._run(list(docs), cancel)[2]
 
-    def _run(self, docs: list[Document], cancel: CancelToken | None
+    def _run(self, docs: list[Document], cancel: CancelToken | None,
+             on_batch: Callable[[int, int], None] | None = None
              ) -> tuple[list[list[Span]], list[Sentence], list[DocumentUncertainty]]:
         per_doc = [document_sentences(d) for d in docs]
         flat = [s for sents in per_doc for s in sents]
         # Each passage (title, abstract) of a document reads the others as context.
         keys = [i for i, sents in enumerate(per_doc) for _ in sents]
-        spans, preds = self._tag_sentences(flat, cancel, documents=keys)
+        spans, preds = self._tag_sentences(flat, cancel, documents=keys, on_batch=on_batch)
         out, unsure, k = [], [], 0
         for sents in per_doc:
             doc_spans = [sp for sent_spans in spans[k:k + len(sents)] for sp in sent_spans]

@@ -41,10 +41,13 @@ def checkpoint_folder(registry: Registry, name: str) -> Path:
     return registry.root / ".checkpoints" / name
 
 
-def claim_run(registry: Registry, name: str, *, overwrite: bool, resume: bool, restart: bool) -> Path:
+def claim_run(registry: Registry, name: str, *, overwrite: bool, resume: bool, restart: bool,
+              record: tuple[str, Any] | None = None) -> Path:
     """Check that a training run may register ``name`` and return its checkpoint
     folder: an existing model needs ``overwrite``, an interrupted run's checkpoint
-    needs ``resume`` (continue) or ``restart`` (discarded here)."""
+    needs ``resume`` (continue) or ``restart`` (discarded here). ``record`` (kind,
+    config) is written beside the checkpoints, so the app can list an interrupted run
+    and resume it (:mod:`fastbioner.leftovers`)."""
     registry.check_name(name)
     if registry.exists(name) and not overwrite:
         raise ModelError(f"a model named {name!r} already exists; choose another name or delete it")
@@ -54,6 +57,10 @@ def claim_run(registry: Registry, name: str, *, overwrite: bool, resume: bool, r
                          f"resume it (--resume) or discard it (--restart)")
     if restart and distributed.is_main():  # one rank of a multi-process run clears, not each
         clear_checkpoints(ckpt)
+    if record is not None and distributed.is_main():
+        from .leftovers import record_run
+
+        record_run(ckpt, *record)
     return ckpt
 
 

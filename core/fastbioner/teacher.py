@@ -76,7 +76,8 @@ def train_teacher(config: TeacherConfig, name: str, *, registry: Registry | None
     early stopping applies); without, those of the last step."""
     config.validate()
     registry = registry or Registry()
-    ckpt = runs.claim_run(registry, name, overwrite=overwrite, resume=resume, restart=restart)
+    ckpt = runs.claim_run(registry, name, overwrite=overwrite, resume=resume, restart=restart,
+                          record=("teacher", config))
 
     def job(reporter: ProgressReporter) -> TeacherResult:
         reporter.stage("prepare", message="reading the training data")

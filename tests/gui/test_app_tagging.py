@@ -180,8 +180,8 @@ def test_a_run_cancelled_midway_keeps_what_it_merged_as_one_undo_step(window, ti
         window.loader.open([tmp_path / "abstracts"])
     real_tag = Tagger.tag
 
-    def tag_then_cancel(self, docs, cancel=None):  # the curator presses Cancel after one chunk
-        found = real_tag(self, docs, cancel)
+    def tag_then_cancel(self, docs, cancel=None, **kwargs):  # the curator presses Cancel after one chunk
+        found = real_tag(self, docs, cancel, **kwargs)
         cancel.cancel()
         return found
 

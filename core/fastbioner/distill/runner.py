@@ -339,7 +339,8 @@ def distill(config: DistillConfig, name: str, *, registry: Registry | None = Non
     config.validate()
     method = config.method.to_method()
     registry = registry or Registry()
-    ckpt = runs.claim_run(registry, name, overwrite=overwrite, resume=resume, restart=restart)
+    ckpt = runs.claim_run(registry, name, overwrite=overwrite, resume=resume, restart=restart,
+                          record=("distill", config))
 
     def job(reporter: ProgressReporter) -> DistillResult:
         notes: list[str] = []

@@ -1,0 +1,74 @@
+"""Keeping the reading view the widest part of the window: when the window is narrowed
+(or a side dock opens), the side panels give way first, down to their minimum widths,
+so the reading view keeps at least half the window's width. Qt alone does the
+opposite: docks keep their width and the central widget shrinks, and the splitter
+shrinks the reading view with the entity table."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QSplitter
+
+# The reading view's share of the window's width it keeps when panels can give way.
+READING_SHARE = 0.5
+# Narrowest the side panels are made to go (their own minimum sizes may be larger).
+ENTITY_MIN = 220
+DOCK_MIN = 200
+
+
+def give_way(deficit: int, widths: Sequence[int], minimums: Sequence[int]) -> list[int]:
+    """New widths for panels that must give ``deficit`` pixels back, each in
+    proportion to what it has above its minimum (none goes below it)."""
+    room = [max(0, w - m) for w, m in zip(widths, minimums)]
+    total = sum(room)
+    if deficit <= 0 or total == 0:
+        return list(widths)
+    take = min(deficit, total)
+    cut = [r * take // total for r in room]
+    # Rounding: the remainder from the panels with the most room left.
+    for i in sorted(range(len(room)), key=lambda i: room[i] - cut[i], reverse=True)[:take - sum(cut)]:
+        cut[i] += 1
+    return [w - c for w, c in zip(widths, cut)]
+
+
+def side_docks(window: QMainWindow) -> list[QDockWidget]:
+    """The docks that share the window's width with the reading view: shown, docked,
+    at the left or right."""
+    sides = (Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea)
+    return [d for d in window.findChildren(QDockWidget)
+            if d.isVisible() and not d.isFloating() and window.dockWidgetArea(d) in sides]
+
+
+def fit(window: QMainWindow, splitter: QSplitter, then) -> None:  # noqa: ANN001 - then: a scheduler
+    """Make the side docks and the entity table (the splitter's second pane) give way
+    together, each in proportion to its width above its minimum, until the reading
+    view (the splitter's first pane) has its share of the window. The docks are
+    resized now; the splitter once the window has laid them out: ``then(fn)`` runs
+    ``fn`` after that (``QTimer.singleShot(0, fn)``)."""
+    sizes = splitter.sizes()
+    want = int(READING_SHARE * window.width())
+    if len(sizes) != 2 or sizes[0] >= want:
+        return
+    docks = side_docks(window)
+    # Docks stacked in one area share one width: one entry per area.
+    columns: dict[Qt.DockWidgetArea, QDockWidget] = {}
+    for dock in docks:
+        columns.setdefault(window.dockWidgetArea(dock), dock)
+    firsts = list(columns.values())
+    widths = [d.width() for d in firsts] + [sizes[1]]
+    minimums = [max(DOCK_MIN, d.minimumSizeHint().width()) for d in firsts]
+    minimums.append(max(ENTITY_MIN, splitter.widget(1).minimumSizeHint().width()) if sizes[1] else 0)
+    new = give_way(want - sizes[0], widths, minimums)
+    if new == widths:
+        return
+    if firsts and new[:-1] != widths[:-1]:
+        window.resizeDocks(firsts, new[:-1], Qt.Orientation.Horizontal)
+    entity = new[-1]
+
+    def place_splitter() -> None:
+        total = sum(splitter.sizes())
+        if sizes[1]:
+            splitter.setSizes([max(0, total - entity), entity])
+    then(place_splitter)
