@@ -51,6 +51,9 @@ class AdjudicationSession(QObject):
         self.clear()
 
     def clear(self) -> None:
+        # Each comparison is a generation: a decision still on the undo stack from an
+        # earlier one restores its spans when undone, never this one's decisions.
+        self.generation = getattr(self, "generation", 0) + 1
         self.source = ""
         self.names = ("mine", "theirs")
         self.items: dict[int, list[Difference]] = {}
@@ -150,7 +153,9 @@ class AdjudicationSession(QObject):
                                         self.decisions.get(key), after, text))
         return True
 
-    def _set(self, key: Key, decision: rules.Decision | None) -> None:
+    def _set(self, key: Key, decision: rules.Decision | None, generation: int) -> None:
+        if generation != self.generation:
+            return
         if decision is None:
             self.decisions.pop(key, None)
         else:
@@ -166,13 +171,14 @@ class DecisionCommand(SpansCommand):
                  before: rules.Decision | None, after: rules.Decision, text: str):
         super().__init__(session.workspace, [change], text)
         self.session, self.key, self.before, self.after = session, key, before, after
+        self.generation = session.generation
 
     def redo(self) -> None:
-        self.session._set(self.key, self.after)
+        self.session._set(self.key, self.after, self.generation)
         super().redo()
 
     def undo(self) -> None:
-        self.session._set(self.key, self.before)
+        self.session._set(self.key, self.before, self.generation)
         super().undo()
 
 
@@ -296,9 +302,10 @@ class AdjudicationPanel(QWidget):
         return min(start, n - 1)
 
     def _current_changed(self, current, _previous) -> None:  # noqa: ANN001
-        if current is None or self.row < 0:
+        index = None if current is None else current.data(0, Qt.ItemDataRole.UserRole)
+        # While the queue is emptied (a new comparison), its lines outlive the items.
+        if index is None or index >= len(self.session.items.get(self.row, ())):
             return
-        index = current.data(0, Qt.ItemDataRole.UserRole)
         decision = self.session.decision(self.row, index)
         # The span the decision put in the document, if any, is shown selected there;
         # else their mention, as a text selection (it is not in the document).

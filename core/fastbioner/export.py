@@ -60,6 +60,11 @@ class ExportResult:
     def off_boundary(self) -> int:
         return sum(len(r.off_boundary) for r in self.reports)
 
+    @property
+    def annotators_not_held(self) -> int:
+        """Spans written without the annotator adjudication recorded (PubTator, BIO)."""
+        return sum(r.annotators_not_held for r in self.reports)
+
     def summary(self) -> str:
         files = len(self.reports)
         text = (f"Exported {self.documents} document(s) and {self.spans} span(s) "
@@ -68,6 +73,9 @@ class ExportResult:
             text += f"; {self.left_out} overlapping span(s) BIO could not hold were left out (longest kept)"
         if self.off_boundary:
             text += f"; {self.off_boundary} span(s) off token or sentence boundaries not written"
+        if self.annotators_not_held:
+            text += (f"; which annotator marked {self.annotators_not_held} span(s) is not written (this format "
+                     "cannot hold it: JSONL, BioC and project files do)")
         return text
 
 

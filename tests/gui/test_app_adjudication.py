@@ -8,7 +8,8 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 
 from fastbioner.documents import Source, Span
-from fastbioner.formats import write_documents
+from fastbioner.export import ExportSettings, export_documents
+from fastbioner.formats import read_documents, write_documents
 from fastbioner.project import DocStatus, load_project
 from fastbioner_gui.dialogs.shortcuts import shortcut_rows
 from gui_documents import make_documents
@@ -130,3 +131,31 @@ def test_a_file_of_other_documents_is_one_message(loaded, qtbot, tmp_path):
     qtbot.waitUntil(lambda: "Cannot compare" in loaded.statusBar().currentMessage(), timeout=10000)
     assert "none of its documents is open here" in loaded.statusBar().currentMessage()
     assert not loaded.adjudication.session.active
+
+
+def test_the_reviewed_version_exports_with_its_annotators(loaded, qtbot, tmp_path):
+    adj = compared(loaded, qtbot, tmp_path)
+    adj.panel.queue.setFocus()
+    qtbot.keyClick(adj.panel.queue, Qt.Key.Key_T)
+    qtbot.keyClick(adj.panel.queue, Qt.Key.Key_T)
+    entry = loaded.workspace.entry(0)
+    assert entry.status is DocStatus.REVIEWED
+    jsonl = export_documents([entry.document], tmp_path / "out.jsonl", ExportSettings("JSONL (lossless)"))
+    (doc,) = read_documents(tmp_path / "out.jsonl")
+    assert sorted((doc.text[s.start:s.end], s.annotator) for s in doc.spans if s.annotator) == [
+        ("Lithium", "bob"), ("heart failure", "bob")]
+    assert not any(s.source is Source.MODEL for s in doc.spans)   # the suggestion gave way
+    pubtator = export_documents([entry.document], tmp_path / "out.pubtator", ExportSettings("PubTator"))
+    assert jsonl.annotators_not_held == 0 and pubtator.annotators_not_held == 2
+    assert "which annotator marked 2 span(s) is not written" in pubtator.summary()
+
+
+def test_undoing_a_decision_of_an_earlier_comparison_leaves_the_new_one_alone(loaded, qtbot, tmp_path):
+    adj = compared(loaded, qtbot, tmp_path)
+    adj.panel.queue.setFocus()
+    qtbot.keyClick(adj.panel.queue, Qt.Key.Key_T)
+    job = adj.compare_with(str(tmp_path / "bob.jsonl"))             # compared again, after that decision
+    qtbot.waitUntil(lambda: job.ended and adj.session.left(0) == 1, timeout=30000)
+    loaded.stack.undo()                                             # the earlier comparison's decision
+    assert next(s for s in loaded.workspace.document(0).spans if s.start == 0).end == 17
+    assert adj.session.decisions == {} and adj.session.left(0) == 1
