@@ -49,7 +49,22 @@ class CurationController(QObject):
         return span
 
     def relabel(self, span: Span, label: str) -> None:
-        self._edit(lambda spans: curation.relabel_span(spans, span, label), f"Relabel as {label}")
+        self.relabel_many([span], label)
+
+    def relabel_many(self, spans: Sequence[Span], label: str) -> None:
+        """Give ``spans`` the label ``label``: one undoable edit however many. A gold or
+        accepted entity that has that label already is left as it is (relabelling it
+        would only have turned gold into "accepted"); a suggestion is accepted."""
+        spans = relabel_targets(spans, label)
+        if not spans:
+            return
+
+        def change(current: list[Span]) -> list[Span]:
+            for span in spans:
+                current = curation.relabel_span(current, span, label)
+            return current
+        n = len(spans)
+        self._edit(change, f"Relabel as {label}" if n == 1 else f"Relabel {n} entities as {label}")
 
     def set_concept_id(self, span: Span, concept_id: str) -> bool:
         """Give ``span`` the concept id typed in the entity table (empty clears it):
@@ -137,6 +152,12 @@ class CurationController(QObject):
         command = edit_command(self.workspace, self.row, spans, text, status, rejected=rejected)
         if command is not None:
             self.stack.push(command)
+
+
+def relabel_targets(spans: Sequence[Span], label: str) -> list[Span]:
+    """The spans a relabel to ``label`` changes: not a gold or accepted one that has
+    that label already."""
+    return [s for s in spans if s.label != label or s.source is Source.MODEL]
 
 
 def tagging_change(workspace: Workspace, row: int, suggested: list[Span], model: str,

@@ -5,7 +5,13 @@ so the menus, and the shortcuts page generated from them, show the real bindings
 
 What a key acts on: the entities selected in the entity table when it has the focus,
 else the entity selected in the reading view (the two follow each other); number keys
-with text selected in the view add an entity instead.
+with text selected in the view add an entity instead. A number key with several
+entities selected asks first (Ctrl+A then a stray digit must not relabel a whole
+document), and the relabel is one undo step.
+
+Undo and redo go through :meth:`CurationKeys.history` so the curator stays on the
+entity the step changed: the table keeps a current row (F2, N and Tab carry on from it)
+and the focus stays where it was.
 """
 
 from __future__ import annotations
@@ -14,11 +20,11 @@ from typing import Callable, Sequence
 
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QMessageBox, QWidget
 
 from fastbioner.documents import Source, Span
 
-from .curation import CurationController
+from .curation import CurationController, relabel_targets
 from .widgets.document_view import DocumentView
 from .widgets.entity_panel import EntityPanel
 
@@ -40,6 +46,7 @@ class CurationKeys(QObject):
         self.accept = self._action("Accept entity", self.accept_current, ["A", "Return", "Enter"])
         self.reject = self._action("Reject suggestion", self.reject_current, ["X"])
         self.delete = self._action("Delete entity", self.delete_current, ["Delete", "Backspace"])
+        self.edit_concept = self._action("Edit concept id", self.edit_concept_id, ["F2"])
         self.extend_end = self._action("Extend end by a token", lambda: self.resize("end", 1), ["Alt+Right"])
         self.shrink_end = self._action("Shrink end by a token", lambda: self.resize("end", -1), ["Alt+Left"])
         self.extend_start = self._action("Extend start by a token", lambda: self.resize("start", -1),
@@ -64,8 +71,8 @@ class CurationKeys(QObject):
         return action
 
     def actions(self) -> list[QAction]:
-        return [self.next_entity, self.previous_entity, self.accept, self.reject, self.delete, self.extend_end,
-                self.shrink_end, self.extend_start, self.shrink_start]
+        return [self.next_entity, self.previous_entity, self.accept, self.reject, self.delete, self.edit_concept,
+                self.extend_end, self.shrink_end, self.extend_start, self.shrink_start]
 
     def set_labels(self, labels: Sequence[str]) -> None:
         for i, (plain, exact) in enumerate(zip(self.label_actions, self.exact_label_actions)):
@@ -137,6 +144,38 @@ class CurationKeys(QObject):
         if spans:
             self._after(spans, lambda: self.curation.delete(spans))
 
+    def edit_concept_id(self) -> None:
+        """F2: type the concept id of the current entity, in the entity table (from the
+        reading view too: the table takes the focus for the edit)."""
+        spans = self.targets()
+        if len(spans) == 1:
+            self.entities.edit_concept(spans[0])
+
+    def history(self, step: Callable[[], None]) -> Span | None:
+        """Undo or redo (``step``), then stay on the entity it changed in the document
+        being read (one that came back or changed), else on the entity selected before,
+        else on the one nearest to it: the table keeps a current row, the focus stays.
+        Returns the entity selected."""
+        before = set(self._doc_spans())
+        current = self.targets()
+        focus = next((w for w in self.widgets if w.hasFocus()), None)
+        step()
+        now = self._doc_spans()
+        changed = [s for s in now if s not in before]
+        if changed:
+            target = changed[0]
+        elif current and current[0] in now:
+            target = current[0]
+        elif current and now:
+            target = min(now, key=lambda s: (abs(s.start - current[0].start), s.start))
+        else:
+            target = None
+        if target is not None:
+            self.select(target)
+        if focus is not None:
+            focus.setFocus()
+        return target
+
     def resize(self, edge: str, tokens: int) -> None:
         spans = self.targets()
         if len(spans) == 1:
@@ -154,9 +193,28 @@ class CurationKeys(QObject):
             self.curation.add(selection[0], selection[1], label, exact)
             return
         spans = self.targets()
-        for span in spans:
-            self.curation.relabel(span, label)
+        if len(spans) > 1 and not self.confirm_relabel(spans, label):
+            return
+        self.curation.relabel_many(spans, label)
         if len(spans) == 1:
             relabelled = next((s for s in self._doc_spans() if (s.start, s.end, s.label) ==
                                (spans[0].start, spans[0].end, label)), None)
             self.select(relabelled)
+
+    def confirm_relabel(self, spans: Sequence[Span], label: str) -> bool:
+        """Several entities and one key: say what it would do and ask (No is the
+        default, so a second stray key changes nothing)."""
+        changing = relabel_targets(spans, label)
+        if not changing:
+            return False
+        gold = sum(1 for s in changing if s.source is Source.GOLD)
+        n = len(changing)
+        text = f"Relabel {n} entit{'y' if n == 1 else 'ies'} as {label}?"
+        if gold:
+            text += f" {gold} of them {'is' if gold == 1 else 'are'} gold and would become accepted (curated)."
+        if n < len(spans):
+            text += f" ({len(spans) - n} already {label} stay as they are.)"
+        text += " One undo step undoes it all."
+        B = QMessageBox.StandardButton
+        return QMessageBox.question(self.entities.window(), "Relabel several entities?", text,
+                                    B.Yes | B.No, B.No) == B.Yes

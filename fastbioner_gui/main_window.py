@@ -40,12 +40,17 @@ LAYOUT_VERSION = 1
 
 
 def redo_keys() -> list[QKeySequence]:
-    """Redo: the platform's keys and Ctrl+Shift+Z, each once. Binding a key twice (the
-    platform's Redo is Ctrl+Y on Windows, and it was added again by hand) makes Qt call
-    it ambiguous and do nothing."""
+    """Redo: Ctrl+Y and Ctrl+Shift+Z everywhere, and the platform's own keys, each once.
+    Binding a key twice (the platform's Redo is Ctrl+Y on Windows) makes Qt call it
+    ambiguous and do nothing. Only keys with Ctrl (Cmd on a Mac): a keyboard's
+    dedicated Redo key, which X11 binds, showed in the help as "Redo", as if it were a
+    key combination."""
     keys: list[QKeySequence] = []
-    for key in [*QKeySequence.keyBindings(QKeySequence.StandardKey.Redo), QKeySequence("Ctrl+Shift+Z")]:
-        if key.toString() and all(k.toString() != key.toString() for k in keys):
+    for key in [QKeySequence("Ctrl+Y"), QKeySequence("Ctrl+Shift+Z"),
+                *QKeySequence.keyBindings(QKeySequence.StandardKey.Redo)]:
+        if key.count() != 1 or not key[0].keyboardModifiers() & Qt.KeyboardModifier.ControlModifier:
+            continue
+        if all(k.toString() != key.toString() for k in keys):
             keys.append(key)
     return keys
 
@@ -63,6 +68,7 @@ class MainWindow(QMainWindow):
         self.tagging = TaggingController(self.workspace, self.stack, self.jobs, self.settings, self)
         self.row = -1
         self._splitter_placed = False
+        self._terminating = False  # SIGTERM: closing asks nothing (see terminate)
         self._build_widgets()
         self._build_actions()
         self._build_menus()
@@ -151,6 +157,10 @@ class MainWindow(QMainWindow):
         self.undo_action.setShortcut(K.Undo)
         self.redo_action = self.stack.createRedoAction(self, "&Redo")
         self.redo_action.setShortcuts(redo_keys())
+        # Undo and redo keep the curator on the entity they changed (CurationKeys.history).
+        for action, step in ((self.undo_action, self.undo), (self.redo_action, self.redo)):
+            action.triggered.disconnect()
+            action.triggered.connect(step)
         self.addActions([self.undo_action, self.redo_action])  # window-wide, wherever the focus is
         self.find_action = self._action("&Find document…", self.find, K.Find)
         self.accept_all_action = self._action("Accept all suggestions", lambda: self.curation.accept(None), "Ctrl+Return")
@@ -185,8 +195,8 @@ class MainWindow(QMainWindow):
             edit.addSeparator() if a is None else edit.addAction(a)
         curate = bar.addMenu("&Curate")
         keys = self.keys
-        for a in (keys.next_entity, keys.previous_entity, None, keys.accept, keys.reject, keys.delete, None,
-                  *keys.label_actions):
+        for a in (keys.next_entity, keys.previous_entity, None, keys.accept, keys.reject, keys.delete,
+                  keys.edit_concept, None, *keys.label_actions):
             curate.addSeparator() if a is None else curate.addAction(a)
         exact = curate.addMenu("Label the exact selection")
         exact.addActions(keys.exact_label_actions)
@@ -210,8 +220,8 @@ class MainWindow(QMainWindow):
         for a in (self.open_action, self.save_action, None):
             tools.addSeparator() if a is None else tools.addAction(a)
         # Short toolbar buttons; the Edit menu's items name the command undone.
-        for text, slot, signal in (("Undo", self.stack.undo, self.stack.canUndoChanged),
-                                   ("Redo", self.stack.redo, self.stack.canRedoChanged)):
+        for text, slot, signal in (("Undo", self.undo, self.stack.canUndoChanged),
+                                   ("Redo", self.redo, self.stack.canRedoChanged)):
             button = tools.addAction(text, slot)
             button.setEnabled(False)
             signal.connect(button.setEnabled)
@@ -230,7 +240,9 @@ class MainWindow(QMainWindow):
         ws.labelsChanged.connect(self._labels_changed)
         ws.projectReset.connect(lambda: self.show_row(-1))
         ws.documentsAdded.connect(self._documents_added)
-        ws.projectReset.connect(lambda: QTimer.singleShot(0, lambda: self.documents.set_current_row(0)))
+        # The first document, or after a recovery the one the curator was reading.
+        ws.projectReset.connect(lambda: QTimer.singleShot(
+            0, lambda: self.documents.set_current_row(self.projects.start_row)))
         v = self.view
         v.spanClicked.connect(lambda span: self.entities.select_span(span))
         v.addRequested.connect(self.curation.add)
@@ -256,6 +268,7 @@ class MainWindow(QMainWindow):
     # Reading -------------------------------------------------------------
     def show_row(self, row: int) -> None:
         self.row = row
+        self.projects.current_row = row  # the autosave records it for a recovery
         self.curation.set_row(row)
         self.view.show_document(self.workspace.document(row) if row >= 0 else None)
         self.entities.show_document(row)
@@ -276,6 +289,12 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(f"{self.workspace.document(self.row).id} reviewed{note}", 10000)
         elif status is DocStatus.IN_REVIEW:
             self.statusBar().showMessage(f"{self.workspace.document(self.row).id} reopened for review", 10000)
+
+    def undo(self) -> None:
+        self.keys.history(self.stack.undo)
+
+    def redo(self) -> None:
+        self.keys.history(self.stack.redo)
 
     def next_needing_review(self) -> None:
         if self.documents.next_needing_review() < 0:
@@ -390,12 +409,13 @@ class MainWindow(QMainWindow):
         """Ask before the working set is replaced or closed. True: go ahead."""
         if not self.projects.modified:
             return True
-        B = QMessageBox.StandardButton
-        answer = QMessageBox.question(self, "Unsaved changes", "Save the changes to this project first?",
-                                      B.Save | B.Discard | B.Cancel, B.Save)
-        if answer == B.Save:
+        from .dialogs.unsaved import Answer, ask_unsaved
+
+        answer = ask_unsaved(self, "Unsaved changes", f"Save the changes to {self.projects.name()} first?",
+                             "save them", "discard them", "go back to the work")
+        if answer is Answer.YES:
             return self.save()
-        return answer == B.Discard
+        return answer is Answer.NO
 
     def export_dialog(self) -> None:
         from .dialogs.export_dialog import ExportDialog
@@ -545,7 +565,24 @@ class MainWindow(QMainWindow):
             event.acceptProposedAction()
             self.open_paths(paths)
 
+    def terminate(self) -> None:
+        """SIGTERM (a logout, a service stop, ``kill``): end without asking. Jobs are
+        cancelled (nothing half-written), the layout and settings saved, work not saved
+        stays in the autosave for the next start to offer, and the autosave lock is
+        released (it used to be left behind, one more per killed session)."""
+        from PySide6.QtWidgets import QApplication
+
+        self._terminating = True
+        self.jobs.cancel_all()
+        self.save_layout()
+        save_settings(self.settings)
+        self.projects.release()
+        QApplication.exit(0)
+
     def closeEvent(self, event: QCloseEvent) -> None:
+        if self._terminating:  # terminate() did the cleaning up
+            event.accept()
+            return
         running = [j for j in self.jobs.running() if j.kind != QUIET_KIND]
         if running:
             B = QMessageBox.StandardButton

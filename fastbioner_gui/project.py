@@ -40,6 +40,10 @@ class ProjectController(QObject):
         self._dirty = False
         self._locks: list[QLockFile] = []
         self.autosave_file: Path | None = None
+        # The workspace row the curator is reading (set by the window): the autosave
+        # records it, so a recovery opens on the document being edited.
+        self.current_row = -1
+        self.start_row = 0  # the row to show first after the last replace()
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(int(autosave_seconds * 1000))
@@ -92,6 +96,7 @@ class ProjectController(QObject):
 
     def replace(self, project: Project, path: Path | None, modified: bool = False) -> None:
         """Show ``project`` as the working set (from a file, a recovery or the samples)."""
+        self.start_row = 0
         self.workspace.set_project(project)
         self.stack.clear()
         self.path = path
@@ -107,6 +112,7 @@ class ProjectController(QObject):
         by this session so no other one offers it meanwhile)."""
         folder = autosave_folder()
         folder.mkdir(parents=True, exist_ok=True)
+        sweep_stale_locks(folder)
         for slot in range(_SLOTS):
             lock = QLockFile(str(folder / f"autosave-{slot}.lock"))
             lock.setStaleLockTime(0)  # only a dead owner makes a lock stale, never its age
@@ -125,7 +131,9 @@ class ProjectController(QObject):
     def recover(self, path: Path) -> None:
         project = load_project(path)
         saved_as = project.info.pop("autosave_of", None)
+        row = project.info.pop("autosave_row", 0)
         self.replace(project, Path(saved_as) if saved_as else None, modified=True)
+        self.start_row = row if isinstance(row, int) and 0 <= row < len(project.entries) else 0
 
     def autosave_now(self) -> None:
         self._timer.stop()
@@ -133,12 +141,14 @@ class ProjectController(QObject):
             return
         project = self.workspace.project
         project.info["autosave_of"] = str(self.path) if self.path is not None else None
+        project.info["autosave_row"] = self.current_row
         try:
             save_project(project, self.autosave_file)
         except (OSError, FastBioNERError) as exc:  # a full disk says so, never ends the app
             self.autosaveFailed.emit(f"autosave to {self.autosave_file} failed: {exc}")
         finally:
             project.info.pop("autosave_of", None)
+            project.info.pop("autosave_row", None)
 
     def discard_autosave(self) -> None:
         if self.autosave_file is not None:
@@ -148,6 +158,35 @@ class ProjectController(QObject):
         """A clean exit: no autosave left behind (the user saved or chose to discard)."""
         self._timer.stop()
         self.discard_autosave()
+        self._unlock()
+
+    def release(self) -> None:
+        """An exit nobody was asked about (SIGTERM: a logout, a service stop): work not
+        saved stays in the autosave, brought up to date, for the next start to offer;
+        an unmodified session leaves none. Either way the slot's lock goes."""
+        self._timer.stop()
+        if self.modified:
+            self.autosave_now()
+        else:
+            self.discard_autosave()
+        self._unlock()
+
+    def _unlock(self) -> None:
         for lock in self._locks:
             lock.unlock()
         self._locks = []
+
+
+def sweep_stale_locks(folder: Path) -> list[Path]:
+    """Remove the autosave locks whose process is gone (a session killed, or ended
+    by a signal before it could unlock): otherwise they pile up, one per slot. A live
+    session's lock is left alone; the autosaves themselves stay, to be offered for
+    recovery. Returns the lock files removed."""
+    removed = []
+    for path in sorted(folder.glob("autosave-*.lock")):
+        lock = QLockFile(str(path))
+        lock.setStaleLockTime(0)  # stale only when its owner is dead, never by age
+        if lock.tryLock(0):  # only succeeds on a stale lock (it is taken over) or none
+            lock.unlock()
+            removed.append(path)
+    return removed

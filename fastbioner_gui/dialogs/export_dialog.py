@@ -131,6 +131,7 @@ class ExportDialog(QDialog):
         layout.addWidget(self.dropped)
         layout.addWidget(self.buttons)
         self.format.currentTextChanged.connect(lambda _t: self._suggest_path())
+        self.format.currentTextChanged.connect(lambda _t: self._clear_report())
         self.per_document.toggled.connect(lambda _on: self._suggest_path())
         self._suggest_path()
         self._describe()
@@ -144,6 +145,14 @@ class ExportDialog(QDialog):
         current = self.path.text().strip()
         stem = Path(current).name.split(".")[0] if current else "export"
         self.path.setText(str(folder / (stem if self.per_document.isChecked() else stem + extension(self._fmt()))))
+
+    def _clear_report(self) -> None:
+        """Another format: the last export's report (and what BIO could not hold) was
+        about a file of the other format, and no longer applies."""
+        if self.job is None or not self.job.running:
+            self.report.clear()
+            self.dropped.clear()
+            self.dropped.hide()
 
     def _browse(self) -> None:
         if self.per_document.isChecked():

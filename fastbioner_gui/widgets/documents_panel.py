@@ -24,13 +24,19 @@ class DocumentsPanel(QWidget):
         self.proxy.setSourceModel(self.model)
         self.search = QLineEdit(placeholderText="Search PMID, title or text")
         self.search.setClearButtonEnabled(True)
-        self.search.textChanged.connect(self.proxy.set_text)
+        self.search.textChanged.connect(lambda text: self._refilter(lambda: self.proxy.set_text(text)))
         self.status = QComboBox()
         self.status.addItem("Any status", None)
         self.status.addItem("Needs review", tuple(s for s in DocStatus if needs_review(s)))
         for status in DocStatus:
             self.status.addItem(status.value, status)
-        self.status.currentIndexChanged.connect(lambda i: self.proxy.set_status(self.status.itemData(i)))
+        self.status.currentIndexChanged.connect(
+            lambda i: self._refilter(lambda: self.proxy.set_status(self.status.itemData(i))))
+        # The document being read (workspace row): it stays the current one while a
+        # search hides it, and is selected again when the search lets it show.
+        self._row = -1
+        self._filtering = False
+        workspace.projectReset.connect(lambda: setattr(self, "_row", -1))
         self.count = QLabel()
         self.table = QTableView()
         self.table.setModel(self.proxy)
@@ -53,8 +59,11 @@ class DocumentsPanel(QWidget):
         self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 8)
         self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         self.table.selectionModel().currentRowChanged.connect(self._current_changed)
+        # The source's signals too: documents opened that the search hides change the
+        # total ("5 of 536") though no row is shown or hidden.
         for signal in (self.proxy.rowsInserted, self.proxy.rowsRemoved, self.proxy.modelReset,
-                       self.proxy.layoutChanged):
+                       self.proxy.layoutChanged, self.model.rowsInserted, self.model.rowsRemoved,
+                       self.model.modelReset):
             signal.connect(self._update_count)
         top = QHBoxLayout()
         top.addWidget(self.search, 1)
@@ -114,7 +123,32 @@ class DocumentsPanel(QWidget):
         return -1
 
     def _current_changed(self, current, _previous) -> None:  # noqa: ANN001
-        self.currentRowChanged.emit(self.proxy.mapToSource(current).row() if current.isValid() else -1)
+        if self._filtering or (not current.isValid() and self._row >= 0):
+            return  # hidden by a search or filter: the reading view keeps it
+        row = self.proxy.mapToSource(current).row() if current.isValid() else -1
+        if row == self._row:
+            return
+        self._row = row
+        self.currentRowChanged.emit(row)
+
+    def _refilter(self, change) -> None:  # noqa: ANN001
+        """Change the filter; the document being read stays the one read (Qt would make
+        a neighbour current when it is hidden), and is selected again when it shows."""
+        self._filtering = True
+        try:
+            change()
+            if self._row < 0:
+                return
+            index = self.proxy.mapFromSource(self.model.index(self._row, 0))
+            selection = self.table.selectionModel()
+            if index.isValid():
+                selection.setCurrentIndex(index, QItemSelectionModel.SelectionFlag.ClearAndSelect
+                                          | QItemSelectionModel.SelectionFlag.Rows)
+                self.table.scrollTo(index, QAbstractItemView.ScrollHint.PositionAtCenter)
+            else:  # hidden: no other row looks like the one being read
+                selection.clear()
+        finally:
+            self._filtering = False
 
     def _update_count(self) -> None:
         shown, total = self.proxy.rowCount(), len(self.workspace)

@@ -122,11 +122,26 @@ class EntityPanel(QWidget):
             if index is None or not index.isValid():
                 self.table.clearSelection()
                 return
-            self.table.selectionModel().select(
+            # The current index too, not only the selection: F2, the arrow keys and Tab
+            # into the table carry on from this row (after a reset Qt has none).
+            self.table.selectionModel().setCurrentIndex(
                 index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
             self.table.scrollTo(index)
         finally:
             self._quiet = False
+
+    def edit_concept(self, span: Span) -> bool:
+        """Open the concept id's editor on ``span``'s row (F2); the table takes the
+        focus, so what is typed goes into the editor."""
+        self.select_span(span)
+        current = self.table.currentIndex()
+        if not current.isValid():
+            return False
+        index = current.siblingAtColumn(CONCEPT)
+        self.table.setFocus()
+        self.table.setCurrentIndex(index)
+        self.table.edit(index)
+        return self.table.state() == QAbstractItemView.State.EditingState
 
     def _selection_changed(self) -> None:
         spans = self.selected_spans()
