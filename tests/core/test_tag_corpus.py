@@ -1,6 +1,8 @@
 """``tag-corpus``: Parquet shards from gzipped PubMed baseline and update files (deleted
-and revised citations), resume, cancel, other input formats, and the Ray engine giving
-the same shards as the local one."""
+and revised citations), work proportional to change (documents, not files), one
+folder with one history, batch-invariant spans, failures reported while the others
+complete, resume and cancel, other input formats, and the Ray engine giving the same
+shards as the local one."""
 
 from __future__ import annotations
 
@@ -11,7 +13,6 @@ import pytest
 
 from fastbioner.cli.main import main
 from fastbioner.documents import Document
-from fastbioner.errors import InputError
 from fastbioner.formats import write_documents
 from fastbioner.inference import Tagger, TaggerConfig
 from fastbioner.jobs import CancelToken, Cancelled
@@ -72,6 +73,11 @@ def test_shards_follow_pubmed_updates_and_hold_the_taggers_spans(model, series, 
     assert saved["deleted_dropped"] == 2 and saved["superseded"] == 2
     assert saved["tokens_tagged"] > 0 and saved["tokens_per_s"] > 0
     assert [s["status"] for s in saved["shards"]] == ["written"] * 3
+    # The shards keep each document's text (title + " " + abstract) and passages.
+    for table in tables.values():
+        for row in table.to_pylist():
+            assert row["text"] == series["texts"][row["pmid"]]
+            assert row["passages"][0]["kind"] == "title"
 
 
 def test_update_rules_over_many_inputs():
@@ -95,37 +101,173 @@ def test_resume_skips_complete_shards_and_redoes_changed_ones(model, series, tmp
     before = {p.name: p.stat().st_mtime_ns for p in out.glob("*.parquet")}
     events = []
     again = tag_corpus(series["paths"], out, model, TaggerConfig(**CONFIG), on_event=events.append)
-    assert [s["status"] for s in again.shards] == ["skipped"] * 3
-    assert again.documents_tagged == 0 and again.documents == sum(len(s) for s in series["shards"])
+    assert [s["status"] for s in again.shards] == ["unchanged"] * 3
+    # Inputs seen before are recognised by size and hash: nothing parsed, nothing tagged.
+    assert again.inputs_parsed == 0 and again.documents_tagged == 0
+    assert again.documents == sum(len(s) for s in series["shards"])
     assert {p.name: p.stat().st_mtime_ns for p in out.glob("*.parquet")} == before
     assert [e.total for e in events if e.stage == "tag"][0] == 0
-    # A new update file that deletes a citation of the first file: only that file's
-    # shard (whose kept documents changed) and the new one are written.
+    # A new update file that deletes a citation of the first file: that shard loses the
+    # row (no document is tagged for it), the new one is written.
     extra = write_pubmed_gz(series["paths"][0].parent / "pubmed25n0004.xml.gz",
                             [article(30, "Lithium toxicity.", "Renal failure after lithium.")], deleted=[7])
     third = tag_corpus([*series["paths"], extra], out, model, TaggerConfig(**CONFIG))
-    assert [s["status"] for s in third.shards] == ["written", "skipped", "skipped", "written"]
+    assert [s["status"] for s in third.shards] == ["written", "unchanged", "unchanged", "written"]
+    assert third.documents_tagged == 1 and third.inputs_parsed == 1
     assert "7" not in pq.read_table(out / "pubmed25n0001.parquet").column("pmid").to_pylist()
+    assert third.removed_now == {"superseded": 0, "deleted": 1}
 
 
-def test_cancel_leaves_complete_shards_and_no_partial_one(model, series, tmp_path):
+def current_view(out):
+    """The folder as a reader sees it: every row of the top-level shards."""
+    return pq.read_table(out)
+
+
+def test_an_update_costs_the_documents_it_changes(model, tmp_path):
+    """Two baseline files, then an update revising one PMID (and one with the same
+    text, a metadata-only revision), adding one and deleting one: one document tagged,
+    and the folder read as one table holds every current PMID once."""
+    folder = tmp_path / "pubmed"
+    folder.mkdir()
+    texts = {p: (f"Cocaine and seizures {p}.", f"Patients with renal failure after lithium {p}.")
+             for p in range(1, 41)}
+    base = [write_pubmed_gz(folder / "pubmed25n0001.xml.gz", [article(p, *texts[p]) for p in range(1, 21)]),
+            write_pubmed_gz(folder / "pubmed25n0002.xml.gz", [article(p, *texts[p]) for p in range(21, 41)])]
+    out = tmp_path / "out"
+    first = run(base, out, model, chunk_documents=8)
+    assert first.documents_tagged == 40
+    spans_before = {r["pmid"]: r["spans"] for r in current_view(out).to_pylist()}
+    update = write_pubmed_gz(folder / "pubmed25n0003.xml.gz",
+                             [article(7, "Aspirin and pain.", "Naloxone reversed the coma.", version=2),
+                              article(30, *texts[30], version=2), article(41, "Lithium.", "Toxicity.")],
+                             deleted=[12])
+    # Only the update is listed: the folder remembers its baseline.
+    second = run([update], out, model, chunk_documents=8)
+    assert second.documents_tagged == 2          # PMID 7 (new text) and 41 (new)
+    assert second.inputs_parsed == 1 and second.inputs == 3
+    table = current_view(out)
+    pmids = table.column("pmid").to_pylist()
+    assert sorted(pmids, key=int) == [str(p) for p in range(1, 42) if p != 12]   # every PMID once
+    rows = {r["pmid"]: r for r in table.to_pylist()}
+    assert rows["7"]["text"] == "Aspirin and pain. Naloxone reversed the coma."
+    # Untouched documents keep exactly their spans; 30 moved to the update's shard untagged.
+    assert all(rows[p]["spans"] == spans_before[p] for p in rows if p not in ("7", "41"))
+    assert "30" in pq.read_table(out / "pubmed25n0003.parquet").column("pmid").to_pylist()
+    saved = json.loads((out / "_summary.json").read_text())
+    assert saved["documents"] == 40 and len(saved["shards"]) == 3      # the whole folder
+    assert saved["removed_now"] == {"superseded": 2, "deleted": 1}
+    history = sorted((out / "_history").glob("run-*.json"))
+    assert len(history) == 2
+    assert json.loads(history[1].read_text())["deleted"] == ["12"]
+    assert sorted(json.loads(history[1].read_text())["superseded"], key=int) == ["7", "30"]
+
+
+def test_pubmed_files_are_taken_in_file_number_order(model, tmp_path):
+    """An update folder given before the baseline: the update's text wins all the same."""
+    base, updates = tmp_path / "baseline", tmp_path / "updatefiles"
+    base.mkdir(), updates.mkdir()
+    write_pubmed_gz(base / "pubmed25n0001.xml.gz", [article(1, "Old title.", "Old text of cocaine.")])
+    write_pubmed_gz(updates / "pubmed25n0002.xml.gz", [article(1, "New title.", "New text of aspirin.", 2)])
+    out = tmp_path / "out"
+    run([updates, base], out, model)
+    assert current_view(out).column("text").to_pylist() == ["New title. New text of aspirin."]
+
+
+def test_a_changed_model_retags_from_the_shards_without_parsing(model, series, tmp_path):
+    out = tmp_path / "out"
+    run(series, out, model)
+    other = make_tiny_model(tmp_path / "other-model", seed=4)
+    for path in series["paths"]:   # the inputs are gone: the shards hold the text
+        path.unlink()
+    # No input listed: the folder's own inputs, every document tagged again by the new model.
+    fresh = run([], out, other)
+    assert fresh.documents_tagged == fresh.documents == sum(len(s) for s in series["shards"])
+    assert fresh.inputs_parsed == 0
+    assert sorted(fresh.missing_inputs) == sorted(str(p) for p in series["paths"])
+    assert json.loads((out / "_summary.json").read_text())["model"] == str(other.resolve())
+
+
+def test_cancel_keeps_the_tagged_chunks_and_no_partial_shard(model, series, tmp_path):
     out = tmp_path / "out"
     token = CancelToken()
+    first_shard = len(series["shards"][0])
 
     def on_event(ev):
         # Cancel in the middle of the second shard (chunks of 2 documents).
-        if ev.stage == "tag" and ev.step >= len(series["shards"][0]) + 2:
+        if ev.stage == "tag" and ev.step >= first_shard + 4:
             token.cancel()
 
     with pytest.raises(Cancelled):
         tag_corpus(series["paths"], out, model, TaggerConfig(**CONFIG), CorpusOptions(chunk_documents=2),
                    on_event=on_event, cancel=token)
-    assert sorted(p.name for p in out.iterdir()) == ["pubmed25n0001.parquet"]
+    # Readers see complete shards only; the chunks tagged since are checkpointed.
+    assert sorted(p.name for p in out.glob("*.parquet")) == ["pubmed25n0001.parquet"]
+    kept = sum(pq.read_table(p).num_rows for p in (out / "_state" / "pending").glob("*.parquet"))
+    assert kept >= 4
     resumed = run(series, out, model, chunk_documents=2)
-    assert [s["status"] for s in resumed.shards] == ["skipped", "written", "written"]
+    total = sum(len(s) for s in series["shards"])
+    # Nothing tagged twice: the resumed run tags what the cancelled one had not.
+    assert resumed.documents_tagged == total - first_shard - kept
+    assert [s["status"] for s in resumed.shards] == ["unchanged", "written", "written"]
+    assert not list((out / "_state" / "pending").glob("*.parquet"))
     fresh = tmp_path / "fresh"
     run(series, fresh, model, chunk_documents=2)
     assert {k: t.to_pylist() for k, t in shards(out).items()} == {k: t.to_pylist() for k, t in shards(fresh).items()}
+
+
+@pytest.mark.parametrize("precision", ["fp32", "int8"])
+def test_a_documents_spans_do_not_depend_on_its_chunk_mates(model, series, tmp_path, precision):
+    """The same documents tagged in chunks of 1, 7 and 64 give identical rows (spans and
+    float32 scores, exactly). int8 scales each activation tensor by its largest value,
+    so a document batched with others got other scores."""
+    from fastbioner.precision import Precision, available_precisions
+    import torch
+
+    if Precision(precision) not in available_precisions(torch.device("cpu")):
+        pytest.skip(f"{precision} does not run on this CPU")
+    config = TaggerConfig(precision=precision, threads=1)
+    results = []
+    for chunk in (1, 7, 64):
+        out = tmp_path / f"chunk{chunk}"
+        tag_corpus(series["paths"], out, model, config, CorpusOptions(chunk_documents=chunk))
+        results.append({k: t.to_pylist() for k, t in shards(out).items()})
+    assert results[0] == results[1] == results[2]
+    assert any(r["spans"] for rows in results[0].values() for r in rows)
+
+
+def test_bad_inputs_are_reported_and_the_others_complete(model, series, tmp_path, capsys):
+    folder = series["paths"][0].parent
+    good = (folder / "pubmed25n0002.xml.gz").read_bytes()
+    (folder / "pubmed25n0005.xml.gz").write_bytes(good[: len(good) // 2])    # truncated
+    (folder / "_late.pubtator").write_text("501|t|Cocaine and the heart.\n501|a|Seizures after cocaine.\n\n",
+                                           encoding="utf-8")
+    out = tmp_path / "out"
+    status = main(["tag-corpus", str(folder), str(folder / "_late.pubtator"), "--out", str(out),
+                   "--model", str(model), "--precision", "fp32", "--threads", "1", "--quiet"])
+    captured = capsys.readouterr()
+    assert status == 1 and "Traceback" not in captured.err
+    assert "pubmed25n0005.xml.gz" in captured.out and "1 input(s) failed" in captured.err
+    saved = json.loads((out / "_summary.json").read_text())
+    assert [f["input"] for f in saved["failures"]] == [str(folder / "pubmed25n0005.xml.gz")]
+    # The others are complete; no output name starts with "_" or "." (readers skip those).
+    names = sorted(p.name for p in out.glob("*.parquet"))
+    assert names == ["late.parquet", "pubmed25n0001.parquet", "pubmed25n0002.parquet", "pubmed25n0003.parquet"]
+    assert current_view(out).num_rows == sum(len(s) for s in series["shards"]) + 1
+    # Fixed, the same command completes the folder (and tags only that file's documents).
+    (folder / "pubmed25n0005.xml.gz").unlink()
+    write_pubmed_gz(folder / "pubmed25n0005.xml.gz", [article(50, "Aspirin.", "Pain and aspirin.")])
+    assert main(["tag-corpus", str(folder), str(folder / "_late.pubtator"), "--out", str(out),
+                 "--model", str(model), "--precision", "fp32", "--threads", "1", "--quiet"]) == 0
+    assert "tagged now: 1 document(s)" in capsys.readouterr().out
+
+
+def test_object_store_paths_are_refused_in_one_line(model, series, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["tag-corpus", str(series["paths"][0]), "--out", "s3://bucket/p/", "--model", str(model),
+                 "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "object-store outputs (s3://) are not supported" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "s3:").exists()
 
 
 def test_other_formats_and_bad_input(model, series, tmp_path):
@@ -141,13 +283,13 @@ def test_other_formats_and_bad_input(model, series, tmp_path):
     tables = shards(out)
     assert tables["extra.parquet"].column("pmid").to_pylist() == ["501", "502"]
     assert tables["notes.parquet"].num_rows == 2 and summary.documents == 4
-    # A folder is read in name order; a broken file stops the run before anything is tagged.
+    # A broken file is reported, with the file's own one-line error.
     broken = tmp_path / "broken"
     broken.mkdir()
     (broken / "a.xml.gz").write_bytes(b"not gzip")
-    with pytest.raises(InputError, match=r"a\.xml\.gz: not valid gzip data"):
-        run([broken], tmp_path / "out2", model)
-    assert not (tmp_path / "out2").exists()
+    failed = run([broken], tmp_path / "out2", model)
+    assert len(failed.failures) == 1 and "a.xml.gz: not valid gzip data" in failed.failures[0]["error"]
+    assert not list((tmp_path / "out2").glob("*.parquet"))
 
 
 def test_cli_tag_corpus(model, series, tmp_path, capsys):
@@ -184,9 +326,15 @@ def ray_local():
 
 @pytest.mark.slow
 def test_ray_engine_writes_the_same_shards_as_local(ray_local, model, series, tmp_path):
+    import tempfile
+    from pathlib import Path
+
+    copies = set(Path(tempfile.gettempdir()).glob("fastbioner-model-*"))
     local, remote = tmp_path / "local", tmp_path / "ray"
     run(series, local, model, chunk_documents=3)
     summary = run(series, remote, model, chunk_documents=3, engine="ray", workers=2)
+    # The actors' copies of the model are gone once loaded.
+    assert set(Path(tempfile.gettempdir()).glob("fastbioner-model-*")) == copies
     assert summary.engine == "ray" and summary.workers == 2
     a, b = shards(local), shards(remote)
     assert list(a) == list(b) and len(a) == 3
@@ -195,4 +343,4 @@ def test_ray_engine_writes_the_same_shards_as_local(ray_local, model, series, tm
         assert a[name].equals(b[name], check_metadata=True), name
     assert json.loads((remote / "_summary.json").read_text())["deleted_pmids"] == ["14", "3", "99"]
     # Resume across engines: the local run finds the Ray run's shards complete.
-    assert [s["status"] for s in run(series, remote, model, chunk_documents=3).shards] == ["skipped"] * 3
+    assert [s["status"] for s in run(series, remote, model, chunk_documents=3).shards] == ["unchanged"] * 3

@@ -14,14 +14,19 @@ from .tag import _run_options, _tagger_config
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "tag-corpus", help="tag many files (e.g. the PubMed baseline) into Parquet shards, locally or on Ray",
-        description="Tag every document of INPUT files (PubMed .xml/.xml.gz, or any format `convert` "
-                    "reads; folders are read in name order) into one Parquet shard per input in --out "
-                    "(columns pmid and spans: start, end, label, score, text, offsets into title + ' ' "
-                    "+ abstract), plus _summary.json. Inputs are taken oldest first, as PubMed's update "
-                    "files: a PMID deleted by a <DeleteCitation> in any input is in no shard, and a PMID "
-                    "in several inputs is kept once, from the latest. Running the same command again "
-                    "skips complete shards; Ctrl-C cancels and leaves no partial shard.")
-    p.add_argument("inputs", nargs="+", metavar="INPUT", help="input files or folders, oldest first")
+        description="Bring the folder --out up to date with INPUT files (PubMed .xml/.xml.gz, or any "
+                    "format `convert` reads; folders are read in name order, PubMed files in file-number "
+                    "order) and every input it took before: one Parquet shard per input (columns pmid, "
+                    "text, passages, text_hash, spans: start, end, label, score, text, offsets into "
+                    "title + ' ' + abstract), always exactly the current documents, plus _summary.json. "
+                    "A PMID deleted by a <DeleteCitation> in any input is in no shard, and a PMID in "
+                    "several inputs is kept once, from the latest. Only documents whose text (or the "
+                    "model) changed are tagged; inputs seen before are not parsed again. A bad input is "
+                    "reported and skipped (exit status 1); Ctrl-C cancels, keeping what was tagged, and "
+                    "the same command resumes. See docs/pubmed-daily.md.")
+    p.add_argument("inputs", nargs="*", metavar="INPUT",
+                   help="input files or folders (none: bring the folder's own inputs up to date, e.g. "
+                        "after changing --model)")
     p.add_argument("--out", required=True, metavar="DIR", help="folder for the shards and _summary.json")
     p.add_argument("--engine", default="local", choices=("local", "ray"),
                    help="local: this process; ray: Ray tasks read, a pool of Tagger actors tags "
@@ -37,8 +42,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--gpus-per-worker", type=float, default=0.0, metavar="G",
                    help="Ray: GPUs per actor, fractions allowed (%(default)s: CPU actors)")
     p.add_argument("--chunk", type=int, default=64, metavar="DOCS",
-                   help="documents per tagging call (%(default)s)")
+                   help="documents per chunk sent to a worker and checkpointed; changes no output "
+                        "(%(default)s)")
     _run_options(p)
+    for action in p._actions:
+        if action.dest == "threads":  # a corpus run's own default (see scale.corpus.default_threads)
+            action.help = "CPU threads of the local engine (default: the cores less the load on them, at least 1)"
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=tag_corpus_command)
 
@@ -59,11 +68,15 @@ def tag_corpus_command(args: argparse.Namespace) -> int:
         with ctrl_c_cancels(token):
             summary = tag_corpus(args.inputs, args.out, model, config, options, on_event=bar, cancel=token)
     except Cancelled:
-        print(f"fastbioner: cancelled; complete shards are kept in {args.out}, no partial one; "
-              f"run the same command again to resume", file=sys.stderr)
+        print(f"fastbioner: cancelled; complete shards are kept in {args.out}, no partial one, and "
+              f"the chunks tagged so far; run the same command again to resume", file=sys.stderr)
         return 130
     finally:
         bar.close()
     for line in summary.lines():
         print(line)
+    if summary.failures:
+        print(f"fastbioner: {len(summary.failures)} input(s) failed (listed in {args.out}/_summary.json); "
+              f"the others are done", file=sys.stderr)
+        return 1
     return 0

@@ -1,14 +1,17 @@
-"""Corpus-scale tagging (all of PubMed): Parquet shards, one per input file, tagged by
-the project's one :class:`~fastbioner.inference.Tagger` on this machine (``local``) or
-on a Ray cluster (``ray``, the optional ``scale`` extra, imported only when chosen).
+"""Corpus-scale tagging (all of PubMed, every day): a folder of Parquet shards, one per
+input file, always holding exactly the current documents, tagged by the project's one
+:class:`~fastbioner.inference.Tagger` on this machine (``local``) or on a Ray cluster
+(``ray``, the optional ``scale`` extra, imported only when chosen). A run tags only
+the documents whose text or model changed.
 
 - :mod:`.updates`: PubMed's update semantics (deleted and revised citations);
-- :mod:`.work`: what both engines run (a shard's job, reading its kept documents);
-- :mod:`.shards`: rows, Parquet schema, atomic shard writing, resume fingerprints;
+- :mod:`.work`: what both engines run (parsing an input once into a spool; the model's files);
+- :mod:`.shards`: rows, Parquet schema, per-document tagging, atomic shard writing;
+- :mod:`.state`: what the folder remembers (inputs, scans, checkpoints) and where rows are;
 - :mod:`.local`, :mod:`.ray_engine`: the engines;
 - :mod:`.corpus`: the job (``tag_corpus``) and its summary.
 
-The names below are imported on first use, so that a Ray reading task, which imports
+The names below are imported on first use, so that a Ray parsing task, which imports
 :mod:`.work`, does not load torch.
 """
 

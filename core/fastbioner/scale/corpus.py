@@ -1,36 +1,56 @@
-"""Tagging a corpus of many files into Parquet shards, as a job (progress, cancel).
+"""Tagging a corpus into a folder of Parquet shards, as a job (progress, cancel),
+with work proportional to what changed.
 
-``tag_corpus`` scans the inputs (ids and PubMed deletions), resolves PubMed's
-update semantics (:mod:`.updates`), skips shards already complete with the same
-fingerprint (resume), then has an engine read and tag the rest, writing each shard
-atomically as its last chunk arrives (:mod:`.shards`), and finally a summary
-(``_summary.json`` in the output folder). The engine is ``local`` (this process) or
-``ray`` (reading tasks and a pool of Tagger actors, :mod:`.ray_engine`, imported only
-when chosen); both run the same reading and tagging functions (:mod:`.work`), so
-they write the same shards.
+The unit of work is a document. A run:
+
+1. recognises each input the folder has seen by its size and SHA-256 (its stored
+   scan is used, nothing is parsed) and parses the others once, into a spool of
+   their documents (:mod:`.work`); a bad input is reported and skipped;
+2. resolves PubMed's update semantics (:mod:`.updates`) over every input the folder
+   has ever taken (:mod:`.state`), PubMed files ordered by file number, so
+   deletions and revisions apply to every shard whatever this run lists;
+3. finds each current document's tagged row where one exists with the same text
+   and fingerprint (:class:`.state.RowIndex`) and tags only the others (in chunks,
+   each checkpointed as it comes: an interrupted run loses at most a chunk);
+4. rewrites only the shards whose documents changed (atomically), so the
+   ``.parquet`` files at the top of the folder are always exactly the current
+   documents, once each; and records what this run superseded and deleted, with its
+   speed figures, under ``_history/``, and the whole folder in ``_summary.json``.
+
+The engine is ``local`` (this process) or ``ray`` (parsing tasks and a pool of
+Tagger actors, :mod:`.ray_engine`, imported only when chosen); both run the same
+parsing and tagging functions, so they write the same shards.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
+import math
+import os
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
 from ..config import ConfigError, Settings
-from ..errors import InputError
+from ..errors import FastBioNERError, InputError
 from ..fileio import atomic_write
 from ..formats import format_for_path
 from ..inference import TaggerConfig
-from ..jobs import CancelToken, EventCallback, ProgressReporter, run_job
-from .shards import SCHEMA_VERSION, ChunkResult, fingerprint, shard_fingerprint, shard_paths, shard_record, write_shard
-from .updates import resolve
-from .work import ModelRef, ShardJob
+from ..jobs import CancelToken, Cancelled, EventCallback, ProgressReporter, run_job
+from .shards import (DOC_SCHEMA, SCHEMA, SCHEMA_VERSION, ChunkResult, file_record, fingerprint,
+                     pubmed_file_number, row_document, shard_paths, write_rows)
+from .state import HISTORY_DIR, FolderState, InputRecord, RowIndex, keep_old_version
+from .updates import InputScan, _Codes, resolve
+from .work import ModelRef, file_digest
 
 ENGINES = ("local", "ray")
-SUMMARY_FILE = "_summary.json"  # "_" first: Parquet readers of the folder (pyarrow, Spark) skip it
+SUMMARY_FILE = "_summary.json"  # "_" first: Parquet readers of the folder (pyarrow, duckdb) skip it
 
 
 @dataclass
@@ -39,7 +59,8 @@ class CorpusOptions(Settings):
 
     engine: str = "local"             # local | ray
     input_format: str | None = None   # None: from each file's name or content
-    chunk_documents: int = 64         # documents per tagging call (and per Ray task message)
+    chunk_documents: int = 64         # documents per tagging call (and per Ray task message); a
+                                      # checkpoint per chunk. Changes no output.
     address: str | None = None        # Ray: the cluster's address (None: start Ray on this machine)
     workers: int | None = None        # Ray: Tagger actors (None: one per GPU share, else CPUs - 1)
     gpus_per_worker: float = 0.0      # Ray: GPUs per actor (0: CPU actors)
@@ -57,27 +78,36 @@ class CorpusOptions(Settings):
 
 @dataclass
 class CorpusSummary:
-    """What a corpus run did; written as ``_summary.json`` beside the shards."""
+    """The folder after a run (shards, documents, entities: all of it), what this run
+    did, and its speed; written as ``_summary.json`` beside the shards."""
 
     out_dir: str
     engine: str
     model: str
     workers: int
-    inputs: int = 0
+    inputs: int = 0                 # inputs the folder holds (every run's)
+    inputs_given: int = 0           # listed this run
+    inputs_parsed: int = 0          # parsed this run (the others recognised by size and SHA-256)
     shards: list[dict[str, Any]] = field(default_factory=list)   # input, shard, documents, status
-    documents: int = 0              # rows in all shards (skipped ones included)
+    documents: int = 0              # rows in all shards: the folder's current documents
     entities: dict[str, int] = field(default_factory=dict)       # over all shards
     documents_tagged: int = 0       # by this run
+    documents_kept: int = 0         # current documents whose tagged row was reused (not tagged again)
     sentences_tagged: int = 0
     tokens_tagged: int = 0
     entities_tagged: int = 0
     startup_seconds: float = 0.0    # loading the model (every worker), before tagging starts
     tagging_seconds: float = 0.0    # wall time of this run's tagging stage
     worker_seconds: float = 0.0     # time the workers spent in the tagger, summed
-    deleted_pmids: list[str] = field(default_factory=list)
-    deleted_dropped: int = 0
-    superseded: int = 0
+    deleted_pmids: list[str] = field(default_factory=list)   # every PMID any input deletes
+    deleted_dropped: int = 0        # documents left out because their PMID was deleted
+    superseded: int = 0             # older copies left out for a later one
+    removed_now: dict[str, int] = field(default_factory=dict)  # rows this run took out: superseded, deleted
+    failures: list[dict[str, str]] = field(default_factory=list)  # input, error
+    missing_inputs: list[str] = field(default_factory=list)  # earlier inputs whose file is gone
+    fingerprint: dict[str, Any] = field(default_factory=dict)  # what the spans depend on
     device: dict[str, Any] = field(default_factory=dict)  # what one worker runs: device, precision, threads
+    run: int = 0
 
     @property
     def tokens_per_s(self) -> float:
@@ -95,24 +125,43 @@ class CorpusSummary:
 
     def lines(self) -> list[str]:
         written = sum(s["status"] == "written" for s in self.shards)
+        failed = sum(s["status"] == "failed" for s in self.shards)
         types = ", ".join(f"{k} {v}" for k, v in sorted(self.entities.items())) or "none"
-        return [
+        out = [
             f"{len(self.shards)} shard(s) in {self.out_dir}: {written} written, "
-            f"{len(self.shards) - written} already complete (skipped)",
+            f"{len(self.shards) - written - failed} unchanged" + (f", {failed} failed" if failed else ""),
             f"{self.documents} document(s), entities: {sum(self.entities.values())} ({types})",
             f"PubMed updates: {len(self.deleted_pmids)} PMID(s) deleted ({self.deleted_dropped} "
             f"document(s) left out), {self.superseded} document(s) superseded by a later copy",
+            f"inputs: {self.inputs_given} given, {self.inputs_parsed} parsed, {self.inputs} in the folder",
             f"tagged now: {self.documents_tagged} document(s), {self.tokens_tagged} token(s), "
             f"{self.tokens_per_s:,.0f} tokens/s ({self.engine}, {self.workers} worker(s); "
-            f"{self.tokens_per_s_per_worker:,.0f} tokens/s per busy worker)",
+            f"{self.tokens_per_s_per_worker:,.0f} tokens/s per busy worker); "
+            f"{self.documents_kept} document(s) unchanged",
         ]
+        out += [f"missing: {p} (an earlier input; its shard is kept)" for p in self.missing_inputs]
+        out += [f"failed: {f['error']}" for f in self.failures]
+        return out
+
+
+def refuse_object_store(value: str | Path, what: str) -> None:
+    """``s3://``, ``gs://`` ... are not folders here: one line, before anything is made
+    (a local folder named ``s3:`` would otherwise be created)."""
+    text = str(value)
+    if "://" in text:
+        scheme = text.split("://", 1)[0]
+        raise InputError(f"object-store {what} ({scheme}://) are not supported: tag into a local or "
+                         f"mounted folder, then copy it (e.g. aws s3 sync)", text)
 
 
 def expand_inputs(inputs: Sequence[str | Path]) -> list[str]:
-    """Files as given, folders as their document files sorted by name (PubMed's file
-    names sort oldest first); hidden files skipped."""
+    """Files as given, folders as their document files sorted by name; hidden files
+    skipped. PubMed files are put in file-number order (oldest first, update files
+    after the baseline whatever order the folders were given in); other files keep
+    the order given, after them."""
     out: list[str] = []
     for item in inputs:
+        refuse_object_store(item, "inputs")
         p = Path(item)
         if p.is_dir():
             out.extend(str(f) for f in sorted(p.rglob("*"))
@@ -122,9 +171,26 @@ def expand_inputs(inputs: Sequence[str | Path]) -> list[str]:
             out.append(str(p))
         else:
             raise InputError("no such file", p)
-    if not out:
-        raise InputError("no input files to tag")
-    return out
+    seen: set[str] = set()
+    out = [p for p in out if not (os.path.realpath(p) in seen or seen.add(os.path.realpath(p)))]  # once each
+    numbered = sorted((p for p in out if pubmed_file_number(p) is not None), key=pubmed_file_number)
+    return numbered + [p for p in out if pubmed_file_number(p) is None]
+
+
+def default_threads() -> int:
+    """Torch threads for a corpus run when none are given: the cores this process may
+    use less the load already on them (at least 1). Torch's default (every core)
+    collapsed 15-20x on a 2-core machine shared with other jobs, its threads spinning
+    against the others'."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        cores = os.cpu_count() or 1
+    try:
+        load = os.getloadavg()[0]
+    except OSError:  # pragma: no cover
+        load = 0.0
+    return max(1, min(cores, math.floor(cores - load + 0.5)))
 
 
 def make_engine(options: CorpusOptions, model: ModelRef, config: TaggerConfig):
@@ -138,102 +204,363 @@ def make_engine(options: CorpusOptions, model: ModelRef, config: TaggerConfig):
     return LocalEngine(model, config)
 
 
+def output_fingerprint(ref: ModelRef, config: TaggerConfig, options: CorpusOptions) -> dict[str, Any]:
+    """Everything a document's spans depend on besides its text: the model's files,
+    the project's version, the precision and device kind it runs in, and the tagger
+    settings that change output. Not threads nor chunk size (tagging is per document,
+    see :func:`.shards.tag_chunk`), not the engine."""
+    import torch
+
+    from .. import __version__
+    from ..inference import resolve_model
+    from ..modeling import pick_device
+    from ..precision import checks_from_manifest, choose_precision, default_token_budget
+
+    _, _, manifest = resolve_model(ref.folder)
+    if options.engine == "ray":
+        device = torch.device("cuda" if options.gpus_per_worker > 0 else "cpu")
+    else:
+        device = pick_device(config.device)
+    precision = choose_precision(config.precision, device, checks_from_manifest(manifest))
+    return {"schema_version": SCHEMA_VERSION, "model_sha256": ref.digest, "project_version": __version__,
+            "precision": precision.value, "device": device.type,
+            "token_budget": config.token_budget or default_token_budget(device, precision),
+            "max_batch_size": config.max_batch_size, "max_length": config.max_length,
+            "window_overlap": config.window_overlap, "context": config.context, "model_engine": config.engine}
+
+
+@dataclass
+class _Plan:
+    """One input's current documents (positions in file order) and where each row is."""
+
+    record: InputRecord
+    scan: InputScan
+    positions: np.ndarray
+    reuse: np.ndarray      # location of a row to reuse (-1: tag)
+    text: np.ndarray       # location of a row holding the text (-1: none)
+    rewrite: bool = False
+
+
 def tag_corpus(inputs: Sequence[str | Path], out_dir: str | Path, model: str | Path,
                config: TaggerConfig | None = None, options: CorpusOptions | None = None, *,
                on_event: EventCallback | None = None, cancel: CancelToken | None = None) -> CorpusSummary:
-    """Tag every kept document of ``inputs`` (oldest first) into one Parquet shard per
-    input under ``out_dir``. Events: ``scan`` (step = files scanned), then ``tag``
-    (step = documents tagged, metrics ``tokens_per_s`` and ``entities``). A cancel
-    leaves the shards completed so far and no partial one; run again to resume."""
+    """Bring ``out_dir`` up to date with ``inputs`` (and every input it took before):
+    see the module's doc. Events: ``scan`` (step = files recognised or parsed), then
+    ``tag`` (step = documents tagged, metrics ``tokens_per_s`` and ``entities``). A
+    bad input or a shard that fails is in ``failures`` while the others complete. A
+    cancel keeps the tagged chunks (under ``_state/``) and no partial shard; run again
+    to resume."""
     config = config or TaggerConfig()
     options = options or CorpusOptions()
     config.validate()
     options.validate()
+    refuse_object_store(out_dir, "outputs")
     out_dir = Path(out_dir)
     paths = expand_inputs(inputs)
-    shards = shard_paths(paths, out_dir)
+    shard_files = shard_paths(paths, out_dir)
     if out_dir.exists() and not out_dir.is_dir():
         raise InputError("is a file, expected an output folder", out_dir)
     ref = ModelRef.resolve(model)
+    if options.engine == "local" and config.threads is None:
+        config = replace(config, threads=default_threads())
+    parts = output_fingerprint(ref, config, options)
+    fp = fingerprint(parts)
+
+    state = FolderState.load(out_dir)
+    if not paths and not state.inputs:
+        raise InputError("no input files to tag")
 
     def job(reporter: ProgressReporter) -> CorpusSummary:
         engine = make_engine(options, ref, config)
         try:
-            return _run(engine, reporter)
+            return _Run(engine, state, reporter, ref, parts, fp, options).run(paths, shard_files)
         finally:
+            state.clear_run_files()
             engine.close()
-
-    def _run(engine, reporter: ProgressReporter) -> CorpusSummary:
-        reporter.stage("scan", total=len(paths), message=f"reading {len(paths)} input file(s)")
-        scans = []
-        for scan in engine.scan(paths, options.input_format, reporter.cancel):
-            scans.append(scan)
-            reporter.emit(step=len(scans), message=Path(scan.path).name)
-        resolution = resolve(scans)
-        summary = CorpusSummary(str(out_dir), engine.name, ref.name, engine.workers, inputs=len(paths),
-                                deleted_pmids=resolution.deleted_pmids,
-                                deleted_dropped=resolution.deleted_dropped, superseded=resolution.superseded)
-        settings = {"model": ref.digest, "tagger": config.to_dict(), "chunk_documents": options.chunk_documents,
-                    "schema_version": SCHEMA_VERSION}
-        pending: list[tuple[ShardJob, dict[str, Any]]] = []
-        status: dict[str, str] = {}
-        for scan, keep, shard in zip(scans, resolution.keep, shards):
-            record = {"input": Path(scan.path).name, "input_sha256": scan.sha256, "model_name": ref.name,
-                      "fingerprint": fingerprint(dict(settings, input=scan.sha256,
-                                                      keep=hashlib.sha256(keep.tobytes()).hexdigest()))}
-            if shard.is_file() and shard_fingerprint(shard) == record["fingerprint"]:
-                status[str(shard)] = "skipped"
-                continue
-            pending.append((ShardJob(scan.path, options.input_format, keep, options.chunk_documents,
-                                     str(shard)), record))
-        total = sum(int(j.keep.sum()) for j, _ in pending)
-        if pending:
-            reporter.stage("load", message=f"loading {ref.name} ({engine.workers} worker(s))")
-            t_load = time.perf_counter()
-            engine.start()
-            summary.startup_seconds = time.perf_counter() - t_load
-            summary.device = engine.describe()
-        reporter.stage("tag", total=total, message=f"tagging {total} document(s) into {len(pending)} shard(s)")
-        t0 = time.perf_counter()
-        if pending:
-            stream = engine.stream([j for j, _ in pending], reporter.cancel)
-            for index, (shard_job, record) in enumerate(pending):
-                stats = write_shard(Path(shard_job.shard), _chunks_of(stream, index, summary, reporter, t0),
-                                    record, check=reporter.check)
-                summary.sentences_tagged += stats.sentences
-                status[shard_job.shard] = "written"
-        summary.tagging_seconds = time.perf_counter() - t0
-        for scan, shard in zip(scans, shards):
-            info = shard_record(shard)
-            summary.shards.append({"input": scan.path, "shard": shard.name, "documents": info["documents"],
-                                   "status": status[str(shard)]})
-            summary.documents += info["documents"]
-            for label, n in info["entities"].items():
-                summary.entities[label] = summary.entities.get(label, 0) + n
-        summary.entities = dict(sorted(summary.entities.items()))
-        with atomic_write(out_dir / SUMMARY_FILE) as fh:
-            fh.write(json.dumps(summary.to_dict(), indent=2) + "\n")
-        return summary
 
     return run_job(job, on_event, cancel)
 
 
-def _chunks_of(stream: Iterator[tuple[int, ChunkResult | None]], index: int, summary: CorpusSummary,
-               reporter: ProgressReporter, t0: float) -> Iterator[ChunkResult]:
-    """The chunks of shard ``index`` from the engine's ordered stream, counted as they
-    pass (progress and the run's totals)."""
-    for got, chunk in stream:
-        if got != index:  # pragma: no cover - the engines keep shard order
-            raise RuntimeError(f"engine returned shard {got} while shard {index} was open")
-        if chunk is None:
-            return
-        summary.documents_tagged += chunk.documents
-        summary.tokens_tagged += chunk.tokens
-        summary.worker_seconds += chunk.seconds
-        summary.entities_tagged += sum(chunk.entities.values())
+class _Run:
+    def __init__(self, engine, state: FolderState, reporter: ProgressReporter, ref: ModelRef,
+                 parts: dict[str, Any], fp: str, options: CorpusOptions):
+        self.engine, self.state, self.reporter = engine, state, reporter
+        self.ref, self.parts, self.fp, self.options = ref, parts, fp, options
+        self.out_dir = state.out_dir
+        self.summary = CorpusSummary(str(self.out_dir), engine.name, ref.name, engine.workers,
+                                     fingerprint=dict(parts))
+        self.codes = _Codes()
+        self.spooled: set[str] = set()
+        self.status: dict[str, str] = {}
+        self.errors: dict[str, str] = {}
+        self.checkpoints: list[Path] = []   # this shard's tagged chunks, until it is written
+
+    # -- 1. inputs --------------------------------------------------------------------
+
+    def run(self, paths: list[str], shard_files: list[Path]) -> CorpusSummary:
+        state, reporter, summary = self.state, self.reporter, self.summary
+        summary.inputs_given = len(paths)
+        reporter.stage("scan", total=len(paths), message=f"reading {len(paths)} input file(s)")
+        scans: dict[str, InputScan] = {}
+        to_parse: list[tuple[str, str, int, str]] = []
+        for done, (path, shard) in enumerate(zip(paths, shard_files), 1):
+            name = shard.name
+            try:
+                size, sha = file_digest(path)
+            except OSError as exc:
+                self._fail(name, path, f"{path}: cannot read: {exc.strerror or exc}")
+                continue
+            known = state.inputs.get(name)
+            scan = state.load_scan(name, path) if known and (known.size, known.sha256) == (size, sha) else None
+            if scan is not None:
+                scans[name] = scan
+                known.path = path
+                reporter.emit(step=done, message=f"{Path(path).name} (seen before)")
+            else:
+                to_parse.append((name, path, size, sha))
+        for i, scan_or_error in self.engine.parse(
+                [(p, str(state.spool_path(n))) for n, p, _, _ in to_parse], self.options.input_format,
+                reporter.cancel):
+            name, path = to_parse[i][:2]
+            if isinstance(scan_or_error, BaseException):
+                self._fail(name, path, str(scan_or_error))
+            else:
+                state.inputs[name] = InputRecord(name, path, scan_or_error.size, scan_or_error.sha256,
+                                                 state.order_of(name, path))
+                state.save_scan(name, scan_or_error)
+                scans[name] = scan_or_error
+                self.spooled.add(name)
+                summary.inputs_parsed += 1
+            reporter.emit(step=len(scans) + len(self.errors), message=Path(path).name)
+        state.save()
+        for record in state.ordered():   # earlier runs' inputs, listed this time or not
+            if record.name not in scans:
+                scan = state.load_scan(record.name, record.path)
+                if scan is not None:
+                    scans[record.name] = scan
+            if not Path(record.path).is_file():
+                summary.missing_inputs.append(record.path)
+        ordered = [r for r in state.ordered() if r.name in scans]
+        return self._update(ordered, [scans[r.name] for r in ordered])
+
+    def _fail(self, name: str, path: str, error: str) -> None:
+        self.errors[name] = error
+        self.summary.failures.append({"input": path, "error": error})
+
+    # -- 2./3. what to tag ----------------------------------------------------------------
+
+    def _update(self, ordered: list[InputRecord], scans: list[InputScan]) -> CorpusSummary:
+        summary, reporter, state = self.summary, self.reporter, self.state
+        resolution = resolve(scans)
+        summary.inputs = len(ordered)
+        summary.deleted_pmids = resolution.deleted_pmids
+        summary.deleted_dropped, summary.superseded = resolution.deleted_dropped, resolution.superseded
+        index = RowIndex(self.codes)
+        shard_src: dict[str, int] = {}
+        shard_rows: dict[str, int] = {}
+        for record in ordered:
+            src = index.add(self.out_dir / record.name)
+            if src is not None:
+                shard_src[record.name] = src
+                shard_rows[record.name] = index.counts[src]
+        for folder in (state.replaced_dir, state.pending_dir):   # an interrupted run's rows
+            for path in sorted(folder.glob("*.parquet")) if folder.is_dir() else ():
+                index.add(path)
+        plans: list[_Plan] = []
+        codes, hashes = [], []
+        for record, scan, keep in zip(ordered, scans, resolution.keep):
+            positions = np.nonzero(keep)[0]
+            plans.append(_Plan(record, scan, positions, None, None))
+            codes.append(self.codes.array(scan)[positions])
+            hashes.append(scan.hashes[positions])
+        all_codes = np.concatenate(codes) if codes else np.zeros(0, np.int64)
+        reuse, text = index.locate(all_codes, np.concatenate(hashes) if hashes else all_codes, self.fp)
+        start = 0
+        for plan in plans:
+            n = len(plan.positions)
+            plan.reuse, plan.text = reuse[start:start + n], text[start:start + n]
+            start += n
+            src = shard_src.get(plan.record.name)
+            in_place = (src is not None and shard_rows[plan.record.name] == n and
+                        bool(np.all(plan.reuse == ((np.int64(src) << 32) | np.arange(n, dtype=np.int64)))))
+            plan.rewrite = not in_place and plan.record.name not in self.errors
+        summary.documents_kept = int((reuse >= 0).sum())
+        total = sum(int((p.reuse < 0).sum()) for p in plans if p.rewrite)
+        if total:
+            reporter.stage("load", message=f"loading {self.ref.name} ({self.engine.workers} worker(s))")
+            t_load = time.perf_counter()
+            self.engine.start()
+            summary.startup_seconds = time.perf_counter() - t_load
+            summary.device = {k: v for k, v in self.engine.describe().items() if k != "model"}
+            self._check_fingerprint(summary.device)
+        reporter.stage("tag", total=total, message=f"tagging {total} document(s) "
+                                                   f"into {sum(p.rewrite for p in plans)} shard(s)")
+        t0 = time.perf_counter()
+        removed: dict[str, list[str]] = {"superseded": [], "deleted": []}
+        for i, plan in enumerate(plans):
+            if not plan.rewrite:
+                continue
+            shard = self.out_dir / plan.record.name
+            try:
+                table = self._rows(plan, index, t0)
+                old_ids = pq.read_table(shard, columns=["pmid"]).column("pmid").to_pylist() \
+                    if plan.record.name in shard_src else []
+                link = keep_old_version(shard, state.replaced_dir)
+                if link is not None and plan.record.name in shard_src:
+                    index.sources[shard_src[plan.record.name]] = link
+                write_rows(shard, table, {"fingerprint": self.fp, "input": Path(plan.record.path).name,
+                                          "input_sha256": plan.record.sha256, "model_name": self.ref.name})
+                self.status[plan.record.name] = "written"
+                for checkpoint in self.checkpoints:   # in the shard now
+                    checkpoint.unlink(missing_ok=True)
+                self.checkpoints.clear()
+                now = set(table.column("pmid").to_pylist())
+                gone = [id_ for id_ in old_ids if id_ not in now]
+                current = np.isin(np.array([self.codes.code(id_) for id_ in gone], dtype=np.int64), all_codes)
+                for id_, elsewhere in zip(gone, current.tolist()):
+                    removed["superseded" if elsewhere else "deleted"].append(id_)
+            except Cancelled:
+                raise
+            except Exception as exc:  # noqa: BLE001 - a failing shard is reported, the others go on
+                self.checkpoints.clear()   # kept on disk: a rerun reuses them
+                message = str(exc) if isinstance(exc, FastBioNERError) else \
+                    f"{plan.record.path}: tagging failed: {type(exc).__name__}: {exc}"
+                self._fail(plan.record.name, plan.record.path, message)
+        summary.tagging_seconds = time.perf_counter() - t0
+        summary.removed_now = {k: len(v) for k, v in removed.items()}
+        if not self.errors:   # every checkpointed chunk is in a shard now
+            for folder in (state.pending_dir, state.replaced_dir):
+                for path in folder.glob("*.parquet") if folder.is_dir() else ():
+                    path.unlink(missing_ok=True)
+        return self._finish(ordered, removed)
+
+    def _check_fingerprint(self, device: dict[str, Any]) -> None:
+        """The workers run what the fingerprint says (a Ray cluster's hardware may differ
+        from this machine's view of it)."""
+        got = {"precision": device.get("precision"), "device": str(device.get("device", "")).split(":")[0]}
+        want = {k: self.parts[k] for k in got}
+        if got != want:
+            raise FastBioNERError(f"the workers run {got['precision']} on {got['device']}, this machine "
+                                  f"expected {want['precision']} on {want['device']}: give --precision "
+                                  f"(and --device) explicitly")
+
+    # -- 3. tagging ------------------------------------------------------------------------
+
+    def _rows(self, plan: _Plan, index: RowIndex, t0: float) -> pa.Table:
+        """The shard's rows in file order: reused rows, and the others tagged (each chunk
+        checkpointed under ``_state/pending/`` as it comes)."""
+        tag_mask = plan.reuse < 0
+        parts, order = [], []
+        if (~tag_mask).any():
+            parts.append(index.read(plan.reuse[~tag_mask]).select(SCHEMA.names))
+            order.append(np.nonzero(~tag_mask)[0])
+        if tag_mask.any():
+            stem = Path(plan.record.name).stem
+            for n, chunk in enumerate(self.engine.tag(self._documents(plan, index, tag_mask),
+                                                      self.reporter.cancel)):
+                self._count(chunk, t0)
+                table = pa.Table.from_batches([chunk.batch], schema=SCHEMA)
+                checkpoint = self.state.pending_dir / f"{stem}.{os.getpid()}.{n:06d}.parquet"
+                write_rows(checkpoint, table, {"fingerprint": self.fp})
+                self.checkpoints.append(checkpoint)
+                parts.append(table)
+            order.append(np.nonzero(tag_mask)[0])
+        if not parts:
+            return SCHEMA.empty_table()
+        table = pa.concat_tables(parts)
+        return table.take(pa.array(np.argsort(np.concatenate(order), kind="stable")))
+
+    def _documents(self, plan: _Plan, index: RowIndex, tag_mask: np.ndarray) -> Iterator[list]:
+        """The documents to tag, in file order, in chunks: from this run's spool, else
+        from a row that holds their text, else by parsing the input (once)."""
+        name = plan.record.name
+        wanted = plan.positions[tag_mask]
+        from_rows = plan.text[tag_mask]
+        if name not in self.spooled and (from_rows < 0).any():
+            self._parse_again(plan)
+        size = self.options.chunk_documents
+        if name in self.spooled:
+            yield from _chunks(_spool_documents(self.state.spool_path(name), wanted), size)
+        else:
+            for k in range(0, len(from_rows), size):
+                yield [row_document(r) for r in index.read(from_rows[k:k + size]).to_pylist()]
+
+    def _parse_again(self, plan: _Plan) -> None:
+        """An input recognised by its hash whose documents are in no shard (a run stopped
+        before writing it, or a shard removed by hand): parse it now."""
+        record = plan.record
+        for _, scan in self.engine.parse([(record.path, str(self.state.spool_path(record.name)))],
+                                            self.options.input_format, self.reporter.cancel):
+            if isinstance(scan, BaseException):
+                raise scan
+            if scan.sha256 != record.sha256:
+                raise InputError("changed while it was being tagged: run again", record.path)
+        self.spooled.add(record.name)
+        self.summary.inputs_parsed += 1
+
+    def _count(self, chunk: ChunkResult, t0: float) -> None:
+        s = self.summary
+        s.documents_tagged += chunk.documents
+        s.sentences_tagged += chunk.sentences
+        s.tokens_tagged += chunk.tokens
+        s.worker_seconds += chunk.seconds
+        s.entities_tagged += sum(chunk.entities.values())
         elapsed = time.perf_counter() - t0
-        reporter.emit(step=summary.documents_tagged,
-                      message=f"{summary.documents_tagged} documents",
-                      metrics={"tokens_per_s": round(summary.tokens_tagged / elapsed, 1) if elapsed > 0 else 0.0,
-                               "entities": summary.entities_tagged})
+        self.reporter.emit(step=s.documents_tagged, message=f"{s.documents_tagged} documents",
+                           metrics={"tokens_per_s": round(s.tokens_tagged / elapsed, 1) if elapsed > 0 else 0.0,
+                                    "entities": s.entities_tagged})
+
+    # -- 4. the folder ---------------------------------------------------------------------
+
+    def _finish(self, ordered: list[InputRecord], removed: dict[str, list[str]]) -> CorpusSummary:
+        summary, state = self.summary, self.state
+        for record in ordered:
+            shard = self.out_dir / record.name
+            info = file_record(shard) if shard.is_file() else None
+            status = "failed" if record.name in self.errors else self.status.get(record.name, "unchanged")
+            summary.shards.append({"input": record.path, "shard": record.name,
+                                   "documents": info["documents"] if info else 0, "status": status})
+            if info:
+                summary.documents += info["documents"]
+                for label, n in info["entities"].items():
+                    summary.entities[label] = summary.entities.get(label, 0) + n
+        summary.entities = dict(sorted(summary.entities.items()))
+        state.runs += 1
+        summary.run = state.runs
+        state.save()
+        run_record = {"run": state.runs, "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                      "engine": summary.engine, "workers": summary.workers, "device": summary.device,
+                      "inputs_given": summary.inputs_given, "inputs_parsed": summary.inputs_parsed,
+                      "documents_tagged": summary.documents_tagged, "tokens_tagged": summary.tokens_tagged,
+                      "tagging_seconds": round(summary.tagging_seconds, 3),
+                      "tokens_per_s": round(summary.tokens_per_s, 1),
+                      "failures": summary.failures, "superseded": removed["superseded"],
+                      "deleted": removed["deleted"]}
+        with atomic_write(self.out_dir / HISTORY_DIR / f"run-{state.runs:05d}.json") as fh:
+            fh.write(json.dumps(run_record, indent=1) + "\n")
+        with atomic_write(self.out_dir / SUMMARY_FILE) as fh:
+            fh.write(json.dumps(summary.to_dict(), indent=2) + "\n")
+        return summary
+
+
+def _spool_documents(spool: Path, wanted: np.ndarray) -> Iterator:
+    """The spool's documents at positions ``wanted`` (sorted), read a row group at a time."""
+    offset = 0
+    for batch in pq.ParquetFile(spool).iter_batches(columns=DOC_SCHEMA.names):
+        n = batch.num_rows
+        lo, hi = np.searchsorted(wanted, [offset, offset + n])
+        if hi > lo:
+            picked = batch.take(pa.array(wanted[lo:hi] - offset))
+            yield from (row_document(r) for r in picked.to_pylist())
+        offset += n
+
+
+def _chunks(items: Iterator, size: int) -> Iterator[list]:
+    chunk: list = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
         yield chunk

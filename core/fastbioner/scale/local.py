@@ -1,4 +1,4 @@
-"""The local engine: this process scans, reads and tags the inputs one after the
+"""The local engine: this process parses the inputs and tags chunks one after the
 other, with one :class:`~fastbioner.inference.Tagger`. Needs no extra."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from typing import Iterator, Sequence
 from ..inference import Tagger, TaggerConfig
 from ..jobs import CancelToken
 from .shards import ChunkResult, tag_chunk
-from .work import ModelRef, ShardJob, read_kept_chunks
-from .updates import InputScan, scan_input
+from .updates import InputScan
+from .work import ModelRef, parse_input, parse_failure
 
 
 class LocalEngine:
@@ -20,25 +20,27 @@ class LocalEngine:
         self.workers = 1
         self._tagger: Tagger | None = None
 
-    def scan(self, paths: Sequence[str], input_format: str | None, cancel: CancelToken
-             ) -> Iterator[InputScan]:
-        for path in paths:
+    def parse(self, items: Sequence[tuple[str, str]], input_format: str | None, cancel: CancelToken
+              ) -> Iterator[tuple[int, InputScan | Exception]]:
+        """Each (input, spool) parsed once, in order: ``(i, scan)``, or ``(i, error)`` for a
+        bad input (the others go on)."""
+        for i, (path, spool) in enumerate(items):
             cancel.check()
-            yield scan_input(path, input_format, cancel)
+            try:
+                yield i, parse_input(path, input_format, spool, cancel)
+            except Exception as exc:  # noqa: BLE001 - reported as the input's failure
+                yield i, parse_failure(path, exc)
 
     def start(self) -> None:
         """Load the model (before the clock of the tagging stage starts)."""
         if self._tagger is None:
             self._tagger = Tagger.load(self.model.folder, self.config)
 
-    def stream(self, jobs: Sequence[ShardJob], cancel: CancelToken
-               ) -> Iterator[tuple[int, ChunkResult | None]]:
+    def tag(self, chunks: Iterator[list], cancel: CancelToken) -> Iterator[ChunkResult]:
         self.start()
-        for i, job in enumerate(jobs):
-            for docs in read_kept_chunks(job):
-                cancel.check()
-                yield i, tag_chunk(self._tagger, docs)
-            yield i, None
+        for docs in chunks:
+            cancel.check()
+            yield tag_chunk(self._tagger, docs)
 
     def describe(self) -> dict:
         return self._tagger.describe() if self._tagger is not None else {}

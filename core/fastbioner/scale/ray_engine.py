@@ -1,26 +1,27 @@
-"""The Ray engine: input files are scanned and read by Ray tasks (one CPU each), and
-chunks are tagged by a pool of actors, each holding one
+"""The Ray engine: input files are parsed by Ray tasks (one CPU each, each writing its
+input's document spool), and chunks are tagged by a pool of actors, each holding one
 :class:`~fastbioner.inference.Tagger` (the model loads once per actor, on a CPU or on a
-GPU share). The driver only orders results and writes shards.
+GPU share). The driver reads the chunks to tag from the spools and shards, orders
+results and writes shards.
 
 Two things keep it from hanging or starving:
 
 - actors claim a fraction of a CPU (at most ``(CPUs - 1) / workers``), so Ray always
-  has a whole CPU left for the reading tasks that feed them: actors that claim every
-  CPU wait for chunks no task can be scheduled to read;
-- only a few files are read ahead of the one being tagged, and only a few chunks per
-  actor are in flight, so the object store holds a bounded amount.
+  has a whole CPU left for the parsing tasks: actors that claim every CPU would
+  starve them;
+- only a few chunks per actor are in flight, so the object store holds a bounded
+  amount.
 
 The model's files travel through the object store, so a cluster needs no shared
-model folder; the input files must be readable at the same path on every node (a
-shared file system), as Ray's reading tasks run anywhere.
+model folder (each actor writes them to a temporary folder, loads the model and
+removes the folder at once); the input files and the output folder must be at the
+same path on every node (a shared file system), as Ray's parsing tasks run anywhere.
 """
 
 from __future__ import annotations
 
 import shutil
 import tempfile
-from collections import deque
 from pathlib import Path
 from typing import Iterator, Sequence
 
@@ -29,7 +30,7 @@ from ..inference import TaggerConfig
 from ..jobs import CancelToken
 from .shards import ChunkResult
 from .updates import InputScan
-from .work import ModelRef, ShardJob, read_task, scan_task
+from .work import ModelRef, parse_failure, parse_task
 
 
 def import_ray():
@@ -42,7 +43,6 @@ def import_ray():
     return ray
 
 
-READ_AHEAD_FILES = 2       # files read ahead of the one being tagged
 CHUNKS_PER_WORKER = 2      # chunks in flight per actor
 POLL_SECONDS = 0.5         # how often a wait looks at the cancel token
 
@@ -53,12 +53,16 @@ class TaggerWorker:
     def __init__(self, files: dict[str, bytes], config: dict):
         from ..inference import Tagger
 
-        self._folder = Path(tempfile.mkdtemp(prefix="fastbioner-model-"))
-        for rel, data in files.items():
-            path = self._folder / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(data)
-        self.tagger = Tagger.load(self._folder, TaggerConfig.from_dict(config))
+        folder = Path(tempfile.mkdtemp(prefix="fastbioner-model-"))
+        try:
+            for rel, data in files.items():
+                path = folder / rel
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(data)
+            self.tagger = Tagger.load(folder, TaggerConfig.from_dict(config))
+        finally:
+            # The weights are in memory now: no copy left behind (ray.kill runs no __del__).
+            shutil.rmtree(folder, ignore_errors=True)
 
     def describe(self) -> dict:
         return self.tagger.describe()
@@ -67,9 +71,6 @@ class TaggerWorker:
         from .shards import tag_chunk
 
         return tag_chunk(self.tagger, docs)
-
-    def __del__(self) -> None:
-        shutil.rmtree(getattr(self, "_folder", ""), ignore_errors=True)
 
 
 def _unwrap(exc: Exception) -> Exception:
@@ -103,18 +104,22 @@ class RayEngine:
         # Fractional CPUs: a whole CPU always stays free for the reading tasks.
         self.cpus_per_worker = max(0.05, min(1.0, (cpus - 1) / self.workers)) if cpus > 1 else 0.25
         self._actors: list = []
-        self._scan_task = ray.remote(num_cpus=1)(scan_task)
-        self._read_task = ray.remote(num_cpus=1, num_returns="streaming")(read_task)
+        self._parse_task = ray.remote(num_cpus=1)(parse_task)
 
-    # -- scanning -------------------------------------------------------------------
+    # -- parsing --------------------------------------------------------------------
 
-    def scan(self, paths: Sequence[str], input_format: str | None, cancel: CancelToken
-             ) -> Iterator[InputScan]:
-        # Not cancelled when the run stops early: a scan is short, and ray.cancel on a
-        # task that is finishing at that moment can abort the driver (seen with Ray 2.60).
-        refs = [self._scan_task.remote(p, input_format) for p in paths]
-        for ref in refs:
-            yield self._get(ref, cancel)
+    def parse(self, items: Sequence[tuple[str, str]], input_format: str | None, cancel: CancelToken
+              ) -> Iterator[tuple[int, InputScan | Exception]]:
+        """Each (input, spool) parsed once by a task, results in order: ``(i, scan)`` or
+        ``(i, error)`` for a bad input (the others go on)."""
+        # Not cancelled when the run stops early: ray.cancel on a task that is finishing
+        # at that moment can abort the driver (seen with Ray 2.60).
+        refs = [self._parse_task.remote(path, input_format, spool) for path, spool in items]
+        for i, ref in enumerate(refs):
+            try:
+                yield i, self._get(ref, cancel)
+            except Exception as exc:  # noqa: BLE001 - reported as the input's failure
+                yield i, parse_failure(items[i][0], exc)
 
     def _get(self, ref, cancel: CancelToken):
         import ray
@@ -151,50 +156,28 @@ class RayEngine:
         actor = ray.remote(TaggerWorker).options(num_cpus=self.cpus_per_worker, num_gpus=self.gpus_per_worker)
         self._actors = [actor.remote(files, config) for _ in range(self.workers)]
 
-    def stream(self, jobs: Sequence[ShardJob], cancel: CancelToken
-               ) -> Iterator[tuple[int, ChunkResult | None]]:
-        """Each job's tagged chunks in order, then ``(job, None)``; jobs in order."""
+    def tag(self, chunks: Iterator[list], cancel: CancelToken) -> Iterator[ChunkResult]:
+        """The chunks tagged by the actor pool, results in the chunks' order; a few
+        chunks per actor in flight."""
         from ray.util.actor_pool import ActorPool
 
         self._start_actors()
         pool = ActorPool(self._actors)
-        readers: dict[int, object] = {}
-
-        def reader(i: int):
-            for j in range(i, min(len(jobs), i + 1 + READ_AHEAD_FILES)):
-                if j not in readers and j >= i:
-                    readers[j] = self._read_task.remote(jobs[j])
-            return readers.pop(i)
-
-        def submissions() -> Iterator[tuple[int, object | None]]:
-            for i in range(len(jobs)):
-                for ref in reader(i):
-                    yield i, ref
-                yield i, None
-
-        order: deque[tuple[int, bool]] = deque()
         in_pool, ahead = 0, CHUNKS_PER_WORKER * self.workers
-        source = submissions()
+        source = iter(chunks)
         exhausted = False
         while True:
             while not exhausted and in_pool < ahead:
                 cancel.check()
-                try:
-                    i, ref = next(source)
-                except StopIteration:
+                docs = next(source, None)
+                if docs is None:
                     exhausted = True
                     break
-                order.append((i, ref is not None))
-                if ref is not None:
-                    pool.submit(lambda actor, chunk: actor.tag.remote(chunk), ref)
-                    in_pool += 1
-            if not order:
+                pool.submit(lambda actor, chunk: actor.tag.remote(chunk), docs)
+                in_pool += 1
+            if in_pool == 0:
                 return
-            i, has_chunk = order.popleft()
-            if not has_chunk:
-                yield i, None
-                continue
-            yield i, self._next_result(pool, cancel)
+            yield self._next_result(pool, cancel)
             in_pool -= 1
 
     def _next_result(self, pool, cancel: CancelToken) -> ChunkResult:

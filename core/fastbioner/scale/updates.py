@@ -40,9 +40,12 @@ class InputScan:
     others: dict[int, str] = field(default_factory=dict)
     deleted: list[str] = field(default_factory=list)
     sha256: str = ""
+    hashes: np.ndarray | None = None   # each document's text hash (corpus folders: what changed)
+    size: int = 0                      # the file's bytes
 
     @classmethod
-    def of(cls, path: str, ids: list[str], deleted: list[str] = (), sha256: str = "") -> "InputScan":
+    def of(cls, path: str, ids: list[str], deleted: list[str] = (), sha256: str = "",
+           hashes: np.ndarray | None = None) -> "InputScan":
         numbers = np.full(len(ids), -1, dtype=np.int64)
         others: dict[int, str] = {}
         for k, id_ in enumerate(ids):
@@ -50,7 +53,7 @@ class InputScan:
                 numbers[k] = int(id_)
             else:
                 others[k] = id_
-        return cls(str(path), numbers, others, list(deleted), sha256)
+        return cls(str(path), numbers, others, list(deleted), sha256, hashes)
 
     @property
     def ids(self) -> list[str]:

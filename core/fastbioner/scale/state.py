@@ -1,0 +1,234 @@
+"""What a corpus folder remembers between runs, under ``_state/`` (a name Parquet
+readers of the folder skip), so that one folder has one history:
+
+- ``inputs.json``: every input the folder has taken, by shard name: its last path,
+  size and SHA-256, and its place in the order (PubMed files by file number, other
+  files in the order first given);
+- ``scans/NAME.parquet``: each input's document ids and text hashes in file order
+  and the PMIDs it deletes, so an input seen before (same size and hash) is never
+  parsed again, and deletions and revisions keep applying to every shard whatever
+  a later run lists;
+- ``spool/``: this run's parsed documents (the tagging stage reads them instead of
+  parsing again; removed at the end of a run);
+- ``pending/``: tagged chunks not yet in a shard (a checkpoint: an interrupted run
+  loses at most the chunk in flight);
+- ``replaced/``: a shard's previous version while the run that rewrites it may still
+  read rows from it (hard links, removed at the end of a run).
+
+:class:`RowIndex` finds where each document's tagged row already is (a shard, a
+checkpoint), so that a run tags only documents whose text or fingerprint changed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from ..errors import InputError
+from ..fileio import atomic_write
+from .shards import META_KEY, file_record, pubmed_file_number
+from .updates import InputScan, _Codes
+
+STATE_DIR = "_state"
+HISTORY_DIR = "_history"
+STATE_FORMAT = 1
+
+
+@dataclass
+class InputRecord:
+    name: str            # the shard's file name (the input's identity in the folder)
+    path: str
+    size: int
+    sha256: str
+    order: list[int]     # sort key: [0, year, file number] for PubMed files, else [1, sequence]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "path": self.path, "size": self.size, "sha256": self.sha256,
+                "order": self.order}
+
+
+@dataclass
+class FolderState:
+    out_dir: Path
+    inputs: dict[str, InputRecord] = field(default_factory=dict)
+    sequence: int = 0    # inputs without a PubMed file number, numbered as first given
+    runs: int = 0
+
+    @property
+    def root(self) -> Path:
+        return self.out_dir / STATE_DIR
+
+    @classmethod
+    def load(cls, out_dir: Path) -> "FolderState":
+        state = cls(out_dir)
+        path = state.root / "inputs.json"
+        if not path.is_file():
+            return state
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if data.get("format") != STATE_FORMAT:
+                raise ValueError("another format")
+            state.sequence = int(data.get("sequence", 0))
+            state.runs = int(data.get("runs", 0))
+            for d in data.get("inputs", []):
+                state.inputs[d["name"]] = InputRecord(d["name"], d["path"], int(d["size"]), d["sha256"],
+                                                      [int(x) for x in d["order"]])
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise InputError(f"the folder's record of its inputs cannot be read ({exc}); remove "
+                             f"{STATE_DIR}/ to start the folder afresh", path) from None
+        return state
+
+    def save(self) -> None:
+        with atomic_write(self.root / "inputs.json") as fh:
+            json.dump({"format": STATE_FORMAT, "sequence": self.sequence, "runs": self.runs,
+                       "inputs": [r.to_dict() for r in self.ordered()]}, fh, indent=1)
+            fh.write("\n")
+
+    def order_of(self, name: str, path: str) -> list[int]:
+        """An input's place: PubMed files by file number (update files continue the
+        baseline's numbers), others in the order they were first given."""
+        number = pubmed_file_number(path)
+        if number is not None:
+            return [0, *number]
+        if name in self.inputs and self.inputs[name].order[0] == 1:
+            return self.inputs[name].order
+        self.sequence += 1
+        return [1, self.sequence]
+
+    def ordered(self) -> list[InputRecord]:
+        return sorted(self.inputs.values(), key=lambda r: (r.order, r.name))
+
+    # -- files ----------------------------------------------------------------------
+
+    def scan_path(self, name: str) -> Path:
+        return self.root / "scans" / name
+
+    def spool_path(self, name: str) -> Path:
+        return self.root / "spool" / name
+
+    @property
+    def pending_dir(self) -> Path:
+        return self.root / "pending"
+
+    @property
+    def replaced_dir(self) -> Path:
+        return self.root / "replaced"
+
+    def save_scan(self, name: str, scan: InputScan) -> None:
+        table = pa.table({"pmid": pa.array(scan.ids, pa.string()),
+                          "text_hash": pa.array(scan.hashes, pa.int64())})
+        meta = {"deleted": scan.deleted, "sha256": scan.sha256, "size": scan.size}
+        table = table.replace_schema_metadata({META_KEY: json.dumps(meta).encode()})
+        with atomic_write(self.scan_path(name), "wb") as fh:
+            pq.write_table(table, fh, compression="zstd")
+
+    def load_scan(self, name: str, path: str) -> InputScan | None:
+        """The stored scan of input ``name``; None when missing or unreadable (the
+        input is then parsed again)."""
+        try:
+            table = pq.read_table(self.scan_path(name))
+            meta = json.loads(table.schema.metadata[META_KEY])
+        except (OSError, KeyError, ValueError, pa.ArrowException):
+            return None
+        scan = InputScan.of(path, table.column("pmid").to_pylist(), meta["deleted"], meta["sha256"],
+                            hashes=table.column("text_hash").to_numpy())
+        scan.size = int(meta["size"])
+        return scan
+
+    def clear_run_files(self) -> None:
+        """What only a run in progress needs (spool, replaced shards)."""
+        for folder in (self.root / "spool", self.replaced_dir):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def keep_old_version(shard: Path, replaced_dir: Path) -> Path | None:
+    """A hard link (or copy) of ``shard`` under ``replaced_dir`` before it is rewritten,
+    so rows still to be moved from it to another shard stay readable."""
+    if not shard.is_file():
+        return None
+    replaced_dir.mkdir(parents=True, exist_ok=True)
+    target = replaced_dir / shard.name
+    target.unlink(missing_ok=True)
+    try:
+        os.link(shard, target)
+    except OSError:
+        shutil.copy2(shard, target)
+    return target
+
+
+def codes_of(codes: _Codes, ids: list[str]) -> np.ndarray:
+    return np.fromiter((codes.code(i) for i in ids), dtype=np.int64, count=len(ids))
+
+
+class RowIndex:
+    """Where tagged rows are: per source file (a shard, a checkpoint, a shard's
+    previous version), its fingerprint, and each row's document code and text hash.
+    ``locate`` answers, for documents (code, hash), the location of a row tagged
+    under the current fingerprint (to reuse) and of any row with that text (to read
+    the text from, without parsing)."""
+
+    def __init__(self, codes: _Codes):
+        self.codes = codes
+        self.sources: list[Path] = []
+        self.fingerprints: list[str | None] = []
+        self.counts: list[int] = []
+        self._parts: list[pa.Table] = []
+
+    def add(self, path: Path) -> int | None:
+        """Index one file's rows; its source number, or None if it is not a shard."""
+        record = file_record(path)
+        if record is None:
+            return None
+        table = pq.read_table(path, columns=["pmid", "text_hash"])
+        src = len(self.sources)
+        self.sources.append(path)
+        self.fingerprints.append(record.get("fingerprint"))
+        n = table.num_rows
+        loc = (np.int64(src) << 32) | np.arange(n, dtype=np.int64)
+        self._parts.append(pa.table({"code": codes_of(self.codes, table.column("pmid").to_pylist()),
+                                     "text_hash": table.column("text_hash"),
+                                     "loc": loc}))
+        self.counts.append(n)
+        return src
+
+    def locate(self, code: np.ndarray, hashes: np.ndarray, fp: str) -> tuple[np.ndarray, np.ndarray]:
+        """(reuse, text) locations per document (``src << 32 | row``, -1 where none)."""
+        n = len(code)
+        reuse = np.full(n, -1, dtype=np.int64)
+        text = np.full(n, -1, dtype=np.int64)
+        if not self._parts or n == 0:
+            return reuse, text
+        index = pa.concat_tables(self._parts)
+        current = np.array([f == fp for f in self.fingerprints], dtype=bool)
+        src = (index.column("loc").to_numpy() >> 32).astype(np.int64)
+        index = index.append_column("current", pa.array(current[src]))
+        docs = pa.table({"code": code, "text_hash": hashes, "i": np.arange(n, dtype=np.int64)})
+        for out, table in ((reuse, index.filter(pc.field("current"))), (text, index)):
+            best = table.group_by(["code", "text_hash"]).aggregate([("loc", "max")])
+            joined = docs.join(best, keys=["code", "text_hash"], join_type="inner")
+            out[joined.column("i").to_numpy()] = joined.column("loc_max").to_numpy()
+        return reuse, text
+
+    def read(self, locs: np.ndarray) -> pa.Table:
+        """The rows at ``locs`` (in that order)."""
+        src = locs >> 32
+        row = locs & 0xFFFFFFFF
+        parts, order = [], []
+        for s in np.unique(src):
+            picked = np.nonzero(src == s)[0]
+            table = pq.read_table(self.sources[int(s)]).replace_schema_metadata(None)
+            parts.append(table.take(pa.array(row[picked])))
+            order.append(picked)
+        if not parts:
+            return None
+        table = pa.concat_tables(parts)
+        return table.take(pa.array(np.argsort(np.concatenate(order), kind="stable")))
