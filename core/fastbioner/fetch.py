@@ -60,7 +60,9 @@ DEFAULT_MAX_RESULTS = 100
 MAX_RESULTS_LIMIT = 10_000  # esearch returns at most the first 10,000 PMIDs of a query
 RATE_WITHOUT_KEY, RATE_WITH_KEY = 3.0, 10.0
 ATTEMPT_SECONDS = 20.0    # one attempt, connecting to the last byte
-PATIENCE_SECONDS = 60.0   # a fetch waits this long for its next batch, all tries included
+# A fetch waits this long for its next batch, all tries included: with the start-up of
+# the command, under the 60 s in all that a fetch of one batch may take.
+PATIENCE_SECONDS = 50.0
 MAX_REPLY_BYTES = 64 * 2**20   # an efetch of 200 abstracts is 0.5-3 MB
 MAX_SEARCH_BYTES = 4 * 2**20   # 10,000 PMIDs in JSON are about 150 kB
 MAX_JSON_DEPTH = 64       # esearch's JSON is 3 levels deep
@@ -228,7 +230,8 @@ class EutilsClient:
                 if retry_after is not None:
                     delay = max(delay, retry_after)
                 if self.clock() + delay >= deadline:
-                    raise self._give_up(what, last, attempt)
+                    asked = f" (the server asked to wait {_seconds(retry_after)} s)" if retry_after else ""
+                    raise self._give_up(what, last + asked, attempt)
                 say(f"{what}: {last}; trying again in {delay:g} s")
                 if self.sleep is not None:
                     self.sleep(delay)
@@ -376,6 +379,10 @@ _JSON_STRING_RE = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
 _NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
 
 
+class JSONTooDeep(ValueError):
+    """JSON nested deeper than the limit (refused before parsing)."""
+
+
 def loads_json(body: bytes, max_depth: int = MAX_JSON_DEPTH) -> object:
     """``json.loads`` of UTF-8 ``body``, refusing (ValueError) nesting deeper than
     ``max_depth`` before parsing: the parser recurses once per level, and a reply
@@ -388,11 +395,11 @@ def loads_json(body: bytes, max_depth: int = MAX_JSON_DEPTH) -> object:
     for bracket in "".join(_NOT_BRACKETS.sub("", _JSON_STRING_RE.sub("", text))):
         depth += 1 if bracket in "[{" else -1
         if depth > max_depth:
-            raise ValueError(f"nested deeper than {max_depth} levels")
+            raise JSONTooDeep(f"nested deeper than {max_depth} levels")
     try:
         return json.loads(text)
     except RecursionError:  # should the count above ever be fooled
-        raise ValueError(f"nested deeper than {max_depth} levels") from None
+        raise JSONTooDeep(f"nested deeper than {max_depth} levels") from None
 
 
 def _error_detail(body: bytes) -> str:
@@ -410,6 +417,8 @@ def _error_detail(body: bytes) -> str:
 def _parse_search(body: bytes, max_results: int) -> tuple[list[str], int]:
     try:
         data = loads_json(body)
+    except JSONTooDeep as exc:
+        raise _Retryable(f"the reply's JSON is {exc}") from None
     except ValueError as exc:
         raise _Retryable(f"the reply is not JSON ({printable(str(exc), 120)})") from None
     result = data.get("esearchresult", data) if isinstance(data, dict) else data
