@@ -7,8 +7,8 @@ Mapping to the document model:
   ``infon section`` -> ``Passage.label``; the document text puts each passage's text
   at its offset (gaps filled with spaces, as PubTator lays title and abstract out);
 - annotations with one location become spans: ``infon type`` -> label, ``MESH`` /
-  ``identifier`` -> concept id, ``source`` and ``score`` infons -> source and score
-  (written back, so BioC keeps everything a span holds); other infons
+  ``identifier`` -> concept id, ``source``, ``score`` and ``annotator`` infons -> source, score and
+  the annotator adjudication recorded (written back, so BioC keeps everything a span holds); other infons
   (``CompositeRole``) are kept in ``metadata["bioc_infons"]`` keyed by
   ``"start:end:label"``;
 - annotations with several locations (discontinuous mentions) cannot be one span:
