@@ -261,6 +261,32 @@ def test_bad_inputs_are_reported_and_the_others_complete(model, series, tmp_path
     assert "tagged now: 1 document(s)" in capsys.readouterr().out
 
 
+def test_a_failing_shard_is_reported_and_the_others_complete(model, series, tmp_path, monkeypatch):
+    import fastbioner.scale.local as local
+
+    real = local.tag_chunk
+
+    def failing(tagger, docs):
+        if any(d.id == "18" for d in docs):   # the second file's second chunk (17, 18)
+            raise RuntimeError("worker lost")
+        return real(tagger, docs)
+
+    monkeypatch.setattr(local, "tag_chunk", failing)
+    out = tmp_path / "out"
+    broken = run(series, out, model, chunk_documents=2)
+    assert [s["status"] for s in broken.shards] == ["written", "failed", "written"]
+    assert len(broken.failures) == 1 and "pubmed25n0002.xml.gz: tagging failed: RuntimeError: worker lost" \
+        in broken.failures[0]["error"]
+    assert sorted(p.name for p in out.glob("*.parquet")) == ["pubmed25n0001.parquet", "pubmed25n0003.parquet"]
+    monkeypatch.setattr(local, "tag_chunk", real)
+    fixed = run(series, out, model, chunk_documents=2)
+    # The chunk of the second file tagged before the failure (15, 16) is not tagged again.
+    assert fixed.documents_tagged == len(series["shards"][1]) - 2 and not fixed.failures
+    fresh = tmp_path / "fresh"
+    run(series, fresh, model, chunk_documents=2)
+    assert {k: t.to_pylist() for k, t in shards(out).items()} == {k: t.to_pylist() for k, t in shards(fresh).items()}
+
+
 def test_object_store_paths_are_refused_in_one_line(model, series, tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert main(["tag-corpus", str(series["paths"][0]), "--out", "s3://bucket/p/", "--model", str(model),
