@@ -33,7 +33,7 @@ from .widgets.entity_panel import EntityPanel
 from .widgets.job_strip import JobStrip
 from .widgets.jobs_panel import JobsPanel
 from .widgets.legend import Legend
-from .widgets.model_picker import ModelCard, ModelPicker, list_models
+from .widgets.model_picker import FoundModel, ListingRelay, ModelCard, ModelPicker, list_models
 
 PROJECT_FILTER = f"FastBioNER projects (*{PROJECT_SUFFIX})"
 LAYOUT_VERSION = 1
@@ -122,12 +122,19 @@ class MainWindow(QMainWindow):
         self.resizeDocks([self.documents_dock], [400], Qt.Orientation.Horizontal)
         self.picker = ModelPicker()
         self.status_label = QLabel()
+        self._waiting: dict[str, str] = {}
+        self.waiting_label = QLabel()
+        self.waiting_label.hide()
+        self.statusBar().addPermanentWidget(self.waiting_label)
         self.statusBar().addPermanentWidget(self.status_label)
 
     def _dock(self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
         dock = QDockWidget(title, self)
         dock.setObjectName(name)
         dock.setWidget(widget)
+        # A dock opened or moved beside the reading view gives way to it (layout_fit).
+        dock.visibilityChanged.connect(lambda _shown: self.fit_layout())
+        dock.dockLocationChanged.connect(lambda _area: self.fit_layout())
         self.addDockWidget(area, dock)
         return dock
 
@@ -179,6 +186,8 @@ class MainWindow(QMainWindow):
         self.refresh_models_action = self._action("Refresh models", lambda: self.refresh_models())
         self.distill_action = self._action("&Distil a student…", lambda: self.training_dialog("distill"))
         self.train_action = self._action("&Fine-tune a teacher…", lambda: self.training_dialog("teacher"))
+        self.leftovers_action = self._action("&Interrupted runs…", self.leftovers_dialog,
+                                             tip="Resume or delete the checkpoints of cancelled training runs")
         self.settings_action = self._action("&Preferences…", self.settings_dialog,
                                             K.Preferences if QKeySequence(K.Preferences).count() else "Ctrl+,")
         self.about_action = self._action("&About FastBioNER Studio", lambda: show_about(self))
@@ -206,8 +215,8 @@ class MainWindow(QMainWindow):
                   self.next_review_action, None, self.next_action, self.prev_action):
             curate.addSeparator() if a is None else curate.addAction(a)
         model = bar.addMenu("&Model")
-        for a in (self.tag_doc_action, self.tag_all_action, None, self.distill_action, self.train_action, None,
-                  self.refresh_models_action):
+        for a in (self.tag_doc_action, self.tag_all_action, None, self.distill_action, self.train_action,
+                  self.leftovers_action, None, self.refresh_models_action):
             model.addSeparator() if a is None else model.addAction(a)
         view = bar.addMenu("&View")
         for dock in (self.documents_dock, self.card_dock, self.jobs_dock):
@@ -258,6 +267,7 @@ class MainWindow(QMainWindow):
         self.loader.loaded.connect(self._files_loaded)
         self.tagging.message.connect(lambda msg: self.statusBar().showMessage(msg, 10000))
         self.tagging.busyChanged.connect(self._update_actions)
+        self.tagging.waiting.connect(lambda text: self.set_waiting("tagging", text))
         self.picker.modelChosen.connect(self._model_chosen)
         self.documents.search.textChanged.connect(self.view.set_highlight)
         self.job_strip.curvesRequested.connect(self.show_curves)
@@ -429,21 +439,58 @@ class MainWindow(QMainWindow):
 
     # Models --------------------------------------------------------------
     def refresh_models(self, select: str | None = None) -> Job:
-        job = self.jobs.start("List models", list_models, kind=QUIET_KIND)
+        from fastbioner.registry import default_root
+
+        # Start-up says what it waits for (the first scan registers the shipped
+        # models: seconds on a busy machine).
+        self.set_waiting("models", f"looking for models in {default_root()}…")
+        relay = ListingRelay(self)
+        relay.found.connect(self._default_found)
+        job = self.jobs.start("List models", lambda on_event, cancel: list_models(on_event, cancel, relay.found.emit),
+                              kind=QUIET_KIND)
         job.succeeded.connect(lambda listing: self.picker.set_entries(
             listing.entries, select or self.picker.current_name() or listing.default))
         job.failed.connect(lambda message: self.statusBar().showMessage(f"Cannot list models: {message}", 10000))
+
+        def ended() -> None:
+            relay.deleteLater()
+            self.set_waiting("models", "")
+        job.finished.connect(ended)
         self.models_listed = job
         return job
 
+    def _default_found(self, found: FoundModel) -> None:
+        """The shipped default is known before the registry scan ends: the picker
+        offers it and Tag is enabled at once (the tagging job registers it if the
+        scan has not yet)."""
+        if not self.picker.current_name():
+            self.picker.set_entries([found], found.name)
+
+    def set_waiting(self, what: str, text: str) -> None:
+        """Say in the status bar (a label no passing message hides) what the window is
+        waiting for; an empty ``text`` ends that wait."""
+        self._waiting[what] = text
+        shown = "; ".join(t for t in self._waiting.values() if t)
+        self.waiting_label.setText(shown[:1].upper() + shown[1:])
+        self.waiting_label.setVisible(bool(shown))
+
     def tag_all_when_ready(self, loading: Job) -> None:
-        """First launch: once the samples are read and the models listed, tag them all
-        with the chosen (default) model, so the curator sees suggestions at once."""
-        def go() -> None:
-            if loading.ended and self.models_listed.ended and self.picker.current_name() and len(self.workspace):
+        """First launch: once the samples are read and a model is chosen (the default,
+        as soon as it is found: the scan of the registry need not end first), tag them
+        all, so the curator sees suggestions at once."""
+        started: list[bool] = []
+        if not loading.ended:
+            self.set_waiting("samples", "opening the sample abstracts…")
+            loading.finished.connect(lambda: self.set_waiting("samples", ""))
+
+        def go(*_args) -> None:  # noqa: ANN002
+            if not started and loading.ended and self.picker.current_name() and len(self.workspace):
+                started.append(True)
                 self.tag_all()
-        for job in (loading, self.models_listed):
-            job.finished.connect(go)
+        loading.finished.connect(go)
+        self.models_listed.finished.connect(go)
+        self.picker.modelChosen.connect(go)
+        go()
 
     def _model_chosen(self, name: str) -> None:
         self.card.show_model(name, self.picker.manifests.get(name, {}))
@@ -468,6 +515,13 @@ class MainWindow(QMainWindow):
         dialog.jobStarted.connect(self._training_started)
         dialog.exec()
 
+    def leftovers_dialog(self) -> None:
+        from .dialogs.leftovers_dialog import LeftoversDialog
+
+        dialog = LeftoversDialog(self.jobs, self)
+        dialog.jobStarted.connect(self._training_started)
+        dialog.exec()
+
     def show_curves(self, job: Job) -> None:
         """Open the Jobs dock on ``job`` (its live curves)."""
         self.jobs_dock.show()
@@ -478,7 +532,9 @@ class MainWindow(QMainWindow):
         # Tagging and opening say what they did themselves.
         if job.kind in ("tag", "open", QUIET_KIND):
             return
-        outcome = {"done": "done", "cancelled": "cancelled", "failed": f"failed: {job.error}"}.get(
+        # A training run keeps what it saved, for Model > Interrupted runs.
+        kept = " (what it saved is kept: Model > Interrupted runs… resumes or deletes it)" if job.kind == "train" else ""
+        outcome = {"done": "done", "cancelled": f"cancelled{kept}", "failed": f"failed: {job.error}{kept}"}.get(
             job.state.value, job.state.value)
         self.statusBar().showMessage(f"{job.title}: {outcome}", 10000)
 
@@ -547,12 +603,30 @@ class MainWindow(QMainWindow):
             self._splitter_placed = True
             QTimer.singleShot(0, self._place_splitter)
 
+    def resizeEvent(self, event) -> None:  # noqa: ANN001, N802
+        super().resizeEvent(event)
+        self.fit_layout()
+
+    def fit_layout(self) -> None:
+        """Once the window is laid out: the side panels give way to the reading view
+        (at least half the width) when the window is narrowed or a dock opens."""
+        if not getattr(self, "_fit_pending", False) and self._splitter_placed:
+            self._fit_pending = True
+            QTimer.singleShot(0, self._fit_now)
+
+    def _fit_now(self) -> None:
+        from .layout_fit import fit
+
+        self._fit_pending = False
+        fit(self, self.splitter, lambda fn: QTimer.singleShot(0, fn))
+
     def _place_splitter(self) -> None:
         if self._splitter_state is not None:
             self.splitter.restoreState(self._splitter_state)
         else:  # first run: reading view and entity table share the width 3:2
             width = self.splitter.width()
             self.splitter.setSizes([3 * width // 5, 2 * width // 5])
+            self.fit_layout()  # a split the curator saved is kept as it was (until the window is resized)
 
     # Drag and drop, closing ------------------------------------------------
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:

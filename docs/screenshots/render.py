@@ -27,6 +27,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
+# Where the PNGs go: here, unless FASTBIONER_SHOTS_OUT names another folder (to render
+# one screenshot without replacing the others).
+OUT = Path(os.environ.get("FASTBIONER_SHOTS_OUT") or HERE)
 DATA = REPO.parent / "shared" / "data" / "bc5cdr" / "iob"
 
 
@@ -72,11 +75,11 @@ def dialog_only() -> int:
     estimate = dialog.estimate()  # the teacher's fine-tuning, measured from a few real steps
     wait(app, lambda: estimate is not None and estimate.ended, 900)
     wait(app, lambda: False, 0.5)
-    dialog.grab().save(str(HERE / "distill-dialog.png"))
+    dialog.grab().save(str(OUT / "distill-dialog.png"))
     dialog.reject()
     window.projects.mark_clean()
     window.close()
-    print(f"{HERE / 'distill-dialog.png'}: {dialog.estimate_label.text()}")
+    print(f"{OUT / 'distill-dialog.png'}: {dialog.estimate_label.text()}")
     shutil.rmtree(work, ignore_errors=True)
     return 0
 
@@ -128,7 +131,7 @@ def main() -> int:
         window.curation.accept([suggestion])
     window.entities.select_span(doc.sorted_spans()[0], notify=True)
     wait(app, lambda: False, 1.0)
-    window.grab().save(str(HERE / "main-window.png"))
+    window.grab().save(str(OUT / "main-window.png"))
     if "--main-only" in sys.argv:
         window.projects.mark_clean()
         window.close()
@@ -149,7 +152,7 @@ def main() -> int:
     estimate = dialog.estimate()  # the run time, measured from a few real steps
     wait(app, lambda: estimate is not None and estimate.ended, 600)
     wait(app, lambda: False, 0.5)
-    dialog.grab().save(str(HERE / "distill-dialog.png"))
+    dialog.grab().save(str(OUT / "distill-dialog.png"))
     if "--no-run" in sys.argv:
         window.projects.mark_clean()
         window.close()
@@ -170,12 +173,12 @@ def main() -> int:
 
     wait(app, lambda: job.ended or far_enough(), 1800)
     wait(app, lambda: False, 0.6)
-    window.grab().save(str(HERE / "jobs-panel.png"))
+    window.grab().save(str(OUT / "jobs-panel.png"))
     job.cancel()
     job.wait(120000)
     window.projects.mark_clean()
     window.close()
-    print(f"screenshots in {HERE}; last event: {job.events[-1] if job.events else None}")
+    print(f"screenshots in {OUT}; last event: {job.events[-1] if job.events else None}")
     shutil.rmtree(work, ignore_errors=True)
     return 0
 

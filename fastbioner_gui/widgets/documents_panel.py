@@ -11,6 +11,7 @@ from fastbioner.project import DocStatus, needs_review
 
 from ..models.document_list import ID_COLUMN, TITLE_COLUMN, DocumentFilter, DocumentListModel
 from ..models.workspace import Workspace
+from .columns import StretchWithMinimum
 
 
 class DocumentsPanel(QWidget):
@@ -73,6 +74,8 @@ class DocumentsPanel(QWidget):
         layout.addLayout(top)
         layout.addWidget(self.table)
         layout.addWidget(self.count)
+        # A narrow panel scrolls sideways rather than cut the titles to nothing.
+        StretchWithMinimum(self.table, TITLE_COLUMN, self.fontMetrics().horizontalAdvance("Tricuspid valve r"))
         self._update_count()
 
     def _fit_columns(self) -> None:

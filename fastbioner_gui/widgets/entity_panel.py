@@ -12,6 +12,7 @@ from fastbioner.documents import Span
 from ..models.entity_table import (COLUMNS, CONCEPT, END, LABEL, SCORE, SHOWN_STATES, START, STATE, TEXT,
                                    EntityFilter, EntityTableModel)
 from ..models.workspace import Workspace
+from .columns import StretchWithMinimum
 
 _STATE_CHOICES = [("All entities", SHOWN_STATES), ("Suggested", ("suggested",)), ("Gold", ("gold",)),
                   ("Accepted", ("accepted",)), ("Gold and accepted", ("gold", "accepted")),
@@ -77,8 +78,11 @@ class EntityPanel(QWidget):
                   END: metrics.horizontalAdvance("00000") + 12}
         for column, width in widths.items():
             header.resizeSection(column, width)
-        self.setMinimumWidth(metrics.horizontalAdvance("Tricuspid valve") + sum(
-            widths[c] for c in (LABEL, CONCEPT, STATE, SCORE)) + 24)
+        # Narrower than the columns need (a small window, where the reading view keeps
+        # half the width): the table scrolls sideways, the entity's text keeps enough
+        # room to be read (StretchWithMinimum).
+        self._text_min = metrics.horizontalAdvance("Tricuspid valve") + 12
+        self.setMinimumWidth(metrics.horizontalAdvance("Tricuspid valve") + widths[LABEL] + 24)
         # Offsets are for checking an export, not for reading: hidden until asked for
         # (right-click the header), so the entity's text keeps the width.
         header.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
@@ -99,6 +103,7 @@ class EntityPanel(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(top)
         layout.addWidget(self.table)
+        StretchWithMinimum(self.table, TEXT, self._text_min)
         self._quiet = False
         # Re-showing a document resets the model: keep the span the curator was on.
         self._current: Span | None = None

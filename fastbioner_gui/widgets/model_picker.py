@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtWidgets import QComboBox, QTextBrowser, QWidget
+from PySide6.QtWidgets import QComboBox, QStyle, QStyleOptionComboBox, QStylePainter, QTextBrowser, QWidget
 
 
 @dataclass
@@ -219,7 +219,7 @@ class ModelPicker(QComboBox):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
-        self.setMinimumContentsLength(30)
+        self.setMinimumContentsLength(40)
         self.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.manifests: dict[str, dict] = {}
         self.addItem("(looking for models…)", "")
@@ -250,6 +250,19 @@ class ModelPicker(QComboBox):
 
     def current_name(self) -> str:
         return self.currentData() or ""
+
+    def paintEvent(self, _event) -> None:  # noqa: ANN001, N802 - Qt's name
+        """The chosen model's name and figures, shortened with "…" to the box's room
+        (a combo box cuts its text off mid-letter)."""
+        painter = QStylePainter(self)
+        option = QStyleOptionComboBox()
+        self.initStyleOption(option)
+        painter.drawComplexControl(QStyle.ComplexControl.CC_ComboBox, option)
+        field = self.style().subControlRect(QStyle.ComplexControl.CC_ComboBox, option,
+                                            QStyle.SubControl.SC_ComboBoxEditField, self)
+        option.currentText = self.fontMetrics().elidedText(option.currentText, Qt.TextElideMode.ElideRight,
+                                                           field.width())
+        painter.drawControl(QStyle.ControlElement.CE_ComboBoxLabel, option)
 
 
 class ModelCard(QTextBrowser):
