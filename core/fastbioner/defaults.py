@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 
 from .errors import ModelError
-from .registry import MANIFEST, ModelEntry, Registry, read_manifest
+from .registry import MANIFEST, ModelEntry, Registry, RegistryUnwritable, manifest_from_folder, read_manifest
 
 def assets_folder() -> Path:
     """The shipped data: the installed ``fastbioner_assets`` package (a wheel or an
@@ -88,14 +88,20 @@ def model_to_tag(name: str | None, registry: Registry | None = None) -> str:
     model's name works before its first registration), else the shipped default."""
     registry = registry or Registry()
     if not name:
-        return default_model(registry).name
+        return _reference(default_model(registry))
     if not registry.exists(name):
         for folder in more_model_folders():
             if folder.name == name or ((folder / MANIFEST).is_file() and read_manifest(folder).name == name):
-                return _registered(registry, folder, folder.name).name
+                return _reference(_registered(registry, folder, folder.name))
         if (shipped_model_folder() / MANIFEST).is_file() and read_manifest(shipped_model_folder()).name == name:
-            return default_model(registry).name
+            return _reference(default_model(registry))
     return name
+
+
+def _reference(entry: ModelEntry) -> str:
+    """What Tagger.load takes for ``entry``: its registry name, or its folder when it
+    could not be registered."""
+    return entry.name if entry.registered else str(entry.path)
 
 
 def _registered(registry: Registry, folder: Path, fallback_name: str) -> ModelEntry:
@@ -105,6 +111,11 @@ def _registered(registry: Registry, folder: Path, fallback_name: str) -> ModelEn
         return _with_newer_shipped_checks(registry, registry.get(name), shipped)
     try:
         return registry.import_folder(folder, name=name)
+    except RegistryUnwritable:
+        # A user folder that cannot be written (read-only, a file in the way, a full
+        # disk): the shipped folder is used where it is, unregistered.
+        manifest = shipped or manifest_from_folder(folder, "student")
+        return ModelEntry(name, folder.resolve(), manifest, registered=False)
     except ModelError:
         if registry.exists(name):  # another process registered it meanwhile
             return registry.get(name)

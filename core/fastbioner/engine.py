@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .errors import FastBioNERError
 from .light import Unsupported
-from .modeling import load_token_classifier, load_tokenizer
+from .modeling import check_weights, load_token_classifier, load_tokenizer
 
 ENGINES = ("auto", "transformers")
 ENGINE_VARIABLE = "FASTBIONER_ENGINE"
@@ -41,7 +41,12 @@ def load_for_tagging(folder: str | Path, engine: str = "auto"):
     """(model, tokenizer) of a model folder, on the CPU in float32, ready for
     :class:`fastbioner.inference.Tagger`. A broken folder raises ModelError from
     either engine."""
-    if chosen_engine(engine) == "auto" and Path(folder).is_dir():
+    engine = chosen_engine(engine)
+    if Path(folder).is_dir():
+        # config.json, weights and manifest within the documented limits before either
+        # engine builds (allocates) anything from them.
+        check_weights(folder)
+    if engine == "auto" and Path(folder).is_dir():
         from .light.bert import load_bert_classifier
         from .light.config import ConvClassifierConfig, read_light_config
         from .light.small import load_conv_classifier

@@ -61,29 +61,14 @@ def safetensors_files(folder: Path) -> list[Path]:
     return sorted(folder.glob("*.safetensors"))
 
 
-def check_weights(folder: str | Path) -> None:
-    """A local model folder must hold a config and readable safetensors weights."""
-    from safetensors import safe_open
+def check_weights(folder: str | Path, check_manifest: bool = True):
+    """A local model folder must hold a config within the documented limits and sound
+    safetensors weights that fit it (and a manifest naming its labels, when there is
+    one): :func:`fastbioner.model_checks.check_model_folder`, the one check every load,
+    import and install goes through before anything is allocated."""
+    from .model_checks import check_model_folder
 
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise ModelError(f"{folder}: no such model folder")
-    if not (folder / "config.json").is_file():
-        raise ModelError(f"{folder}: not a model folder (no config.json)")
-    files = safetensors_files(folder)
-    if not files:
-        pickles = [p.name for p in folder.iterdir() if p.suffix in PICKLE_SUFFIXES]
-        hint = (f" (found {', '.join(pickles)}: pickled weights are never loaded, since they can "
-                f"run code; convert them to safetensors)") if pickles else ""
-        raise ModelError(f"{folder}: no safetensors weights{hint}")
-    for path in files:
-        try:
-            with safe_open(str(path), framework="pt") as fh:
-                keys = list(fh.keys())
-                if keys:  # reading one tensor catches a truncated data section
-                    fh.get_tensor(keys[-1])
-        except Exception as exc:  # safetensors raises several types for a bad file
-            raise ModelError(f"{path}: corrupt weights ({str(exc).splitlines()[0][:120]})") from None
+    return check_model_folder(folder, check_manifest=check_manifest)
 
 
 def _is_local(ref: str | Path) -> bool:
@@ -100,8 +85,11 @@ def load_tokenizer(ref: str | Path):
     try:
         with _quiet_transformers():
             tok = AutoTokenizer.from_pretrained(str(ref), use_fast=True, trust_remote_code=False)
-    except Exception as exc:
-        raise ModelError(f"{ref}: cannot load the tokenizer ({str(exc).splitlines()[0][:160]})") from None
+    except BaseException as exc:  # noqa: BLE001 - a Rust panic is a BaseException; others re-raised
+        if not (isinstance(exc, Exception) or type(exc).__name__ == "PanicException"):
+            raise
+        reason = str(exc).splitlines()[0][:160] if str(exc).strip() else type(exc).__name__
+        raise ModelError(f"{ref}: cannot load the tokenizer ({reason})") from None
     if not getattr(tok, "is_fast", False):
         raise ModelError(f"{ref}: the tokenizer has no fast (Rust) version, which is needed to map "
                          f"subwords to words")

@@ -33,7 +33,7 @@ from typing import Any, Iterator
 
 from . import __version__
 from .config import ConfigError, Settings
-from .errors import ModelError
+from .errors import FastBioNERError, InputError, ModelError
 from .fileio import atomic_write
 from .fileio import current_umask
 
@@ -123,18 +123,16 @@ def _version_tuple(version: str) -> tuple[int, ...]:
 def read_manifest(folder: str | Path) -> Manifest:
     """The manifest of a model folder; ModelError when it is unreadable or was
     written by a newer version of the project."""
+    from .model_checks import read_json_object
+
     path = Path(folder) / MANIFEST
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ModelError(f"{folder}: no {MANIFEST} (not a registry model; import it first)") from None
-    except (OSError, ValueError) as exc:
-        raise ModelError(f"{path}: unreadable manifest ({exc})") from None
-    if not isinstance(data, dict):
-        raise ModelError(f"{path}: unreadable manifest (not a JSON object)")
-    theirs = str(data.get("project_version", "0"))
+    if not path.exists() and not path.is_symlink():
+        raise ModelError(f"{folder}: no {MANIFEST} (not a registry model; import it first)")
+    data = read_json_object(path, "manifest")
+    check_manifest_header(data, path)
+    theirs = data.get("project_version", "0")
     if (_version_tuple(theirs) > _version_tuple(__version__)
-            or int(data.get("manifest_format", 1)) > MANIFEST_FORMAT):
+            or data.get("manifest_format", 1) > MANIFEST_FORMAT):
         raise ModelError(f"{path}: made by fastbioner {theirs}, newer than this {__version__}; "
                          f"upgrade fastbioner to use this model")
     try:
@@ -142,6 +140,26 @@ def read_manifest(folder: str | Path) -> Manifest:
         return Manifest.from_dict(data)
     except (ConfigError, TypeError, ValueError) as exc:
         raise ModelError(f"{path}: bad manifest ({exc})") from None
+
+
+# A version is a few dotted numbers ("0.1.0", "1.2.3+local"); no more characters than this.
+_MAX_VERSION_CHARS = 64
+
+
+def check_manifest_header(data: dict[str, Any], path: Path) -> None:
+    """ModelError unless the fields that say which code wrote the manifest (read before
+    anything else) are of their types: ``manifest_format`` a positive whole number,
+    ``project_version`` a short version string."""
+    fmt = data.get("manifest_format", 1)
+    if not (isinstance(fmt, int) and not isinstance(fmt, bool) and 1 <= fmt <= 1_000_000):
+        raise ModelError(f"{path}: bad manifest ('manifest_format' must be a whole number from 1, "
+                         f"got {json.dumps(fmt)[:40] if not isinstance(fmt, float) else fmt})")
+    version = data.get("project_version", "0")
+    if not (isinstance(version, str) and len(version) <= _MAX_VERSION_CHARS
+            and re.fullmatch(r"[0-9A-Za-z.+_-]*", version)):
+        shown = json.dumps(version)[:40] if not isinstance(version, float) else str(version)
+        raise ModelError(f"{path}: bad manifest ('project_version' must be a version such as "
+                         f"{__version__!r}, of at most {_MAX_VERSION_CHARS} characters, got {shown})")
 
 
 def check_manifest_types(data: dict[str, Any]) -> None:
@@ -216,22 +234,12 @@ def _folder_config(folder: Path) -> tuple[Any, str]:
 def manifest_from_folder(folder: str | Path, kind: str = "teacher") -> Manifest:
     """A manifest for a Hugging Face folder made elsewhere, from its config.json and
     its safetensors headers (the weights are not loaded)."""
-    from safetensors import safe_open
-
-    from .modeling import check_weights, folder_size, safetensors_files
+    from .modeling import check_weights, folder_size
 
     folder = Path(folder)
-    check_weights(folder)
+    checked = check_weights(folder)  # config within the limits, weights sound: read, not loaded
     cfg, base_model = _folder_config(folder)
-    labels = [cfg.id2label[i] for i in range(len(cfg.id2label))]
-    params = 0
-    for path in safetensors_files(folder):
-        with safe_open(str(path), framework="pt") as fh:
-            for key in fh.keys():
-                n = 1
-                for d in fh.get_slice(key).get_shape():
-                    n *= d
-                params += n
+    labels, params = checked.labels, checked.parameters
     return Manifest(name=folder.name, kind=kind, base_model=base_model,
                     model_type=getattr(cfg, "model_type", ""),
                     layers=getattr(cfg, "num_hidden_layers", None),
@@ -300,6 +308,51 @@ def check_tokenizer(folder: Path, shown: str | Path | None = None) -> None:
                          f"{len(ids)} pieces of a test sentence unknown)")
 
 
+# Staging folders are ``.staging-PID-RANDOM``: a folder whose process is gone (kill -9
+# during an import, a power cut) is removed by the next staging in the same registry.
+STAGING_PREFIX = ".staging-"
+_STAGING_NAME = re.compile(re.escape(STAGING_PREFIX) + r"(?:([0-9]+)-)?[A-Za-z0-9_]+")
+_LEGACY_STALE_SECONDS = 24 * 3600  # a staging folder named without a process id (older versions)
+_TRASH_STALE_SECONDS = 3600        # ``.trash-*``: what a delete or an overwrite was removing
+
+
+def sweep_stale_staging(root: Path) -> list[Path]:
+    """Remove the staging folders (and trash) that processes now gone left in the
+    registry ``root``; a live process's staging folder stays. Only names this module
+    makes are touched. Returns the folders removed."""
+    import time
+
+    from .fileio import process_alive
+
+    removed = []
+    try:
+        items = [p for p in root.iterdir() if p.name.startswith((STAGING_PREFIX, ".trash-"))]
+    except OSError:
+        return removed
+    for item in items:
+        try:
+            if item.is_symlink() or not item.is_dir():
+                continue
+            age = time.time() - item.lstat().st_mtime
+            if item.name.startswith(".trash-"):
+                if re.fullmatch(r"\.trash-[A-Za-z0-9_]+", item.name) is None or age < _TRASH_STALE_SECONDS:
+                    continue
+            else:
+                m = _STAGING_NAME.fullmatch(item.name)
+                if m is None:
+                    continue
+                if m.group(1) is not None:
+                    if process_alive(int(m.group(1))):
+                        continue
+                elif age < _LEGACY_STALE_SECONDS:
+                    continue
+        except OSError:
+            continue
+        shutil.rmtree(item, ignore_errors=True)
+        removed.append(item)
+    return removed
+
+
 def default_root() -> Path:
     home = os.environ.get("FASTBIONER_HOME")
     if home:
@@ -307,6 +360,12 @@ def default_root() -> Path:
     import platformdirs
 
     return Path(platformdirs.user_data_dir("fastbioner")) / "models"
+
+
+class RegistryUnwritable(ModelError):
+    """The registry's folder cannot be written: read-only, a regular file where the
+    folder should be, a full disk. Tagging with a shipped model goes on without
+    registering it (see :mod:`fastbioner.defaults`)."""
 
 
 class Registry:
@@ -323,7 +382,15 @@ class Registry:
         return name
 
     def exists(self, name: str) -> bool:
-        return (self.root / name / MANIFEST).is_file()
+        try:
+            return (self.root / name / MANIFEST).is_file()
+        except OSError:  # a registry that cannot be read holds nothing usable
+            return False
+
+    def _unwritable(self, exc: OSError | FastBioNERError) -> RegistryUnwritable:
+        reason = exc.strerror or str(exc) if isinstance(exc, OSError) else getattr(exc, "message", str(exc))
+        return RegistryUnwritable(f"{self.root}: cannot save models there ({reason}); set FASTBIONER_HOME "
+                                  f"to a folder you can write")
 
     def get(self, name: str) -> ModelEntry:
         self.check_name(name)
@@ -362,6 +429,9 @@ class Registry:
         folder = Path(ref_str).expanduser()
         if folder.is_dir():
             if (folder / MANIFEST).is_file():
+                from .modeling import check_weights
+
+                check_weights(folder)  # the manifest must describe the model beside it
                 return ModelEntry(folder.name, folder.resolve(), read_manifest(folder), registered=False)
             return ModelEntry(folder.name, folder.resolve(), manifest_from_folder(folder), registered=False)
         raise ModelError(f"no model named {ref_str!r} in the registry ({self.root}) and no such folder")
@@ -372,9 +442,14 @@ class Registry:
     def staging(self) -> Iterator[Path]:
         """A fresh folder under the root (same file system, so install is a rename);
         removed when the block ends unless it was installed."""
-        self.root.mkdir(parents=True, exist_ok=True)
-        folder = Path(tempfile.mkdtemp(prefix=".staging-", dir=self.root))
-        folder.chmod(0o777 & ~current_umask())  # mkdtemp makes it 0700 whatever the umask
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            sweep_stale_staging(self.root)
+            # The process id in the name tells a later sweep whether its maker still runs.
+            folder = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-", dir=self.root))
+            folder.chmod(0o777 & ~current_umask())  # mkdtemp makes it 0700 whatever the umask
+        except OSError as exc:
+            raise self._unwritable(exc) from None
         try:
             yield folder
         finally:
@@ -390,22 +465,25 @@ class Registry:
         check_weights(staging)
         manifest = read_manifest(staging)
         manifest.name = name
-        write_manifest(staging, manifest)
-        manifest.size_bytes = folder_size(staging)
-        write_manifest(staging, manifest)
         dest = self.root / name
         if staging.resolve().parent != self.root.resolve():
             raise ModelError(f"{staging}: install only folders made by Registry.staging()")
-        # Checking the name and renaming into it happen under the registry's lock, so
-        # of two processes installing the same new name exactly one wins.
-        with self._locked():
-            if dest.exists() and not overwrite:
-                raise ModelError(f"a model named {name!r} already exists; choose another name or delete it")
-            trash = None
-            if dest.exists():
-                trash = Path(tempfile.mkdtemp(prefix=".trash-", dir=self.root)) / name
-                os.replace(dest, trash)
-            os.replace(staging, dest)
+        try:
+            write_manifest(staging, manifest)
+            manifest.size_bytes = folder_size(staging)
+            write_manifest(staging, manifest)
+            # Checking the name and renaming into it happen under the registry's lock, so
+            # of two processes installing the same new name exactly one wins.
+            with self._locked():
+                if dest.exists() and not overwrite:
+                    raise ModelError(f"a model named {name!r} already exists; choose another name or delete it")
+                trash = None
+                if dest.exists():
+                    trash = Path(tempfile.mkdtemp(prefix=".trash-", dir=self.root)) / name
+                    os.replace(dest, trash)
+                os.replace(staging, dest)
+        except (OSError, InputError) as exc:  # a read-only or full registry (InputError: atomic_write's)
+            raise self._unwritable(exc) from None
         if trash is not None:
             shutil.rmtree(trash.parent, ignore_errors=True)
         return ModelEntry(name, dest, manifest)
@@ -442,26 +520,45 @@ class Registry:
         if self.exists(name) and not overwrite:
             raise ModelError(f"a model named {name!r} already exists; choose another name or delete it")
         files = model_files(folder)
-        names = {f.name for f in files}
-        if "config.json" not in names or not any(n.endswith(".safetensors") for n in names):
-            check_weights(folder)  # says what is missing (and names pickled weights left out)
+        # The user's folder is checked where it is, before anything is copied or built:
+        # a bad config, weights or manifest is blamed on the user's file, not a copy.
+        check_weights(folder)
         with self.staging() as st:
-            for item in files:
-                shutil.copyfile(item, st / item.name)  # contents only: a link's target, no modes
-            check_weights(st)
-            if (st / MANIFEST).is_file():
-                manifest = read_manifest(st)
-                if kind:
-                    manifest.kind = kind
-            else:
-                manifest = manifest_from_folder(st, kind or "teacher")
-                manifest.name = folder.name
-                if manifest.base_model == str(st):
-                    manifest.base_model = str(folder)
-            check_bio_labels(manifest.labels, folder)
-            check_tokenizer(st, folder)
-            write_manifest(st, manifest)
-            return self.install(st, name, overwrite=overwrite)
+            try:
+                for item in files:
+                    self._copy_in(item, st / item.name)
+                check_weights(st)  # what was copied (a file may have changed meanwhile)
+                if (st / MANIFEST).is_file():
+                    manifest = read_manifest(st)
+                    if kind:
+                        manifest.kind = kind
+                else:
+                    manifest = manifest_from_folder(st, kind or "teacher")
+                    manifest.name = folder.name
+                    if manifest.base_model == str(st):
+                        manifest.base_model = str(folder)
+                check_bio_labels(manifest.labels, folder)
+                check_tokenizer(st, folder)
+                write_manifest(st, manifest)
+                return self.install(st, name, overwrite=overwrite)
+            except ModelError as exc:  # name the user's folder, never the staging copy (deleted now)
+                raise type(exc)(str(exc).replace(str(st), str(folder))) from None
+            except (OSError, InputError) as exc:  # the manifest's write (atomic_write) in a full registry
+                raise self._unwritable(exc) from None
+
+    def _copy_in(self, item: Path, dest: Path) -> None:
+        """Copy one file of a model being imported: its contents only (a link's target,
+        no modes). Reading the user's file and writing the registry fail differently."""
+        try:
+            src = open(item, "rb")
+        except OSError as exc:
+            raise ModelError(f"{item}: cannot read ({exc.strerror or exc})") from None
+        with src:
+            try:
+                with open(dest, "wb") as out:
+                    shutil.copyfileobj(src, out, 1 << 20)
+            except OSError as exc:
+                raise self._unwritable(exc) from None
 
     def export(self, name: str, dest: str | Path) -> Path:
         """Copy a model to ``dest`` (into it, as ``dest/name``, when ``dest`` is an

@@ -107,18 +107,24 @@ def test_files_honour_the_umask_and_keep_an_existing_mode(tmp_path):
 def test_stale_temporary_files_of_dead_processes_are_swept(tmp_path):
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
                           text=True, check=True)
-    stale = tmp_path / f".out.txt.{dead.stdout.strip()}.abc123.tmp"
+    pid = dead.stdout.strip()
+    stale = tmp_path / f".out.txt.fastbioner-{pid}.abc123.tmp"
     stale.write_text("left by kill -9")
-    live = tmp_path / f".out.txt.{os.getppid()}.def456.tmp"  # a live process's write in progress
+    live = tmp_path / f".out.txt.fastbioner-{os.getppid()}.def456.tmp"  # a live process's write in progress
     live.write_text("being written")
-    legacy = tmp_path / ".out.txt.k2j4h5g6.tmp"  # the layout before process ids, two hours old
-    legacy.write_text("old")
-    os.utime(legacy, (legacy.stat().st_atime - 7200, legacy.stat().st_mtime - 7200))
-    other = tmp_path / f".out.txt.bak.{dead.stdout.strip()}.x1.tmp"  # another output's (out.txt.bak)
+    other = tmp_path / f".out.txt.bak.fastbioner-{pid}.x1.tmp"  # another output's (out.txt.bak)
     other.write_text("not ours")
+    # The user's own files beside the output, hours old: no project marker, never swept.
+    mine = [tmp_path / ".out.txt.backup.tmp", tmp_path / f".out.txt.{pid}.abc123.tmp",
+            tmp_path / ".out.txt.k2j4h5g6.tmp"]
+    for path in mine:
+        path.write_text("the user's")
+        os.utime(path, (path.stat().st_atime - 7200, path.stat().st_mtime - 7200))
     with atomic_write(tmp_path / "out.txt") as fh:
         fh.write("x")
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([live.name, other.name, "out.txt"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([live.name, other.name, "out.txt",
+                                                                 *(p.name for p in mine)])
+    assert all(p.read_text() == "the user's" for p in mine)
 
 
 def test_an_output_error_inside_a_write_is_one_line(tmp_path):

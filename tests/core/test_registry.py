@@ -87,7 +87,8 @@ def test_name_clash_needs_overwrite(tiny_folder):
     with reg.staging() as folder:
         for item in tiny_folder.iterdir():
             shutil.copy2(item, folder / item.name)
-        write_manifest(folder, Manifest(kind="student", labels=["O", "B-X", "I-X"]))
+        labels = ["O", "B-Chemical", "I-Chemical", "B-Disease", "I-Disease"]  # the tiny model's head
+        write_manifest(folder, Manifest(kind="student", labels=labels))
         reg.install(folder, "tiny", overwrite=True)
     assert reg.get("tiny").manifest.kind == "student"
     assert [e.name for e in reg.list()] == ["tiny"]

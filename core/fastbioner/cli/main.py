@@ -103,9 +103,11 @@ def main(argv: list[str] | None = None) -> int:
 
 def run_and_exit() -> None:  # pragma: no cover - the console script and `python -m`
     code = main()
-    if "torch.distributed" in sys.modules:  # a rank of a torchrun job: see exit_process
-        from .. import distributed
-
+    # A rank of a torchrun job ends without the interpreter's teardown (see exit_process).
+    # The exit path imports nothing: a SIGTERM during torch's import leaves torch half
+    # initialised, and importing fastbioner.distributed (which imports torch) then fails.
+    distributed = sys.modules.get("fastbioner.distributed")
+    if distributed is not None and hasattr(distributed, "exit_process"):
         distributed.exit_process(code)
     sys.exit(code)
 

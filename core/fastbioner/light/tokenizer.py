@@ -13,9 +13,11 @@ and transformers tokenizes.
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any, Sequence
 
+from ..errors import ModelError
 from . import Unsupported
 
 TOKENIZER_CLASSES = (None, "BertTokenizer", "BertTokenizerFast")
@@ -119,13 +121,15 @@ def _read_text(path: Path) -> str:
         return path.read_text(encoding="utf-8")
     except OSError as exc:
         raise Unsupported(f"{path.name} unreadable ({exc})") from None
+    except UnicodeDecodeError:  # a broken file, not another kind of tokenizer
+        raise ModelError(f"{path}: cannot load the tokenizer (not UTF-8 text)") from None
 
 
 def _parse(text: str, path: Path) -> dict[str, Any]:
     try:
         data = json.loads(text)
-    except ValueError as exc:
-        raise Unsupported(f"{path.name} is not JSON ({exc})") from None
+    except (ValueError, RecursionError) as exc:
+        raise Unsupported(f"{path.name} is not JSON ({str(exc)[:80]})") from None
     if not isinstance(data, dict):
         raise Unsupported(f"{path.name} is not a JSON object")
     return data
@@ -143,11 +147,25 @@ def load_wordpiece_tokenizer(folder: str | Path) -> WordPieceTokenizer:
     settings_path = folder / "tokenizer_config.json"
     settings = _parse(_read_text(settings_path), settings_path) if settings_path.is_file() else {}
     text = _read_text(path)
-    check_bert_pipeline(_parse(text, path), settings)
-    backend = Tokenizer.from_str(text)
+    try:
+        check_bert_pipeline(_parse(text, path), settings)
+    except (AttributeError, TypeError):  # a field of another shape (a list for an object ...)
+        raise Unsupported(f"{path.name}: not the standard BERT pipeline") from None
+    try:
+        backend = Tokenizer.from_str(text)
+    except BaseException as exc:  # noqa: BLE001 - a Rust panic is a BaseException; others re-raised
+        if not (isinstance(exc, Exception) or type(exc).__name__ == "PanicException"):
+            raise
+        reason = str(exc).splitlines()[0][:120] if str(exc).strip() else type(exc).__name__
+        raise ModelError(f"{path}: cannot load the tokenizer ({reason})") from None
     # transformers switches both off for a call that asks for neither, as WordEncoder's do.
     backend.no_truncation()
     backend.no_padding()
     limit = settings.get("model_max_length", NO_LIMIT)
     return WordPieceTokenizer(backend, backend.token_to_id(_text(settings.get("pad_token")) or "[PAD]"),
-                              int(limit) if isinstance(limit, (int, float)) else NO_LIMIT)
+                              int(limit) if _finite_number(limit) else NO_LIMIT)
+
+
+def _finite_number(value: Any) -> bool:
+    """A limit tokenizer_config.json gives as a number that is not 1e400 or NaN."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
