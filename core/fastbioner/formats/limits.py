@@ -52,5 +52,5 @@ DEFAULT_LIMITS = ReadLimits()
 
 
 def size_text(n: int) -> str:
-    """``64 MiB`` / ``10,000,000`` as a limit reads in a message."""
-    return f"{n // MiB} MiB" if n >= MiB and n % MiB == 0 else f"{n:,}"
+    """``64 MiB`` / ``262,144 bytes``: a byte limit as a message says it."""
+    return f"{n // MiB} MiB" if n >= MiB and n % MiB == 0 else f"{n:,} bytes"
