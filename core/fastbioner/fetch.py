@@ -256,7 +256,7 @@ class EutilsClient:
             except netio.TooLarge:
                 raise FetchError(f"PubMed {what} failed: the reply is larger than {_size(limit)}; "
                                  "refused") from None
-            except http.client.HTTPException as exc:  # a reply cut short, a garbled status line
+            except (http.client.HTTPException, ValueError) as exc:  # a reply cut short, a garbled status line
                 last = f"broken reply ({type(exc).__name__})"
                 continue
             except (ConnectionRefusedError, socket.gaierror, ssl.SSLCertVerificationError) as exc:
@@ -290,7 +290,12 @@ class EutilsClient:
             location = reply.headers.get("Location") if 300 <= reply.status < 400 else None
             if not location:
                 return reply
-            target = urllib.parse.urljoin(url, location)
+            try:
+                target = urllib.parse.urljoin(url, location)
+                urllib.parse.urlsplit(target).port  # noqa: B018 - raises for a port that is not a number
+            except ValueError:  # "http://[::1", a port of letters ...
+                raise FetchError(f"PubMed {what} failed: the server sent a redirect (HTTP {reply.status}) to "
+                                 f"an address that cannot be read, {printable(location, 120)!r}; not followed") from None
             if not _same_host(url, target):
                 there = urllib.parse.urlsplit(target)
                 where = f"{there.scheme}://{there.netloc}" if there.netloc else target
@@ -460,7 +465,9 @@ def _parse_articles(body: bytes, asked: Sequence[str]) -> tuple[list[Document], 
             docs = list(pubmed_xml.read(path))
         except InputError as exc:
             where = f" (line {exc.line})" if exc.line else ""
-            raise _Retryable(f"the reply is not PubMed XML: {printable(exc.message, 200)}{where}") from None
+            said = printable(exc.message, 200)
+            said = said if said.startswith("not PubMed XML") else f"not PubMed XML: {said}"
+            raise _Retryable(f"the reply is {said}{where}") from None
     # Only the records asked for, once each, in the order asked: a record under another
     # PMID is left out (and named), never written as if it had been asked for.
     wanted = set(asked)

@@ -102,6 +102,14 @@ def test_a_redirect_on_the_same_host_is_followed():
     assert [d.id for d in docs] == ["1000"] and len(fake.calls("efetch")) == 2
 
 
+@pytest.mark.parametrize("location", ["http://[::1", "http://127.0.0.1:99999999/x"])
+def test_a_redirect_to_an_address_that_cannot_be_read_is_one_line(location):
+    with FakeEutils() as fake:
+        fake.redirect("efetch", location)
+        with pytest.raises(FetchError, match=r"a redirect \(HTTP 302\) to an address that cannot be read"):
+            fetch_pubmed(pmids=["1000"], client=client_for(fake))
+
+
 def test_endless_redirects_on_the_same_host_stop():
     with FakeEutils() as fake:
         fake.redirect("efetch", fake.url + "efetch.fcgi", times=50)
