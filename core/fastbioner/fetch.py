@@ -67,7 +67,7 @@ MAX_REPLY_BYTES = 64 * 2**20   # an efetch of 200 abstracts is 0.5-3 MB
 MAX_SEARCH_BYTES = 4 * 2**20   # 10,000 PMIDs in JSON are about 150 kB
 MAX_JSON_DEPTH = 64       # esearch's JSON is 3 levels deep
 MAX_REDIRECTS = 3         # to the same host only
-_PMID_RE = re.compile(r"^[1-9][0-9]{0,9}$")
+_PMID_RE = re.compile(r"^[1-9][0-9]{0,9}\Z")  # \Z, not $: "123" and a newline is not a PMID
 _PMID_PREFIX_RE = re.compile(r"\bpmid\s*:?\s*(?=\d)", re.I)
 # Bounded, and looked for in a reply's head only: NCBI's error documents are short, and
 # an unbounded lazy match over a large hostile body is quadratic.
@@ -294,8 +294,8 @@ class EutilsClient:
                 target = urllib.parse.urljoin(url, location)
                 urllib.parse.urlsplit(target).port  # noqa: B018 - raises for a port that is not a number
             except ValueError:  # "http://[::1", a port of letters ...
-                raise FetchError(f"PubMed {what} failed: the server sent a redirect (HTTP {reply.status}) to "
-                                 f"an address that cannot be read, {printable(location, 120)!r}; not followed") from None
+                raise FetchError(f"PubMed {what} failed: the server sent a redirect (HTTP {reply.status}) to an "
+                                 f"address that cannot be read, {printable(location, 120)!r}; not followed") from None
             if not _same_host(url, target):
                 there = urllib.parse.urlsplit(target)
                 where = f"{there.scheme}://{there.netloc}" if there.netloc else target
@@ -333,8 +333,9 @@ class EutilsClient:
         """The PubMed records of ``pmids`` in the order asked (unknown PMIDs are absent),
         and the PMIDs of records the server sent that were not asked for (left out)."""
         params = {"id": ",".join(pmids), "rettype": "abstract", "retmode": "xml"}
-        return self.request("efetch", params, what, lambda body: _parse_articles(body, pmids),  # type: ignore[return-value]
-                            cancel, on_retry, deadline=deadline)
+        parse = lambda body: _parse_articles(body, pmids)  # noqa: E731
+        return self.request("efetch", params, what, parse, cancel, on_retry,  # type: ignore[return-value]
+                            deadline=deadline)
 
 
 def _same_host(origin: str, target: str) -> bool:

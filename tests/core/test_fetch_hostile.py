@@ -186,7 +186,7 @@ def test_the_command_writes_5_of_2000_pmids_sent(monkeypatch, tmp_path):
     assert [d.id for d in read_documents(out)] == list(articles)[:5]
 
 
-@pytest.mark.parametrize("bad", ["\u0661\u0662\u0663", "12x", "0", ["1"]])
+@pytest.mark.parametrize("bad", ["\u0661\u0662\u0663", "\uff11\uff12\uff13", "123\n", "12x", "0", ["1"]])
 def test_a_search_listing_something_that_is_not_a_pmid_is_refused(bad):
     with FakeEutils() as fake:
         import json
