@@ -75,6 +75,25 @@ def start_session(window, paths: list[str]) -> None:  # noqa: ANN001 - MainWindo
         open_samples(window)
 
 
+def report_home_problem(window) -> str | None:  # noqa: ANN001 - MainWindow
+    """When the user folder cannot be written (a regular file in its place, read-only,
+    a full disk), say so for the whole session in the status bar: settings, autosaves
+    and new models are not kept. Tagging with the shipped model still works. Returns
+    the problem, or None."""
+    from PySide6.QtWidgets import QLabel
+
+    from fastbioner.project import home_problem
+
+    problem = home_problem()
+    if problem:
+        label = QLabel("Not saving settings, autosaves or models (the user folder cannot be written)")
+        label.setObjectName("homeProblem")
+        label.setToolTip(problem)
+        window.statusBar().addPermanentWidget(label)
+        window.statusBar().showMessage(problem, 30000)
+    return problem
+
+
 def open_samples(window) -> None:  # noqa: ANN001 - MainWindow
     """First launch: the shipped samples, tagged with the default model. Nothing in
     that is the curator's work: the session is not "modified" (no "Untitled*", no
@@ -160,6 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     window = MainWindow()
     watcher = SigtermWatcher(window.terminate, app)
     window.show()
+    report_home_problem(window)
     try:
         start_session(window, args.files)
     except Exception as exc:  # noqa: BLE001 - whatever the last session left, the app starts

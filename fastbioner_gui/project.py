@@ -111,7 +111,12 @@ class ProjectController(QObject):
         slots holding a leftover (the user keeps it for later; the slot stays locked
         by this session so no other one offers it meanwhile)."""
         folder = autosave_folder()
-        folder.mkdir(parents=True, exist_ok=True)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:  # a file in its place, a read-only home: the session runs without autosave
+            self.autosave_file = None
+            self.autosaveFailed.emit(f"no autosave this session: {folder}: {exc.strerror or exc}")
+            return None
         sweep_stale_locks(folder)
         for slot in range(_SLOTS):
             lock = QLockFile(str(folder / f"autosave-{slot}.lock"))
@@ -119,6 +124,9 @@ class ProjectController(QObject):
             if not lock.tryLock(0):
                 continue
             file = folder / f"autosave-{slot}{PROJECT_SUFFIX}"
+            if file.exists() and not file.is_file():  # a folder (or FIFO) in the way: not a usable slot
+                lock.unlock()
+                continue
             if fresh and file.exists():
                 self._locks.append(lock)
                 continue
@@ -152,7 +160,10 @@ class ProjectController(QObject):
 
     def discard_autosave(self) -> None:
         if self.autosave_file is not None:
-            self.autosave_file.unlink(missing_ok=True)
+            try:
+                self.autosave_file.unlink(missing_ok=True)
+            except OSError as exc:  # a folder put in its place: closing still ends cleanly
+                self.autosaveFailed.emit(f"cannot remove the autosave {self.autosave_file}: {exc.strerror or exc}")
 
     def close(self) -> None:
         """A clean exit: no autosave left behind (the user saved or chose to discard)."""

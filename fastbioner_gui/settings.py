@@ -29,7 +29,10 @@ class AppSettings:
 
 def settings_store() -> QSettings:
     path = user_home() / "gui-settings.ini"
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError:  # a home that cannot be written: settings last this session (the app says so)
+        pass
     return QSettings(str(path), QSettings.Format.IniFormat)
 
 

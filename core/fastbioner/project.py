@@ -167,6 +167,9 @@ def load_project(path: str | Path) -> Project:
     file cut short)."""
     from .formats import jsonl
 
+    if Path(path).exists() and not Path(path).is_file() and not Path(path).is_dir():
+        # read_text would wait on a FIFO forever (the app would freeze opening it)
+        raise InputError("not a regular file (a FIFO, device or socket); a project is a .fbproj file", path)
     lines = read_text(path).split("\n")
     if not lines or not lines[0].strip():
         raise InputError("empty file, expected a FastBioNER project", path, 1)
@@ -237,3 +240,25 @@ def user_home() -> Path:
 
 def autosave_folder() -> Path:
     return user_home() / "autosave"
+
+
+def home_problem() -> str | None:
+    """Why the user folder (settings, autosave, models) cannot be written: a regular
+    file in its place, a read-only file system, a full disk; None when it can. Tries
+    what a save does: make the folder, write a byte, remove it."""
+    import tempfile
+
+    home = user_home()
+    try:
+        home.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(prefix=".write-check-", dir=home)
+        try:
+            os.write(fd, b"x")
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+            os.unlink(name)
+    except OSError as exc:
+        return (f"{home}: cannot save settings, autosaves or models there ({exc.strerror or exc}); "
+                f"set FASTBIONER_HOME to a folder you can write")
+    return None
