@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-from .documents import Document, Source
+from .documents import Document, Source, Span
 from .errors import InputError
 
 # Ids that mean "no concept" in the corpora (BC5CDR writes -1).
@@ -203,6 +203,24 @@ def shipped_dictionary() -> ConceptDictionary:
             return ConceptDictionary.load(path)
     except ModuleNotFoundError:
         return ConceptDictionary()
+
+
+def propose_for_accepted(before: Iterable[Span], after: list[Span], text: str,
+                         dictionary: ConceptDictionary) -> list[Span]:
+    """``after`` with a proposed id on every suggestion the curator just accepted (a
+    model span in ``before``, the curator's in ``after``, same offsets and label) that
+    has none and whose text the dictionary knows. The app makes this part of the accept
+    itself, so one undo takes back the accept and the proposal together."""
+    pending = {(s.start, s.end, s.label) for s in before if s.source is Source.MODEL}
+    out = []
+    for span in after:
+        if (span.source is Source.CURATOR and span.concept_id is None
+                and (span.start, span.end, span.label) in pending):
+            proposed = dictionary.propose(text[span.start:span.end], span.label)
+            if proposed:
+                span = span.with_(concept_id=proposed)
+        out.append(span)
+    return out
 
 
 def _matching(table, key, label, labels):

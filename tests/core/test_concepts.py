@@ -118,3 +118,20 @@ def test_rebuilding_the_dictionary_from_the_training_sets_gives_the_shipped_file
     assert run.returncode == 0, run.stderr
     shipped = files("fastbioner_assets") / "concepts" / "mentions.tsv"
     assert out.read_bytes() == shipped.read_bytes()
+
+
+def test_an_accepted_suggestion_without_an_id_gets_the_proposed_one():
+    from fastbioner.concepts import propose_for_accepted
+
+    text = "Cocaine and aspirin."
+    d = ConceptDictionary()
+    d.add("cocaine", "Chemical", "D003042")
+    before = [Span(0, 7, "Chemical", Source.MODEL, 0.9), Span(12, 19, "Chemical", Source.MODEL, 0.8),
+              Span(0, 7, "Disease", Source.GOLD)]
+    after = [s.with_(source=Source.CURATOR) if s.source is Source.MODEL else s for s in before]
+    got = propose_for_accepted(before, after, text, d)
+    assert got[0].concept_id == "D003042"          # known text (case-folded lookup)
+    assert got[1].concept_id is None               # unknown text: nothing proposed
+    assert got[2] == before[2]                     # not an accepted suggestion
+    typed = [after[0].with_(concept_id="D999")]    # an id already there is kept
+    assert propose_for_accepted(before, typed, text, d) == typed
