@@ -59,6 +59,9 @@ class CurationKeys(QObject):
                                                  lambda _=False, i=i: self.label(i, exact=True), [f"Alt+{i + 1}"])
                                     for i in range(LABEL_KEYS)]
         self.set_labels(view.labels)
+        # Tab from the reading view goes to the entity table (not to its filter field,
+        # where the next keys would be typed instead of acting on the entity).
+        QWidget.setTabOrder(view, entities.table)
 
     def _action(self, text: str, slot: Callable, keys: Sequence[str]) -> QAction:
         action = QAction(text, self)

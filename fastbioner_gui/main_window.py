@@ -165,9 +165,10 @@ class MainWindow(QMainWindow):
         self.redo_action = self.stack.createRedoAction(self, "&Redo")
         self.redo_action.setShortcuts(redo_keys())
         # Undo and redo keep the curator on the entity they changed (CurationKeys.history).
-        for action, step in ((self.undo_action, self.undo), (self.redo_action, self.redo)):
+        for action, step, name in ((self.undo_action, self.undo, "Undo"), (self.redo_action, self.redo, "Redo")):
             action.triggered.disconnect()
             action.triggered.connect(step)
+            action.setProperty("help_name", name)  # the help page's name, not "Undo Relabel as …"
         self.addActions([self.undo_action, self.redo_action])  # window-wide, wherever the focus is
         self.find_action = self._action("&Find document…", self.find, K.Find)
         self.accept_all_action = self._action("Accept all suggestions", lambda: self.curation.accept(None), "Ctrl+Return")

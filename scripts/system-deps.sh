@@ -17,9 +17,12 @@ declare -A PACKAGES=(
   [libxcb-render.so.0]=libxcb-render0 [libxcb-shape.so.0]=libxcb-shape0 [libxcb-xkb.so.1]=libxcb-xkb1
   [libxcb.so.1]=libxcb1 [libX11-xcb.so.1]=libx11-xcb1 [libX11.so.6]=libx11-6
 )
+# Listed once: "ldconfig -p | grep -q" fails now and then under pipefail (grep -q
+# exits at the first match and ldconfig dies of SIGPIPE), naming present libraries.
+known=$(ldconfig -p)
 missing=""
 for lib in "${!PACKAGES[@]}"; do
-  ldconfig -p | grep -qF "$lib " || missing="$missing ${PACKAGES[$lib]}"
+  grep -qF "$lib (" <<<"$known" || missing="$missing ${PACKAGES[$lib]}"
 done
 [ -z "$missing" ] && exit 0
 echo "system-deps: missing$missing; installing with apt-get" >&2

@@ -23,7 +23,8 @@ def shortcut_rows(bar: QMenuBar) -> list[tuple[str, str, str]]:
         for action in actions:
             if action.isSeparator() or not action.isVisible():
                 continue
-            title = action.text().replace("&", "")
+            # (An action whose text changes, Undo's "Undo Relabel as …", names itself.)
+            title = action.property("help_name") or action.text().replace("&", "")
             if action.menu() is not None:
                 walk(action.menu().actions(), f"{path} › {title}" if path else title)
             elif action.shortcuts():

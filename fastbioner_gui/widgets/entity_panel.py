@@ -41,11 +41,12 @@ class EntityPanel(QWidget):
         self.proxy.setSourceModel(self.model)
         self.search = QLineEdit(placeholderText="Filter entities")
         self.search.setClearButtonEnabled(True)
-        self.search.textChanged.connect(self.proxy.set_text)
+        self.search.textChanged.connect(lambda text: self._refilter(lambda: self.proxy.set_text(text)))
         self.sources = QComboBox()  # the review states shown
         for text, states in _STATE_CHOICES:
             self.sources.addItem(text, states)
-        self.sources.currentIndexChanged.connect(lambda i: self.proxy.set_states(self.sources.itemData(i)))
+        self.sources.currentIndexChanged.connect(
+            lambda i: self._refilter(lambda: self.proxy.set_states(self.sources.itemData(i))))
         self.table = QTableView()
         self.table.setModel(self.proxy)
         self.table.setSortingEnabled(True)
@@ -105,6 +106,7 @@ class EntityPanel(QWidget):
         layout.addWidget(self.table)
         StretchWithMinimum(self.table, TEXT, self._text_min)
         self._quiet = False
+        self._filtering = False
         # Re-showing a document resets the model: keep the span the curator was on.
         self._current: Span | None = None
         self.model.modelReset.connect(lambda: self.select_span(self._current, notify=False))
@@ -126,6 +128,7 @@ class EntityPanel(QWidget):
             index = self.proxy.mapFromSource(self.model.index(row, 0)) if row >= 0 else None
             if index is None or not index.isValid():
                 self.table.clearSelection()
+                self._current = span  # hidden by the filter, not forgotten
                 return
             # The current index too, not only the selection: F2, the arrow keys and Tab
             # into the table carry on from this row (after a reset Qt has none).
@@ -148,7 +151,21 @@ class EntityPanel(QWidget):
         self.table.edit(index)
         return self.table.state() == QAbstractItemView.State.EditingState
 
+    def _refilter(self, change) -> None:  # noqa: ANN001
+        """Change the filter and keep the entity the curator is on: selected again
+        when it shows, remembered (and still selected in the reading view) while the
+        filter hides it."""
+        keep = self._current
+        self._filtering = True
+        try:
+            change()
+        finally:
+            self._filtering = False
+        self.select_span(keep)
+
     def _selection_changed(self) -> None:
+        if self._filtering:
+            return
         spans = self.selected_spans()
         self._current = spans[0] if len(spans) == 1 else None
         if not self._quiet:

@@ -125,8 +125,12 @@ def test_tab_into_the_table_lands_on_the_selected_entity(loaded, qtbot):
     assert loaded.entities.selected_spans() == [lithium]
 
 
-def test_the_help_lists_f2_and_both_redo_keys(window):
+def test_the_help_lists_f2_and_both_redo_keys(loaded):
+    window = loaded
+    window.curation.add(0, 5, "Disease")
+    window.undo_action.trigger()  # "Undo …" and "Redo Add …" in the Edit menu: plain names in the help
     rows = {(menu, command): keys for menu, command, keys in shortcut_rows(window.menuBar())}
+    assert rows[("Edit", "Undo")] == "Ctrl+Z"
     assert rows[("Edit", "Redo")] == "Ctrl+Y, Ctrl+Shift+Z"
     assert rows[("Curate", "Edit concept id")] == "F2"
     assert ", Redo<" not in shortcuts_html(window.menuBar())
@@ -409,3 +413,17 @@ def test_system_deps_installs_the_xcb_packages():
         assert package in script
     for library, package in xcb_check.XCB_LIBRARIES.items():  # the app checks what the script installs
         assert f"[{library}]={package}" in script
+
+
+def test_tab_from_the_reading_view_goes_to_the_table_and_a_filter_keeps_the_entity(loaded, qtbot):
+    toxicity = Span(18, 26, "Disease")
+    loaded.keys.select(toxicity)
+    loaded.view.setFocus()
+    qtbot.keyClick(loaded.view, Qt.Key.Key_Tab)
+    assert QApplication.focusWidget() is loaded.entities.table  # not its filter field
+    assert _current_span(loaded) == toxicity
+    panel = loaded.entities
+    panel.search.setText("lithium")  # hides it: still the entity the curator is on
+    assert loaded.view.selected_span == toxicity
+    panel.search.clear()
+    assert panel.selected_spans() == [toxicity] and _current_span(loaded) == toxicity
