@@ -79,6 +79,7 @@ class MainWindow(QMainWindow):
         self.resize(1400, 860)
         self._restore_layout()
         self._update_title()
+        self._update_actions()  # no Tag before a model is chosen
         self.refresh_models()
 
     # Assembly --------------------------------------------------------------
@@ -122,6 +123,8 @@ class MainWindow(QMainWindow):
         self.resizeDocks([self.documents_dock], [400], Qt.Orientation.Horizontal)
         self.picker = ModelPicker()
         self.status_label = QLabel()
+        # Room for a large count from the start: a label grown later was clipped beside the wait.
+        self.status_label.setMinimumWidth(self.status_label.fontMetrics().horizontalAdvance("00000 documents") + 8)
         self._waiting: dict[str, str] = {}
         self.waiting_label = QLabel()
         self.waiting_label.hide()
@@ -472,7 +475,11 @@ class MainWindow(QMainWindow):
         waiting for; an empty ``text`` ends that wait."""
         self._waiting[what] = text
         shown = "; ".join(t for t in self._waiting.values() if t)
-        self.waiting_label.setText(shown[:1].upper() + shown[1:])
+        shown = shown[:1].upper() + shown[1:]
+        # At most half the bar, shortened in the middle (a long registry path); all of it on hover.
+        room = max(200, self.width() // 2 - self.status_label.sizeHint().width())
+        self.waiting_label.setText(self.waiting_label.fontMetrics().elidedText(shown, Qt.TextElideMode.ElideMiddle, room))
+        self.waiting_label.setToolTip(shown)
         self.waiting_label.setVisible(bool(shown))
 
     def tag_all_when_ready(self, loading: Job) -> None:
@@ -525,6 +532,8 @@ class MainWindow(QMainWindow):
 
     def show_curves(self, job: Job) -> None:
         """Open the Jobs dock on ``job`` (its live curves)."""
+        if not self.jobs_dock.isVisible():  # tall enough for the charts' axes, the reading view keeps the rest
+            self.resizeDocks([self.jobs_dock], [max(260, int(0.38 * self.height()))], Qt.Orientation.Vertical)
         self.jobs_dock.show()
         self.jobs_dock.raise_()
         self.jobs_panel.show_job(job)

@@ -52,11 +52,12 @@ def tag_rows(model: str, rows: Sequence[int], docs: Sequence[Document], settings
     """The job: load ``model`` and tag ``docs`` (rows of the workspace), chunk by chunk.
     ``on_loaded`` gets the model's provenance once it is loaded, ``on_chunk`` each
     chunk's spans (row -> spans) as soon as they are found."""
-    from fastbioner.inference import Tagger
-    from fastbioner.text import document_sentences
-
     def job(reporter) -> TaggingResult:
         reporter.stage("load", message=f"loading {model}")
+        # Imported once the stage is reported: the import of torch takes seconds.
+        from fastbioner.inference import Tagger
+        from fastbioner.text import document_sentences
+
         tagger = Tagger.load(registered(model), tagger_config(settings))
         provenance = dict(tagger.describe())
         provenance.update({k: tagger.manifest.get(k) for k in ("kind", "base_model", "created", "version")
@@ -168,6 +169,7 @@ class TaggingController(QObject):
         self.job.progress.connect(lambda event: self.waiting.emit(
             f"loading the model {model}…" if event.stage == "load" else ""))
         self.busyChanged.emit(True)
+        self.waiting.emit(f"loading the model {model}…")  # until its first results come
         return self.job
 
     def _merge(self, run: _Run, found: dict[int, list[Span]]) -> None:

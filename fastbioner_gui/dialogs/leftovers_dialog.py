@@ -5,6 +5,7 @@ left it, as a job like any other) or Delete (the space comes back)."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
@@ -119,8 +120,8 @@ class LeftoversDialog(QDialog):
         self.table.setRowCount(len(self.leftovers))
         for row, left in enumerate(self.leftovers):
             kind = {"distill": "distillation", "teacher": "teacher fine-tuning"}.get(left.kind, "unknown")
-            cells = (left.name, kind, progress_text(left.step, left.total_steps), human_size(left.size_bytes),
-                     left.saved.replace("T", " ")[:16])
+            saved = datetime.fromisoformat(left.saved).astimezone().strftime("%Y-%m-%d %H:%M")  # local time
+            cells = (left.name, kind, progress_text(left.step, left.total_steps), human_size(left.size_bytes), saved)
             for column, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 if column == 3:

@@ -170,7 +170,7 @@ class Curves(QWidget):
                                        pen=pg.mkPen(colour, width=1, style=Qt.PenStyle.DashLine),
                                        label=name or None, labelOpts={"position": 0.95, "color": colour,
                                                                       "anchors": [(0, 0), (0, 0)]})
-                plot.addItem(line, ignoreBounds=True)
+                plot.addItem(line)  # in the view range: each part's name shows
 
     def _add(self, key: str, x: float, value: object) -> None:
         if not isinstance(value, (int, float)):

@@ -42,12 +42,12 @@ def test_tag_is_enabled_once_the_default_model_is_found_before_the_scan_ends(qtb
     window = MainWindow()
     window.show()
     try:
-        assert "looking for models in" in window.waiting_label.text().lower()
+        assert "looking for models in" in window.waiting_label.toolTip().lower()
         window.workspace.add_documents(make_documents(), origin="test")
         qtbot.waitUntil(lambda: window.picker.current_name() == "default", timeout=30000)
         assert not window.models_listed.ended  # the scan still runs
         assert window.tag_all_action.isEnabled() and window.tag_doc_action.isEnabled()
-        assert window.waiting_label.isVisibleTo(window) and "looking for models" in window.waiting_label.text().lower()
+        assert window.waiting_label.isVisibleTo(window) and "looking for models" in window.waiting_label.toolTip().lower()
         # Tagging with it now registers it first (the scan has not yet).
         job = window.tagging.tag("default", [0, 1, 2])
         with qtbot.waitSignal(job.finished, timeout=120000):
@@ -70,7 +70,7 @@ def test_loading_a_model_is_named_in_the_status_bar_until_results_come(loaded, t
 
     Registry().import_folder(make_tiny_model(tmp_path / "tiny"), "tiny-student", kind="student")
     shown: list[str] = []
-    loaded.tagging.waiting.connect(lambda _text: shown.append(loaded.waiting_label.text()))
+    loaded.tagging.waiting.connect(lambda _text: shown.append(loaded.waiting_label.toolTip()))
     job = loaded.tagging.tag("tiny-student", [0, 1, 2])
     with qtbot.waitSignal(job.finished, timeout=120000):
         pass
