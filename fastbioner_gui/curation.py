@@ -26,6 +26,8 @@ class CurationController(QObject):
         self.workspace = workspace
         self.stack = stack
         self.row = -1
+        # (spans before, spans after an accept, the text) -> spans with proposed concept ids.
+        self.propose_concepts: Callable[[Sequence[Span], list[Span], str], list[Span]] | None = None
 
     def set_row(self, row: int) -> None:
         self.row = row
@@ -94,8 +96,15 @@ class CurationController(QObject):
         self._edit(lambda s: curation.remove_spans(s, spans), f"Delete {n} entit{'y' if n == 1 else 'ies'}")
 
     def accept(self, spans: Sequence[Span] | None = None) -> None:
-        self._edit(lambda s: curation.accept_suggestions(s, spans),
-                   "Accept all suggestions" if spans is None else "Accept suggestion")
+        """Accept suggestions; with a concept dictionary hooked in (``propose_concepts``,
+        see concept_lookup.py), one without an id gets the id its text usually names,
+        in the same undo step."""
+        def change(s: list[Span]) -> list[Span]:
+            after = curation.accept_suggestions(s, spans)
+            if self.propose_concepts is None or self.row < 0:
+                return after
+            return self.propose_concepts(s, after, self.workspace.document(self.row).text)
+        self._edit(change, "Accept all suggestions" if spans is None else "Accept suggestion")
 
     def reject(self, spans: Sequence[Span] | None = None) -> None:
         """Drop suggestions and remember them as rejected, so re-tagging does not

@@ -75,6 +75,12 @@ class MainWindow(QMainWindow):
         self._connect()
         # File > Compare with another annotation…, the Adjudicate menu and its dock.
         self.adjudication = install_adjudication(self)
+        # Issue 53: concept lookup in the concept cell, Curate > All occurrences…, the Relations dock.
+        from . import concept_lookup, occurrences, relations
+
+        self.concept_lookup = concept_lookup.install(self)
+        self.occurrences = occurrences.install(self)
+        self.relations = relations.install(self)
         self.setAcceptDrops(True)
         self.resize(1400, 860)
         self._restore_layout()
@@ -330,7 +336,8 @@ class MainWindow(QMainWindow):
         self.keys.set_labels(labels)
 
     def _set_concept_id(self, span, concept_id: str) -> None:  # noqa: ANN001
-        if not self.curation.set_concept_id(span, concept_id):
+        # Through the relations controller: relations naming the old id follow the edit.
+        if not self.relations.set_concept_id(span, concept_id):
             self.statusBar().showMessage("A concept id has no spaces; nothing changed.", 8000)
 
     def _select_new_span(self, span) -> None:  # noqa: ANN001

@@ -91,7 +91,8 @@ def test_context_menu_adds_relabels_accepts_rejects(loaded, qtbot):
     heart = next(s for s in doc.spans if doc.span_text(s) == "heart failure")
     view.select_offsets(0, 0)
     _menu_action(view.build_context_menu(_pos(view, heart.start + 1)), "Accept suggestion").trigger()
-    assert heart.with_(source=Source.CURATOR) in doc.spans
+    # Accepted, with the id the shipped concept dictionary proposes (issue 53).
+    assert heart.with_(source=Source.CURATOR, concept_id="D006333") in doc.spans
     doubtful = next(s for s in doc.spans if s.source is Source.MODEL)
     menu = view.build_context_menu(_pos(view, doubtful.start + 1))
     _menu_action(menu, "Relabel as", "1 Disease").trigger()
@@ -219,8 +220,8 @@ def test_the_entity_table_takes_number_keys_enter_and_lets_tab_go(loaded, qtbot)
     table.setFocus()
     heart = next(s for s in doc.spans if doc.span_text(s) == "heart failure")
     panel.select_span(heart, notify=True)
-    qtbot.keyClick(table, Qt.Key.Key_Return)  # accept
-    assert heart.with_(source=Source.CURATOR) in doc.spans
+    qtbot.keyClick(table, Qt.Key.Key_Return)  # accept (with the proposed concept id)
+    assert heart.with_(source=Source.CURATOR, concept_id="D006333") in doc.spans
     lithium = next(s for s in doc.spans if doc.span_text(s) == "lithium")
     panel.select_span(lithium, notify=True)
     qtbot.keyClick(table, Qt.Key.Key_1)  # relabel as Disease
