@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, 
                                QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton, QSpinBox, QVBoxLayout,
                                QWidget)
 
-from fastbioner.distill.config import SMALL_SOURCES  # a dataclass module: no torch
+from fastbioner import SMALL_SOURCES  # the public API; loads a dataclass module, no torch
 from fastbioner.documents import Source
 from fastbioner.errors import FastBioNERError
 from fastbioner.project import DocStatus, user_home

@@ -52,7 +52,7 @@ class AdvancedMethodSettings(QWidget):
     is that one line (a checkable group box would leave an empty frame)."""
 
     def __init__(self, parent: QWidget | None = None):
-        from fastbioner.distill.methods import ATTENTION_FORMS, MATCHING_TERMS, METHODS, TERM_NAMES, MethodConfig
+        from fastbioner import ATTENTION_FORMS, MATCHING_TERMS, METHODS, TERM_NAMES, MethodConfig
 
         super().__init__(parent)
         defaults = MethodConfig()
