@@ -252,3 +252,33 @@ def test_tag_corpus_keeps_non_ascii_digit_ids_apart(tmp_path, tiny):
     ids = {p.name: pq.read_table(p).column("pmid").to_pylist() for p in sorted((tmp_path / "out").glob("*.parquet"))}
     assert ids == {"a.parquet": ["123", "²"], "b.parquet": ["１２３"], "c.parquet": ["9"]}
     assert summary.superseded == 0 and summary.deleted_dropped == 1
+
+
+# -- folders: a bad file left out whole, a large one not held ---------------------------------
+
+def test_a_large_file_of_a_folder_is_checked_then_streamed_not_held(tmp_path):
+    import warnings
+
+    from fastbioner.errors import InputWarning
+    from fastbioner.formats import read_any
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    docs = [Document(str(i), ("Cocaine induced seizures in rats. " * 60).strip()) for i in range(1500)]
+    write_documents(docs, folder / "a.jsonl")
+    bad = folder / "b.jsonl"
+    write_documents(docs[:50], bad)
+    with open(bad, "a", encoding="utf-8") as fh:
+        fh.write("not json\n")  # its last line: the file is left out whole, never half of it
+    (folder / "c.conll").write_text("Cocaine\tI-Chemical\n\n" * 3)  # repaired, warned once
+    limits = ReadLimits(max_held_chars=10_000)
+    size = (folder / "a.jsonl").stat().st_size
+    ids: list[str] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", InputWarning)
+        batch = read_any([folder], limits=limits)
+        peak = peak_bytes_while(lambda: ids.extend(d.id for d in batch))
+    assert ids == [str(i) for i in range(1500)] + ["c:1", "c:3", "c:5"]
+    assert [e.path for e in batch.errors] == [str(bad)] and "b.jsonl:51" in str(batch.errors[0])
+    assert len([w for w in caught if issubclass(w.category, InputWarning)]) == 1
+    assert peak < size / 8, (peak, size)

@@ -17,12 +17,13 @@ lists the PMIDs the file's ``<DeleteCitation>`` blocks withdraw (``.deleted``, s
 from __future__ import annotations
 
 import re
+import warnings
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Iterable, Iterator
 
 from ..documents import Document
-from ..errors import InputError
+from ..errors import InputError, InputWarning
 from ..fileio import check_input
 from ..jobs import CancelToken, Cancelled, EventCallback, JobState, ProgressReporter
 from . import bioc, conll, jsonl, medline, plain, pubmed_xml, pubtator
@@ -201,6 +202,28 @@ class MultiRead:
     def _expand(self) -> list[Path]:
         return expand_paths(self.paths, self.exclude)
 
+    def _whole(self, path: Path) -> tuple[list[Document] | None, Any]:
+        """The documents of a file read whole (so that a bad file is left out whole,
+        never half of it), and its reader. A regular file whose documents' text passes
+        ``limits.max_held_chars`` is not held: it is read to its end to find any
+        problem, nothing kept (its warnings not said twice), and None returned, for
+        the caller to read it again as a stream: memory holds one document."""
+        limits = self.options.get("limits") or DEFAULT_LIMITS
+        reader = read_documents(path, self.fmt, **self.options)
+        docs: list[Document] = []
+        chars = 0
+        for doc in reader:
+            docs.append(doc)
+            chars += len(doc.text)
+            if chars > limits.max_held_chars and path.is_file():
+                docs.clear()
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", InputWarning)
+                    for _ in reader:
+                        pass
+                return None, reader
+        return docs, reader
+
     def __iter__(self) -> Iterator[Document]:
         files = self._expand()
         self._reporter.stage("read", total=len(files))
@@ -208,8 +231,7 @@ class MultiRead:
             for n, path in enumerate(files):
                 self._reporter.check()
                 try:
-                    reader = read_documents(path, self.fmt, **self.options)
-                    docs = list(reader)
+                    docs, reader = self._whole(path)
                 except InputError as exc:
                     self.errors.append(exc)
                 except Exception as exc:  # noqa: BLE001 - a reader's bug must not sink the folder
@@ -220,8 +242,11 @@ class MultiRead:
                                                   f"{': ' + detail if detail else ''})", path))
                 else:
                     self.files.append(path)
-                    self.deleted.extend(getattr(reader, "deleted", ()))
+                    if docs is None:  # too large to hold: checked whole, now read as a stream
+                        reader = read_documents(path, self.fmt, **self.options)
+                        docs = reader
                     yield from docs
+                    self.deleted.extend(getattr(reader, "deleted", ()))
                 self._reporter.emit(step=n + 1, message=path.name)
         except Cancelled:
             self._reporter.finish(JobState.CANCELLED, "cancelled")

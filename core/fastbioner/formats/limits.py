@@ -41,6 +41,10 @@ class ReadLimits(Settings):
     max_xml_other_elements: int = 10_000
     # ... and the PMIDs all of a file's <DeleteCitation> blocks withdraw.
     max_deleted_pmids: int = 5_000_000
+    # Reading a folder holds each file's documents so that a bad file is left out
+    # whole; past this much text (characters) a file is checked to its end, then
+    # read again as a stream instead.
+    max_held_chars: int = 50_000_000
 
     def validate(self) -> None:
         for name, value in self.to_dict().items():
