@@ -4,6 +4,7 @@ small real distillation run.
 
     QT_QPA_PLATFORM=offscreen python docs/screenshots/render.py MODEL_FOLDER [--no-run | --main-only]
     QT_QPA_PLATFORM=offscreen python docs/screenshots/render.py --dialog-only
+    QT_QPA_PLATFORM=offscreen python docs/screenshots/render.py --jobs-chain
 
 MODEL_FOLDER: a fine-tuned Chemical/Disease teacher (e.g. the registry's
 minilm-bc5cdr). It is imported into a private FASTBIONER_HOME; the run uses 400
@@ -13,7 +14,11 @@ the main window and the dialog only (the run takes minutes on a busy CPU);
 and Disease will do, e.g. ``assets/default-model``). ``--dialog-only`` needs no
 model: it renders the distillation dialog as a new user meets it (no teacher in the
 registry, so a teacher is fine-tuned first from the first installed base encoder, on
-the sample abstracts), with the run time measured.
+the sample abstracts), with the run time measured. ``--jobs-chain`` needs no model
+either: it renders the jobs panel during a new user's chained run (a teacher
+fine-tuned from the first installed base encoder on 400 training sentences, then
+distilled into a student), once the student's distillation is 60% done, so both
+parts show on the curves' step axis.
 """
 
 from __future__ import annotations
@@ -84,9 +89,63 @@ def dialog_only() -> int:
     return 0
 
 
+def jobs_chain() -> int:
+    """The jobs panel during a chained run of a new user (no teacher registered)."""
+    work = Path(tempfile.mkdtemp(prefix="fastbioner-shots-"))
+    os.environ["FASTBIONER_HOME"] = str(work / "home")
+    os.environ["FASTBIONER_DEFAULT_MODEL"] = str(work / "no-default-model")
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QApplication
+
+    from fastbioner_gui.app import sample_files
+    from fastbioner_gui.dialogs.training_dialog import TrainingDialog
+    from fastbioner_gui.main_window import MainWindow
+
+    train = first_sentences(DATA / "train.tsv", 400, work / "train.tsv")
+    dev = first_sentences(DATA / "devel.tsv", 200, work / "devel.tsv")
+    app = QApplication([])
+    window = MainWindow()
+    window.resize(1500, 900)
+    window.show()
+    loading = window.loader.open(sample_files())
+    wait(app, lambda: loading.ended, 120)
+    dialog = TrainingDialog("distill", window.workspace, window.jobs, window.settings, [], window, manifests={})
+    dialog.jobStarted.connect(window._training_started)
+    dialog.train_files.add_paths([str(train)])
+    dialog.dev_file.setText(str(dev))
+    dialog.device.setCurrentText("cpu")
+    dialog.epochs.setValue(2)
+    dialog.teacher_name.setText("my-teacher")
+    dialog.name.setText("my-student")
+    dialog.estimate_first.setChecked(False)
+    config = dialog.build_config()
+    config.training.eval_every_steps = 10  # a devel F1 curve in a short run
+    dialog.build_config = lambda: config
+    job = dialog.start()
+    window.show_curves(job)
+    window.resizeDocks([window.jobs_dock], [430], Qt.Orientation.Vertical)
+
+    def far_enough() -> bool:
+        e = job.last_event
+        return e is not None and e.stage == "student: distill" and e.total and e.step >= 0.6 * e.total
+
+    wait(app, lambda: job.ended or far_enough(), 3600)
+    wait(app, lambda: False, 0.6)
+    window.grab().save(str(OUT / "jobs-panel.png"))
+    job.cancel()
+    job.wait(120000)
+    window.projects.mark_clean()
+    window.close()
+    print(f"{OUT / 'jobs-panel.png'}; last event: {job.events[-1] if job.events else None}")
+    shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
 def main() -> int:
     if "--dialog-only" in sys.argv:
         return dialog_only()
+    if "--jobs-chain" in sys.argv:
+        return jobs_chain()
     model_folder = Path(sys.argv[1])
     work = Path(tempfile.mkdtemp(prefix="fastbioner-shots-"))
     os.environ["FASTBIONER_HOME"] = str(work / "home")
