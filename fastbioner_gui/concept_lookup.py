@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Sequence
 
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import QCompleter, QLineEdit
 
@@ -88,6 +88,27 @@ class ConceptCompleter(QCompleter):
         self.setMaxVisibleItems(12)
         editor.setCompleter(self)
         editor.textEdited.connect(self.refill)
+        self.editor = editor
+        editor.installEventFilter(self)
+        self.popup().installEventFilter(self)
+
+    def eventFilter(self, obj, event):  # noqa: N802, ANN001, ANN201 - Qt's name
+        """Return in the cell commits it even while the list is open (the offer chosen
+        with the arrow keys, else what was typed); the list closes first, so the
+        focus goes back to the table, not to a list that is gone."""
+        if (obj is self.editor and event.type() == QEvent.Type.KeyPress
+                and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and self.popup().isVisible()):
+            current = self.popup().currentIndex()
+            if current.isValid():
+                self.editor.setText(current.data(ID_ROLE))
+            self.popup().hide()
+            return False   # the delegate commits (queued) what the cell now holds
+        if obj is self.popup() and event.type() == QEvent.Type.Hide:
+            # Where the platform gave the list the window focus (no keyboard grab), it
+            # goes back to the window, or the curation keys find no focused table.
+            window = self.editor.window()
+            QTimer.singleShot(0, window.activateWindow)
+        return super().eventFilter(obj, event)
 
     def refill(self, typed: str) -> None:
         self.items.clear()
