@@ -220,7 +220,9 @@ def test_switching_format_clears_the_bio_report_and_pubtator_is_in_offset_order(
     starts = [(int(f[1]), int(f[2])) for f in lines]
     assert starts == sorted(starts) and (added.start, added.end) in starts
     assert all(len(f) == 6 for f in lines)
-    assert [f[5] for f in lines if f[3] == "heart failure"] == [""]  # no concept id: sixth column empty
+    # Accepting proposed the shipped dictionary's id (issue 53); six columns all the same.
+    assert [f[5] for f in lines if f[3] == "heart failure"] == ["D006333"]
+    assert [f[5] for f in lines if f[3] == "Lithium"] == [""]  # no concept id: sixth column empty
 
 
 # 14: the documents panel --------------------------------------------------------------
