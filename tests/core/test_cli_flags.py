@@ -1,6 +1,6 @@
 """The training commands' flags come from the configs: every setting has one, the
 defaults are the dataclasses', and every command this project has written down (the
-README, the benchmark rows and their recorded results) still parses."""
+README and the docs pages, the benchmark rows and their recorded results) still parses."""
 
 import json
 import re
@@ -18,14 +18,16 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def _commands() -> list[list[str]]:
-    """`fastbioner train-teacher|distill ...` commands from the README and results."""
+    """`fastbioner train-teacher|distill ...` commands from the README, the docs pages
+    and the results."""
     out = []
-    readme = REPO / "README.md"
-    text = re.sub(r"\\\n\s*", " ", readme.read_text(encoding="utf-8"))
+    pages = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
+    text = "\n".join(re.sub(r"\\\n\s*", " ", page.read_text(encoding="utf-8")) for page in pages)
     for line in text.splitlines():
         m = re.search(r"fastbioner (train-teacher|distill) [^`|#)]*", line)
-        if m:
-            out.append(shlex.split(m.group(0).replace("$D", "D").replace("$B", "B"))[1:])
+        argv = shlex.split(m.group(0).replace("$D", "D").replace("$B", "B"))[1:] if m else []
+        if argv and "--help" not in argv:  # prose may point at `fastbioner distill --help`
+            out.append(argv)
     for path in (REPO / "benchmarks" / "results").glob("paper_rows*.json"):
         data = json.loads(path.read_text(encoding="utf-8"))
         for row in data.values():
