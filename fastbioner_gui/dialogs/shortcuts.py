@@ -12,7 +12,9 @@ from PySide6.QtWidgets import QDialog, QDialogButtonBox, QMenuBar, QTextBrowser,
 NOTES = ("In the reading view, select text (Shift+arrows, or the mouse) and press a label's number to "
          "add an entity snapped to whole tokens. The curation keys (entities, labels, boundaries) work in "
          "the reading view and in the entity table; Tab moves between panels. The Adjudicate keys work in "
-         "the Adjudication queue (File > Compare with another annotation…).")
+         "the Adjudication queue (File > Compare with another annotation…). All occurrences… works on the "
+         "current entity or selected text; Remove relation works in the Relations panel (Ctrl+Shift+L goes "
+         "there). Guide: docs/curation-tools.md.")
 
 
 def shortcut_rows(bar: QMenuBar) -> list[tuple[str, str, str]]:
