@@ -51,6 +51,8 @@ def start_session(window, paths: list[str]) -> None:  # noqa: ANN001 - MainWindo
             window, "Recover unsaved work?",
             f"FastBioNER Studio did not close cleanly last time. Recover the work it autosaved?\n({leftover})",
             "recover it", "discard it", "keep it for later and start fresh")
+        if window.terminating:  # SIGTERM while it asked: the session has ended
+            return
         if answer is Answer.YES:
             try:
                 window.projects.recover(leftover)
@@ -187,6 +189,11 @@ def main(argv: list[str] | None = None) -> int:
 
         QMessageBox.warning(window, "FastBioNER Studio", f"Could not restore the last session: {exc}")
     try:
+        # A SIGTERM during a start-up question (its own event loop) ended the session
+        # already: no main loop to start.
+        if watcher.terminated:
+            window.jobs.cancel_all()  # whatever start-up began after the signal
+            return 0
         return app.exec()
     finally:
         watcher.uninstall()

@@ -670,6 +670,11 @@ class MainWindow(QMainWindow):
         self.projects.release()
         QApplication.exit(0)
 
+    @property
+    def terminating(self) -> bool:
+        """Whether SIGTERM has ended this session (start-up stops asking and opening)."""
+        return self._terminating
+
     def closeEvent(self, event: QCloseEvent) -> None:
         if self._terminating:  # terminate() did the cleaning up
             event.accept()

@@ -44,6 +44,7 @@ class ProjectController(QObject):
         # records it, so a recovery opens on the document being edited.
         self.current_row = -1
         self.start_row = 0  # the row to show first after the last replace()
+        self._wrote_autosave = False  # this session's autosave file is its own, not a leftover
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(int(autosave_seconds * 1000))
@@ -152,6 +153,7 @@ class ProjectController(QObject):
         project.info["autosave_row"] = self.current_row
         try:
             save_project(project, self.autosave_file)
+            self._wrote_autosave = True
         except (OSError, FastBioNERError) as exc:  # a full disk says so, never ends the app
             self.autosaveFailed.emit(f"autosave to {self.autosave_file} failed: {exc}")
         finally:
@@ -174,11 +176,12 @@ class ProjectController(QObject):
     def release(self) -> None:
         """An exit nobody was asked about (SIGTERM: a logout, a service stop): work not
         saved stays in the autosave, brought up to date, for the next start to offer;
-        an unmodified session leaves none. Either way the slot's lock goes."""
+        an unmodified session leaves none (but a crashed session's autosave it was
+        still asking about stays). Either way the slot's lock goes."""
         self._timer.stop()
         if self.modified:
             self.autosave_now()
-        else:
+        elif self._wrote_autosave:
             self.discard_autosave()
         self._unlock()
 

@@ -429,3 +429,35 @@ def test_tab_from_the_reading_view_goes_to_the_table_and_a_filter_keeps_the_enti
     assert loaded.view.selected_span == toxicity
     panel.search.clear()
     assert panel.selected_spans() == [toxicity] and _current_span(loaded) == toxicity
+
+
+QUESTION_CHILD = """
+import os, signal, sys
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication, QMessageBox
+from fastbioner_gui import app as app_module
+
+qt = QApplication([])
+
+def asked(*args, **kwargs):  # a start-up question, open when the signal comes
+    QTimer.singleShot(0, lambda: os.kill(os.getpid(), signal.SIGTERM))
+    box = QMessageBox(QMessageBox.Icon.Question, "Recover unsaved work?", "?",
+                      QMessageBox.StandardButton.Cancel)
+    return box.exec()
+
+QMessageBox.question = staticmethod(asked)
+sys.exit(app_module.main(["fastbioner-gui"]))
+"""
+
+
+def test_sigterm_during_a_start_up_question_ends_the_app(tmp_path):
+    folder = autosave_folder()
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "autosave-0.fbproj").write_text("left by a crash\n", encoding="utf-8")  # the question is asked
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "core"), str(REPO)]),
+           "QT_QPA_PLATFORM": "offscreen", "FASTBIONER_DEFAULT_MODEL": str(tmp_path / "no-model")}
+    done = subprocess.run([sys.executable, "-c", QUESTION_CHILD], env=env, capture_output=True, text=True,
+                          timeout=300, cwd=tmp_path)
+    assert done.returncode == 0 and "Traceback" not in done.stderr
+    assert list(folder.glob("*.lock")) == []
+    assert (folder / "autosave-0.fbproj").read_text(encoding="utf-8") == "left by a crash\n"  # not answered: kept
