@@ -220,3 +220,29 @@ def test_the_new_keys_are_in_the_shortcuts_help_and_clash_with_none(window):
     others = [k.strip() for _path, title, keys in rows
               if title not in ("All occurrences…", "Add relation…", "Relations panel") for k in keys.split(",")]
     assert new == {"Ctrl+Shift+A", "Ctrl+L", "Ctrl+Shift+L"} and not new & set(others)
+
+
+def test_the_keys_open_all_occurrences_and_add_relation_where_the_curator_is(window, qtbot, monkeypatch):
+    from fastbioner_gui.occurrences import OccurrencesDialog
+    from fastbioner_gui.relations import AddRelationDialog
+
+    doc = _cdr_doc()
+    doc.text += " Cocaine again."   # a third "Cocaine", not annotated
+    doc.passages = [doc.passages[0].__class__(0, len(doc.text))]
+    _open(window, qtbot, [doc])
+    shown = []
+    # The dialogs are answered as a curator would: Apply (whole project), OK.
+    monkeypatch.setattr(OccurrencesDialog, "exec", lambda self: (shown.append(self.current.describe()),
+                                                                self.apply(), 1)[-1])
+    monkeypatch.setattr(AddRelationDialog, "exec", lambda self: (shown.append(self.relation()), 1)[-1])
+    window.keys.select(doc.spans[0])
+    window.view.setFocus()
+    qtbot.keyClick(window.view, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    assert shown == ["Adds 1 entity in 1 document"]   # exact case: the third "Cocaine" only
+    third = doc.text.rindex("Cocaine")
+    assert Span(third, third + 7, "Chemical", Source.CURATOR, concept_id="D003042") in doc.spans
+    window.keys.select(next(s for s in doc.spans if s.label == "Disease" and s.concept_id == "D005334"))
+    qtbot.keyClick(window.view, Qt.Key.Key_L, Qt.KeyboardModifier.ControlModifier)
+    # Only the disease is selected: the chemical offered first is the document's (cocaine).
+    assert shown[-1] == ("CID", "D003042", "D005334")
+    assert doc.relations == [("CID", "D003042", "D012640"), ("CID", "D003042", "D005334")]
