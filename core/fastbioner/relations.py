@@ -83,6 +83,8 @@ def add_relation(relations: Sequence[Relation], relation: Relation) -> list[Rela
         raise ValueError(f"a relation needs a type and its arguments: {relation!r}")
     if any(any(c.isspace() for c in x) for x in relation):
         raise ValueError(f"a relation's type and ids have no spaces: {relation!r}")
+    if relation[0].lstrip("-").isdigit():  # PubTator tells relation lines from mentions by it
+        raise ValueError(f"a relation's type is a name, not a number: {relation[0]!r}")
     return list(relations) if relation in relations else [*relations, relation]
 
 

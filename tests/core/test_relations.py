@@ -38,7 +38,7 @@ def test_add_and_remove_a_relation():
     rels = R.add_relation([], ("CID", "D003042", "D012640"))
     assert R.add_relation(rels, ("CID", "D003042", "D012640")) == rels  # not doubled
     assert R.remove_relation(rels, ("CID", "D003042", "D012640")) == []
-    for bad in [("CID", "", "D1"), ("CID",), ("CID", "D 1", "D2")]:
+    for bad in [("CID", "", "D1"), ("CID",), ("CID", "D 1", "D2"), ("12", "D1", "D2")]:
         with pytest.raises(ValueError):
             R.add_relation(rels, bad)
 
