@@ -74,7 +74,7 @@ def test_every_exported_name_resolves_to_its_object():
 
 def test_unknown_names_fail_as_attributes_do():
     with pytest.raises(AttributeError, match="no attribute 'Taggerr'"):
-        fastbioner.Taggerr  # noqa: B018
+        _ = fastbioner.Taggerr
     with pytest.raises(ImportError):
         exec("from fastbioner import Taggerr", {})
     assert not hasattr(fastbioner, "_private_thing")
