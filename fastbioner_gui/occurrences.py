@@ -1,4 +1,4 @@
-"""Annotate all occurrences: Curate > All occurrences… (Ctrl+Shift+A in the reading
+"""Annotate all occurrences: Curate > Annotate all occurrences… (Ctrl+Shift+A in the reading
 view or the entity table) takes the current entity, or the text selected in the
 reading view, and applies one decision (accept, add, relabel, reject) to every
 identical string of the document or of the whole project.
@@ -190,7 +190,7 @@ class OccurrencesHookup(QObject):
         super().__init__(window)
         self.window = window
         self.controller = Occurrences(window.workspace, window.stack, self)
-        self.action = QAction("All occurrences…", window)
+        self.action = QAction("Annotate all occurrences…", window)
         self.action.setShortcut(QKeySequence(KEY))
         self.action.setStatusTip("Accept, add, relabel or reject every identical string, in the document or the "
                                  "project, as one undo step")

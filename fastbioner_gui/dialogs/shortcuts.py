@@ -12,8 +12,8 @@ from PySide6.QtWidgets import QDialog, QDialogButtonBox, QMenuBar, QTextBrowser,
 NOTES = ("In the reading view, select text (Shift+arrows, or the mouse) and press a label's number to "
          "add an entity snapped to whole tokens. The curation keys (entities, labels, boundaries) work in "
          "the reading view and in the entity table; Tab moves between panels. The Adjudicate keys work in "
-         "the Adjudication queue (File > Compare with another annotation…). All occurrences… works on the "
-         "current entity or selected text; Remove relation works in the Relations panel (Ctrl+Shift+L goes "
+         "the Adjudication queue (File > Compare with another annotation…). Annotate all occurrences… works "
+         "on the current entity or selected text; Remove relation works in the Relations panel (Ctrl+Shift+L goes "
          "there). Guide: docs/curation-tools.md.")
 
 

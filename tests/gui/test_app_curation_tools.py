@@ -1,4 +1,4 @@
-"""Issue 53 in the window: Curate > All occurrences… (preview count, the case rule,
+"""Issue 53 in the window: Curate > Annotate all occurrences… (preview count, the case rule,
 one undo step however many documents), concept lookup (the concept cell completes
 from the shipped dictionary and the open documents; an accepted suggestion gets the
 proposed id in the same undo step) and the Relations dock (add and remove by
@@ -213,12 +213,13 @@ def test_the_new_keys_are_in_the_shortcuts_help_and_clash_with_none(window):
     from fastbioner_gui.dialogs.shortcuts import shortcut_rows
 
     page = shortcuts_html(window.menuBar())
-    for text in ("All occurrences", "Ctrl+Shift+A", "Add relation", "Ctrl+L", "Relations panel", "Ctrl+Shift+L"):
+    for text in ("Annotate all occurrences", "Ctrl+Shift+A", "Add relation", "Ctrl+L", "Relations panel",
+                 "Ctrl+Shift+L", "Ctrl+Del"):
         assert text in page
     rows = shortcut_rows(window.menuBar())
-    new = {keys for _path, title, keys in rows if title in ("All occurrences…", "Add relation…", "Relations panel")}
-    others = [k.strip() for _path, title, keys in rows
-              if title not in ("All occurrences…", "Add relation…", "Relations panel") for k in keys.split(",")]
+    ours = ("Annotate all occurrences…", "Add relation…", "Relations panel")
+    new = {keys for _path, title, keys in rows if title in ours}
+    others = [k.strip() for _path, title, keys in rows if title not in ours for k in keys.split(",")]
     assert new == {"Ctrl+Shift+A", "Ctrl+L", "Ctrl+Shift+L"} and not new & set(others)
 
 
