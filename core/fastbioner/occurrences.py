@@ -143,10 +143,20 @@ def find_occurrences(text: str, phrase: str, case: str = EXACT, whole_tokens: bo
     found = [(m.start(), m.end()) for m in _pattern(phrase, case).finditer(text)]
     if not whole_tokens:
         return found
-    bounds = curation.token_bounds(text) if tokens is None else tokens
-    starts = {s for s, _ in bounds}
-    ends = {e for _, e in bounds}
+    if tokens is None:  # the tokenizer's rule, checked at each match only (a project is big)
+        return [(s, e) for s, e in found if _token_edge(text, s) and _token_edge(text, e)]
+    starts = {s for s, _ in tokens}
+    ends = {e for _, e in tokens}
     return [(s, e) for s, e in found if s in starts and e in ends]
+
+
+# The project's tokens (fastbioner.text.TOKEN_RE) are runs of letters and digits, or
+# one other character: an offset is a token edge unless it falls inside such a run.
+_WORD_CHAR = re.compile(r"[^\W_]")
+
+
+def _token_edge(text: str, i: int) -> bool:
+    return i <= 0 or i >= len(text) or not (_WORD_CHAR.match(text[i - 1]) and _WORD_CHAR.match(text[i]))
 
 
 def _matching(doc: Document, span: Span, rule: Rule) -> bool:

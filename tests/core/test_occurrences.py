@@ -30,6 +30,16 @@ def test_case_rule_and_whole_tokens_decide_what_is_identical():
     assert [TEXT[s:e] for s, e in find_occurrences(TEXT, "Lithium level", EXACT)] == ["Lithium\nlevel"]
 
 
+def test_the_whole_token_rule_is_the_tokenizers():
+    from fastbioner.curation import token_bounds
+
+    text = "Na+/K+ ATPase; 5-HT_3 and α-tocopherol (αT), lithium2 lithium_x x-lithium lithium."
+    for phrase in ["lithium", "T", "Na", "K+", "α", "HT", "tocopherol", "3", "x"]:
+        for case in (EXACT, IGNORE_CASE):
+            assert find_occurrences(text, phrase, case) == \
+                find_occurrences(text, phrase, case, tokens=token_bounds(text)), phrase
+
+
 def _doc():
     doc = Document("1", TEXT)
     s0, s1, s2, s3 = (_at(TEXT, "Lithium"), _at(TEXT, "lithium"), _at(TEXT, "LITHIUM"), _at(TEXT, "Lithium", 1))
