@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Sequence
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QStandardItem, QStandardItemModel
-from PySide6.QtWidgets import QCompleter, QLineEdit
+from PySide6.QtWidgets import QCompleter, QLineEdit, QToolTip
 
 from fastbioner.concepts import ConceptDictionary, propose_for_accepted, shipped_dictionary
 from fastbioner.documents import Span
@@ -119,7 +119,12 @@ class ConceptCompleter(QCompleter):
             item.setToolTip(item.text())
             self.items.appendRow(item)
         if self.items.rowCount() and typed.strip():
-            self.complete()
+            # As wide as its lines (the cell is narrow; "D008094 — lithium (…)" must be read whole).
+            popup = self.popup()
+            width = popup.sizeHintForColumn(0) + popup.verticalScrollBar().sizeHint().width() + 12
+            rect = self.editor.rect()
+            rect.setWidth(max(rect.width(), width))
+            self.complete(rect)
         else:
             self.popup().hide()
 
@@ -136,6 +141,24 @@ class ConceptLookupDelegate(ConceptIdDelegate):
         super().__init__(parent)
         self.lookup = lookup
         self.last_completer: ConceptCompleter | None = None
+
+    def tooltip(self, index) -> str | None:  # noqa: ANN001
+        """The concept cell's tooltip: the id's name and label in the dictionary."""
+        cid = (index.data() or "").strip()
+        if not cid:
+            return "No concept id: double-click or F2, then type a name or an id"
+        concept = self.lookup.dictionary().concept(cid, index.siblingAtColumn(LABEL).data() or None) \
+            or self.lookup.dictionary().concept(cid)
+        if concept is None:
+            return f"{cid}: not in the concept dictionary"
+        n = concept.mentions
+        return f"{cid} — {concept.name} ({concept.label}, {n} mention{'s' if n != 1 else ''} in the dictionary)"
+
+    def helpEvent(self, event, view, option, index):  # noqa: N802, ANN001, ANN201 - Qt's name
+        if event.type() == QEvent.Type.ToolTip and index.isValid():
+            QToolTip.showText(event.globalPos(), self.tooltip(index), view)
+            return True
+        return super().helpEvent(event, view, option, index)
 
     def createEditor(self, parent, option, index):  # noqa: N802, ANN001, ANN201 - Qt's name
         editor = super().createEditor(parent, option, index)

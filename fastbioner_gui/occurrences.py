@@ -228,6 +228,9 @@ class OccurrencesHookup(QObject):
         concept = span.concept_id if span is not None else None
         hook = getattr(self.window, "concept_lookup", None)
         propose = hook.lookup.propose if hook is not None else None
+        if span is None and propose is not None:
+            # A selection: the label the dictionary knows the text under, if any.
+            label = next((lab for lab in self.window.workspace.labels() if propose(text, lab)), label)
         if concept is None and propose is not None:
             concept = propose(text, label)
         self.dialog = OccurrencesDialog(self.controller, self.window.row, text, label, self.window.workspace.labels(),

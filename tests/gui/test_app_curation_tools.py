@@ -91,7 +91,7 @@ def test_all_occurrences_of_a_text_selection_adds_them(window, qtbot):
     window.view.setFocus()
     dialog = window.occurrences.make_dialog()
     assert dialog.action() == rules.ADD and not dialog.buttons[rules.ACCEPT].isEnabled()
-    dialog.add_label.setCurrentText("Chemical")
+    assert dialog.add_label.currentText() == "Chemical"   # the dictionary knows cocaine as a chemical
     dialog.case.setCurrentText(rules.IGNORE_CASE)
     assert dialog.current.describe() == "Adds 2 entities in 1 document"   # not inside "cocaineX"
     dialog.whole.setChecked(False)
@@ -127,6 +127,17 @@ def test_the_concept_cell_completes_by_name_or_id_from_the_shipped_and_open_docu
     assert editor.text() == "D016651"
     qtbot.keyClick(editor, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: window.workspace.document(0).spans[-1].concept_id == "D016651", timeout=5000)
+
+
+def test_the_concept_cell_names_its_concept(window, qtbot):
+    from fastbioner_gui.models.entity_table import CONCEPT
+
+    _open(window, qtbot, [Document("3", "Cocaine and zorblamide.", spans=[
+        Span(0, 7, "Chemical", concept_id="D003042"), Span(12, 22, "Chemical", concept_id="C0")])])
+    delegate, proxy = window.concept_lookup.delegate, window.entities.proxy
+    tips = [delegate.tooltip(proxy.index(r, CONCEPT)) for r in range(proxy.rowCount())]
+    assert tips[0].startswith("D003042 — cocaine (Chemical,")
+    assert tips[1] == "C0 — zorblamide (Chemical, 1 mention in the dictionary)"   # an open document's own
 
 
 def test_the_dictionary_is_refreshed_when_documents_load(window, qtbot):
