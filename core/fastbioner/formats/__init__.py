@@ -84,6 +84,8 @@ def guess_format(path: str | Path, for_writing: bool = False) -> str:
     for ``.txt``/``.xml``/unknown extensions from the content. When writing, an
     ambiguous extension raises :class:`InputError` asking for ``--to``."""
     path = Path(path)
+    if not for_writing and path.exists() and not path.is_file():
+        check_input(path)  # a device says so, not "cannot tell the format"
     name = path.name.lower()
     by_ext, longest = None, 0
     for fmt, module in FORMATS.items():
