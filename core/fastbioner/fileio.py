@@ -240,7 +240,18 @@ def process_alive(pid: int) -> bool:
         return False
     except (PermissionError, OverflowError, OSError):
         return True
-    return True
+    return not _zombie(pid)
+
+
+def _zombie(pid: int) -> bool:
+    """A process killed (kill -9) but not yet reaped by its parent: it still answers
+    kill(pid, 0) but writes nothing any more (Linux; elsewhere False)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read()
+    except OSError:
+        return False
+    return stat[stat.rfind(b")") + 2:stat.rfind(b")") + 3] == b"Z"
 
 
 @contextlib.contextmanager

@@ -304,3 +304,25 @@ def test_a_fifo_is_not_a_project(tmp_path):
     os.mkfifo(fifo)
     with pytest.raises(InputError, match="not a regular file"):
         load_project(fifo)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="zombies are told apart through /proc")
+def test_a_staging_folder_of_a_killed_process_not_yet_reaped_is_swept(src):
+    """kill -9 during an import whose parent has not waited for it yet (a zombie): it
+    answers kill(pid, 0) but will never finish its import."""
+    import signal
+
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    try:
+        reg = Registry()
+        reg.root.mkdir(parents=True)
+        left = reg.root / f".staging-{child.pid}-abc123"
+        left.mkdir()
+        child.send_signal(signal.SIGKILL)
+        while not Path(f"/proc/{child.pid}/stat").read_bytes().rsplit(b")", 1)[1].startswith(b" Z"):
+            time.sleep(0.05)  # until the kernel has made it a zombie (no clock asserted)
+        reg.import_folder(src, name="fresh")
+        assert sorted(p.name for p in reg.root.iterdir() if p.name != ".lock") == ["fresh"]
+    finally:
+        child.kill()
+        child.wait()
