@@ -83,6 +83,25 @@ class ChunkResult:
     seconds: float          # time the tagger spent on it (a worker's busy time)
 
 
+TRIM_EVERY_DOCUMENTS = 1000
+_since_trim = 0
+
+
+def release_freed_memory() -> None:
+    """Give the C heap's free pages back to the system (glibc's ``malloc_trim``; nothing
+    elsewhere). Tagging documents of ever new shapes leaves the heap fragmented: the
+    convolutional int8 model grew from 283 to 397 MB over 4,000 generated abstracts,
+    and stayed at 312-318 MB over 5,000 with a trim every 1,000."""
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc.malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc
+        pass
+
+
 def tag_chunk(tagger, docs: Sequence[Document]) -> ChunkResult:
     """Tag one chunk with the project's :class:`~fastbioner.inference.Tagger` and turn it
     into rows: the single tagging path both engines run (locally, or in a Ray actor).
@@ -105,6 +124,11 @@ def tag_chunk(tagger, docs: Sequence[Document]) -> ChunkResult:
                          "text": doc.text[s.start:s.end]} for s in model_spans]
         rows.append(row)
     batch = pa.RecordBatch.from_pylist(rows, schema=SCHEMA)
+    global _since_trim
+    _since_trim += len(docs)
+    if _since_trim >= TRIM_EVERY_DOCUMENTS:   # memory bounded over a long run
+        _since_trim = 0
+        release_freed_memory()
     return ChunkResult(batch, len(docs), sentences, tokens, dict(entities), time.perf_counter() - t0)
 
 
