@@ -1,0 +1,169 @@
+"""The distillation and teacher forms for curators (issue 47): Start pressed twice with
+the reviewed documents starts the run measured for them; the last settings are
+remembered; readable default names; the reviewed documents are used by default when
+there are some; opening Advanced keeps Start and Cancel on the screen and folding it
+shrinks the dialog back."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from fastbioner.jobs import JobState
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tiny_models import make_tiny_model  # noqa: E402
+
+
+@pytest.fixture
+def tiny_teacher(tmp_path):
+    from fastbioner.registry import Registry
+
+    Registry().import_folder(make_tiny_model(tmp_path / "teacher-src"), "tiny-teacher", kind="teacher")
+    return "tiny-teacher"
+
+
+def _reviewed(window, qtbot, n=1):
+    from gui_documents import make_documents
+
+    window.workspace.add_documents(make_documents())
+    qtbot.waitUntil(lambda: window.row == 0, timeout=30000)
+    for row in range(n):
+        window.documents.set_current_row(row)
+        window.mark_reviewed_action.trigger()
+
+
+def _distill(window):
+    from fastbioner_gui.dialogs.training_dialog import TrainingDialog
+
+    return TrainingDialog("distill", window.workspace, window.jobs, window.settings, ["tiny-teacher"], window)
+
+
+def test_start_pressed_twice_with_the_reviewed_documents_starts_the_measured_run(window, tiny_teacher, qtbot):
+    """The defect: each press wrote a new time-stamped copy of the reviewed documents,
+    so the settings never matched the measured ones and Start only ever measured."""
+    _reviewed(window, qtbot, n=3)
+    dialog = _distill(window)
+    dialog.jobStarted.connect(window._training_started)
+    assert dialog.use_curated.isChecked() and "3 reviewed documents" in dialog.use_curated.text()
+    assert dialog.estimate_first.isChecked()  # the default: measure first
+    dialog.layers.setCurrentText("custom")
+    dialog.custom_layers.setValue(1)
+    dialog.epochs.setValue(1)
+    dialog.batch_size.setValue(1)
+    dialog.device.setCurrentText("cpu")
+    dialog.name.setText("tiny-student")
+    assert dialog.start() is None  # first press: measures
+    with qtbot.waitSignal(dialog.estimate_job.finished, timeout=120000):
+        pass
+    assert dialog.start_button.text() == "Start now"
+    job = dialog.start()  # second press, same settings: starts
+    assert job is not None and job.kind == "train"
+    with qtbot.waitSignal(job.finished, timeout=180000):
+        pass
+    assert job.state is JobState.DONE, job.error
+    files = list((Path(dialog.curated_training_file()).parent).glob("reviewed-*.conll"))
+    assert len(files) == 1  # one copy, named by its content
+
+
+def test_the_same_reviewed_documents_give_the_same_file_and_an_edit_a_new_one(window, qtbot):
+    from fastbioner_gui.reviewed_data import reviewed_training_file
+
+    _reviewed(window, qtbot)
+    first = reviewed_training_file(window.workspace)
+    assert reviewed_training_file(window.workspace) == first
+    window.documents.set_current_row(0)
+    window.curation.accept(None)
+    assert reviewed_training_file(window.workspace) != first
+
+
+def test_no_reviewed_documents_leave_the_box_unticked_and_say_how(window):
+    dialog = _distill(window)
+    assert not dialog.use_curated.isChecked() and "Ctrl+M" in dialog.use_curated.text()
+    dialog.reject()
+
+
+def test_default_names_are_readable_and_numbered_when_taken(window, tiny_teacher, tmp_path):
+    from datetime import date
+
+    from fastbioner.registry import Registry
+
+    dialog = _distill(window)
+    folder = tmp_path / "bc5cdr" / "iob"
+    folder.mkdir(parents=True)
+    (folder / "train.tsv").write_text("a\tO\n", encoding="utf-8")
+    dialog.train_files.add_paths([str(folder / "train.tsv")])
+    today = f"{date.today():%Y-%m-%d}"
+    assert dialog.default_name() == f"bc5cdr-student-{today}"
+    Registry().import_folder(make_tiny_model(tmp_path / "m"), f"bc5cdr-student-{today}", kind="student")
+    assert dialog.default_name() == f"bc5cdr-student-{today}-2"
+    assert re.fullmatch(r"bc5cdr-teacher-\d{4}-\d\d-\d\d", dialog.new_teacher_name())
+    dialog.reject()
+
+
+def test_the_dialog_remembers_the_last_settings(window, tiny_teacher, tmp_path):
+    data = tmp_path / "train.conll"
+    data.write_text("a\tO\n", encoding="utf-8")
+    dialog = _distill(window)
+    dialog.recipe.setCurrentIndex(dialog.recipe.findData("Fast"))
+    dialog.train_files.add_paths([str(data)])
+    dialog.dev_file.setText(str(data))
+    dialog.batch_size.setValue(8)
+    dialog.estimate_first.setChecked(False)
+    dialog.keep_full_precision.setChecked(True)
+    dialog.save_settings()
+    dialog.reject()
+    again = _distill(window)
+    assert again.recipe.currentData() == "Fast" and again.layer_count() == 3
+    assert again.train_files.paths() == [str(data)] and again.dev_file.text() == str(data)
+    assert again.batch_size.value() == 8 and not again.estimate_first.isChecked()
+    assert again.keep_full_precision.isChecked()
+    again.reject()
+    # settings changed by hand (Custom) come back as set
+    dialog = _distill(window)
+    dialog.layers.setCurrentText("custom")
+    dialog.custom_layers.setValue(1)
+    dialog.epochs.setValue(7)
+    assert dialog.recipe.currentData() == "Custom"
+    dialog.save_settings()
+    dialog.reject()
+    again = _distill(window)
+    assert again.recipe.currentData() == "Custom" and again.layer_count() == 1 and again.epochs.value() == 7
+    again.reject()
+
+
+@pytest.mark.parametrize("size", [(1600, 1000), (1024, 700)])
+def test_advanced_keeps_start_and_cancel_on_the_screen_and_folding_shrinks_back(window, tiny_teacher, qtbot, size):
+    from PySide6.QtCore import QRect
+
+    screen = window.screen()
+    dialog = _distill(window)
+    qtbot.addWidget(dialog)
+    # As on a screen of this size: the dialog never grows past it.
+    screen_rect = QRect(0, 0, *size)
+    dialog.screen = lambda: type("S", (), {"availableGeometry": lambda self: screen_rect})()
+    dialog.fit_to_screen()
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    folded = dialog.height()
+    dialog.advanced.setChecked(True)
+    dialog.fit_to_screen()  # what the toggle schedules, done now (no waiting on a timer)
+    assert dialog.advanced.body.isVisible()
+    assert dialog.height() >= folded and dialog.height() <= size[1]
+    for button in (dialog.start_button, dialog.buttons.button(dialog.buttons.StandardButton.Cancel)):
+        assert button.isVisible()
+        bottom = button.mapTo(dialog, button.rect().bottomLeft()).y()
+        assert bottom <= dialog.height()  # inside the dialog, not scrolled away
+    if size[1] < 900:
+        assert dialog.scroll.verticalScrollBar().maximum() > 0  # the form scrolls instead
+    grown = dialog.height()
+    dialog.advanced.setChecked(False)
+    dialog.fit_to_screen()
+    assert dialog.height() == pytest.approx(folded, abs=4) and dialog.height() <= grown
+    if size[1] >= 900:
+        assert grown > folded  # there was room: it grew, then shrank back
+    assert screen is not None
+    dialog.reject()
