@@ -569,21 +569,29 @@ class Registry:
             dest = dest / name
         if dest.exists():
             raise ModelError(f"{dest}: already exists")
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
+        tmp = None
         try:
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
             shutil.copytree(entry.path, tmp / "m")
             os.replace(tmp / "m", dest)
+        except OSError as exc:  # shutil.Error (several files) is an OSError too
+            reason = exc.strerror or str(exc).splitlines()[0][:200]
+            raise ModelError(f"{dest}: cannot export there ({reason})") from None
         finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+            if tmp is not None:
+                shutil.rmtree(tmp, ignore_errors=True)
         return dest
 
     def delete(self, name: str) -> None:
         entry_folder = self.root / self.check_name(name)
         if not entry_folder.is_dir():
             raise ModelError(f"no model named {name!r} in the registry ({self.root})")
-        trash = Path(tempfile.mkdtemp(prefix=".trash-", dir=self.root))
-        os.replace(entry_folder, trash / name)  # gone from list() at once, whatever rmtree does
+        try:
+            trash = Path(tempfile.mkdtemp(prefix=".trash-", dir=self.root))
+            os.replace(entry_folder, trash / name)  # gone from list() at once, whatever rmtree does
+        except OSError as exc:
+            raise self._unwritable(exc) from None
         shutil.rmtree(trash, ignore_errors=True)
 
     def update_manifest(self, name: str, **changes: Any) -> ModelEntry:
