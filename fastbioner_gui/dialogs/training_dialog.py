@@ -558,7 +558,7 @@ class DistillDialog(TrainingForm):
         layer_row.addStretch(1)
         form.addRow("Student", self.student_source)
         form.addRow("Student layers", layer_row)
-        from fastbioner.distill.methods import METHODS
+        from fastbioner import METHODS
 
         self.method = QComboBox()
         for name, method in METHODS.items():
@@ -643,7 +643,7 @@ class DistillDialog(TrainingForm):
     def _method_changed(self, name: str) -> None:
         """Each method starts from its own settings: temperature (hinton, pkd and
         fastbioner-cal: 2), b (its dynamic phi's offset), calibration and attention form."""
-        from fastbioner.distill.methods import METHODS
+        from fastbioner import METHODS
 
         method = METHODS.get(name)
         if method is None:
@@ -810,8 +810,7 @@ class DistillDialog(TrainingForm):
 
     # Configs ---------------------------------------------------------------------------
     def build_config(self, train: list[str] | None = None):  # noqa: ANN201 - a DistillConfig
-        from fastbioner.distill.config import DistillConfig, StudentConfig
-        from fastbioner.distill.methods import MethodConfig
+        from fastbioner import DistillConfig, MethodConfig, StudentConfig
 
         train = self._training_files() if train is None else train
         source = self.student_source.currentText().strip()
