@@ -76,12 +76,12 @@ def depth_table(rows, results, table: int, dataset: str = "bc5cdr") -> list[str]
     out = ["| row | student | layers | params | size on disk (MB) | F1 | gap to its teacher (F1 points) | "
            "best step / steps | wall time |",
            "|---|---|---|---|---|---|---|---|---|"]
-    from paper_tables import RECOMMENDED
+    from paper_tables import CALIBRATED_VARIANT
 
     # The depth comparison shows the 6-layer rows of table 1 and the recommended
     # variant's 3-layer row (a seeded ablation of table 4) beside its own.
-    same_as_table_1 = {f"{dataset}/{m}-6" for m in ("og", "hinton", "fastbioner", "fastbioner-cal", RECOMMENDED)}
-    same_as_table_1.add(f"{dataset}/{RECOMMENDED}-3")
+    same_as_table_1 = {f"{dataset}/{m}-6" for m in ("og", "hinton", "fastbioner", "fastbioner-cal", CALIBRATED_VARIANT)}
+    same_as_table_1.add(f"{dataset}/{CALIBRATED_VARIANT}-3")
     picked = [r for r in rows if r.dataset == dataset and (r.table == table or
               (table == 2 and r.id in same_as_table_1))]
     for r in picked:
@@ -216,7 +216,7 @@ def paper_comparison(results: dict, speed: dict | None) -> list[str]:
     teacher it learnt from. Speed is the paper-phi row's architecture's: any student with
     its layers and width tags at its speed (the training method changes no weight's
     shape), so the one timed may be another row's or seed's."""
-    from paper_tables import RECOMMENDED
+    from paper_tables import CALIBRATED_VARIANT
 
     teacher = results.get("bc5cdr/teacher")
     fp32 = [m for m in speed_rows(speed) if m["precision"] == "fp32"]
@@ -232,7 +232,7 @@ def paper_comparison(results: dict, speed: dict | None) -> list[str]:
            "ours: faster (time saved, float32) |", "|---|---|---|---|---|---|---|---|"]
     for layers, (gap, smaller, faster) in PAPER.items():
         paper_phi = results.get(f"bc5cdr/fastbioner-cal-{layers}")
-        recommended = results.get(f"bc5cdr/{RECOMMENDED}-{layers}")
+        recommended = results.get(f"bc5cdr/{CALIBRATED_VARIANT}-{layers}")
         res = paper_phi or recommended
         if res is None or teacher is None:
             out.append(f"| {layers} | {gap:.2f} | {smaller:.2f}% | {faster:.2f}% | {NOT_RUN} | | | |")

@@ -33,6 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # the results file's m
 from paper_results import (RESULTS, aggregate, cpu_name, load_results, manifest_of,  # noqa: E402,F401
                            record, result_entry, result_from_manifest, save_results)
 
+from fastbioner.defaults_table import table  # noqa: E402 - the library's defaults (its learning rates)
+
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("FASTBIONER_SHARED_DATA", REPO.parent / "shared" / "data"))
 BASES = Path(os.environ.get("FASTBIONER_BASE_MODELS", Path.home() / ".cache" / "fastbioner" / "base-models"))
@@ -66,27 +68,23 @@ SWEEP_EPOCHS = 3
 # the default model's recipe) is refined for 3 epochs: hinton-minilm-ft was best at step
 # 760 of 855, before its last.
 FINE_TUNED_START_EPOCHS = 3
-# The students' peak learning rate, as table 0 chose it: the best mean over og, hinton
-# and calibrated FastBioNER (81.08 at 4e-4, 80.65 at 8e-4; calibrated FastBioNER alone
-# scored 0.33 higher at 8e-4, one seed). The CLI's default for the teacher's own layers
-# is the same (distill/config.py).
-STUDENT_LR = 4e-4
-# That rate is the 3-layer students' own. A 6-layer student diverged at it: bc5cdr/og-6
-# (seed 13) scored 70.5 and 74.8 at its first two scorings, then 0 from step 285 to 665
-# (its warm-up ended at step 171), and 61.3 at the end of its 6 epochs. So table 0 also
-# runs the 6-layer gold-only student at lower rates, 6 epochs as the tables run it, and
-# students of more than 3 layers (4 and 6 of the teacher's layers, the 6-layer MiniLM)
-# train at DEEP_STUDENT_LR, the highest of those rates at which it does not diverge.
+# The students' peak learning rates are the library's defaults for the teacher's own
+# layers (fastbioner/defaults.toml; why: docs/decisions.md#learning-rate): table 0 chose
+# the 3-layer rate, and a 6-layer student diverged at it, so students of more than 3
+# layers (4 and 6 of the teacher's layers, the 6-layer MiniLM) train at the deeper rate.
+# Read from the table, not repeated here.
+STUDENT_LR = table().for_depth(3).learning_rate
+DEEP_STUDENT_LR = table().for_depth(6).learning_rate
+# Table 0's lower rates for the 6-layer gold-only student (6 epochs, as the tables run it).
 DEEP_SWEEP_LRS = (1e-4, 2e-4, 4e-4)
-# Measured: at 2e-4 the same student did not diverge (85.21, best at step 1520 of 1710,
-# seed 13), and 2e-4 is the highest rate below 4e-4 that table 0 runs.
-DEEP_STUDENT_LR = 2e-4
 
 
 def student_lr(layers: int | None) -> float:
     """The tables' rate for a student of ``layers`` (None: an encoder's own depth, 6
-    for the MiniLM students)."""
-    return STUDENT_LR if layers is not None and layers <= 3 else DEEP_STUDENT_LR
+    for the MiniLM students): the library's default for that depth."""
+    return table().for_depth(6 if layers is None else layers).learning_rate
+
+
 # Table 0 also runs the chosen rate twice as long: whether 3 epochs is enough (at 3
 # epochs og and hinton were best at their last scoring). These are the same commands as
 # the tables' 3-layer og and hinton rows at seed 13, which the queue records from them.
@@ -95,9 +93,10 @@ EPOCH_SWEEP = STUDENT_EPOCHS
 # (og 80.70, best at its last step): each time the best rate was at the grid's edge.
 SWEEP_LRS = (5e-5, 1e-4, 2e-4, 4e-4, 8e-4)
 # A student that starts from a model already fine-tuned on the corpus (minilm-bc5cdr)
-# is refined at the usual fine-tuning rate, whatever table 0 picks for students that
-# start from the teacher's (un-fine-tuned for their new depth) layers.
-FINE_TUNED_START_LR = 5e-5
+# is refined at the library's rate for another encoder (the fine-tuning rate), whatever
+# table 0 picks for students that start from the teacher's (un-fine-tuned for their new
+# depth) layers.
+FINE_TUNED_START_LR = table().encoder.learning_rate
 TEMPERATURE = 2.0            # one temperature for every soft-label method in a comparison
 SOFT_LABEL_METHODS = ("hinton", "pkd", "tinybert", "fastbioner")
 SMALL_STUDENTS = ("bigru", "bilstm", "cnn")  # built from scratch, trained at their own rate (1e-3)
@@ -119,12 +118,14 @@ SCHEDULE_VARIANTS = {"cal-constant-phi": (*CALIBRATED, "--schedule", "constant",
 # default until pkd-3 led there). Table 1 runs it at 6 layers with three seeds, in the
 # place of the paper-schedule calibrated row's second and third seeds. (The flags, not
 # --method fastbioner-cal, so that it runs pinned to the commit its baselines ran at.)
-RECOMMENDED = "cal-constant-phi"
+# It names the calibrated variant these tables follow, not the recommended method: the
+# defaults the CLI and the app use are the library's (fastbioner/defaults.toml).
+CALIBRATED_VARIANT = "cal-constant-phi"
 # The recommended variant with the matching terms pulling as hard as pkd's hidden term
 # does at the start (section 11: ~228x the gold term's gradient norm).
 STRONG_PULL, STRONG_PULL_RATIO = "cal-ratio200", 200.0
 HIDDEN_PULL = "cal-hidden200"
-HIDDEN_PULL_ARGS = (*SCHEDULE_VARIANTS[RECOMMENDED], "--term-ratio", f"hidden={STRONG_PULL_RATIO:g}")
+HIDDEN_PULL_ARGS = (*SCHEDULE_VARIANTS[CALIBRATED_VARIANT], "--term-ratio", f"hidden={STRONG_PULL_RATIO:g}")
 
 # The students of tables 1, 2 and 4 train under CPU bf16 autocast (weights and optimiser
 # fp32): a step 1.44x (og) to 1.52x (calibrated FastBioNER) faster at 3 layers on the
@@ -240,8 +241,8 @@ def all_rows() -> list[Row]:
                                 "(every weight 1, attention scores), 6 layers"))
         rows.append(student_row(ds, 1, "fastbioner", 6, slug="fastbioner-cal-6", extra_args=CALIBRATED,
                                 title="fastbioner, calibrated (grad-norm, centred attention), 6 layers"))
-        rows.append(student_row(ds, 1, "fastbioner", 6, slug=f"{RECOMMENDED}-6",
-                                extra_args=SCHEDULE_VARIANTS[RECOMMENDED], seeds=SEEDS,
+        rows.append(student_row(ds, 1, "fastbioner", 6, slug=f"{CALIBRATED_VARIANT}-6",
+                                extra_args=SCHEDULE_VARIANTS[CALIBRATED_VARIANT], seeds=SEEDS,
                                 title="fastbioner, calibrated, phi constant at 0.5 (= --method fastbioner-cal), "
                                       "6 layers"))
         if ds == "bc5cdr":
@@ -249,7 +250,7 @@ def all_rows() -> list[Row]:
             # the start (the calibration's own measure) where the calibrated method sets
             # each matching term to 1x; this row pulls as hard, through the method's terms.
             rows.append(student_row(ds, 1, "fastbioner", 6, slug=f"{STRONG_PULL}-6",
-                                    extra_args=(*SCHEDULE_VARIANTS[RECOMMENDED], "--calibration-ratio",
+                                    extra_args=(*SCHEDULE_VARIANTS[CALIBRATED_VARIANT], "--calibration-ratio",
                                                 f"{STRONG_PULL_RATIO:g}"),
                                     title=f"fastbioner, calibrated, phi constant at 0.5, each matching term "
                                           f"pulling {STRONG_PULL_RATIO:g}x the gold term (--calibration-ratio "
@@ -267,8 +268,8 @@ def all_rows() -> list[Row]:
                                     extra_args=CALIBRATED, seeds=SEEDS if layers == 3 else (SEED,),
                                     title=f"fastbioner, calibrated, {layers} layers"))
             if layers == 4:  # at 3 layers the same command is table 4's seeded row
-                rows.append(student_row(ds, 2, "fastbioner", layers, slug=f"{RECOMMENDED}-{layers}",
-                                        extra_args=SCHEDULE_VARIANTS[RECOMMENDED],
+                rows.append(student_row(ds, 2, "fastbioner", layers, slug=f"{CALIBRATED_VARIANT}-{layers}",
+                                        extra_args=SCHEDULE_VARIANTS[CALIBRATED_VARIANT],
                                         title=f"fastbioner, calibrated, phi constant at 0.5 (= --method "
                                               f"fastbioner-cal), {layers} layers"))
             rows.append(student_row(ds, 2, "og", layers, seeds=SEEDS if layers == 3 else (SEED,)))
@@ -314,7 +315,7 @@ def all_rows() -> list[Row]:
                 # the recommended variant, at the depth whose goal is not met.
                 ("cal-unlabeled", "phi constant at 0.5, + unlabelled text (the default model's: BC5CDR and "
                                   "NCBI-disease PubTator abstracts, the PubMed records)",
-                 (*SCHEDULE_VARIANTS[RECOMMENDED], "--unlabeled", *UNLABELED))):
+                 (*SCHEDULE_VARIANTS[CALIBRATED_VARIANT], "--unlabeled", *UNLABELED))):
             seeded = slug in SEEDED_ABLATIONS or slug == UNLABELED_VARIANT
             rows.append(student_row(ds, 4, "fastbioner", 3, slug=f"{slug}-3", title=f"3 layers, calibrated, {title}",
                                     extra_args=extra, seeds=SEEDS if seeded else (SEED,),
@@ -415,7 +416,7 @@ def default_model_rows() -> list[Row]:
     # (least-squares start), on the MiniLM student: pkd led hinton at every depth of the
     # teacher's own layers and with the unlabelled text.
     for method, label, extra in (("hinton", "hinton", ()),
-                                 ("fastbioner", RECOMMENDED, SCHEDULE_VARIANTS[RECOMMENDED]),
+                                 ("fastbioner", CALIBRATED_VARIANT, SCHEDULE_VARIANTS[CALIBRATED_VARIANT]),
                                  ("pkd", "pkd", ())):
         rows.append(student_row("bc5cdr", 5, method, None, slug=f"{label}-minilm-unl",
                                 title=f"{label}, all-MiniLM-L6-v2 student, 2e-4, 6 epochs, 1 teacher, "

@@ -92,7 +92,7 @@ def standing_section(results: dict, grid_lr: str | None = None) -> list[str]:
                       f"{ours_name} with the paper's phi (`bc5cdr/sweep-fastbioner-cal-3-lr{grid_lr}`)"))
     # The schedule variants that beat the triple on a first seed, judged by the same rule
     # at every depth and dataset they have run.
-    from paper_tables import (RECOMMENDED, SEEDED_ABLATIONS, UNLABELED_BASELINE, UNLABELED_VARIANT,  # here:
+    from paper_tables import (CALIBRATED_VARIANT, SEEDED_ABLATIONS, UNLABELED_BASELINE, UNLABELED_VARIANT,  # here:
                               all_rows)  # paper_tables imports this module
 
     planned = {row.id for row in all_rows()}
@@ -110,7 +110,7 @@ def standing_section(results: dict, grid_lr: str | None = None) -> list[str]:
               for ds in ("bc5cdr", "ncbi") for layers in (6, 4, 3)]
     # Read by corpus, then depth (widest first), the variant the defaults run first at
     # each depth, the paper's schedule next, the other variants after; the grid last.
-    rank = ({f"fastbioner-cal-{n}": 1 for n in (6, 4, 3)} | {f"{RECOMMENDED}-{n}": 0 for n in (6, 4, 3)}
+    rank = ({f"fastbioner-cal-{n}": 1 for n in (6, 4, 3)} | {f"{CALIBRATED_VARIANT}-{n}": 0 for n in (6, 4, 3)}
             | {f"{UNLABELED_VARIANT}-{n}": 3 for n in (6, 4, 3)})
     cases.sort(key=lambda c: (("bc5cdr", "ncbi").index(c[0]), -c[1], rank.get(c[2].split("/", 1)[1], 2)))
     for ds, layers, ours_id, baseline_id, label, name in cases + grid_cases:
@@ -179,26 +179,26 @@ def teacher_build_lines(results: dict) -> list[str]:
 def recommended_lines(results: dict) -> list[str]:
     """The variant the defaults run (``--method fastbioner-cal``) against the other
     calibrated variants at each depth where both have run, by the same rule."""
-    from paper_tables import RECOMMENDED, SEEDED_ABLATIONS
+    from paper_tables import CALIBRATED_VARIANT, SEEDED_ABLATIONS
 
     out = []
     for ds in ("bc5cdr", "ncbi"):
         for layers in (6, 4, 3):
-            ours = results.get(f"{ds}/{RECOMMENDED}-{layers}")
+            ours = results.get(f"{ds}/{CALIBRATED_VARIANT}-{layers}")
             if not ours or ours.get("f1") is None:
                 continue
             others = [(f"`{ds}/fastbioner-cal-{layers}` (the paper's phi)", results.get(f"{ds}/fastbioner-cal-{layers}"))]
             others += [(f"`{ds}/{slug}-{layers}` ({what})", results.get(f"{ds}/{slug}-{layers}"))
-                       for slug, what in SEEDED_ABLATIONS.items() if slug != RECOMMENDED]
+                       for slug, what in SEEDED_ABLATIONS.items() if slug != CALIBRATED_VARIANT]
             compared = [f"against {name}: {verdict(ours, other, 'the other variant')}" for name, other in others
                         if other and other.get("f1") is not None]
             if compared:
-                out.append(f"- **{ds}, {layers} layers**: `{RECOMMENDED}` {f1_cell(ours)} " + "; ".join(compared) + ".")
+                out.append(f"- **{ds}, {layers} layers**: `{CALIBRATED_VARIANT}` {f1_cell(ours)} " + "; ".join(compared) + ".")
     if out:
         from fastbioner.distill.config import teacher_layers_methods_summary
 
         # The method each depth defaults to, as core says (not a copy).
-        out = ["", f"`--method fastbioner-cal` runs `{RECOMMENDED}` ({SEEDED_ABLATIONS[RECOMMENDED]}), chosen by "
+        out = ["", f"`--method fastbioner-cal` runs `{CALIBRATED_VARIANT}` ({SEEDED_ABLATIONS[CALIBRATED_VARIANT]}), chosen by "
                f"the 3-layer rows:", ""] + out + [
                "", "The command line's and the app's default for a student of the teacher's own layers is the "
                f"method that led at its depth: {teacher_layers_methods_summary()}."]

@@ -47,15 +47,15 @@ from .registry import ModelEntry, Registry
 # the same folder); $FASTBIONER_BASE_MODELS moves it.
 BASE_MODELS_ENV = "FASTBIONER_BASE_MODELS"
 
-# Shown under the recipes: what the tables support so far, and no accuracy claimed
-# for a user's own data.
-RECIPE_NOTE = ("Method, learning rate and epochs follow docs/benchmarks.md: over three seeds each, "
-               "Patient KD (pkd: soft and gold labels plus the teacher's normalised hidden states) led at 3, 4 "
-               "and 6 layers, each beyond the spread; each recipe uses the method that led at its depth. "
-               "Unlabelled abstracts (below), where you have them, raised every student they were "
-               "tried with, by 0.3 to 1.9 F1 points.")
+# Shown under the recipes: where the settings come from, and no accuracy claimed for a
+# user's own data. No figure here: they live in the defaults table (defaults.toml) and
+# its decision records (docs/decisions.md), drawn from docs/benchmarks.md.
+RECIPE_NOTE = ("Method, learning rate and epochs come from the library's defaults table, each chosen by "
+               "the measurements in docs/benchmarks.md (the decisions are listed in docs/decisions.md); "
+               "each recipe uses the method that led at its depth. Unlabelled abstracts (below), where "
+               "you have them, raised every student they were tried with.")
 
-# The CLI's rule for a student of the teacher's own layers (table 0 of docs/benchmarks.md).
+# The CLI's rule for a student of the teacher's own layers (the defaults table).
 RECIPE_EPOCHS = default_epochs("teacher")
 
 

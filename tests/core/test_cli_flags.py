@@ -78,42 +78,41 @@ def test_every_setting_has_a_flag_with_the_configs_default(cls, command):
 
 
 def test_distill_defaults_follow_the_student():
+    """The CLI resolves each default from the defaults table (fastbioner/defaults.toml) by
+    the student's kind and depth; tests/core/test_defaults_table.py shows that a changed
+    table changes them."""
     from fastbioner.cli.distill import config_from_args
-    from fastbioner.config import TrainingConfig
-    from fastbioner.distill.config import (CONV_EPOCHS, DEEP_TEACHER_LAYERS_LR, RECURRENT_LR,
-                                           TEACHER_LAYERS_EPOCHS, TEACHER_LAYERS_LR)
+    from fastbioner.defaults_table import table
 
+    defaults = table()
     parser = build_parser()
     base = ["distill", "--teacher", "t", "--train", "x.tsv", "--name", "s"]
     cfg = config_from_args(parser.parse_args(base))
-    assert cfg.student.layers == 6 and cfg.training.learning_rate == DistillConfig().training.learning_rate
-    # table 0's rates for the teacher's own layers: a 6-layer student diverged at the 3-layer one
-    assert cfg.training.learning_rate == DEEP_TEACHER_LAYERS_LR < TEACHER_LAYERS_LR
-    for layers, rate in (("3", TEACHER_LAYERS_LR), ("2", TEACHER_LAYERS_LR), ("4", DEEP_TEACHER_LAYERS_LR)):
-        assert config_from_args(parser.parse_args(base + ["--layers", layers])).training.learning_rate == rate
-    assert cfg.training.epochs == TEACHER_LAYERS_EPOCHS == DistillConfig().training.epochs == 6  # and epochs
-    # the method the tables support for the teacher's own layers at the default depth (6: pkd
-    # led there), with its own T
-    assert cfg.method.name == "pkd" and cfg.method.temperature is None
-    assert cfg.method.to_method().temperature == 2.0
-    # by depth: pkd led at 3, 4 and 6 layers; a depth between takes the nearest (the deeper
-    # on a tie)
-    by_depth = {n: config_from_args(parser.parse_args(base + ["--layers", n])).method.name
-                for n in ("2", "3", "4", "5", "6", "8")}
-    assert by_depth == {"2": "pkd", "3": "pkd", "4": "pkd", "5": "pkd", "6": "pkd", "8": "pkd"}
-    method = config_from_args(parser.parse_args(base + ["--layers", "3"])).method.to_method()
-    assert (method.name, method.temperature, method.calibrate) == ("pkd", 2.0, "none")
+    assert cfg.student.layers == defaults.teacher_layers == DistillConfig().student.layers
+    assert cfg.training.learning_rate == DistillConfig().training.learning_rate
+    assert cfg.training.learning_rate == defaults.for_depth(defaults.teacher_layers).learning_rate
+    assert cfg.training.epochs == defaults.teacher_epochs == DistillConfig().training.epochs
+    # the method of the table's entry, with that method's own T
+    assert cfg.method.name == defaults.for_depth(None).method and cfg.method.temperature is None
+    # by depth: a depth between those listed takes the nearest (the deeper on a tie)
+    listed = sorted(defaults.by_depth)
+    for n in range(1, max(listed) + 3):
+        got = config_from_args(parser.parse_args(base + ["--layers", str(n)]))
+        nearest = min(listed, key=lambda d: (abs(d - n), -d))
+        assert (got.method.name, got.training.learning_rate) == (defaults.by_depth[nearest].method,
+                                                                 defaults.by_depth[nearest].learning_rate)
     named = config_from_args(parser.parse_args(base + ["--layers", "4", "--method", "fastbioner-cal"]))
     assert named.method.name == "fastbioner-cal"
     cfg = config_from_args(parser.parse_args(base + ["--student-from", "some-org/some-encoder"]))
-    assert cfg.training.learning_rate == TrainingConfig().learning_rate  # another encoder: fine-tuning's
-    assert cfg.training.epochs == TrainingConfig().epochs
-    assert cfg.method.name == "hinton"  # soft and gold labels: any tokenizer, no layers to match
-    cfg = config_from_args(parser.parse_args(base + ["--student-from", "bigru"]))
-    assert cfg.training.learning_rate == RECURRENT_LR and cfg.student.source == "bigru"
-    assert cfg.training.epochs == TrainingConfig().epochs and cfg.method.name == "hinton"
+    assert (cfg.training.learning_rate, cfg.training.epochs, cfg.method.name) == (
+        defaults.encoder.learning_rate, defaults.encoder.epochs, defaults.encoder.method)
+    for kind in ("bigru", "bilstm", "cnn"):
+        cfg = config_from_args(parser.parse_args(base + ["--student-from", kind]))
+        assert cfg.student.source == kind
+        assert (cfg.training.learning_rate, cfg.training.epochs, cfg.method.name) == (
+            defaults.small[kind].learning_rate, defaults.small[kind].epochs, defaults.small[kind].method)
     cfg = config_from_args(parser.parse_args(base + ["--student-from", "cnn", "--method", "fastbioner"]))
-    assert cfg.training.epochs == CONV_EPOCHS and cfg.method.name == "fastbioner"
+    assert cfg.training.epochs == defaults.small["cnn"].epochs and cfg.method.name == "fastbioner"
     cfg = config_from_args(parser.parse_args(base + ["--epochs", "2"]))
     assert cfg.training.epochs == 2
     cfg = config_from_args(parser.parse_args(base + ["--lr", "1e-4", "--no-crf", "--drop-terms", "attention,hidden",
@@ -127,11 +126,20 @@ def test_distill_defaults_follow_the_student():
 def test_distill_help_names_each_depths_method_once(monkeypatch, capsys):
     """--help states the by-depth rule from core's table, one clause per method, so the
     rule reads the same whichever depths share a method."""
+    from dataclasses import replace
+
+    from fastbioner import defaults_table
     from fastbioner.distill import config
 
-    monkeypatch.setattr(config, "TEACHER_LAYERS_METHOD", {3: "pkd", 4: "hinton", 6: "pkd"})
+    real = defaults_table.table()
+
+    def with_methods(methods):
+        by_depth = {n: replace(real.by_depth[3], method=m) for n, m in methods.items()}
+        monkeypatch.setattr(defaults_table, "table", lambda: replace(real, by_depth=by_depth))
+
+    with_methods({3: "pkd", 4: "hinton", 6: "pkd"})
     assert config.teacher_layers_methods_summary().startswith("pkd at 3 and 6 layers, hinton at 4 layers (")
-    monkeypatch.setattr(config, "TEACHER_LAYERS_METHOD", {3: "pkd", 4: "pkd", 6: "pkd"})
+    with_methods({3: "pkd", 4: "pkd", 6: "pkd"})
     assert config.teacher_layers_methods_summary().startswith("pkd at 3, 4 and 6 layers (")
     monkeypatch.undo()
     with pytest.raises(SystemExit):

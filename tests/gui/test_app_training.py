@@ -152,9 +152,10 @@ def test_recipes_fill_the_settings_with_a_student_smaller_than_its_teacher(windo
     assert not dialog.fine_tune_first.isChecked()  # a teacher exists
     assert dialog.recipe.currentData() == "Balanced"
     # For a curator: the time on this machine and the benchmark quality, from core's table
-    from fastbioner.distill.config import TEACHER_LAYERS_F1, teacher_layers_methods_summary
+    from fastbioner.distill.config import teacher_layers_methods_summary
+    from fastbioner_gui.dialogs.training_dialog import recipe_f1
     assert "Time on this machine" in dialog.recipe_note.text()
-    assert f"{TEACHER_LAYERS_F1[4][0]:.1f} F1" in dialog.recipe_note.text()
+    assert f"{recipe_f1()[4][0]:.1f} F1" in dialog.recipe_note.text()
     # the research behind the recipes only under Advanced
     assert RECIPE_NOTE in dialog.research_note.text() and not dialog.research_note.isVisibleTo(dialog)
     assert "docs/benchmarks.md" in RECIPE_NOTE and "%" not in RECIPE_NOTE  # no accuracy claimed
@@ -185,8 +186,12 @@ def test_recipes_fill_the_settings_with_a_student_smaller_than_its_teacher(windo
     dialog.epochs.setValue(5)  # by hand: the recipe no longer applies
     assert dialog.recipe.currentData() == "Custom" and dialog.epochs.value() == 5
     # the method follows the depth (as if hinton had led at 4 layers) unless chosen by hand
-    from fastbioner.distill import config as distill_config
-    monkeypatch.setitem(distill_config.TEACHER_LAYERS_METHOD, 4, "hinton")
+    from dataclasses import replace
+
+    from fastbioner import defaults_table
+    real = defaults_table.table()
+    by_depth = {**real.by_depth, 4: replace(real.by_depth[4], method="hinton")}
+    monkeypatch.setattr(defaults_table, "table", lambda: replace(real, by_depth=by_depth))
     dialog.set_layer_count(4)
     assert dialog.method.currentText() == "hinton"
     dialog.set_layer_count(3)
@@ -335,11 +340,11 @@ def test_the_advanced_section_sets_term_weights_calibration_and_attention(window
     # Folded, the section is its one line: no empty frame below the check box.
     assert dialog.advanced.sizeHint().height() == dialog.advanced.header.sizeHint().height()
     dialog.student_source.setCurrentText("bigru")
-    from fastbioner.distill.config import CONV_EPOCHS, RECURRENT_LR, default_epochs
+    from fastbioner.distill.config import default_epochs
 
-    assert dialog.learning_rate.value() == pytest.approx(RECURRENT_LR)
+    assert dialog.learning_rate.value() == pytest.approx(default_learning_rate("bigru"))
     dialog.student_source.setCurrentText("cnn")  # the CLI's epochs for such a student too
-    assert dialog.epochs.value() == CONV_EPOCHS and dialog.build_config().training.epochs == CONV_EPOCHS
+    assert dialog.epochs.value() == default_epochs("cnn") == dialog.build_config().training.epochs
     dialog.student_source.setCurrentText("teacher")
     assert dialog.learning_rate.value() == pytest.approx(default_learning_rate("teacher", 1))
     assert dialog.epochs.value() == default_epochs("teacher")

@@ -12,72 +12,46 @@ CONV_SOURCES = ("cnn",)
 # Students built here rather than taken from a transformer: everything but their
 # embeddings starts random.
 SMALL_SOURCES = (*RECURRENT_SOURCES, *CONV_SOURCES)
-RECURRENT_LR = 1e-3  # a student learning from scratch: a transformer's 5e-5 is far too small
-# A student made of some of the teacher's layers is a network its weights were never
-# trained as: it needs far more than fine-tuning's 5e-5. Table 0 of docs/benchmarks.md
-# (3-layer students of the MPNet teacher, BC5CDR, 3 epochs, rates 5e-5 to 8e-4, one
-# seed): og and hinton score best at 4e-4 (80.70 and 81.60, against 73.05 and 73.73 at
-# 5e-5 and 79.97 and 80.71 at 8e-4); calibrated FastBioNER scores 80.94 at 4e-4 and
-# 81.27 at 8e-4. Over the three methods 4e-4 is best (mean 81.08 against 80.65).
-TEACHER_LAYERS_LR = 4e-4
-# That rate is a shallow student's. A 6-layer student of the same teacher diverged at it
-# (bc5cdr/og-6, seed 13: 74.8 at step 190, then 0 from step 285 to 665, after its
-# warm-up had ended at step 171, and 61.3 at the end; table 0's 6-layer rows): a student of more than SHALLOW_LAYERS of
-# the teacher's layers trains at DEEP_TEACHER_LAYERS_LR, the rate table 0's 6-layer
-# gold-only rows support: at 2e-4 the same student did not diverge (85.21 devel F1, best
-# at step 1520 of 1710).
-SHALLOW_LAYERS = 3
-DEEP_TEACHER_LAYERS_LR = 2e-4
-# Epochs, by the same table: at lr 4e-4, 3-layer students, seed 13, 6 epochs against 3
-# raised og from 80.70 to 81.50 and hinton from 81.60 to 82.42 (og's best scoring came
-# at step 1425 of 1710: past its third epoch, not at its last). A convolutional student
-# starts from nothing but its embeddings: 10 epochs over the unlabelled text gave 80.41
-# against 79.43 for 3 (docs/benchmarks.md, section 6). Any other student keeps
-# TrainingConfig's 3 (a recurrent one was best at step 570 of 855; an encoder
-# fine-tuned on the corpus starts close to its task).
-TEACHER_LAYERS_EPOCHS = 6
-CONV_EPOCHS = 10
+# The defaults by kind of student and depth (method, learning rate, epochs) are data:
+# fastbioner/defaults.toml, each with its decision record in docs/decisions.md. The
+# functions below resolve them for the CLI, the app's dialog and its recipes, and the
+# research scripts; nothing here holds a copy of a figure.
 
 
-def default_epochs(source: str) -> int:
+def _table():  # the module, not the function, so a test's replacement of table() is seen
+    from .. import defaults_table
+
+    return defaults_table.table()
+
+
+def default_epochs(source: str, layers: int | None = None) -> int:
     """The epochs a student from ``source`` trains for unless told: the CLI, the
     app's dialog and its recipes all take them from here."""
-    if source == "teacher":
-        return TEACHER_LAYERS_EPOCHS
-    if source in CONV_SOURCES:
-        return CONV_EPOCHS
-    return TrainingConfig().epochs
-
-
-# The method that led at each depth of the teacher's own layers the tables measured
-# (docs/benchmarks.md; BC5CDR devel F1, three seeds each, 6 epochs, bf16): 3 layers
-# pkd 83.81 +- 0.04 against fastbioner-cal 82.64 +- 0.12 (hinton 82.15 +- 0.03; fastbioner-cal
-# was the default here until pkd ran at this depth); 4 layers pkd 84.92 +- 0.30 against hinton
-# 83.76 +- 0.12 (the default here until pkd ran) and fastbioner-cal 83.36 +- 0.27; 6 layers
-# pkd 86.17 +- 0.12 against fastbioner-cal 85.87 +- 0.15 (hinton 85.43 +- 0.35). Each lead is larger than either spread. A depth
-# not measured takes the method of the nearest depth measured (the deeper on a tie).
-TEACHER_LAYERS_METHOD = {3: "pkd", 4: "pkd", 6: "pkd"}
-# The leading method's BC5CDR devel F1 at each depth (mean and spread over three seeds,
-# the figures above) as data: the app's distillation dialog describes its recipes'
-# quality from here, not from a copy.
-TEACHER_LAYERS_F1 = {3: (83.81, 0.04), 4: (84.92, 0.30), 6: (86.17, 0.12)}
+    return _table().for_student(source, layers).epochs
 
 
 def teacher_layers_method(layers: int | None) -> str:
     """The method for a student of ``layers`` of the teacher's layers (None: the CLI's
-    6): the one that led at that depth, else at the nearest depth measured."""
-    depth = StudentConfig().layers if layers is None else layers
-    nearest = min(TEACHER_LAYERS_METHOD, key=lambda n: (abs(n - depth), -n))
-    return TEACHER_LAYERS_METHOD[nearest]
+    depth): the one that led at that depth, else at the nearest depth measured."""
+    return _table().for_depth(layers).method
 
 
 def teacher_layers_methods_summary() -> str:
     """The rule above in words, for help texts (from the table, not a copy of it)."""
-    depths: dict[str, list[int]] = {}
-    for n, m in sorted(TEACHER_LAYERS_METHOD.items()):
-        depths.setdefault(m, []).append(n)
-    # One clause per method ("pkd at 3 and 6 layers"), in the order of its shallowest depth.
-    clauses = [f"{m} at {_and(ns)} layers" for m, ns in depths.items()]
+    return _by_depth_summary(lambda d: d.method, str)
+
+
+def teacher_layers_rates_summary() -> str:
+    """The learning rate by depth in words, for help texts."""
+    return _by_depth_summary(lambda d: d.learning_rate, lambda r: f"{r:g}")
+
+
+def _by_depth_summary(value, word) -> str:  # noqa: ANN001 - two small callables
+    groups: dict = {}
+    for n, entry in sorted(_table().by_depth.items()):
+        groups.setdefault(value(entry), []).append(n)
+    # One clause per value ("pkd at 3 and 6 layers"), in the order of its shallowest depth.
+    clauses = [f"{word(v)} at {_and(ns)} layers" for v, ns in groups.items()]
     return ", ".join(clauses) + " (another depth: the nearest of these, the deeper on a tie)"
 
 
@@ -88,27 +62,39 @@ def _and(items: list) -> str:
 
 def default_method(source: str, layers: int | None = None) -> str:
     """The method a student from ``source`` (of ``layers`` of the teacher's layers;
-    None: the CLI's 6) is distilled by unless told: the CLI, the app's dialog and its
+    None: the CLI's depth) is distilled by unless told: the CLI, the app's dialog and its
     recipes all take it from here. The teacher's own layers: the method that led at that
-    depth (``teacher_layers_method``); any other student: hinton (soft and gold labels),
-    which needs neither the teacher's tokenizer nor its layers, and which the tables
-    support for those students (the default model's recipe)."""
-    if source != "teacher":
-        return "hinton"
-    return teacher_layers_method(layers)
+    depth (``teacher_layers_method``); any other student: the table's (hinton: soft and
+    gold labels, which needs neither the teacher's tokenizer nor its layers)."""
+    return _table().for_student(source, layers).method
 
 
 def default_learning_rate(source: str, layers: int | None = None) -> float:
     """The peak learning rate a student from ``source`` (of ``layers`` of the teacher's
-    layers; None: the CLI's 6) trains at unless told: the CLI, the app's dialog and its
-    recipes all take it from here. Any other encoder (a Hugging Face model, possibly
-    already fine-tuned on the corpus) keeps the fine-tuning rate."""
-    if source in SMALL_SOURCES:
-        return RECURRENT_LR
-    if source == "teacher":
-        shallow = layers is not None and layers <= SHALLOW_LAYERS
-        return TEACHER_LAYERS_LR if shallow else DEEP_TEACHER_LAYERS_LR
-    return TrainingConfig().learning_rate
+    layers; None: the CLI's depth) trains at unless told: the CLI, the app's dialog and
+    its recipes all take it from here."""
+    return _table().for_student(source, layers).learning_rate
+
+
+def default_teacher_layers() -> int:
+    """The depth of a student of the teacher's own layers unless told."""
+    return _table().teacher_layers
+
+
+def teacher_layers_f1() -> dict[int, tuple[float, float]]:
+    """The leading method's BC5CDR devel F1 (mean, spread over three seeds) at each depth
+    the table records it for: the app describes its recipes' quality from here."""
+    return {n: d.devel_f1 for n, d in _table().by_depth.items() if d.devel_f1 is not None}
+
+
+def __getattr__(name: str):  # noqa: ANN202
+    # The names this module held as constants before the table, read from it now (the
+    # app's dialog, being rewritten, still reads TEACHER_LAYERS_F1).
+    if name == "TEACHER_LAYERS_F1":
+        return teacher_layers_f1()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 CACHE_MODES = ("auto", "memory", "disk", "shared", "none")
 
 
@@ -125,7 +111,7 @@ class StudentConfig(Settings):
     source: str = opt("teacher", "teacher (its own layers), bigru, bilstm, cnn, or a model id / folder / "
                                  "registry name", flag="--student-from", metavar="SOURCE", kind="model")
     layers: int | None = opt(6, "student layers (from the teacher: default 6; another encoder: its first N, "
-                                "default all)")
+                                "default all)")  # 6: defaults.toml's teacher.default_layers (a test checks)
     rnn_hidden: int = opt(256, "recurrent student: units per direction")
     rnn_layers: int = opt(1, "recurrent student: stacked layers")
     conv_width: int = opt(256, "convolutional student: width")
@@ -191,9 +177,9 @@ class DistillConfig(Settings):
     unlabeled_format: str | None = opt(None, "format of the unlabelled files (default: guess)")
     unlabeled_limit: int = opt(0, "take the first N unlabelled sentences (0: all)", metavar="N")
     encoding: EncodingConfig = field(default_factory=EncodingConfig)
-    # The default student is 6 of the teacher's layers: its rate and epochs, as the CLI's.
-    training: TrainingConfig = field(default_factory=lambda: TrainingConfig(learning_rate=DEEP_TEACHER_LAYERS_LR,
-                                                                            epochs=TEACHER_LAYERS_EPOCHS))
+    # The default student (the teacher's layers, at the table's depth): its rate and epochs, as the CLI's.
+    training: TrainingConfig = field(default_factory=lambda: TrainingConfig(
+        learning_rate=default_learning_rate("teacher"), epochs=default_epochs("teacher")))
     loss: LossConfig = field(default_factory=LossConfig)  # the gold-label term
     teacher_cache: str = opt("auto", "keep the teacher's outputs in memory or on disk, or compute them at "
                                      "every step (none); auto: memory when it fits --cache-memory-mb; "
