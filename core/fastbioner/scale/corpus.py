@@ -44,7 +44,7 @@ from ..formats import format_for_path
 from ..inference import TaggerConfig
 from ..jobs import CancelToken, Cancelled, EventCallback, ProgressReporter, run_job
 from .shards import (DOC_SCHEMA, SCHEMA, SCHEMA_VERSION, ChunkResult, file_record, fingerprint,
-                     pubmed_file_number, row_document, shard_paths, write_rows)
+                     pubmed_file_number, release_freed_memory, row_document, shard_paths, write_rows)
 from .state import HISTORY_DIR, FolderState, InputRecord, RowIndex, keep_old_version
 from .updates import InputScan, _Codes, resolve
 from .work import ModelRef, file_digest
@@ -419,6 +419,8 @@ class _Run:
                 current = np.isin(np.array([self.codes.code(id_) for id_ in gone], dtype=np.int64), all_codes)
                 for id_, elsewhere in zip(gone, current.tolist()):
                     removed["superseded" if elsewhere else "deleted"].append(id_)
+                del table
+                release_freed_memory()   # memory follows the current shard, not the run
             except Cancelled:
                 raise
             except Exception as exc:  # noqa: BLE001 - a failing shard is reported, the others go on

@@ -95,6 +95,7 @@ def release_freed_memory() -> None:
     import ctypes
     import ctypes.util
 
+    pa.default_memory_pool().release_unused()   # Arrow's own pool (the shards' tables)
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
         libc.malloc_trim(0)
