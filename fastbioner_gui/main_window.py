@@ -81,6 +81,11 @@ class MainWindow(QMainWindow):
         self.concept_lookup = concept_lookup.install(self)
         self.occurrences = occurrences.install(self)
         self.relations = relations.install(self)
+        # Issue 47: keys to the next (low-confidence) suggestion, the review queue, Improve the model.
+        from . import improve, review_queue, suggestion_nav
+
+        self.suggestion_nav, self.review_queue = suggestion_nav.install(self), review_queue.install(self)
+        self.improve = improve.install(self)
         self.setAcceptDrops(True)
         self.resize(1400, 860)
         self._restore_layout()

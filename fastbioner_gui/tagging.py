@@ -6,7 +6,7 @@ undoable step, and keeps what merged when the run is cancelled."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import count
 from typing import Callable, Sequence
 
@@ -48,7 +48,8 @@ def tagger_config(settings: AppSettings):
 def tag_rows(model: str, rows: Sequence[int], docs: Sequence[Document], settings: AppSettings,
              on_event: EventCallback, cancel: CancelToken,
              on_chunk: Callable[[dict[int, list[Span]]], None] | None = None,
-             on_loaded: Callable[[dict], None] | None = None) -> TaggingResult:
+             on_loaded: Callable[[dict], None] | None = None,
+             on_uncertainty: Callable[[dict[int, dict]], None] | None = None) -> TaggingResult:
     """The job: load ``model`` and tag ``docs`` (rows of the workspace), chunk by chunk.
     ``on_loaded`` gets the model's provenance once it is loaded, ``on_chunk`` each
     chunk's spans (row -> spans) as soon as they are found."""
@@ -78,7 +79,10 @@ def tag_rows(model: str, rows: Sequence[int], docs: Sequence[Document], settings
 
             def batch(b: int, n: int, done=done, here=here, message=message) -> None:  # noqa: ANN001
                 reporter.emit(step=done + here * (b - 1) // max(1, n), message=message)
-            found_here = dict(zip(rows[i:i + CHUNK], tagger.tag(chunk, cancel, on_batch=batch)))
+            found, unsure = tagger.tag_with_uncertainty(chunk, cancel, on_batch=batch)
+            found_here = dict(zip(rows[i:i + CHUNK], found))
+            if on_uncertainty is not None:  # before the spans: the merge refreshes the views
+                on_uncertainty({r: u.to_metadata() for r, u in zip(rows[i:i + CHUNK], unsure)})
             spans.update(found_here)
             if on_chunk is not None:
                 on_chunk(found_here)
@@ -112,6 +116,7 @@ class _Relay(QObject):
 
     chunk = Signal(object)    # dict row -> spans
     loaded = Signal(object)   # provenance
+    unsure = Signal(object)   # dict row -> the document's uncertainty (fastbioner.uncertainty)
 
 
 @dataclass
@@ -123,6 +128,7 @@ class _Run:
     documents: int = 0        # documents merged so far
     entities: int = 0         # entities found so far
     provenance: dict | None = None
+    uncertainty: dict = field(default_factory=dict)  # row -> figure, until its chunk is merged
 
 
 class TaggingController(QObject):
@@ -157,9 +163,11 @@ class TaggingController(QObject):
         relay = _Relay(self)
         relay.chunk.connect(lambda spans: self._merge(run, spans))
         relay.loaded.connect(lambda provenance: setattr(run, "provenance", provenance))
+        relay.unsure.connect(lambda figures: run.uncertainty.update(figures))
         title = f"Tag {len(rows)} document{'s' if len(rows) != 1 else ''} with {model}"
         self.job = self.jobs.start(title, lambda on_event, cancel: tag_rows(
-            model, rows, docs, settings, on_event, cancel, relay.chunk.emit, relay.loaded.emit), kind="tag")
+            model, rows, docs, settings, on_event, cancel, relay.chunk.emit, relay.loaded.emit,
+            relay.unsure.emit), kind="tag")
         self.job.failed.connect(lambda msg: self._ended(run, f"Tagging failed: {msg}"))
         self.job.cancelled.connect(lambda: self._ended(run, "Tagging cancelled"))
         self.job.succeeded.connect(lambda _result: self._ended(run, None))
@@ -172,6 +180,20 @@ class TaggingController(QObject):
         self.waiting.emit(f"loading the model {model}…")  # until its first results come
         return self.job
 
+    def _record_uncertainty(self, run: _Run, rows) -> bool:  # noqa: ANN001
+        """Each tagged document keeps how unsure the model was of it in its metadata
+        (saved with the project), where the documents panel sorts by it. Not an edit:
+        no undo step. True when a figure was recorded."""
+        from fastbioner.uncertainty import METADATA_KEY
+
+        recorded = False
+        for row in rows:
+            figure = run.uncertainty.pop(row, None)
+            if figure is not None:
+                self.workspace.document(row).metadata[METADATA_KEY] = figure
+                recorded = True
+        return recorded
+
     def _merge(self, run: _Run, found: dict[int, list[Span]]) -> None:
         """Merge one chunk's results (against the documents as they are now, so an
         edit made while the model ran is kept) as one command that joins the run's
@@ -182,6 +204,7 @@ class TaggingController(QObject):
             return
         if run.provenance is not None and run.model not in self.workspace.project.models:
             self.workspace.record_model(run.model, run.provenance)
+        recorded = self._record_uncertainty(run, found)
         replace = self.settings.replace_curated
         changes = [c for row in sorted(found)
                    if (c := tagging_change(self.workspace, row, found[row], run.model, replace)) is not None]
@@ -190,6 +213,8 @@ class TaggingController(QObject):
         if changes:
             self.stack.push(MergingSpansCommand(self.workspace, changes, run.key,
                                                 f"Tag documents with {run.model}", run.rows))
+        elif recorded:  # the same suggestions as before: the new figures still show
+            self.workspace.documentsChanged.emit(min(found), max(found))
         self.merged.emit(run.documents, run.rows)
 
     def _ended(self, run: _Run, problem: str | None) -> None:

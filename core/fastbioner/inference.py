@@ -370,6 +370,14 @@ class Tagger:
         follows the batches of the call (progress within a long document)."""
         return self._run(list(docs), cancel, on_batch)[0]
 
+    def tag_with_uncertainty(self, docs: Iterable[Document], cancel: CancelToken | None = None,
+                             on_batch: Callable[[int, int], None] | None = None
+                             ) -> tuple[list[list[Span]], list[DocumentUncertainty]]:
+        """:meth:`tag` and, per document, how unsure the model is of it (the app
+        records the figure in each document's metadata and sorts by it)."""
+        spans, _, unsure = self._run(list(docs), cancel, on_batch)
+        return spans, unsure
+
     def annotate(self, docs: Iterable[Document], keep: Iterable[Source] = (Source.CURATOR,),
                  cancel: CancelToken | None = None) -> list[Document]:
         """Copies of ``docs`` whose spans are the kept ones (a curator's, by default:

@@ -62,6 +62,14 @@ def data_stem(paths: Sequence[str], fallback: str) -> str:
     return fallback
 
 
+def recipe_f1() -> dict[int, tuple[float, float]]:
+    """The leading method's BC5CDR devel F1 (mean, spread) by student depth, from the
+    library's defaults table (fastbioner/defaults.toml), not a copy."""
+    from fastbioner.distill.config import teacher_layers_f1
+
+    return teacher_layers_f1()
+
+
 def unique_name(base: str) -> str:
     """``base``, or ``base-2``, ``base-3`` … when the registry has it already."""
     from fastbioner.registry import Registry
@@ -707,12 +715,11 @@ class DistillDialog(TrainingForm):
     # Recipes ---------------------------------------------------------------------------
     def recipe_quality(self, r) -> str:  # noqa: ANN001 - a guided.Recipe
         """The quality a recipe's student reached in the benchmarks, from the library's
-        table (fastbioner.distill.config.TEACHER_LAYERS_F1), for the depth it gives."""
-        from fastbioner.distill.config import TEACHER_LAYERS_F1
-
+        table (fastbioner.distill.config.teacher_layers_f1), for the depth it gives."""
         n = r.student_layers(self.teacher_layers())
-        if n in TEACHER_LAYERS_F1:
-            f1, _spread = TEACHER_LAYERS_F1[n]
+        figures = recipe_f1()
+        if n in figures:
+            f1, _spread = figures[n]
             return f"{f1:.1f} F1 on the BC5CDR benchmark"
         return "quality not measured at this depth"
 

@@ -1,5 +1,6 @@
 """The documents panel's table: one row per document (id, title, entity counts per
-label, status), and a proxy that filters by search text and status."""
+label, how unsure the model was of it, status), and a proxy that filters by search
+text and status."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from collections import Counter
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt
 
 from fastbioner.project import DocStatus
+from fastbioner.uncertainty import METADATA_KEY, stored_uncertainty
 
 from .palette import label_color
 from .refilter import refilter_rows
@@ -49,11 +51,17 @@ class DocumentListModel(QAbstractTableModel):
 
     @property
     def _status_column(self) -> int:
-        return 2 + len(self._labels) + (self._agreement is not None)
+        return 3 + len(self._labels) + (self._agreement is not None)
+
+    def uncertainty_column(self) -> int:
+        """How unsure the model that tagged the document was of it (issue 47): the
+        expected number of wrongly tagged words (fastbioner.uncertainty); empty
+        before tagging. Sorting by it, most unsure first, is the review queue's order."""
+        return 2 + len(self._labels)
 
     def agreement_column(self) -> int:
         """The agreement column, or -1 when nothing is compared."""
-        return 2 + len(self._labels) if self._agreement is not None else -1
+        return 3 + len(self._labels) if self._agreement is not None else -1
 
     def set_agreement(self, cell) -> None:  # noqa: ANN001 - Callable[[int], tuple | None] | None
         self.beginResetModel()
@@ -80,9 +88,14 @@ class DocumentListModel(QAbstractTableModel):
                 return "Status"
             if section == self.agreement_column():
                 return "Agree"
+            if section == self.uncertainty_column():
+                return "Unsure"
             # Count columns are headed by the label's colour and its first letters (the
             # whole name in the tooltip), so the title keeps the panel's width.
             return label if len(label) <= 4 else label[:3] + "."
+        if role == Qt.ItemDataRole.ToolTipRole and section == self.uncertainty_column():
+            return ("How unsure the model was of the document: the words it expects to have tagged "
+                    "wrongly. Sort on it (most unsure first) to review where the model needs you most.")
         if role == Qt.ItemDataRole.ToolTipRole and section == self.agreement_column():
             return "F1 of the other annotation against this one; (n): differences left to decide"
         if role == Qt.ItemDataRole.ToolTipRole and label is not None:
@@ -100,6 +113,8 @@ class DocumentListModel(QAbstractTableModel):
         doc = entry.document
         if self._agreement is not None and col == self._status_column - 1:
             return self._agreement_data(row, role)
+        if col == self._status_column - 1 - (self._agreement is not None):
+            return self._uncertainty_data(entry, role)
         if role == SORT_ROLE or role == DISPLAY_ROLE:
             if col == ID_COLUMN:
                 return doc.id
@@ -121,6 +136,25 @@ class DocumentListModel(QAbstractTableModel):
         if role == SEARCH_ROLE:
             return f"{doc.id}\n{doc.text}"
         return None
+
+    def _uncertainty_data(self, entry, role: int):  # noqa: ANN001,ANN202
+        if role == STATUS_ROLE:
+            return entry.status.value
+        if role == SEARCH_ROLE:
+            return f"{entry.document.id}\n{entry.document.text}"
+        if role == ALIGN_ROLE:
+            return _RIGHT
+        value = stored_uncertainty(entry.document.metadata)
+        if role == SORT_ROLE:
+            return -1.0 if value is None else value
+        if value is None:
+            return "" if role == DISPLAY_ROLE else "not tagged yet"
+        if role == DISPLAY_ROLE:
+            return f"{value:.1f}"
+        figure = entry.document.metadata.get(METADATA_KEY) or {}
+        tokens = figure.get("tokens")
+        per = f" in {tokens} words" if isinstance(tokens, int) else ""
+        return f"about {value:.1f} words tagged wrongly{per}, the model expects"
 
     def _agreement_data(self, row: int, role: int):  # noqa: ANN202
         cell = self._agreement(row)

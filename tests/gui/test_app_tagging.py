@@ -178,14 +178,14 @@ def test_a_run_cancelled_midway_keeps_what_it_merged_as_one_undo_step(window, ti
     _write_abstracts(tmp_path / "abstracts", 200)
     with qtbot.waitSignal(window.loader.loaded, timeout=60000):
         window.loader.open([tmp_path / "abstracts"])
-    real_tag = Tagger.tag
+    real_tag = Tagger.tag_with_uncertainty  # what the app calls (spans and each document's uncertainty)
 
     def tag_then_cancel(self, docs, cancel=None, **kwargs):  # the curator presses Cancel after one chunk
         found = real_tag(self, docs, cancel, **kwargs)
         cancel.cancel()
         return found
 
-    monkeypatch.setattr(Tagger, "tag", tag_then_cancel)
+    monkeypatch.setattr(Tagger, "tag_with_uncertainty", tag_then_cancel)
     _pick(window, qtbot, tiny_model)
     window.tag_all_action.trigger()
     job = window.tagging.job
