@@ -282,3 +282,14 @@ def test_a_large_file_of_a_folder_is_checked_then_streamed_not_held(tmp_path):
     assert [e.path for e in batch.errors] == [str(bad)] and "b.jsonl:51" in str(batch.errors[0])
     assert len([w for w in caught if issubclass(w.category, InputWarning)]) == 1
     assert peak < size / 8, (peak, size)
+
+
+@pytest.mark.parametrize("inside", ['<PubmedArticle a="{big}"/>', "<!--{big}-->", "<Unknown>{big}</Unknown>"])
+def test_one_huge_token_is_cut_short(tmp_path, inside):
+    """An attribute, comment or text of many megabytes is one token to expat, rescanned
+    on every block fed: it is refused at the token limit, before that cost grows."""
+    big = "z" * (3 << 20)
+    path = gz(tmp_path / "token.xml.gz", HEAD, article(1, "T.", "A."), inside.format(big=big), TAIL)
+    with pytest.raises(InputError, match=r"token\.xml\.gz: .* holds more than 262,144 bytes of XML without an "
+                                         r"element starting or ending"):
+        drain(path, limits=ReadLimits(max_xml_token_bytes=256 << 10))

@@ -34,6 +34,10 @@ class ReadLimits(Settings):
     # PubMed XML: the bytes (after gunzip) of one top-level element (a record, a
     # <DeleteCitation>) or of the text between two of them ...
     max_xml_record_bytes: int = 64 * MiB
+    # ... the bytes without an element starting or ending: one text node, attribute,
+    # comment or DTD (expat rescans an unfinished token on every block it is fed, so
+    # time would grow with the square of its size) ...
+    max_xml_token_bytes: int = 8 * MiB
     # ... the elements inside one top-level element ...
     max_xml_record_elements: int = 200_000
     # ... the top-level elements that are not records (<DeleteCitation> and

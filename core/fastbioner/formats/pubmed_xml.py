@@ -113,7 +113,9 @@ class PubmedReader:
             after = f", the one after PMID {last_pmid}" if last_pmid else ""
             return f"a <{tag}> (top-level element {seen + others + 1}{after})"
 
-        for event, elem in iterparse_xml(self.path, budget=limits.max_xml_record_bytes, on_open=budget.append):
+        for event, elem in iterparse_xml(self.path, budget=limits.max_xml_record_bytes, on_open=budget.append,
+                                         token_budget=limits.max_xml_token_bytes):
+            budget[0].event()
             if event == "start":
                 depth += 1
                 if root is None:
@@ -121,7 +123,7 @@ class PubmedReader:
                     if root.tag not in (ROOT_TAG, *_RECORDS):
                         raise InputError(f"not PubMed XML: the root element is <{root.tag}>, "
                                          f"expected <{ROOT_TAG}>", self.path)
-                    budget[0].what = f"<{root.tag}>" if root.tag in _RECORDS else "the text before a record"
+                    budget[0].what = f"<{root.tag}>" if root.tag in _RECORDS else f"the XML after <{root.tag}>"
                     continue
                 if depth == 2 and root.tag == ROOT_TAG:  # a top-level element begins: counted anew
                     budget[0].mark()
@@ -168,7 +170,8 @@ class PubmedReader:
                 _forget(root, elem)
             if depth == 1:
                 budget[0].mark()
-                budget[0].what = "the text between two top-level elements"
+                after = f" (PMID {last_pmid})" if elem.tag in _RECORDS else ""
+                budget[0].what = f"the XML after top-level element {seen + others}{after}"
 
 
 def _top_tag(root: ET.Element, elem: ET.Element) -> str:

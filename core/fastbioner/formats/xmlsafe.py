@@ -87,33 +87,47 @@ class ByteBudget:
     them pass without a :meth:`mark`: what a streaming reader holds between two marks
     (one record, or one giant text node the parser accumulates before any event
     reaches the reader) stays bounded, whatever the file declares. ``what`` is set by
-    the reader to name the place in the message."""
+    the reader to name the place in the message.
 
-    def __init__(self, fh: IO[bytes], path: Path, limit: int):
+    ``token_limit``: at most this many bytes without any event (:meth:`event`). One
+    attribute, comment or DTD of many megabytes is one token to expat, which scans an
+    unfinished token again from its start on every block fed: time grows with its
+    square (300 MB took over 90 s), so such a token is cut short instead. Blocks are
+    fed 64 KiB at a time (16 KiB would make that rescanning four times as costly)."""
+
+    def __init__(self, fh: IO[bytes], path: Path, limit: int, token_limit: int | None = None):
         self.fh, self.path, self.limit = fh, path, limit
-        self.pos = self.marked = 0
+        self.token_limit = token_limit if token_limit is not None else limit
+        self.pos = self.marked = self.evented = 0
         self.what = "the file"
         self.blank = True  # only white space read so far
 
     def mark(self) -> None:
-        self.marked = self.pos
+        self.marked = self.evented = self.pos
+
+    def event(self) -> None:
+        self.evented = self.pos
 
     def read(self, n: int = -1) -> bytes:
-        data = self.fh.read(n if n is not None and n > 0 else 1 << 16)
+        data = self.fh.read(max(n, 1 << 16) if n is not None and n > 0 else 1 << 16)
         self.pos += len(data)
         if self.blank and data.strip():
             self.blank = False
-        if self.pos - self.marked > self.limit:
-            from .limits import size_text
+        from .limits import size_text
 
+        if self.pos - self.marked > self.limit:
             raise InputError(f"{self.what} holds more than {size_text(self.limit)} of XML (a limit, see "
                              f"docs/limits.md): refused", self.path)
+        if self.pos - self.evented > self.token_limit:
+            raise InputError(f"{self.what} holds more than {size_text(self.token_limit)} of XML without an "
+                             f"element starting or ending (one text, attribute, comment or DTD that large; "
+                             f"a limit, see docs/limits.md): refused", self.path)
         return data
 
 
 def iterparse_xml(path: str | Path, events: tuple[str, ...] = ("start", "end"),
-                  budget: int | None = None, on_open: Callable[[ByteBudget], None] | None = None
-                  ) -> Iterator[tuple[str, ET.Element]]:
+                  budget: int | None = None, on_open: Callable[[ByteBudget], None] | None = None,
+                  token_budget: int | None = None) -> Iterator[tuple[str, ET.Element]]:
     """``(event, element)`` pairs of an XML file (``.gz`` read through gzip) parsed as it
     is read, so memory stays bounded if the caller clears what it has used. Safe as
     :func:`parse_xml` (no entity expansion, no external references); a malformed,
@@ -121,10 +135,11 @@ def iterparse_xml(path: str | Path, events: tuple[str, ...] = ("start", "end"),
     the parser reaches the problem (what came before has been yielded).
 
     ``budget``: at most this many bytes between two marks of the :class:`ByteBudget`
-    handed to ``on_open`` (default: the whole file, no limit)."""
+    handed to ``on_open`` (default: the whole file, no limit); ``token_budget``: at
+    most this many between two events the caller notes (default: ``budget``)."""
     path = Path(path)
     with open_binary(path) as fh:
-        source = ByteBudget(fh, path, budget if budget is not None else 1 << 62)
+        source = ByteBudget(fh, path, budget if budget is not None else 1 << 62, token_budget)
         if on_open is not None:
             on_open(source)
         try:
