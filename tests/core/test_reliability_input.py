@@ -293,3 +293,14 @@ def test_one_huge_token_is_cut_short(tmp_path, inside):
     with pytest.raises(InputError, match=r"token\.xml\.gz: .* holds more than 262,144 bytes of XML without an "
                                          r"element starting or ending"):
         drain(path, limits=ReadLimits(max_xml_token_bytes=256 << 10))
+
+
+def test_a_line_of_countless_columns_is_refused(tmp_path):
+    pt = tmp_path / "tabs.pubtator"
+    pt.write_text("1|t|Cocaine.\n1|a|Rats.\n1\tCID" + "\t" * 5000 + "\n\n")
+    with pytest.raises(InputError, match=r"tabs\.pubtator:3: more than 64 tab-separated columns"):
+        drain(pt)
+    conll = tmp_path / "spaces.conll"
+    conll.write_text("a " * 5000 + "O\n")
+    with pytest.raises(InputError, match=r"spaces\.conll:1: more than 64 columns"):
+        drain(conll)

@@ -84,7 +84,9 @@ def _items(path: Path, limits: ReadLimits) -> Iterator[tuple[str, object]]:
             doc_chars = 0
             yield "header", (line, lineno)
             continue
-        cols = line.split("\t") if "\t" in line else line.split()
+        cols = line.split("\t", limits.max_columns) if "\t" in line else line.split(None, limits.max_columns)
+        if len(cols) > limits.max_columns:
+            raise InputError(f"more than {limits.max_columns} columns (a limit, see docs/limits.md)", path, lineno)
         if len(cols) < 2:
             raise InputError(f"expected a token and a tag separated by a tab, got {line[:60]!r}",
                              path, lineno)

@@ -25,6 +25,9 @@ class ReadLimits(Settings):
     # One line of a line-based format (a JSONL document, a PubTator title or
     # abstract), in bytes as stored.
     max_line_bytes: int = 64 * MiB
+    # Tab-separated columns of one line (PubTator mention and relation lines, CoNLL
+    # token lines): a line of 64 million tabs would otherwise be 64 million fields.
+    max_columns: int = 64
     # One document's text, in characters, in every format.
     max_document_chars: int = 10_000_000
     # Spans and relations of one document (PubTator mention lines, BioC annotations).

@@ -119,7 +119,10 @@ def read(path: str | Path, limits: ReadLimits | None = None) -> Iterator[Documen
             else:
                 cur.abstract = body
             continue
-        fields = line.split("\t")
+        fields = line.split("\t", limits.max_columns)
+        if len(fields) > limits.max_columns:
+            raise InputError(f"more than {limits.max_columns} tab-separated columns (a limit, see docs/limits.md)",
+                             path, lineno)
         if cur is None or fields[0] != cur.pmid:
             raise InputError(f"line belongs to no document (expected 'PMID|t|title' first): {line[:60]!r}",
                              path, lineno)
