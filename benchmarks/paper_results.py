@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -32,11 +31,10 @@ def save_results(results: dict, path: Path = RESULTS) -> None:
 def record(row, seed: int, entry: dict, path: Path = RESULTS) -> None:
     """Store one finished run, re-reading the file first (another process may have
     written meanwhile)."""
-    import fcntl
+    from filelock import FileLock  # the same flock as before on POSIX; also on Windows
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.with_suffix(".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with FileLock(path.with_suffix(".lock")):
         results = load_results(path)
         by_seed = results.setdefault(row.id, {})
         before = by_seed.get(str(seed))
@@ -50,13 +48,10 @@ def record(row, seed: int, entry: dict, path: Path = RESULTS) -> None:
 
 
 def cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
+    """The CPU's model name, as the result records name it (the library's helper)."""
+    from fastbioner.cpu import cpu_model_name
+
+    return cpu_model_name()
 
 
 def manifest_of(name: str) -> dict:

@@ -30,12 +30,12 @@ def slug(row_id: str, seed: int) -> str:
 def locked_state():
     """The queue's state, read and written under a lock (``add`` and the runner
     may touch it at the same time)."""
-    import fcntl
+    from filelock import FileLock  # the same flock as before on POSIX (a runner of an older
+    # commit still excludes this one); also on Windows
 
     EXP.mkdir(parents=True, exist_ok=True)
     path = EXP / "queue.json"
-    with open(EXP / "queue.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with FileLock(EXP / "queue.lock"):
         state = json.loads(path.read_text()) if path.is_file() else {"jobs": []}
         yield state
         tmp = path.with_suffix(".tmp")

@@ -10,11 +10,9 @@ checks are written by ``fastbioner benchmark`` (see :mod:`fastbioner.speed`).
 
 from __future__ import annotations
 
-import platform
 import warnings
 from dataclasses import asdict, dataclass
 from enum import Enum
-from pathlib import Path
 from typing import Any, Mapping
 
 from .errors import FastBioNERError
@@ -57,14 +55,9 @@ def cpu_has_bf16() -> bool:
 def cpu_flags_say_bf16() -> bool | None:
     """The same question without importing torch (for a dialog on the GUI thread): the
     CPU's flags on Linux; None where they cannot be read (torch answers at run time)."""
-    try:
-        text = Path("/proc/cpuinfo").read_text(errors="replace")
-    except OSError:
-        return None
-    flags = next((line.split(":", 1)[1].split() for line in text.splitlines() if line.startswith("flags")), None)
-    if flags is None:
-        return None
-    return "avx512_bf16" in flags or "amx_bf16" in flags
+    from .cpu import describe_cpu
+
+    return describe_cpu().has_any("avx512_bf16", "amx_bf16")
 
 
 def cpu_has_int8() -> bool:
@@ -296,20 +289,13 @@ def default_token_budget(device, precision: Precision) -> int:
 
 
 def hardware_name(device) -> str:
-    """The GPU's name, or the CPU's model name from /proc/cpuinfo (with its core
-    count), so speed figures say where they were measured."""
-    import os
-
+    """The GPU's name, or the CPU's model name (with its core count: ``fastbioner.cpu``),
+    so speed figures say where they were measured."""
     import torch
 
     if device.type == "cuda":
         return torch.cuda.get_device_name(device)
-    name = ""
-    cpuinfo = Path("/proc/cpuinfo")
-    if cpuinfo.is_file():
-        for line in cpuinfo.read_text(errors="replace").splitlines():
-            if line.startswith("model name"):
-                name = line.split(":", 1)[1].strip()
-                break
-    name = name or platform.processor() or platform.machine()
-    return f"{name} ({os.cpu_count()} cores)"
+    from .cpu import describe_cpu
+
+    cpu = describe_cpu()
+    return f"{cpu.model} ({cpu.cores} cores)"

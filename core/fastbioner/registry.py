@@ -490,19 +490,13 @@ class Registry:
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
-        """An exclusive lock on the registry (``.lock``; released by the system when the
-        process dies, so a crash never leaves it held)."""
-        try:
-            import fcntl
-        except ImportError:  # Windows: rename onto an existing folder fails there anyway
+        """An exclusive lock on the registry (``.lock``; the system's lock on every
+        platform, flock on POSIX and LockFileEx on Windows, released when the process
+        dies, so a crash never leaves it held)."""
+        from filelock import FileLock
+
+        with FileLock(self.root / ".lock"):
             yield
-            return
-        with open(self.root / ".lock", "a+b") as fh:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
     def import_folder(self, folder: str | Path, name: str | None = None, kind: str | None = None,
                       overwrite: bool = False) -> ModelEntry:

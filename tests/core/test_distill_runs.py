@@ -217,7 +217,7 @@ def test_a_cancelled_shared_cache_build_is_resumed_by_the_next_run(trained, tmp_
 def test_a_second_run_building_the_same_shared_cache_builds_privately(trained, tmp_path):
     """The build lock is held: a run starting meanwhile neither reads nor writes the
     resumable parts, and still ends with a whole cache."""
-    import fcntl
+    import filelock
 
     from fastbioner.distill.teacher_cache import SHARED_CACHE_FOLDER
 
@@ -232,18 +232,24 @@ def test_a_second_run_building_the_same_shared_cache_builds_privately(trained, t
             seen.append(sorted(p.name for p in folder.iterdir()))
 
     root = registry.root / SHARED_CACHE_FOLDER
-    # Another run holds the lock of every cache folder made under this root.
-    real_flock = fcntl.flock
-    try:
-        def busy(fh, op):
-            if op & fcntl.LOCK_NB and str(getattr(fh, "name", "")).endswith(".build.lock"):
-                raise BlockingIOError("held by another run")
-            return real_flock(fh, op)
+    # Another holder takes the build lock of every cache folder just before the run
+    # tries it (a real lock on the same file, as another process's would be).
+    real_lock, holders = filelock.FileLock, []
 
-        fcntl.flock = busy
+    def another_run_holds_it(path, *args, **kwargs):
+        if str(path).endswith(".build.lock"):
+            holders.append(real_lock(path))
+            holders[-1].acquire()
+        return real_lock(path, *args, **kwargs)
+
+    filelock.FileLock = another_run_holds_it
+    try:
         distill(cfg, "s", registry=registry, on_event=hold_the_lock_once_the_folder_exists)
     finally:
-        fcntl.flock = real_flock
+        filelock.FileLock = real_lock
+        for holder in holders:
+            holder.release()
+    assert holders  # the run did ask for the build lock
     assert not [n for n in seen[0] if n.endswith(".f16.part") and n.count(".") == 3]  # no fixed-name part
     (folder,) = root.iterdir()
     assert (folder / "logits.f16").is_file() and not list(folder.glob("*.part"))

@@ -180,3 +180,18 @@ def test_update_manifest_is_atomic_and_checked(tiny_folder):
         reg.update_manifest("tiny", sped={})
     leftovers = [p for p in os.listdir(entry.path) if p.endswith(".tmp")]
     assert leftovers == []
+
+
+def test_the_registry_lock_is_a_system_lock_another_process_sees(tmp_path):
+    """The registry's lock is filelock's (flock on POSIX, LockFileEx on Windows): while
+    the registry holds it, another holder of the same file cannot take it."""
+    from filelock import FileLock, Timeout
+
+    reg = Registry(tmp_path / "reg")
+    reg.root.mkdir(parents=True, exist_ok=True)
+    with reg._locked():
+        with pytest.raises(Timeout):
+            FileLock(reg.root / ".lock").acquire(timeout=0)
+    other = FileLock(reg.root / ".lock")
+    other.acquire(timeout=0)  # released with the registry's block
+    other.release()

@@ -222,15 +222,16 @@ class TeacherCache:
         self.reused = all(f.ready for f in self.fields)
 
     def _try_lock(self):
-        import fcntl
+        """The folder's build lock, or None when another run holds it (filelock: the
+        system's lock on every platform, released when the holder dies)."""
+        from filelock import FileLock, Timeout
 
-        fh = open(self.folder / ".build.lock", "w")
+        lock = FileLock(self.folder / ".build.lock")
         try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:  # another run is building here: this one builds privately
-            fh.close()
+            lock.acquire(timeout=0)
+        except Timeout:  # another run is building here: this one builds privately
             return None
-        return fh
+        return lock
 
     @property
     def _progress_path(self) -> Path:
@@ -345,7 +346,7 @@ class TeacherCache:
         if self._lock is not None:
             if not resumable and self._building:  # stopped before a window was cached
                 self._progress_path.unlink(missing_ok=True)
-            self._lock.close()  # releases the build lock
+            self._lock.release()  # releases the build lock
             self._lock = None
         self._building = []
         if self.folder is not None and not self.shared:
