@@ -95,6 +95,18 @@ def test_update_rules_over_many_inputs():
     assert r.deleted_pmids == ["1", "99"] and r.deleted_dropped == 1 and r.superseded == 4
 
 
+def test_the_folders_index_codes_ids_as_the_update_rules_do():
+    import pyarrow as pa
+
+    from fastbioner.scale.state import codes_of
+    from fastbioner.scale.updates import _Codes
+
+    ids = ["123", "007", "0", "x:1", "１２３", "99999999999999999999", "123", "x:1"]
+    one, other = _Codes(), _Codes()
+    assert codes_of(one, pa.array(ids)).tolist() == [other.code(i) for i in ids]
+    assert codes_of(one, pa.array(ids)).tolist()[:3] == [123, -1, 0]
+
+
 def test_resume_skips_complete_shards_and_redoes_changed_ones(model, series, tmp_path):
     out = tmp_path / "out"
     run(series, out, model)
@@ -107,6 +119,13 @@ def test_resume_skips_complete_shards_and_redoes_changed_ones(model, series, tmp
     assert again.documents == sum(len(s) for s in series["shards"])
     assert {p.name: p.stat().st_mtime_ns for p in out.glob("*.parquet")} == before
     assert [e.total for e in events if e.stage == "tag"][0] == 0
+    # Touched (a new modification time), the same bytes: recognised by their hash.
+    import os
+
+    for path in series["paths"]:
+        os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 10**9))
+    touched = tag_corpus(series["paths"], out, model, TaggerConfig(**CONFIG))
+    assert touched.inputs_parsed == 0 and touched.documents_tagged == 0
     # A new update file that deletes a citation of the first file: that shard loses the
     # row (no document is tagged for it), the new one is written.
     extra = write_pubmed_gz(series["paths"][0].parent / "pubmed25n0004.xml.gz",
@@ -309,6 +328,10 @@ def test_other_formats_and_bad_input(model, series, tmp_path):
     tables = shards(out)
     assert tables["extra.parquet"].column("pmid").to_pylist() == ["501", "502"]
     assert tables["notes.parquet"].num_rows == 2 and summary.documents == 4
+    # Ids that are not PMIDs survive the folder's stored scans: nothing to do again.
+    again = run([pubtator, text], out, model)
+    assert again.inputs_parsed == 0 and again.documents_tagged == 0 and again.documents == 4
+    assert {k: t.to_pylist() for k, t in shards(out).items()} == {k: t.to_pylist() for k, t in tables.items()}
     # A broken file is reported, with the file's own one-line error.
     broken = tmp_path / "broken"
     broken.mkdir()

@@ -305,28 +305,34 @@ class _Run:
         to_parse: list[tuple[str, str, int, str]] = []
         for done, (path, shard) in enumerate(zip(paths, shard_files), 1):
             name = shard.name
+            known = state.inputs.get(name)
             try:
-                size, sha = file_digest(path)
+                stat = os.stat(path)
+                # The same path, size and modification time as when it was hashed: the
+                # same bytes, without reading 40 MB again (1,300 baseline files each run).
+                unchanged = known is not None and (known.path, known.size, known.mtime_ns) == \
+                    (path, stat.st_size, stat.st_mtime_ns)
+                if not unchanged and known is not None and known.size == stat.st_size:
+                    unchanged = file_digest(path)[1] == known.sha256
             except OSError as exc:
                 self._fail(name, path, f"{path}: cannot read: {exc.strerror or exc}")
                 continue
-            known = state.inputs.get(name)
-            scan = state.load_scan(name, path) if known and (known.size, known.sha256) == (size, sha) else None
+            scan = state.load_scan(name, path) if unchanged else None
             if scan is not None:
                 scans[name] = scan
-                known.path = path
+                known.path, known.mtime_ns = path, stat.st_mtime_ns
                 reporter.emit(step=done, message=f"{Path(path).name} (seen before)")
             else:
-                to_parse.append((name, path, size, sha))
+                to_parse.append((name, path, stat.st_mtime_ns))
         for i, scan_or_error in self.engine.parse(
-                [(p, str(state.spool_path(n))) for n, p, _, _ in to_parse], self.options.input_format,
+                [(p, str(state.spool_path(n))) for n, p, _ in to_parse], self.options.input_format,
                 reporter.cancel):
-            name, path = to_parse[i][:2]
+            name, path, mtime_ns = to_parse[i]
             if isinstance(scan_or_error, BaseException):
                 self._fail(name, path, str(scan_or_error))
             else:
                 state.inputs[name] = InputRecord(name, path, scan_or_error.size, scan_or_error.sha256,
-                                                 state.order_of(name, path))
+                                                 state.order_of(name, path), mtime_ns)
                 state.save_scan(name, scan_or_error)
                 scans[name] = scan_or_error
                 self.spooled.add(name)
@@ -483,9 +489,10 @@ class _Run:
         size = self.options.chunk_documents
         if name in self.spooled:
             yield from _chunks(_spool_documents(self.state.spool_path(name), wanted), size)
-        else:
-            for k in range(0, len(from_rows), size):
-                yield [row_document(r) for r in index.read(from_rows[k:k + size]).to_pylist()]
+        else:   # the rows that hold their text: each source read once (one shard's rows)
+            rows = index.read(from_rows)
+            for k in range(0, rows.num_rows, size):
+                yield [row_document(r) for r in rows.slice(k, size).to_pylist()]
 
     def _parse_again(self, plan: _Plan) -> None:
         """An input recognised by its hash whose documents are in no shard (a run stopped
