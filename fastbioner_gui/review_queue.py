@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Callable
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import (QDockWidget, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QDockWidget, QGridLayout, QLabel, QPushButton, QSizePolicy, QVBoxLayout, QWidget)
 
 from fastbioner.documents import Document, Source, Span
 from fastbioner.project import DocStatus
@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .main_window import MainWindow
 
 OPEN_KEY = "Ctrl+Shift+R"
+WIDE = 1400  # window width from which the queue opens as a column of its own
 CONTEXT_CHARS = 220  # text shown on each side of a suggestion, at most (cut at a sentence)
 
 
@@ -61,16 +62,16 @@ def context_html(doc: Document, span: Span) -> str:
     """The sentence around ``span`` with the suggestion marked in its label's colour."""
     text = doc.text
     start = max(0, span.start - CONTEXT_CHARS)
-    cut = text.rfind(". ", start, span.start)
-    start = cut + 2 if cut >= 0 else start
+    cut_start = text.rfind(". ", start, span.start)
+    start = cut_start + 2 if cut_start >= 0 else start
     end = min(len(text), span.end + CONTEXT_CHARS)
     cut = text.find(". ", span.end, end)
     end = cut + 1 if cut >= 0 else end
     colour = label_color(span.label).name()
-    before = ("…" if start > 0 else "") + html.escape(text[start:span.start])
-    after = html.escape(text[span.end:end]) + ("…" if end < len(text) else "")
-    mark = (f"<span style='background:{colour}; font-weight:bold'>&nbsp;{html.escape(text[span.start:span.end])}"
-            f"&nbsp;</span>")
+    sentence_start, sentence_end = start == 0 or cut_start >= 0, end == len(text) or cut >= 0
+    before = ("" if sentence_start else "…") + html.escape(text[start:span.start])
+    after = html.escape(text[span.end:end]) + ("" if sentence_end else "…")
+    mark = f"<span style='background:{colour}; font-weight:bold'>{html.escape(text[span.start:span.end])}</span>"
     return f"<p style='font-size:13pt; line-height:140%'>{before}{mark}{after}</p>"
 
 
@@ -90,7 +91,7 @@ class ReviewQueue(QWidget):
         self.context.setWordWrap(True)
         self.context.setTextFormat(Qt.TextFormat.RichText)
         self.context.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
-        self.context.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Expanding)
+        self.context.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
         self.question = QLabel()
         self.question.setWordWrap(True)
         self.question.setTextFormat(Qt.TextFormat.RichText)
@@ -103,21 +104,22 @@ class ReviewQueue(QWidget):
         self.undo_action = self._action("Undo", self.undo_last, ["Backspace"])
         self.label_actions = [self._action(f"Label {i + 1}", lambda _=False, i=i: self.relabel_current(i),
                                            [str(i + 1)]) for i in range(9)]
-        buttons = QHBoxLayout()
-        for action, key in ((self.accept_action, "A"), (self.reject_action, "X"), (self.skip_action, "S"),
-                            (self.undo_action, "Backspace")):
+        buttons = QGridLayout()  # two by two: the dock stays narrow beside the reading view
+        for i, (action, key) in enumerate(((self.accept_action, "A"), (self.reject_action, "X"),
+                                           (self.skip_action, "S"), (self.undo_action, "Backspace"))):
             button = QPushButton(f"{action.text()} ({key})")
             button.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # the keys keep working after a click
             button.clicked.connect(action.trigger)
-            buttons.addWidget(button)
+            buttons.addWidget(button, i // 2, i % 2)
         self.buttons = buttons
         layout = QVBoxLayout(self)
         layout.addWidget(self.progress)
         layout.addWidget(self.where)
-        layout.addWidget(self.context, 1)
+        layout.addWidget(self.context)
         layout.addWidget(self.question)
         layout.addLayout(buttons)
         layout.addWidget(self.keys_help)
+        layout.addStretch(1)
         window.workspace.documentsChanged.connect(lambda *_: self.refresh() if self.isVisible() else None)
         window.workspace.projectReset.connect(self._reset)
 
@@ -162,11 +164,11 @@ class ReviewQueue(QWidget):
         row, span = self.current
         doc = w.workspace.document(row)
         figure = stored_uncertainty(doc.metadata)
-        unsure = f"; the model expects about {figure:.1f} wrong words in it" if figure is not None else ""
+        unsure = f"the model expects about {figure:.1f} wrongly tagged words in it" if figure is not None else ""
         self.progress.setText(f"{self.remaining} undecided suggestion{'s' if self.remaining != 1 else ''} left, "
                               "least sure first")
         self.where.setText(f"<b>{html.escape(doc.id)}</b> {html.escape(doc.title or '')}"
-                           f"<span style='color:#555'>{html.escape(unsure)}</span>")
+                           f"<br><span style='color:#555'>{html.escape(unsure)}</span>")
         self.context.setText(context_html(doc, span))
         score = f"{span.score:.2f}" if span.score is not None else "?"
         self.question.setText(f"Is <b>{html.escape(doc.span_text(span))}</b> a <b>{html.escape(span.label)}</b>? "
@@ -255,6 +257,13 @@ class ReviewQueueHookup:
                 top.menu().addAction(self.dock.toggleViewAction())
 
     def open(self) -> None:
+        w = self.window
+        if not self.dock.isVisible() and not self.dock.isFloating():
+            if w.width() < WIDE:  # a narrow window: in the documents panel's place (a tab), not a fourth column
+                w.tabifyDockWidget(w.documents_dock, self.dock)
+            else:  # beside the entity table; the reading view keeps the most room
+                w.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.dock)
+                w.resizeDocks([self.dock], [min(380, w.width() // 4)], Qt.Orientation.Horizontal)
         self.dock.show()
         self.dock.raise_()
         self.queue.start()

@@ -252,3 +252,11 @@ def test_the_new_keys_are_in_the_shortcuts_help_and_clash_with_none(window):
     queue_keys = {k.toString() for a in queue.actions() for k in a.shortcuts()}
     assert not queue_keys & {"U", "L"}
     assert QApplication.instance() is not None
+
+
+def test_in_a_narrow_window_the_queue_takes_the_documents_panels_place(suggested, qtbot):
+    w = suggested
+    w.resize(1024, 700)
+    w.review_queue.action.trigger()
+    assert w.review_queue.dock in w.tabifiedDockWidgets(w.documents_dock)
+    assert w.review_queue.queue.current is not None and w.review_queue.queue.isVisible()

@@ -1,0 +1,113 @@
+"""Render docs/screenshots/curator-loop.png offscreen: the app's side of the curator
+loop (docs/curator-loop.md) on NCBI-disease abstracts the shipped model has never seen.
+
+    QT_QPA_PLATFORM=offscreen python docs/screenshots/render_curator_loop.py [--out DIR] [--size WxH]
+
+The first 30 abstracts of ../shared/data/ncbi-disease/pubtator/NCBIdevelopset_corpus.txt,
+their annotations removed (a curator's own, untagged corpus), are tagged by the
+shipped model in the app's own tagging job; the documents panel is sorted by the
+model's uncertainty (the Unsure column) and the review queue is open on the least
+sure suggestion after two rejections. With ``--out`` the pictures (the window, and
+the distillation dialog folded and with Advanced open) go to that folder instead, at
+``--size``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+DEVEL = REPO.parent / "shared" / "data" / "ncbi-disease" / "pubtator" / "NCBIdevelopset_corpus.txt"
+
+
+def wait(app, until, seconds: float) -> bool:
+    end = time.monotonic() + seconds
+    while not until() and time.monotonic() < end:
+        app.processEvents()
+        time.sleep(0.02)
+    return until()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--size", default="1600x1000")
+    args = parser.parse_args()
+    width, height = (int(v) for v in args.size.split("x"))
+    if not DEVEL.is_file():
+        print(f"{DEVEL} is not there", file=sys.stderr)
+        return 1
+    work = Path(tempfile.mkdtemp(prefix="fastbioner-curator-loop-"))
+    os.environ["FASTBIONER_HOME"] = str(work / "home")
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QApplication
+
+    from fastbioner.formats import read_documents
+    from fastbioner_gui.dialogs.training_dialog import TrainingDialog
+    from fastbioner_gui.main_window import MainWindow
+
+    docs = list(itertools.islice(read_documents(DEVEL), 30))
+    for doc in docs:
+        doc.spans = []
+    app = QApplication([])
+    window = MainWindow()
+    window.resize(width, height)
+    window.show()
+    window.workspace.add_documents(docs, origin=str(DEVEL))
+    if not wait(app, lambda: window.picker.current_name(), 300):
+        print("no model found", file=sys.stderr)
+        return 1
+    window.tag_all()
+    job = window.tagging.job
+    if not wait(app, lambda: job.ended, 900):
+        print("tagging did not end", file=sys.stderr)
+        return 1
+    window.suggestion_nav.sort_action.trigger()
+    window.review_queue.action.trigger()
+    queue = window.review_queue.queue
+    wait(app, lambda: queue.current is not None, 5)
+    queue.reject_current()  # two of the model's least sure suggestions decided
+    queue.reject_current()
+    window.resize(width, height)
+    wait(app, lambda: False, 0.5)  # let the layout settle (docks, splitter)
+    # The documents panel wide enough for its Unsure column (what it is sorted by).
+    window.resizeDocks([window.documents_dock, window.review_queue.dock], [430 if width > 1200 else 300, min(360, width // 4)],
+                       Qt.Orientation.Horizontal)
+    wait(app, lambda: False, 0.5)
+    out = args.out
+    picture = window.grab()
+    if out is None:
+        target = HERE / "curator-loop.png"
+    else:
+        out.mkdir(parents=True, exist_ok=True)
+        target = out / f"curator-loop-{width}x{height}.png"
+    picture.save(str(target))
+    print(f"wrote {target}")
+    if out is not None:  # the distillation dialog with the reviewed documents, folded and opened
+        for row in range(3):
+            window.workspace.entry(row).status = window.workspace.entry(row).status.__class__("reviewed")
+        dialog = TrainingDialog("distill", window.workspace, window.jobs, window.settings, [], window)
+        dialog.show()
+        wait(app, lambda: False, 0.3)
+        dialog.grab().save(str(out / f"distill-{width}x{height}-folded.png"))
+        dialog.advanced.setChecked(True)
+        dialog.fit_to_screen()
+        wait(app, lambda: False, 0.3)
+        dialog.grab().save(str(out / f"distill-{width}x{height}-advanced.png"))
+        print(f"dialog {dialog.width()}x{dialog.height()} with Advanced open; screen {width}x{height}")
+        dialog.reject()
+    window.jobs.cancel_all()
+    window.projects.mark_clean()
+    window.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
