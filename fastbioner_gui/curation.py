@@ -176,8 +176,7 @@ def tagging_change(workspace: Workspace, row: int, suggested: list[Span], model:
     unless re-tagging may replace them."""
     before = state_of(workspace, row)
     spans = curation.merge_model_spans(before.spans, suggested, replace_curated, before.rejected)
-    reviewing = before.status in (DocStatus.IN_REVIEW, DocStatus.REVIEWED)
-    status = before.status if reviewing and not replace_curated else DocStatus.TAGGED
+    status = curation.status_after_tagging(before.status, replace_curated)  # the library's rule
     after = type(before)(tuple(spans), status, model, before.rejected)
     return SpanChange(row, before, after) if after != before else None
 

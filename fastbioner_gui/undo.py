@@ -10,6 +10,7 @@ from typing import Sequence
 
 from PySide6.QtGui import QUndoCommand
 
+from fastbioner.curation import status_after_edit  # the library's review-status rule (used here, imported from here)
 from fastbioner.documents import Span
 from fastbioner.project import DocStatus
 
@@ -84,10 +85,6 @@ def state_of(workspace: Workspace, row: int) -> DocState:
     return DocState(tuple(entry.document.spans), entry.status, entry.tagged_by, tuple(entry.rejected))
 
 
-def status_after_edit(status: DocStatus) -> DocStatus:
-    """A curator's edit puts a document in review; it never marks it reviewed (that is
-    a deliberate action), and a reviewed document stays reviewed through a later fix."""
-    return status if status is DocStatus.REVIEWED else DocStatus.IN_REVIEW
 
 
 def edit_command(workspace: Workspace, row: int, spans: Sequence[Span], text: str,

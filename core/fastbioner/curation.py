@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import Iterable, Sequence
 
 from .documents import Document, Source, Span
+from .project import DocStatus
 
 # Model spans scoring below this are shown as doubtful.
 LOW_CONFIDENCE = 0.5
@@ -218,3 +219,22 @@ def _same_mention(a: Span, b: Span) -> bool:
 def _order(s: Span) -> tuple:
     return (s.start, -s.end, s.label, s.source.value)
 
+
+# -- review status ---------------------------------------------------------------------
+# What curating and re-tagging make of a document's review status: the library's rule,
+# so the app and any other front end (a script over a project) apply the same one.
+
+
+def status_after_edit(status: DocStatus) -> DocStatus:
+    """A curator's edit puts a document in review; it never marks it reviewed (that is
+    a deliberate action), and a reviewed document stays reviewed through a later fix."""
+    return status if status is DocStatus.REVIEWED else DocStatus.IN_REVIEW
+
+
+def status_after_tagging(status: DocStatus, replace_curated: bool = False) -> DocStatus:
+    """What tagging with a model makes of a document's status: a document in review or
+    reviewed keeps it (its curator's decisions stay) unless the tagging may replace the
+    curated spans (then it is a model's suggestions again: tagged); any other document
+    is tagged."""
+    reviewing = status in (DocStatus.IN_REVIEW, DocStatus.REVIEWED)
+    return status if reviewing and not replace_curated else DocStatus.TAGGED
