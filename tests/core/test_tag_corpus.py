@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from fastbioner.cli.main import main
+from fastbioner.errors import InputError
 from fastbioner.documents import Document
 from fastbioner.formats import write_documents
 from fastbioner.inference import Tagger, TaggerConfig
@@ -304,6 +305,32 @@ def test_a_failing_shard_is_reported_and_the_others_complete(model, series, tmp_
     fresh = tmp_path / "fresh"
     run(series, fresh, model, chunk_documents=2)
     assert {k: t.to_pylist() for k, t in shards(out).items()} == {k: t.to_pylist() for k, t in shards(fresh).items()}
+
+
+def test_one_run_per_folder_at_a_time(model, series, tmp_path):
+    from filelock import FileLock
+
+    out = tmp_path / "out"
+    (out / "_state").mkdir(parents=True)
+    with FileLock(out / "_state" / "lock"):   # as another process's run holds it
+        with pytest.raises(InputError, match="another tag-corpus run is updating this folder"):
+            run(series, out, model)
+    assert not list(out.glob("*.parquet"))
+    assert run(series, out, model).documents == sum(len(s) for s in series["shards"])
+
+
+def test_default_threads_leave_busy_cores_alone(monkeypatch):
+    import os
+
+    from fastbioner.scale.corpus import default_threads
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.2, 0.0, 0.0))
+    assert default_threads() == 4
+    monkeypatch.setattr(os, "getloadavg", lambda: (2.6, 0.0, 0.0))
+    assert default_threads() == 1
+    monkeypatch.setattr(os, "getloadavg", lambda: (11.0, 0.0, 0.0))   # never below one
+    assert default_threads() == 1
 
 
 def test_object_store_paths_are_refused_in_one_line(model, series, tmp_path, capsys, monkeypatch):

@@ -28,6 +28,7 @@ import json
 import math
 import os
 import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -45,7 +46,7 @@ from ..inference import TaggerConfig
 from ..jobs import CancelToken, Cancelled, EventCallback, ProgressReporter, run_job
 from .shards import (DOC_SCHEMA, SCHEMA, SCHEMA_VERSION, ChunkResult, file_record, fingerprint,
                      pubmed_file_number, release_freed_memory, row_document, shard_paths, write_rows)
-from .state import HISTORY_DIR, FolderState, InputRecord, RowIndex, keep_old_version
+from .state import HISTORY_DIR, STATE_DIR, FolderState, InputRecord, RowIndex, keep_old_version
 from .updates import InputScan, _Codes, resolve
 from .work import ModelRef, file_digest
 
@@ -193,6 +194,29 @@ def default_threads() -> int:
     return max(1, min(cores, math.floor(cores - load + 0.5)))
 
 
+@contextmanager
+def folder_lock(out_dir: Path) -> Iterator[None]:
+    """One run per folder at a time: a second is refused with one line (the system's
+    lock, released when a process dies, so a crash never leaves it held)."""
+    from filelock import FileLock, Timeout
+
+    lock_dir = out_dir / STATE_DIR
+    try:
+        lock_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"cannot create the folder: {exc.strerror or exc}", out_dir) from None
+    lock = FileLock(lock_dir / "lock")
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        raise InputError("another tag-corpus run is updating this folder; wait for it to end",
+                         out_dir) from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
 def make_engine(options: CorpusOptions, model: ModelRef, config: TaggerConfig):
     if options.engine == "ray":
         from .ray_engine import RayEngine  # Ray is an optional extra: imported only here
@@ -261,6 +285,10 @@ def tag_corpus(inputs: Sequence[str | Path], out_dir: str | Path, model: str | P
     if out_dir.exists() and not out_dir.is_dir():
         raise InputError("is a file, expected an output folder", out_dir)
     ref = ModelRef.resolve(model)
+    if options.engine == "ray":
+        from .ray_engine import import_ray
+
+        import_ray()   # a missing extra is said before the folder is made
     if options.engine == "local" and config.threads is None:
         config = replace(config, threads=default_threads())
     parts = output_fingerprint(ref, config, options)
@@ -271,12 +299,14 @@ def tag_corpus(inputs: Sequence[str | Path], out_dir: str | Path, model: str | P
         raise InputError("no input files to tag")
 
     def job(reporter: ProgressReporter) -> CorpusSummary:
-        engine = make_engine(options, ref, config)
-        try:
-            return _Run(engine, state, reporter, ref, parts, fp, options).run(paths, shard_files)
-        finally:
-            state.clear_run_files()
-            engine.close()
+        with folder_lock(out_dir):
+            engine = make_engine(options, ref, config)
+            try:
+                return _Run(engine, FolderState.load(out_dir), reporter, ref, parts, fp, options).run(
+                    paths, shard_files)
+            finally:
+                state.clear_run_files()
+                engine.close()
 
     return run_job(job, on_event, cancel)
 
