@@ -9,7 +9,8 @@
    training data, weights in float16: :func:`fastbioner.compact.compact_model`; a
    convolutional student keeps its whole vocabulary, its table in int8),
    score the compacted weights on devel, and put them in place of the full-precision
-   ones; ``compact=False`` keeps full precision;
+   ones, where asked (``compact``; by default the defaults table's rule, which
+   ``fastbioner distill`` follows too);
 4. state the student's size against its parent (:class:`SizeCheck`).
 
 Every part reports through one reporter (:func:`fastbioner.jobs.sub_progress` and
@@ -215,18 +216,21 @@ def _check_names(registry: Registry, *names: str) -> None:
 
 
 def fine_tune_then_distill(teacher_config: TeacherConfig | None, teacher_name: str | None, distill_config,
-                           student_name: str, *, compact: bool = True, registry: Registry | None = None,
+                           student_name: str, *, compact: bool | None = None, registry: Registry | None = None,
                            resume: bool = False,
                            on_event: Optional[EventCallback] = None,
                            cancel: Optional[CancelToken] = None) -> GuidedResult:
     """Fine-tune ``teacher_config.base_model`` as ``teacher_name``, distil it into
     ``student_name`` with ``distill_config`` (its ``teacher`` is set to the new one),
-    then compact the student unless ``compact`` is False. With ``teacher_config``
+    then compact the student if ``compact`` (None: the defaults table's rule, the one
+    ``fastbioner distill`` follows too: docs/decisions.md#compaction). With ``teacher_config``
     None the chain starts at distillation, from ``distill_config.teacher``. One job:
     progress events, cancel (see the module's note on what a cancel keeps).
     ``resume``: each run continues from its checkpoint, where an interrupted run
     left one."""
     registry = registry or Registry()
+    if compact is None:
+        compact = compact_by_default()
     if teacher_config is not None:
         if not teacher_name:
             raise ModelError("a name for the new teacher is required")
@@ -266,6 +270,25 @@ def fine_tune_then_distill(teacher_config: TeacherConfig | None, teacher_name: s
                             size_check(entry), compaction, notes)
 
     return run_job(job, on_event, cancel)
+
+
+def compact_by_default() -> bool:
+    """Whether a distillation compacts its student unless told: the defaults table's
+    one rule for the CLI and the app (docs/decisions.md#compaction)."""
+    from . import defaults_table
+
+    return defaults_table.table().compact_after_distillation
+
+
+def compact_student(entry: ModelEntry, report: EvaluationReport | None, distill_config, *,
+                    registry: Registry | None = None, on_event: Optional[EventCallback] = None,
+                    cancel: Optional[CancelToken] = None) -> tuple[ModelEntry, EvaluationReport | None, dict]:
+    """Compact a registered student in place, as the guided path does after distilling
+    (``fastbioner distill --compact``): the entry, its devel scores and the compaction's
+    figures. One job; a cancel leaves the full-precision student registered."""
+    registry = registry or Registry()
+    return run_job(lambda reporter: _compact_in_place(entry, report, distill_config, registry, reporter),
+                   on_event, cancel)
 
 
 def _training_texts(files) -> list[str]:

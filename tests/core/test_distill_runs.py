@@ -458,3 +458,34 @@ def test_a_run_that_diverged_says_so_in_its_notes_and_manifest(trained, tmp_path
     note = next(n for n in result.notes if "diverged" in n)
     assert "step 6" in note and "lower learning rate" in note
     assert note in registry.get("s").manifest.to_dict()["training"]["notes"]
+
+
+def test_the_cli_and_the_guided_path_follow_one_compaction_rule(trained, tmp_path, monkeypatch, capsys):
+    """The defaults table says whether a distillation compacts its student; `fastbioner
+    distill` and the app's guided path (fine_tune_then_distill with compact=None) read
+    the same rule, and --compact / --no-compact override it."""
+    from dataclasses import replace
+
+    from fastbioner import defaults_table
+    from fastbioner.cli.main import main
+    from fastbioner.guided import compact_by_default
+
+    registry = fresh_registry(trained, tmp_path)
+    _, bio = trained
+    monkeypatch.setenv("FASTBIONER_HOME", str(registry.root.parent))
+    (registry.root.parent / "models").symlink_to(registry.root)
+    base = ["distill", "--teacher", "tiny-teacher", "--train", str(bio), "--dev", str(bio), "--layers", "2",
+            "--method", "hinton", "--epochs", "1", "--batch-size", "5", "--quiet"]
+    real = defaults_table.table()
+    for says in (False, True):
+        monkeypatch.setattr(defaults_table, "table", lambda says=says: replace(real, compact_after_distillation=says))
+        assert compact_by_default() is says
+        assert main([*base, "--name", f"rule-{says}"]) == 0, capsys.readouterr().err
+        assert ("compacted" in registry.get(f"rule-{says}").manifest.compression) is says
+    out = capsys.readouterr().out
+    assert "compacted rule-True: weights in float16" in out and "compacted rule-False" not in out
+    full, compacted = registry.get("rule-False").manifest, registry.get("rule-True").manifest
+    assert compacted.size_bytes < full.size_bytes  # float16 and the trimmed vocabulary
+    assert compacted.metrics  # the compacted weights were scored on devel again
+    assert main([*base, "--name", "told", "--no-compact"]) == 0  # the table says compact; the flag wins
+    assert "compacted" not in registry.get("told").manifest.compression

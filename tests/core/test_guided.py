@@ -41,14 +41,14 @@ def test_a_base_encoder_becomes_a_teacher_then_a_compacted_student_in_one_job(se
     registry, bio, base = setup
     teacher, student = _configs(base, bio)
     events = []
-    result = fine_tune_then_distill(teacher, "my-teacher", student, "my-student", registry=registry,
+    result = fine_tune_then_distill(teacher, "my-teacher", student, "my-student", compact=True, registry=registry,
                                     on_event=events.append)
     assert sorted(e.name for e in registry.list()) == ["my-student", "my-teacher"]
     t, s = registry.get("my-teacher"), registry.get("my-student")
     assert t.manifest.kind == "teacher" and t.manifest.base_model == str(base)
     assert s.manifest.kind == "student" and s.manifest.parent == "my-teacher" and s.manifest.layers == 1
     assert result.fine_tuned and result.teacher == "my-teacher" and result.entry.name == "my-student"
-    # Compacted by default: half precision, the size stated against the parent and smaller.
+    # Compacted (as asked): half precision, the size stated against the parent and smaller.
     assert result.compaction["dtype"] == "float16" and s.manifest.compression["compacted"]["dtype"] == "float16"
     assert result.size.parent == "my-teacher" and result.size.smaller
     assert result.size.student_bytes == s.manifest.size_bytes
@@ -69,10 +69,15 @@ def test_a_base_encoder_becomes_a_teacher_then_a_compacted_student_in_one_job(se
         assert steps == sorted(steps) and steps[-1] > 0
 
 
-def test_keep_full_precision_leaves_the_student_uncompacted(setup):
+def test_by_default_the_student_keeps_full_precision_as_the_table_says(setup):
+    """Unless told, the guided path follows the defaults table's compaction rule (the
+    CLI's too: docs/decisions.md#compaction), which keeps full precision."""
+    from fastbioner.guided import compact_by_default
+
     registry, bio, base = setup
     teacher, student = _configs(base, bio)
-    result = fine_tune_then_distill(teacher, "t", student, "s", compact=False, registry=registry)
+    assert compact_by_default() is False
+    result = fine_tune_then_distill(teacher, "t", student, "s", registry=registry)
     assert result.compaction is None and "compacted" not in registry.get("s").manifest.compression
     assert result.size is not None and result.size.parent == "t"
 
@@ -118,7 +123,7 @@ def test_a_convolutional_student_is_compacted_with_its_whole_vocabulary_in_int8(
     teacher, student = _configs(base, bio)
     student = replace(student, student=StudentConfig(source="cnn", conv_width=8, conv_layers=1),
                       training=replace(student.training, learning_rate=1e-3))
-    result = fine_tune_then_distill(teacher, "t", student, "s", registry=registry)
+    result = fine_tune_then_distill(teacher, "t", student, "s", compact=True, registry=registry)
     figures = registry.get("s").manifest.compression["compacted"]
     assert figures["vocabulary_kept"] and figures["vocab_after"] == figures["vocab_before"]
     assert figures["embedding_storage"] == "int8" and figures["projection_folded"]

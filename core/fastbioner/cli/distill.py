@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from .config_flags import add_config_flags, config_from_flags
 from .training_options import add_run_flags, print_training, run_training
@@ -39,6 +40,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         f"{teacher_layers_methods_summary()}; {defaults.encoder.method} for another encoder, "
                         f"{small_methods})"},
         "teacher": {"action": "append"}})
+    p.add_argument("--compact", action=argparse.BooleanOptionalAction, default=None,
+                   help="compact the registered student (vocabulary trimmed to the training text, weights in "
+                        "float16, as `fastbioner compact` does; a cnn keeps its vocabulary, its table in int8), "
+                        "scored on devel again (default: " + ("yes" if defaults.compact_after_distillation else
+                                                              "no") + ": "
+                        "docs/decisions.md#compaction)")
     add_run_flags(p)
     p.set_defaults(func=distill_command)
 
@@ -76,8 +83,10 @@ def config_from_args(args: argparse.Namespace):
 
 def distill_command(args: argparse.Namespace) -> int:
     from ..distill.runner import distill
+    from ..guided import compact_by_default
 
-    result = run_training(distill, config_from_args(args), args)
+    config = config_from_args(args)
+    result = run_training(distill, config, args)
     if isinstance(result, int):
         return result
     entry, c = result.entry, result.compression
@@ -93,4 +102,32 @@ def distill_command(args: argparse.Namespace) -> int:
           f"({100 * c['smaller_by']:.1f}% smaller); size {c['student_size_bytes'] / 2**20:.1f} MiB vs "
           f"{c['teacher_size_bytes'] / 2**20:.1f} MiB")
     print_training(result)
+    compact = args.compact if args.compact is not None else compact_by_default()
+    return _compact(result, config, args) if compact else 0
+
+
+def _compact(result, config, args: argparse.Namespace) -> int:  # noqa: ANN001 - a DistillResult, its config
+    """Compact the registered student in place (the guided path's step); a cancel or a
+    vocabulary that cannot be trimmed leaves the full-precision student registered."""
+    from ..errors import ModelError
+    from ..guided import compact_student, human_size
+    from ..jobs import Cancelled, CancelToken
+    from .progress import ProgressBar, ctrl_c_cancels
+
+    token, bar = CancelToken(), ProgressBar(quiet=args.quiet)
+    try:
+        with ctrl_c_cancels(token):
+            entry, report, figures = compact_student(result.entry, result.report, config, on_event=bar, cancel=token)
+    except Cancelled:
+        print(f"fastbioner: compaction cancelled; {result.entry.name} stays registered in full precision",
+              file=sys.stderr)
+        return 130
+    except ModelError as exc:
+        print(f"not compacted ({exc}); the student keeps full precision")
+        return 0
+    finally:
+        bar.close()
+    scored = f"; devel F1 {report.f1:.4f}" if report is not None else ""
+    print(f"compacted {entry.name}: weights in {figures['dtype']}, vocabulary {figures['vocab_before']} -> "
+          f"{figures['vocab_after']} pieces, {human_size(entry.manifest.size_bytes or 0)} on disk{scored}")
     return 0
