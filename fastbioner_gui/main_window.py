@@ -27,6 +27,7 @@ from .models.workspace import Workspace
 from .project import ProjectController
 from .settings import AppSettings, load_settings, save_settings, settings_store
 from .tagging import TaggingController
+from .training import TrainingController
 from .widgets.document_view import DocumentView
 from .widgets.documents_panel import DocumentsPanel
 from .widgets.entity_panel import EntityPanel
@@ -70,6 +71,10 @@ class MainWindow(QMainWindow):
         self._splitter_placed = False
         self._terminating = False  # SIGTERM: closing asks nothing (see terminate)
         self._build_widgets()
+        # The training flow (dialogs, following runs, offering their models): beside tagging's.
+        self.training = TrainingController(self.workspace, self.jobs, self.settings, self.picker,
+                                           lambda select: self.refresh_models(select=select), self)
+        self.training.message.connect(lambda msg: self.statusBar().showMessage(msg, 10000))
         self._build_actions()
         self._build_menus()
         self._connect()
@@ -125,7 +130,6 @@ class MainWindow(QMainWindow):
         self.documents = DocumentsPanel(self.workspace)
         self.documents_dock = self._dock("Documents", "documents", self.documents, Qt.DockWidgetArea.LeftDockWidgetArea)
         self.card = ModelCard()
-        self.new_model_offer = None  # the last run's "use this model?" box
         self.card_dock = self._dock("Model card", "model-card", self.card, Qt.DockWidgetArea.LeftDockWidgetArea)
         self.jobs_panel = JobsPanel(self.jobs)
         self.jobs_dock = self._dock("Jobs", "jobs", self.jobs_panel, Qt.DockWidgetArea.BottomDockWidgetArea)
@@ -527,20 +531,10 @@ class MainWindow(QMainWindow):
         self.tagging.tag(self.picker.current_name(), rows)
 
     def training_dialog(self, kind: str) -> None:
-        from .dialogs.training_dialog import TrainingDialog
-
-        teachers = [n for n, m in self.picker.manifests.items() if m.get("kind") == "teacher"]
-        dialog = TrainingDialog(kind, self.workspace, self.jobs, self.settings, teachers, self,
-                                manifests=self.picker.manifests)
-        dialog.jobStarted.connect(self._training_started)
-        dialog.exec()
+        self.training.open_dialog(kind)
 
     def leftovers_dialog(self) -> None:
-        from .dialogs.leftovers_dialog import LeftoversDialog
-
-        dialog = LeftoversDialog(self.jobs, self)
-        dialog.jobStarted.connect(self._training_started)
-        dialog.exec()
+        self.training.open_leftovers()
 
     def show_curves(self, job: Job) -> None:
         """Open the Jobs dock on ``job`` (its live curves)."""
@@ -554,31 +548,24 @@ class MainWindow(QMainWindow):
         # Tagging and opening say what they did themselves.
         if job.kind in ("tag", "open", QUIET_KIND):
             return
-        # A training run keeps what it saved, for Model > Interrupted runs.
-        kept = " (what it saved is kept: Model > Interrupted runs… resumes or deletes it)" if job.kind == "train" else ""
-        outcome = {"done": "done", "cancelled": f"cancelled{kept}", "failed": f"failed: {job.error}{kept}"}.get(
-            job.state.value, job.state.value)
+        if job.kind == "train":
+            outcome = TrainingController.outcome(job)
+        else:
+            outcome = {"done": "done", "cancelled": "cancelled", "failed": f"failed: {job.error}"}.get(
+                job.state.value, job.state.value)
         self.statusBar().showMessage(f"{job.title}: {outcome}", 10000)
 
+    # The training flow is the TrainingController's (fastbioner_gui/training.py); these
+    # names stay for the code that reaches it through the window (improve.py, tests).
     def _training_started(self, job) -> None:  # noqa: ANN001
-        """A training run ends: the models are listed again (the picker keeps the
-        model in use), and a successful run's model is offered, never switched to."""
-        job.succeeded.connect(lambda result: self._offer_new_model(job, result))
-        job.cancelled.connect(lambda: self.refresh_models())  # a teacher fine-tuned before the cancel stays
-        job.failed.connect(lambda _message: self.refresh_models())
+        self.training.follow(job)
 
     def _offer_new_model(self, job, result) -> None:  # noqa: ANN001
-        from .dialogs.new_model_offer import NewModelOffer
+        self.training.offer(job, result)
 
-        current = self.picker.current_name()
-        self.refresh_models(select=current or None)
-        self.statusBar().showMessage(f"{job.model_name} is registered; the picker keeps "
-                                     f"{current or 'its model'} until you choose", 10000)
-        offer = NewModelOffer(result, current, self)
-        offer.useRequested.connect(lambda name: self.refresh_models(select=name))
-        offer.finished.connect(offer.deleteLater)
-        self.new_model_offer = offer
-        offer.open()
+    @property
+    def new_model_offer(self):  # noqa: ANN201 - the last run's "use this model?" box, or None
+        return self.training.new_model_offer
 
     # Settings, find, layout ------------------------------------------------
     def settings_dialog(self) -> None:
