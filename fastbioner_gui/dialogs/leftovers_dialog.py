@@ -39,8 +39,9 @@ def progress_text(step: int, total: int) -> str:
 
 def resume_job(leftover: Any):  # noqa: ANN201 - (title, the job's function, config)
     """The job that resumes ``leftover``'s run with the settings it recorded: a
-    distillation goes on through the app's guided path (compacted at the end, as a
-    run started from the app is), a teacher's fine-tuning through its own."""
+    distillation goes on through the app's guided path (compacted at the end where
+    the defaults table's rule says so: ``guided.compact_by_default``), a teacher's
+    fine-tuning through its own."""
     run = leftover.run or {}
     name = leftover.name
     if run.get("kind") == "distill":
