@@ -182,6 +182,17 @@ def test_an_update_costs_the_documents_it_changes(model, tmp_path):
     assert sorted(json.loads(history[1].read_text())["superseded"], key=int) == ["7", "30"]
 
 
+def test_a_shard_removed_by_hand_is_written_again(model, series, tmp_path):
+    out = tmp_path / "out"
+    run(series, out, model)
+    before = shards(out)
+    (out / "pubmed25n0002.parquet").unlink()
+    again = run(series, out, model)
+    # Recognised by its hash, but its documents are in no shard: parsed (once) and tagged.
+    assert again.inputs_parsed == 1 and again.documents_tagged == len(series["shards"][1])
+    assert {k: t.to_pylist() for k, t in shards(out).items()} == {k: t.to_pylist() for k, t in before.items()}
+
+
 def test_pubmed_files_are_taken_in_file_number_order(model, tmp_path):
     """An update folder given before the baseline: the update's text wins all the same."""
     base, updates = tmp_path / "baseline", tmp_path / "updatefiles"

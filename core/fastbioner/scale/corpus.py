@@ -498,7 +498,8 @@ class _Run:
                                                       self.reporter.cancel)):
                 self._count(chunk, t0)
                 table = pa.Table.from_batches([chunk.batch], schema=SCHEMA)
-                checkpoint = self.state.pending_dir / f"{stem}.{os.getpid()}.{n:06d}.parquet"
+                # Named by run and process, so no later run overwrites a checkpoint it indexed.
+                checkpoint = self.state.pending_dir / f"{stem}.{self.state.runs + 1}.{os.getpid()}.{n:06d}.parquet"
                 write_rows(checkpoint, table, {"fingerprint": self.fp})
                 self.checkpoints.append(checkpoint)
                 parts.append(table)
