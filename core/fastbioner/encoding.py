@@ -81,18 +81,66 @@ class Batch:
         return len(self.windows)
 
 
-def _special_affixes(tokenizer) -> tuple[list[int], list[int]]:
+@dataclass(frozen=True)
+class SubwordTokenizer:
+    """A fast tokenizer as the project uses it: the Rust tokenizer
+    (:class:`tokenizers.Tokenizer`, whose ``Encoding`` objects carry subword ids and
+    each subword's word id) and the two settings the model's tokenizer files add to
+    it. transformers' fast tokenizers are read into one (:func:`subword_tokenizer`);
+    the light engine builds one from tokenizer.json without transformers."""
+
+    backend: Any                      # tokenizers.Tokenizer
+    pad_id: int | None = None         # None: the tokenizer names no pad token (0 is used)
+    max_length: int | None = None     # the tokenizer's length limit; None or a huge sentinel: none known
+    split_special_tokens: bool = False  # "[CLS]" in the text is words, not the special token
+
+    def encode_words(self, sentences: Sequence[Sequence[str]], add_special_tokens: bool) -> list[Any]:
+        """One ``tokenizers.Encoding`` per sentence of pre-split words, nothing padded
+        or truncated: one call into Rust for the whole list (what makes encoding
+        cheap), as transformers' fast tokenizer makes it."""
+        backend = self.backend
+        # transformers switches these per call (it leaves them set for the next caller),
+        # so they are checked here, where the Rust tokenizer is shared with it.
+        if backend.truncation is not None:
+            backend.no_truncation()
+        if backend.padding is not None:
+            backend.no_padding()
+        if backend.encode_special_tokens != self.split_special_tokens:
+            backend.encode_special_tokens = self.split_special_tokens
+        return backend.encode_batch([list(words) for words in sentences], is_pretokenized=True,
+                                    add_special_tokens=add_special_tokens)
+
+
+def subword_tokenizer(tokenizer) -> SubwordTokenizer:
+    """``tokenizer`` as a :class:`SubwordTokenizer`: one already, a
+    ``tokenizers.Tokenizer`` (pad id of its ``[PAD]`` token, no known limit) or a
+    transformers fast tokenizer (its Rust backend and settings). ValueError for a
+    slow (Python) tokenizer, which cannot map subwords back to words."""
+    if isinstance(tokenizer, SubwordTokenizer):
+        return tokenizer
+    from tokenizers import Tokenizer
+
+    if isinstance(tokenizer, Tokenizer):
+        return SubwordTokenizer(tokenizer, tokenizer.token_to_id("[PAD]"))
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if not isinstance(backend, Tokenizer):
+        raise ValueError("a fast (Rust) tokenizer is required to map subwords to words")
+    return SubwordTokenizer(backend, tokenizer.pad_token_id, getattr(tokenizer, "model_max_length", None),
+                            bool(getattr(tokenizer, "split_special_tokens", False)))
+
+
+def _special_affixes(tokenizer: SubwordTokenizer) -> tuple[list[int], list[int]]:
     """The ids a tokenizer puts before and after a single sequence ([CLS] ... [SEP],
     <s> ... </s>, or nothing), read from how it encodes one word."""
-    enc = tokenizer([["a"]], is_split_into_words=True, add_special_tokens=True)
-    ids, wids = enc["input_ids"][0], enc.word_ids(0)
+    enc = tokenizer.encode_words([["a"]], add_special_tokens=True)[0]
+    ids, wids = enc.ids, enc.word_ids
     first = next(i for i, w in enumerate(wids) if w is not None)
     last = max(i for i, w in enumerate(wids) if w is not None)
     return list(ids[:first]), list(ids[last + 1:])
 
 
-def _model_limit(tokenizer) -> int:
-    limit = getattr(tokenizer, "model_max_length", None)
+def _model_limit(tokenizer: SubwordTokenizer) -> int:
+    limit = tokenizer.max_length
     # Tokenizers without a known limit report a huge sentinel (int(1e30)).
     return int(limit) if isinstance(limit, int) and 0 < limit < 100_000 else 512
 
@@ -130,12 +178,15 @@ def word_index_array(windows: Sequence[Window], width: int) -> np.ndarray:
 
 
 class WordEncoder:
-    """Encodes word sequences (and optionally IOB2 tags) for a token classifier."""
+    """Encodes word sequences (and optionally IOB2 tags) for a token classifier.
+
+    ``tokenizer``: a transformers fast tokenizer, a ``tokenizers.Tokenizer`` or a
+    :class:`SubwordTokenizer`; the subwords and word ids come from the Rust
+    tokenizer's ``Encoding`` objects either way, so both engines encode alike."""
 
     def __init__(self, tokenizer, labels: Sequence[str] | None = None, max_length: int = 256,
                  overlap: int = 32, label_mode: str = "first"):
-        if not getattr(tokenizer, "is_fast", False):
-            raise ValueError("a fast (Rust) tokenizer is required to map subwords to words")
+        tokenizer = subword_tokenizer(tokenizer)  # ValueError for a slow tokenizer
         if label_mode not in LABEL_MODES:
             raise ValueError(f"label_mode must be one of {LABEL_MODES}, not {label_mode!r}")
         self.tokenizer = tokenizer
@@ -148,7 +199,7 @@ class WordEncoder:
         if self.budget < 2:
             raise ValueError(f"max_length {max_length} leaves no room for words")
         self.overlap = max(0, min(int(overlap), self.budget // 2))
-        self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+        self.pad_id = tokenizer.pad_id if tokenizer.pad_id is not None else 0
 
     # -- encoding -------------------------------------------------------------------
 
@@ -172,11 +223,8 @@ class WordEncoder:
                 raise ValueError(f"{len(tags)} tag sequences for {len(sentences)} sentences")
         windows: list[Window] = []
         nonempty = [i for i, words in enumerate(sentences) if len(words)]
-        # One call into the Rust tokenizer for the whole list is what makes this cheap;
-        # verbose=False: its "longer than the maximum" warning does not apply to windows.
-        enc = self.tokenizer([list(sentences[i]) for i in nonempty], is_split_into_words=True,
-                             add_special_tokens=False, return_attention_mask=False,
-                             return_token_type_ids=False, verbose=False) if nonempty else None
+        encodings = self.tokenizer.encode_words([sentences[i] for i in nonempty], add_special_tokens=False)
+        subwords = [e.ids for e in encodings]  # read once: a neighbour's ids serve as context again
         row_of = {s: r for r, s in enumerate(nonempty)}
         if documents is not None and len(documents) != len(sentences):
             raise ValueError(f"{len(documents)} document keys for {len(sentences)} sentences")
@@ -185,12 +233,12 @@ class WordEncoder:
             if s not in row_of:  # an empty sentence needs no model input
                 continue
             r = row_of[s]
-            ids, wids = enc["input_ids"][r], enc.word_ids(r)
+            ids, wids = subwords[r], encodings[r].word_ids
             label_ids = self._subword_labels(tags[s], wids, words) if tags is not None else None
             if spans is not None and spans[s] is not None and len(ids) <= self.budget:
                 first, last = spans[s]
-                left = [t for o in range(first, s) if o in row_of for t in enc["input_ids"][row_of[o]]]
-                right = [t for o in range(s + 1, last) if o in row_of for t in enc["input_ids"][row_of[o]]]
+                left = [t for o in range(first, s) if o in row_of for t in subwords[row_of[o]]]
+                right = [t for o in range(s + 1, last) if o in row_of for t in subwords[row_of[o]]]
                 windows.append(self._with_context(s, ids, wids, label_ids, len(words), left, right))
                 continue
             windows.extend(self._split(s, ids, wids, label_ids, len(words)))

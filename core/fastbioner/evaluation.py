@@ -114,9 +114,9 @@ def score_tags(gold: Sequence[Sequence[str]], predicted: Sequence[Sequence[str]]
 
 def _scoring_tagger(entry, device: str, batch_size: int):
     """A registered or exported model as it tags in use, at float32, windowed as it was
-    trained, by the engine tagging uses (:mod:`fastbioner.engine`: a plain BERT or
+    trained, by the engine tagging uses (:mod:`fastbioner.loading`: a plain BERT or
     convolutional student without importing transformers, the same logits)."""
-    from .engine import load_for_tagging
+    from .loading import load_for_tagging
     from .inference import Tagger, TaggerConfig
     from .modeling import model_labels
     from .registry import check_bio_labels

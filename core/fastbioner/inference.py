@@ -24,7 +24,8 @@ Decisions a caller may rely on:
   where a cut saves more padding than a batch costs), run under
   ``torch.inference_mode`` in the chosen precision (:mod:`fastbioner.precision`).
 - :meth:`Tagger.load` runs a plain BERT folder without importing transformers
-  (:mod:`fastbioner.engine`), with the same logits and subwords, so the same spans.
+  (:mod:`fastbioner.loading` decides from the folder), with the same logits and
+  subwords, so the same spans.
 """
 
 from __future__ import annotations
@@ -40,10 +41,10 @@ from . import packing
 from .config import CONTEXTS, Settings
 from .documents import Document, Sentence, Source, Span
 from .encoding import WordEncoder, first_subword_mask, word_index_array
-from .engine import ENGINES, load_for_tagging
 from .errors import ModelError
 from .jobs import CancelToken
 from .labels import check_tags, detect_scheme, repair_iob2, split_tag, tags_to_spans, to_iob2
+from .loading import ENGINES, load_for_tagging, token_logits
 from .modeling import model_labels, pick_device
 from .precision import apply_precision, checks_from_manifest, choose_precision, default_token_budget
 from .text import document_sentences
@@ -66,8 +67,8 @@ class TaggerConfig(Settings):
     max_batch_size: int = 256       # rows per batch, whatever the budget allows
     context: str | None = None      # sentence | document | packed; None: the model's training setting
                                     # (manifest)
-    engine: str = "auto"            # auto (plain BERT without transformers, see fastbioner.engine),
-                                    # transformers
+    engine: str = "auto"            # auto (the folder decides: plain BERT and CNN students without
+                                    # transformers, see fastbioner.loading), transformers
 
     def validate(self) -> None:
         from .config import ConfigError
@@ -236,7 +237,7 @@ class Tagger:
     @classmethod
     def load(cls, name_or_folder: str | Path, config: TaggerConfig | None = None) -> "Tagger":
         """From a registry name or a model folder (safetensors only, no remote code),
-        by the engine the config picks (:mod:`fastbioner.engine`)."""
+        by the engine the folder calls for (:mod:`fastbioner.loading`)."""
         folder, name, manifest = resolve_model(name_or_folder)
         model, tokenizer = load_for_tagging(folder, (config or TaggerConfig()).engine)
         return cls(model, tokenizer, config, name=name, folder=folder, manifest=manifest)
@@ -310,7 +311,7 @@ class Tagger:
                     on_batch(b, len(batches))
                 group = [windows[i] for i in idx]
                 ids, mask = (t.to(self.device) for t in _pad(group, self.encoder.pad_id))
-                logits = self.model(input_ids=ids, attention_mask=mask).logits
+                logits = token_logits(self.model, ids, mask)
                 for row, i in zip(rows_of(logits, group), idx):
                     values[i] = row
         return packing.stitch(windows, values, layout, fill=fill)

@@ -206,39 +206,15 @@ def write_manifest(folder: str | Path, manifest: Manifest) -> None:
         fh.write("\n")
 
 
-def _folder_config(folder: Path) -> tuple[Any, str]:
-    """The folder's config and its base model's name (the folder, as AutoConfig reports
-    it). What the light engine runs (a plain BERT, a convolutional student) is read
-    without transformers, so tagging such a folder never imports it; any other goes
-    through AutoConfig. Both fill what config.json leaves out with transformers'
-    defaults (id2label LABEL_0 ...)."""
-    from .light import Unsupported
-    from .light.config import read_light_config
-
-    try:
-        return read_light_config(folder), str(folder)
-    except Unsupported:
-        pass
-    from transformers import AutoConfig
-
-    from .models import register_architectures
-
-    register_architectures()  # the folder may hold one of the project's own model types
-    try:
-        cfg = AutoConfig.from_pretrained(str(folder), trust_remote_code=False)
-    except Exception as exc:
-        raise ModelError(f"{folder / 'config.json'}: unreadable ({str(exc).splitlines()[0][:160]})") from None
-    return cfg, getattr(cfg, "_name_or_path", "") or ""
-
-
 def manifest_from_folder(folder: str | Path, kind: str = "teacher") -> Manifest:
     """A manifest for a Hugging Face folder made elsewhere, from its config.json and
     its safetensors headers (the weights are not loaded)."""
+    from .loading import folder_config
     from .modeling import check_weights, folder_size
 
     folder = Path(folder)
     checked = check_weights(folder)  # config within the limits, weights sound: read, not loaded
-    cfg, base_model = _folder_config(folder)
+    cfg, base_model = folder_config(folder)  # without transformers for what the light engine runs
     labels, params = checked.labels, checked.parameters
     return Manifest(name=folder.name, kind=kind, base_model=base_model,
                     model_type=getattr(cfg, "model_type", ""),

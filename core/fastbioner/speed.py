@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any, Callable, ContextManager, Iterable, Mapping, Sequence
 
 from .documents import Document, Span
-from .engine import load_for_tagging
 from .inference import Tagger, TaggerConfig, resolve_model
 from .jobs import CancelToken, EventCallback, ProgressReporter, run_job
+from .loading import load_for_tagging
 from .precision import (
     Precision, PrecisionCheck, available_precisions, checks_from_manifest, choose_precision, hardware_name,
 )

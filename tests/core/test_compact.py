@@ -118,11 +118,12 @@ def _conv_student(tmp_path, width=8):
 
 def _light_logits(folder, text):
     from fastbioner.light.small import load_conv_classifier
+    from fastbioner.loading import token_logits
 
     tok = AutoTokenizer.from_pretrained(folder)
     enc = tok(text, return_tensors="pt")
     with torch.inference_mode():
-        return load_conv_classifier(folder)(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"]).logits
+        return token_logits(load_conv_classifier(folder), enc["input_ids"], enc["attention_mask"])
 
 
 def test_convolutional_student_keeps_its_whole_vocabulary_in_int8(tmp_path):

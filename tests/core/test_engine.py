@@ -1,4 +1,4 @@
-"""The engine choice (:mod:`fastbioner.engine`): a plain BERT folder tags through the
+"""The engine choice (:mod:`fastbioner.loading`): a plain BERT folder tags through the
 light engine with exactly the spans transformers gives, from the Tagger and from
 ``fastbioner tag``, without importing transformers; anything else, or a forced
 choice, loads with transformers."""
@@ -17,9 +17,9 @@ import fastbioner
 from fastbioner.cli.main import main
 from fastbioner.config import ConfigError
 from fastbioner.documents import Document
-from fastbioner.engine import ENGINE_VARIABLE
 from fastbioner.errors import FastBioNERError
 from fastbioner.inference import Tagger, TaggerConfig
+from fastbioner.loading import ENGINE_VARIABLE
 from fastbioner.precision import cpu_has_int8
 from tiny_models import make_tiny_model, make_tiny_mpnet
 

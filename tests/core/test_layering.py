@@ -16,7 +16,7 @@ CORE = Path(__file__).resolve().parents[2] / "core" / "fastbioner"
 TRAINING = ("fastbioner.distill", "fastbioner.training", "fastbioner.teacher", "fastbioner.checkpoints",
             "fastbioner.estimate", "fastbioner.runs")
 INFERENCE = ("fastbioner.inference", "fastbioner.modeling", "fastbioner.models", "fastbioner.precision",
-             "fastbioner.tagging", "fastbioner.speed", "fastbioner.predict", "fastbioner.engine",
+             "fastbioner.tagging", "fastbioner.speed", "fastbioner.predict", "fastbioner.loading",
              "fastbioner.light", "fastbioner.light.bert", "fastbioner.light.tokenizer")
 # Below the formats: the document model and its plain helpers.
 FORMATS_MAY_IMPORT = ("fastbioner.formats", "fastbioner.documents", "fastbioner.errors", "fastbioner.fileio",

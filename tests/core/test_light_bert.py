@@ -15,6 +15,7 @@ from fastbioner.inference import _position_limit
 from fastbioner.light import Unsupported
 from fastbioner.light.bert import load_bert_classifier
 from fastbioner.light.config import read_config
+from fastbioner.loading import token_logits
 from fastbioner.modeling import load_token_classifier, model_labels, model_shape
 from fastbioner.precision import Precision, apply_precision, cpu_has_int8
 from tiny_models import make_tiny_encoder, make_tiny_model, make_tiny_mpnet
@@ -61,7 +62,7 @@ def batch(rows: int = 4, width: int = 23, seed: int = 1):
 
 def logits(model, ids, mask=None):
     with torch.inference_mode():
-        return model(input_ids=ids, attention_mask=mask).logits.float()
+        return token_logits(model, ids, mask).float()
 
 
 @pytest.fixture(scope="module", params=sorted(SHAPES))

@@ -1,7 +1,8 @@
-"""The light engine's tokenizer (:mod:`fastbioner.light.tokenizer`) against
-transformers' AutoTokenizer: the same subword ids and word ids for odd words, the
-same special tokens, pad id and length limit, the same WordEncoder windows; and the
-tokenizer folders it leaves to transformers."""
+"""The light engine's tokenizer (:mod:`fastbioner.light.tokenizer`: tokenizer.json read
+by the ``tokenizers`` library, no transformers) against transformers' AutoTokenizer:
+the same subword ids and word ids for odd words, the same special tokens, pad id and
+length limit, the same WordEncoder windows; and the tokenizer folders it leaves to
+transformers."""
 
 from __future__ import annotations
 
@@ -36,12 +37,13 @@ def sentences_of(words: list[str], size: int = 7) -> list[list[str]]:
 
 
 def assert_same_encoding(light, theirs, sentences: list[list[str]]) -> None:
+    """Our tokenizers.Encoding objects against what transformers' own call gives."""
     for special in (False, True):
-        a = light(sentences, is_split_into_words=True, add_special_tokens=special)
+        a = light.encode_words(sentences, add_special_tokens=special)
         b = theirs(sentences, is_split_into_words=True, add_special_tokens=special)
-        assert a["input_ids"] == b["input_ids"]
+        assert [e.ids for e in a] == b["input_ids"]
         for i, words in enumerate(sentences):
-            assert a.word_ids(i) == b.word_ids(i), words
+            assert a[i].word_ids == b.word_ids(i), words
 
 
 def assert_same_encoder(light, theirs, sentences: list[list[str]], **options) -> None:
@@ -78,7 +80,7 @@ def tiny(request, tmp_path_factory):
 
 def test_tiny_tokenizers_give_the_same_ids_and_word_ids(tiny):
     light, theirs = load_wordpiece_tokenizer(tiny), load_tokenizer(tiny)
-    assert (light.pad_token_id, light.model_max_length) == (theirs.pad_token_id, theirs.model_max_length)
+    assert (light.pad_id, light.max_length) == (theirs.pad_token_id, theirs.model_max_length)
     words = ODD_WORDS + "the cocaine induced Heart failure in RATS , ( aspirin )".split()
     assert_same_encoding(light, theirs, sentences_of(words) + [[w] for w in ODD_WORDS])
 
@@ -99,15 +101,35 @@ def test_the_default_models_tokenizer_matches_on_real_abstracts():
     words = [w for s in sentences for w in s]
     assert len(set(words)) > 500
     light, theirs = load_wordpiece_tokenizer(DEFAULT_MODEL), load_tokenizer(DEFAULT_MODEL)
-    assert (light.pad_token_id, light.model_max_length) == (theirs.pad_token_id, theirs.model_max_length)
+    assert (light.pad_id, light.max_length) == (theirs.pad_token_id, theirs.model_max_length)
     odd = sentences_of(ODD_WORDS) + [[w] for w in ODD_WORDS]
     assert_same_encoding(light, theirs, sentences + odd)
     assert_same_encoder(light, theirs, sentences + odd)
 
 
-def test_the_light_tokenizer_takes_words_only(tiny):
-    with pytest.raises(ValueError, match="is_split_into_words"):
-        load_wordpiece_tokenizer(tiny)("some text", is_split_into_words=False)
+def test_the_encoder_reads_a_bare_rust_tokenizer_as_transformers_fast_one(tiny):
+    """WordEncoder takes the tokenizers library's Tokenizer itself (what a fast
+    tokenizer runs): the same windows as through transformers, where the limit is the
+    default one (a bare Tokenizer knows no limit) and the pad token is [PAD]."""
+    from tokenizers import Tokenizer
+
+    theirs = load_tokenizer(tiny)
+    bare = Tokenizer.from_file(str(tiny / "tokenizer.json"))
+    words = (ODD_WORDS + "nephrotoxicity hepatitis clonidine".split()) * 3
+    ours, ref = WordEncoder(bare, ["O"], max_length=24, overlap=6), WordEncoder(theirs, ["O"], max_length=24, overlap=6)
+    assert (ours.prefix, ours.suffix, ours.pad_id, ours.budget) == (ref.prefix, ref.suffix, ref.pad_id, ref.budget)
+    sentences = sentences_of(words, 11) + [words]
+    assert ours.encode(sentences) == ref.encode(sentences)
+
+
+def test_the_encoder_refuses_a_tokenizer_without_a_rust_backend():
+    """Word ids come from the Rust tokenizer's Encodings; a tokenizer without one
+    (a slow Python tokenizer) cannot map subwords back to words."""
+    class PythonTokenizer:
+        pad_token_id, model_max_length = 0, 512
+
+    with pytest.raises(ValueError, match="fast"):
+        WordEncoder(PythonTokenizer(), ["O"])
 
 
 def _edit(path: Path, change) -> None:

@@ -5,7 +5,7 @@ tagging an abstract; the shipped default model and every student initialised fro
 MiniLM are plain ``BertForTokenClassification`` models, which a few dozen lines of
 torch (:mod:`fastbioner.light.bert`) and the ``tokenizers`` library
 (:mod:`fastbioner.light.tokenizer`) run with the same logits and the same subwords.
-:mod:`fastbioner.engine` picks this engine where it applies; training, distillation
+:mod:`fastbioner.loading` picks this engine where it applies; training, distillation
 and every other architecture keep transformers.
 """
 

@@ -16,7 +16,6 @@ activation or position scheme, see :mod:`fastbioner.light.config`) raises
 from __future__ import annotations
 
 from pathlib import Path
-from typing import NamedTuple
 
 import torch
 import torch.nn.functional as F
@@ -25,12 +24,6 @@ from torch import nn
 from ..errors import ModelError
 from .config import BertClassifierConfig, read_config
 from .weights import load_weights
-
-
-class TokenLogits(NamedTuple):
-    """The model's output as the tagger reads it (``.logits``: batch x positions x labels)."""
-
-    logits: torch.Tensor
 
 
 class Embeddings(nn.Module):
@@ -127,8 +120,9 @@ class Bert(nn.Module):
 
 
 class BertTokenClassifier(nn.Module):
-    """Called as the tagger calls a transformers model:
-    ``model(input_ids=..., attention_mask=...).logits``."""
+    """``model(input_ids=..., attention_mask=...)`` is the logits tensor (batch x
+    positions x labels); :func:`fastbioner.loading.token_logits` reads either engine's
+    output."""
 
     def __init__(self, config: BertClassifierConfig):
         super().__init__()
@@ -136,13 +130,13 @@ class BertTokenClassifier(nn.Module):
         self.bert = Bert(config)
         self.classifier = nn.Linear(config.hidden_size, config.num_labels)
 
-    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None) -> TokenLogits:
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None) -> torch.Tensor:
         # True where a key may be attended to; broadcast over heads and query positions.
         mask = None if attention_mask is None else attention_mask.bool()[:, None, None, :]
         h = self.bert.embeddings(input_ids)
         for layer in self.bert.encoder.layer:
             h = layer(h, mask)
-        return TokenLogits(self.classifier(h))
+        return self.classifier(h)
 
 
 def load_bert_classifier(folder: str | Path, config: BertClassifierConfig | None = None) -> BertTokenClassifier:

@@ -13,15 +13,15 @@ from torch import nn
 
 from ..models.convolution import ConvNet, ConvShape
 from ..models.crf import first_subword_decode
-from .bert import TokenLogits
 from .config import ConvClassifierConfig, read_light_config
 from . import Unsupported
 from .weights import load_weights
 
 
 class ConvTokenClassifier(nn.Module):
-    """Called as the tagger calls a transformers model:
-    ``model(input_ids=..., attention_mask=...).logits`` and ``model.decode(...)``."""
+    """``model(input_ids=..., attention_mask=...)`` is the logits tensor, as
+    :class:`fastbioner.light.bert.BertTokenClassifier`'s; ``model.decode(...)`` is the
+    CRF's decoding, as the transformers-side model's."""
 
     def __init__(self, config: ConvClassifierConfig):
         super().__init__()
@@ -32,8 +32,8 @@ class ConvTokenClassifier(nn.Module):
             use_crf=config.use_crf, pad_token_id=config.pad_token_id, dropout=0.0,
             project_embeddings=config.project_embeddings, embedding_storage=config.embedding_storage))
 
-    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None, **_) -> TokenLogits:
-        return TokenLogits(self.net.logits(input_ids, attention_mask))
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None, **_) -> torch.Tensor:
+        return self.net.logits(input_ids, attention_mask)
 
     def decode(self, logits: torch.Tensor, label_mask: torch.Tensor) -> list[list[int]]:
         return first_subword_decode(self.net.crf, logits, label_mask)

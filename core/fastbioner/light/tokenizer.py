@@ -1,6 +1,8 @@
 """A BERT WordPiece tokenizer read from ``tokenizer.json`` by the ``tokenizers``
-library, with the part of transformers' fast-tokenizer interface that
-:class:`fastbioner.encoding.WordEncoder` calls.
+library, as the :class:`fastbioner.encoding.SubwordTokenizer` that
+:class:`fastbioner.encoding.WordEncoder` reads ``tokenizers.Encoding`` objects from
+(subword ids and word ids, as transformers' fast tokenizer gets them from the same
+Rust tokenizer).
 
 transformers does not run a BERT tokenizer.json as it is: it rebuilds the pipeline
 from the vocabulary and tokenizer_config.json (lower-casing, accents, Chinese
@@ -15,8 +17,9 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
+from ..encoding import SubwordTokenizer
 from ..errors import ModelError
 from . import Unsupported
 
@@ -26,45 +29,6 @@ SPECIAL_DEFAULTS = {"unk_token": "[UNK]", "sep_token": "[SEP]", "pad_token": "[P
                     "mask_token": "[MASK]"}
 # transformers' "no known limit" (VERY_LARGE_INTEGER), which WordEncoder reads as 512.
 NO_LIMIT = int(1e30)
-
-
-class Encodings:
-    """The result of one call: ``enc["input_ids"][i]`` and ``enc.word_ids(i)``."""
-
-    def __init__(self, encodings: Sequence[Any]):
-        self._encodings = encodings
-        self._ids = [e.ids for e in encodings]
-
-    def __getitem__(self, key: str) -> list[list[int]]:
-        if key != "input_ids":
-            raise KeyError(key)
-        return self._ids
-
-    def word_ids(self, i: int) -> list[int | None]:
-        return self._encodings[i].word_ids
-
-
-class WordPieceTokenizer:
-    """Pre-split words in, subword ids and word ids out, as transformers' fast
-    tokenizer gives them."""
-
-    is_fast = True  # word ids come from the Rust tokenizer, as WordEncoder requires
-
-    def __init__(self, backend, pad_token_id: int | None, model_max_length: int):
-        self.backend = backend
-        self.pad_token_id = pad_token_id
-        self.model_max_length = model_max_length
-
-    def __call__(self, batch: Sequence[Sequence[str]], *, is_split_into_words: bool,
-                 add_special_tokens: bool = True, return_attention_mask: bool | None = None,
-                 return_token_type_ids: bool | None = None, verbose: bool = True) -> Encodings:
-        """``batch``: one list of words per sequence. The ``return_*`` and ``verbose``
-        options of transformers are accepted and have nothing to change here: the
-        result holds ids and word ids only, and nothing is truncated to warn about."""
-        if not is_split_into_words:
-            raise ValueError("the light tokenizer takes words already split (is_split_into_words=True)")
-        return Encodings(self.backend.encode_batch([list(words) for words in batch], is_pretokenized=True,
-                                                   add_special_tokens=add_special_tokens))
 
 
 def _text(token: Any) -> str | None:
@@ -135,7 +99,7 @@ def _parse(text: str, path: Path) -> dict[str, Any]:
     return data
 
 
-def load_wordpiece_tokenizer(folder: str | Path) -> WordPieceTokenizer:
+def load_wordpiece_tokenizer(folder: str | Path) -> SubwordTokenizer:
     """The folder's tokenizer, or :class:`Unsupported` (no tokenizer.json, or one that is
     not the standard BERT pipeline for its settings)."""
     from tokenizers import Tokenizer
@@ -162,8 +126,8 @@ def load_wordpiece_tokenizer(folder: str | Path) -> WordPieceTokenizer:
     backend.no_truncation()
     backend.no_padding()
     limit = settings.get("model_max_length", NO_LIMIT)
-    return WordPieceTokenizer(backend, backend.token_to_id(_text(settings.get("pad_token")) or "[PAD]"),
-                              int(limit) if _finite_number(limit) else NO_LIMIT)
+    return SubwordTokenizer(backend, backend.token_to_id(_text(settings.get("pad_token")) or "[PAD]"),
+                            int(limit) if _finite_number(limit) else NO_LIMIT)
 
 
 def _finite_number(value: Any) -> bool:
