@@ -28,6 +28,7 @@ import json
 import math
 import os
 import time
+import uuid
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
@@ -324,6 +325,7 @@ class _Run:
         self.status: dict[str, str] = {}
         self.errors: dict[str, str] = {}
         self.checkpoints: list[Path] = []   # this shard's tagged chunks, until it is written
+        self.token = uuid.uuid4().hex[:12]
 
     # -- 1. inputs --------------------------------------------------------------------
 
@@ -498,8 +500,8 @@ class _Run:
                                                       self.reporter.cancel)):
                 self._count(chunk, t0)
                 table = pa.Table.from_batches([chunk.batch], schema=SCHEMA)
-                # Named by run and process, so no later run overwrites a checkpoint it indexed.
-                checkpoint = self.state.pending_dir / f"{stem}.{self.state.runs + 1}.{os.getpid()}.{n:06d}.parquet"
+                # Named by this run's token, so no run overwrites a checkpoint it indexed.
+                checkpoint = self.state.pending_dir / f"{stem}.{self.token}.{n:06d}.parquet"
                 write_rows(checkpoint, table, {"fingerprint": self.fp})
                 self.checkpoints.append(checkpoint)
                 parts.append(table)
