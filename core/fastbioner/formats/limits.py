@@ -3,7 +3,7 @@
 Readers stream their files, so a file's size alone never exhausts memory; what
 could is one unit that must be held whole: a line, a document, a PubMed record, a
 file read whole. Each has a limit here, far above what real corpora hold (a PubMed
-abstract is a few thousand characters, a full-text article under a million), so
+abstract is a few thousand characters, a full-text article rarely over a million), so
 that a small hostile file (a gzip of one 4 GB ``<AbstractText>``, a 2 GB line)
 stops with one line naming the file instead of taking all the memory.
 
@@ -13,23 +13,25 @@ otherwise.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from ..config import ConfigError, Settings
+from dataclasses import asdict, dataclass
 
 MiB = 1 << 20
 
 
 @dataclass(frozen=True)
-class ReadLimits(Settings):
+class ReadLimits:
+    """The limits, each a whole number of at least 1 (formats sit below the settings
+    layer, so this is a plain dataclass: ``ReadLimits(max_line_bytes=1 << 20)``)."""
+
     # One line of a line-based format (a JSONL document, a PubTator title or
     # abstract), in bytes as stored.
     max_line_bytes: int = 64 * MiB
     # Tab-separated columns of one line (PubTator mention and relation lines, CoNLL
     # token lines): a line of 64 million tabs would otherwise be 64 million fields.
     max_columns: int = 64
-    # One document's text, in characters, in every format.
-    max_document_chars: int = 10_000_000
+    # One document's text, in characters, in every format. Tagging a document of
+    # 10,000,000 characters (one-letter words) aborted at a 3 GB memory cap.
+    max_document_chars: int = 2_000_000
     # Spans and relations of one document (PubTator mention lines, BioC annotations).
     max_annotations: int = 1_000_000
     # Formats read whole (BioC XML: its parse takes about ten times the file), in bytes.
@@ -53,10 +55,10 @@ class ReadLimits(Settings):
     # read again as a stream instead.
     max_held_chars: int = 50_000_000
 
-    def validate(self) -> None:
-        for name, value in self.to_dict().items():
-            if not isinstance(value, int) or value < 1:
-                raise ConfigError(f"{name} must be a whole number of at least 1, got {value!r}")
+    def __post_init__(self) -> None:
+        for name, value in asdict(self).items():
+            if type(value) is not int or value < 1:
+                raise ValueError(f"{name} must be a whole number of at least 1, got {value!r}")
 
 
 DEFAULT_LIMITS = ReadLimits()
