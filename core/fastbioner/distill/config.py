@@ -87,14 +87,6 @@ def teacher_layers_f1() -> dict[int, tuple[float, float]]:
     return {n: d.devel_f1 for n, d in _table().by_depth.items() if d.devel_f1 is not None}
 
 
-def __getattr__(name: str):  # noqa: ANN202
-    # The names this module held as constants before the table, read from it now (the
-    # app's dialog, being rewritten, still reads TEACHER_LAYERS_F1).
-    if name == "TEACHER_LAYERS_F1":
-        return teacher_layers_f1()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 CACHE_MODES = ("auto", "memory", "disk", "shared", "none")
 
 
