@@ -49,7 +49,6 @@ class ImproveOutcome:
 def improve(model: str, train_file: str, name: str, on_event, cancel) -> ImproveOutcome:  # noqa: ANN001
     """The job (worker thread): fine-tune ``model`` on ``train_file`` with the
     library's defaults and register the result as ``name``."""
-    from fastbioner.cli.finetune import summary_lines
     from fastbioner.finetune import fine_tune
     from fastbioner.finetune_config import FineTuneConfig
 
@@ -57,8 +56,32 @@ def improve(model: str, train_file: str, name: str, on_event, cancel) -> Improve
 
     result = fine_tune(registered(model), FineTuneConfig(train_files=[train_file]), name,
                        on_event=on_event, cancel=cancel)
-    notes = [line for line in summary_lines(result)[1:] if not line.startswith("labels:")]
-    return ImproveOutcome(result.entry, result.after, result.before, notes, result)
+    return ImproveOutcome(result.entry, result.after, result.before, outcome_notes(result), result)
+
+
+def outcome_notes(result) -> list[str]:  # noqa: ANN001 - a fastbioner.finetune.FineTuneResult
+    """The job's result in a curator's words: the scores on the held-back reviewed
+    documents before and after, what was learned and kept, how long it took."""
+    from fastbioner.estimate import _duration
+
+    notes = []
+    if result.before is not None and result.after is not None:
+        types = ", ".join(f"{t} {100 * result.before.per_type[t].f1:.1f} → {100 * result.after.per_type[t].f1:.1f}"
+                          for t in result.reviewed_types
+                          if t in result.before.per_type and t in result.after.per_type)
+        where = (f"{result.held_back} of your {result.documents} reviewed documents, held back from training"
+                 if result.held_back else result.dev_source)
+        notes.append(f"F1 on {where}: before {100 * result.before.f1:.1f}, after {100 * result.after.f1:.1f}"
+                     + (f" ({types})" if types else "") + ".")
+    kept = f"; {', '.join(result.kept_types)} kept as the model had it" if result.kept_types else ""
+    added = f"; new labels: {', '.join(result.added_labels)}" if result.added_labels else ""
+    notes.append(f"Learned from {result.documents - result.held_back} reviewed documents: "
+                 f"{', '.join(result.reviewed_types)} as you reviewed it{kept}{added}.")
+    t = result.training
+    notes.append(f"{t.steps} training steps in {_duration(t.seconds)}"
+                 + (" (stopped early, at its best step)" if t.stopped_early else "") + ".")
+    notes += result.notes  # e.g. too few documents to hold any back
+    return notes
 
 
 def improved_name(model: str) -> str:

@@ -1,7 +1,7 @@
 """Render docs/screenshots/curator-loop.png offscreen: the app's side of the curator
 loop (docs/curator-loop.md) on NCBI-disease abstracts the shipped model has never seen.
 
-    QT_QPA_PLATFORM=offscreen python docs/screenshots/render_curator_loop.py [--out DIR] [--size WxH]
+    QT_QPA_PLATFORM=offscreen python docs/screenshots/render_curator_loop.py [--out DIR] [--size WxH] [--improve]
 
 The first 30 abstracts of ../shared/data/ncbi-disease/pubtator/NCBIdevelopset_corpus.txt,
 their annotations removed (a curator's own, untagged corpus), are tagged by the
@@ -39,6 +39,9 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--size", default="1600x1000")
+    parser.add_argument("--improve", action="store_true",
+                        help="also run Model > Improve the model from my reviews on 20 abstracts reviewed as "
+                             "NCBI-disease annotated them and render the offer (minutes of CPU)")
     args = parser.parse_args()
     width, height = (int(v) for v in args.size.split("x"))
     if not DEVEL.is_file():
@@ -54,6 +57,7 @@ def main() -> int:
     from fastbioner_gui.main_window import MainWindow
 
     docs = list(itertools.islice(read_documents(DEVEL), 30))
+    gold = [list(doc.spans) for doc in docs]
     for doc in docs:
         doc.spans = []
     app = QApplication([])
@@ -103,10 +107,40 @@ def main() -> int:
         dialog.grab().save(str(out / f"distill-{width}x{height}-advanced.png"))
         print(f"dialog {dialog.width()}x{dialog.height()} with Advanced open; screen {width}x{height}")
         dialog.reject()
+    if args.improve:
+        improve_offer(app, window, gold, out or HERE)
     window.jobs.cancel_all()
     window.projects.mark_clean()
     window.close()
     return 0
+
+
+def improve_offer(app, window, gold, folder: Path) -> None:  # noqa: ANN001
+    """Model > Improve the model from my reviews on the first 20 abstracts, reviewed
+    as NCBI-disease annotated them (every mention type as Disease): the offer of the
+    new model, with its before/after scores on the 5 held back."""
+    from fastbioner.documents import Source
+    from fastbioner.project import DocStatus
+
+    ws = window.workspace
+    for row in range(20):
+        ws.set_spans(row, [s.with_(label="Disease", source=Source.GOLD) for s in gold[row]], DocStatus.REVIEWED)
+    started = time.monotonic()
+    job = window.improve.start()
+    if job is None or not wait(app, lambda: job.ended, 1800):
+        print("the improvement did not run", file=sys.stderr)
+        return
+    print(f"improve: {job.state.value} in {time.monotonic() - started:.0f} s")
+    if job.error:
+        print(job.error, file=sys.stderr)
+        return
+    for line in job.result.notes:
+        print(f"  {line}")
+    wait(app, lambda: window.new_model_offer is not None and window.new_model_offer.isVisible(), 30)
+    offer = window.new_model_offer
+    wait(app, lambda: False, 0.3)
+    offer.grab().save(str(folder / "improve-offer.png"))
+    print(f"wrote {folder / 'improve-offer.png'}; the picker keeps {window.picker.current_name()}")
 
 
 if __name__ == "__main__":

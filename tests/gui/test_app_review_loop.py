@@ -206,7 +206,7 @@ def test_improve_the_model_from_my_reviews_offers_the_new_model_and_never_switch
     assert outcome.result.held_back == 5 and outcome.before_after() is not None  # before/after on the held back
     name = outcome.entry.name
     assert name.startswith("tiny-student-improved-") and Registry().exists(name)
-    assert any(line.startswith("F1 on 5 held-back") for line in outcome.notes)
+    assert any(line.startswith("F1 on 5 of your 12 reviewed documents, held back") for line in outcome.notes)
     qtbot.waitUntil(lambda: window.new_model_offer is not None and window.new_model_offer.isVisible(), timeout=30000)
     text = window.new_model_offer.text()
     assert name in text and "before" in text and "after" in text
@@ -229,7 +229,9 @@ def test_a_cancelled_improvement_registers_nothing(window, tiny_model, qtbot):
 
 
 def test_the_new_keys_are_in_the_shortcuts_help_and_clash_with_none(window):
-    from fastbioner_gui.dialogs.shortcuts import shortcut_rows
+    from fastbioner_gui.dialogs.shortcuts import shortcut_rows, shortcuts_html
+
+    assert "In the Review queue" in shortcuts_html(window.menuBar())  # its own keys, said under the table
 
     rows = {title: keys for _path, title, keys in shortcut_rows(window.menuBar())}
     assert rows["Next undecided suggestion"] == "U"
