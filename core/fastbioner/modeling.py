@@ -5,6 +5,10 @@ code, so it is refused, never opened); ``trust_remote_code`` is always off; a fo
 with missing, corrupt or incomplete weights raises :class:`ModelError` with one
 clear line. A model reference is a local folder or, for a user with network, a
 Hugging Face model id.
+
+This is the transformers side, which training, distillation and fine-tuning always
+use; which code runs a folder for tagging (the light engine or this) is decided in one
+place, :mod:`fastbioner.loading`.
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@ classifiers (loaded as they are), a transformer encoder with a CRF head
 (:mod:`fastbioner.models.convolutional`). Loading a model
 (:func:`fastbioner.modeling.load_token_classifier`) registers ours with transformers
 first, so any process can load any kind of student; the distillation package only
-builds and trains them.
+builds and trains them. Which kind a folder holds, and so which code tags with it, is
+decided by :func:`fastbioner.loading.model_kind`.
 """
 
 from __future__ import annotations
