@@ -108,24 +108,23 @@ def load_for_tagging(folder: str | Path, engine: str = "auto"):
         from .light import Unsupported
 
         try:
-            return _load_light(Path(folder))
+            return _load_light(Path(folder), kind)
         except Unsupported:
             pass  # transformers runs it (or refuses it, with its own message)
     return load_token_classifier(folder, device="cpu"), load_tokenizer(folder)
 
 
-def _load_light(folder: Path):
-    """The light engine's model and :class:`fastbioner.encoding.SubwordTokenizer`;
-    :class:`fastbioner.light.Unsupported` for a folder it does not reproduce."""
+def _load_light(folder: Path, kind: str):
+    """The light engine's model for ``kind`` and its
+    :class:`fastbioner.encoding.SubwordTokenizer`; :class:`fastbioner.light.Unsupported`
+    for a folder it does not reproduce exactly."""
     from .light.bert import load_bert_classifier
-    from .light.config import ConvClassifierConfig, read_light_config
     from .light.small import load_conv_classifier
     from .light.tokenizer import load_wordpiece_tokenizer
 
     tokenizer = load_wordpiece_tokenizer(folder)  # first: cheap to refuse, the weights are not
-    config = read_light_config(folder)  # read once, and it says which network to build
-    load = load_conv_classifier if isinstance(config, ConvClassifierConfig) else load_bert_classifier
-    return load(folder, config), tokenizer
+    load = load_conv_classifier if kind == "cnn" else load_bert_classifier
+    return load(folder), tokenizer
 
 
 def token_logits(model, input_ids, attention_mask=None):
