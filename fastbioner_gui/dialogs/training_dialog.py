@@ -421,6 +421,7 @@ class TrainingForm(QDialog):
 
     def done(self, result: int) -> None:  # closing the dialog in any way stops a measurement
         self.cancel_estimate()
+        self.save_settings()  # Cancel keeps what was set too: the next opening starts from it
         super().done(result)
 
     # Starting -------------------------------------------------------------------

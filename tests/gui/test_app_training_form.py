@@ -128,8 +128,7 @@ def test_the_dialog_remembers_the_last_settings(window, tiny_teacher, tmp_path):
     dialog.custom_layers.setValue(1)
     dialog.epochs.setValue(7)
     assert dialog.recipe.currentData() == "Custom"
-    dialog.save_settings()
-    dialog.reject()
+    dialog.reject()  # Cancel remembers too
     again = _distill(window)
     assert again.recipe.currentData() == "Custom" and again.layer_count() == 1 and again.epochs.value() == 7
     again.reject()
