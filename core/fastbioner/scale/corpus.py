@@ -47,7 +47,7 @@ from ..inference import TaggerConfig
 from ..jobs import CancelToken, Cancelled, EventCallback, ProgressReporter, run_job
 from .shards import (DOC_SCHEMA, SCHEMA, SCHEMA_VERSION, ChunkResult, file_record, fingerprint,
                      pubmed_file_number, release_freed_memory, row_document, shard_paths, write_rows)
-from .state import HISTORY_DIR, STATE_DIR, FolderState, InputRecord, RowIndex, keep_old_version
+from .state import HISTORY_DIR, STATE_DIR, FolderState, InputRecord, RowIndex, codes_of, keep_old_version
 from .updates import InputScan, _Codes, resolve
 from .work import ModelRef, file_digest
 
@@ -393,17 +393,6 @@ class _Run:
         summary.inputs = len(ordered)
         summary.deleted_pmids = resolution.deleted_pmids
         summary.deleted_dropped, summary.superseded = resolution.deleted_dropped, resolution.superseded
-        index = RowIndex(self.codes)
-        shard_src: dict[str, int] = {}
-        shard_rows: dict[str, int] = {}
-        for record in ordered:
-            src = index.add(self.out_dir / record.name)
-            if src is not None:
-                shard_src[record.name] = src
-                shard_rows[record.name] = index.counts[src]
-        for folder in (state.replaced_dir, state.pending_dir):   # an interrupted run's rows
-            for path in sorted(folder.glob("*.parquet")) if folder.is_dir() else ():
-                index.add(path)
         plans: list[_Plan] = []
         codes, hashes = [], []
         for record, scan, keep in zip(ordered, scans, resolution.keep):
@@ -411,18 +400,32 @@ class _Run:
             plans.append(_Plan(record, scan, positions, None, None))
             codes.append(self.codes.array(scan)[positions])
             hashes.append(scan.hashes[positions])
-        all_codes = np.concatenate(codes) if codes else np.zeros(0, np.int64)
-        reuse, text = index.locate(all_codes, np.concatenate(hashes) if hashes else all_codes, self.fp)
-        start = 0
-        for plan in plans:
-            n = len(plan.positions)
-            plan.reuse, plan.text = reuse[start:start + n], text[start:start + n]
-            start += n
-            src = shard_src.get(plan.record.name)
-            in_place = (src is not None and shard_rows[plan.record.name] == n and
-                        bool(np.all(plan.reuse == ((np.int64(src) << 32) | np.arange(n, dtype=np.int64)))))
-            plan.rewrite = not in_place and plan.record.name not in self.errors
-        summary.documents_kept = int((reuse >= 0).sum())
+        # A shard that holds exactly its input's current documents, same text, same
+        # fingerprint, is left alone: most of the folder on a daily run, compared shard
+        # by shard, so that only the changed documents go into the index below.
+        changed = [not self._in_place(plan, c, h) for plan, c, h in zip(plans, codes, hashes)]
+        wanted = [c for c, ch in zip(codes, changed) if ch]
+        index = RowIndex(self.codes, np.concatenate(wanted) if wanted else np.zeros(0, np.int64))
+        shard_src: dict[str, int] = {}
+        for plan, ch in zip(plans, changed):
+            if ch:
+                src = index.add(self.out_dir / plan.record.name)
+                if src is not None:
+                    shard_src[plan.record.name] = src
+        for folder in (state.replaced_dir, state.pending_dir):   # an interrupted run's rows
+            for path in sorted(folder.glob("*.parquet")) if folder.is_dir() else ():
+                index.add(path)
+        kept = 0
+        for plan, c, h, ch in zip(plans, codes, hashes, changed):
+            if ch:
+                plan.reuse, plan.text = index.locate(c, h, self.fp)
+            else:
+                plan.reuse = plan.text = np.zeros(len(plan.positions), dtype=np.int64)
+            plan.rewrite = ch and plan.record.name not in self.errors
+            kept += int((plan.reuse >= 0).sum())
+        all_codes = np.sort(np.concatenate(codes)) if codes else np.zeros(0, np.int64)
+        del codes, hashes
+        summary.documents_kept = kept
         total = sum(int((p.reuse < 0).sum()) for p in plans if p.rewrite)
         if total:
             reporter.stage("load", message=f"loading {self.ref.name} ({self.engine.workers} worker(s))")
@@ -454,7 +457,9 @@ class _Run:
                 self.checkpoints.clear()
                 now = set(table.column("pmid").to_pylist())
                 gone = [id_ for id_ in old_ids if id_ not in now]
-                current = np.isin(np.array([self.codes.code(id_) for id_ in gone], dtype=np.int64), all_codes)
+                gone_codes = np.array([self.codes.code(id_) for id_ in gone], dtype=np.int64)
+                at = np.minimum(np.searchsorted(all_codes, gone_codes), max(len(all_codes) - 1, 0))
+                current = (all_codes[at] == gone_codes) if len(all_codes) else np.zeros(len(gone), bool)
                 for id_, elsewhere in zip(gone, current.tolist()):
                     removed["superseded" if elsewhere else "deleted"].append(id_)
                 del table
@@ -473,6 +478,17 @@ class _Run:
                 for path in folder.glob("*.parquet") if folder.is_dir() else ():
                     path.unlink(missing_ok=True)
         return self._finish(ordered, removed)
+
+    def _in_place(self, plan: _Plan, codes: np.ndarray, hashes: np.ndarray) -> bool:
+        """Whether the input's shard holds exactly these documents (ids and text hashes,
+        in order) under the current fingerprint."""
+        shard = self.out_dir / plan.record.name
+        record = file_record(shard) if shard.is_file() else None
+        if record is None or record.get("fingerprint") != self.fp or record.get("documents") != len(codes):
+            return False
+        table = pq.read_table(shard, columns=["pmid", "text_hash"])
+        return bool(np.array_equal(codes_of(self.codes, table.column("pmid")), codes) and
+                    np.array_equal(table.column("text_hash").to_numpy(), hashes))
 
     def _check_fingerprint(self, device: dict[str, Any]) -> None:
         """The workers run what the fingerprint says (a Ray cluster's hardware may differ

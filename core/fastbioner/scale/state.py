@@ -195,14 +195,19 @@ class RowIndex:
     previous version), its fingerprint, and each row's document code and text hash.
     ``locate`` answers, for documents (code, hash), the location of a row tagged
     under the current fingerprint (to reuse) and of any row with that text (to read
-    the text from, without parsing)."""
+    the text from, without parsing). Only rows of ``wanted`` documents are held, and
+    as NumPy arrays (32 bytes a row), so a daily update over all of PubMed holds its
+    changed documents, not 36 million rows."""
 
-    def __init__(self, codes: _Codes):
+    def __init__(self, codes: _Codes, wanted: np.ndarray | None = None):
         self.codes = codes
+        self.wanted = None if wanted is None else np.unique(wanted)
         self.sources: list[Path] = []
         self.fingerprints: list[str | None] = []
         self.counts: list[int] = []
-        self._parts: list[pa.Table] = []
+        self._code: list[np.ndarray] = []
+        self._hash: list[np.ndarray] = []
+        self._loc: list[np.ndarray] = []
 
     def add(self, path: Path) -> int | None:
         """Index one file's rows; its source number, or None if it is not a shard."""
@@ -214,29 +219,31 @@ class RowIndex:
         self.sources.append(path)
         self.fingerprints.append(record.get("fingerprint"))
         n = table.num_rows
+        code = codes_of(self.codes, table.column("pmid"))
+        hashes = table.column("text_hash").to_numpy()
         loc = (np.int64(src) << 32) | np.arange(n, dtype=np.int64)
-        self._parts.append(pa.table({"code": codes_of(self.codes, table.column("pmid")),
-                                     "text_hash": table.column("text_hash"),
-                                     "loc": loc}))
+        if self.wanted is not None:
+            keep = np.isin(code, self.wanted)
+            code, hashes, loc = code[keep], hashes[keep], loc[keep]
+        self._code.append(code)
+        self._hash.append(np.asarray(hashes, dtype=np.int64))
+        self._loc.append(loc)
         self.counts.append(n)
         return src
 
     def locate(self, code: np.ndarray, hashes: np.ndarray, fp: str) -> tuple[np.ndarray, np.ndarray]:
-        """(reuse, text) locations per document (``src << 32 | row``, -1 where none)."""
+        """(reuse, text) locations per document (``src << 32 | row``, -1 where none);
+        of several rows, the one in the latest source."""
         n = len(code)
-        reuse = np.full(n, -1, dtype=np.int64)
-        text = np.full(n, -1, dtype=np.int64)
-        if not self._parts or n == 0:
-            return reuse, text
-        index = pa.concat_tables(self._parts)
-        current = np.array([f == fp for f in self.fingerprints], dtype=bool)
-        src = (index.column("loc").to_numpy() >> 32).astype(np.int64)
-        index = index.append_column("current", pa.array(current[src]))
-        docs = pa.table({"code": code, "text_hash": hashes, "i": np.arange(n, dtype=np.int64)})
-        for out, table in ((reuse, index.filter(pc.field("current"))), (text, index)):
-            best = table.group_by(["code", "text_hash"]).aggregate([("loc", "max")])
-            joined = docs.join(best, keys=["code", "text_hash"], join_type="inner")
-            out[joined.column("i").to_numpy()] = joined.column("loc_max").to_numpy()
+        if not self._code or n == 0:
+            return np.full(n, -1, dtype=np.int64), np.full(n, -1, dtype=np.int64)
+        all_code, all_hash, all_loc = (np.concatenate(x) for x in (self._code, self._hash, self._loc))
+        current = np.array([f == fp for f in self.fingerprints], dtype=bool)[all_loc >> 32]
+        reuse = _lookup(all_code[current], all_hash[current], all_loc[current], code, hashes)
+        text = reuse.copy()
+        missing = reuse < 0
+        if missing.any():
+            text[missing] = _lookup(all_code, all_hash, all_loc, code[missing], hashes[missing])
         return reuse, text
 
     def read(self, locs: np.ndarray) -> pa.Table:
@@ -253,3 +260,25 @@ class RowIndex:
             return None
         table = pa.concat_tables(parts)
         return table.take(pa.array(np.argsort(np.concatenate(order), kind="stable")))
+
+
+def _mix(code: np.ndarray, hashes: np.ndarray) -> np.ndarray:
+    """One 64-bit key per (code, hash): a lookup sorts and searches one array."""
+    return (code.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)) ^ hashes.astype(np.int64).view(np.uint64)
+
+
+def _lookup(code: np.ndarray, hashes: np.ndarray, loc: np.ndarray, q_code: np.ndarray,
+            q_hash: np.ndarray) -> np.ndarray:
+    """For each query (code, hash), the largest ``loc`` among rows with exactly that code
+    and hash, else -1 (two pairs sharing a key are told apart by comparing both)."""
+    if len(code) == 0:
+        return np.full(len(q_code), -1, dtype=np.int64)
+    keys = _mix(code, hashes)
+    order = np.lexsort((loc, keys))          # by key, then location: the last of a run is the latest
+    keys, code, hashes, loc = keys[order], code[order], hashes[order], loc[order]
+    q = _mix(q_code, q_hash)
+    pos = np.searchsorted(keys, q, side="right") - 1
+    found = pos >= 0
+    pos[~found] = 0
+    found &= (keys[pos] == q) & (code[pos] == q_code) & (hashes[pos] == q_hash)
+    return np.where(found, loc[pos], -1)
