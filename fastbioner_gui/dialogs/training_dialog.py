@@ -724,13 +724,32 @@ class DistillDialog(TrainingForm):
             return f"{f1:.1f} F1 on the BC5CDR benchmark"
         return "quality not measured at this depth"
 
+    def _measured_key(self, recipe_name: str) -> str:
+        return f"{self.teacher.currentText().strip()}|{recipe_name}"
+
+    @staticmethod
+    def _stored_measurements() -> dict:
+        import json
+
+        raw = settings_store().value("training/measured")
+        try:
+            stored = json.loads(raw) if isinstance(raw, str) else {}
+        except ValueError:
+            stored = {}
+        return stored if isinstance(stored, dict) else {}
+
     def recipe_time(self, r) -> str:  # noqa: ANN001
-        seconds = self._measured_seconds.get(r.name)
-        if seconds is None:
-            return "Time on this machine: not measured yet (Estimate run time measures it)"
+        """The run time measured on this machine for this teacher and recipe: in this
+        opening, else in an earlier one (remembered with the day it was measured)."""
         from fastbioner.estimate import _duration
 
-        return f"About {_duration(seconds)} on this machine (measured)"
+        seconds = self._measured_seconds.get(r.name)
+        if seconds is not None:
+            return f"About {_duration(seconds)} on this machine (measured)"
+        stored = self._stored_measurements().get(self._measured_key(r.name))
+        if isinstance(stored, dict) and isinstance(stored.get("seconds"), (int, float)):
+            return f"About {_duration(stored['seconds'])} on this machine (measured {stored.get('day', 'before')})"
+        return "Time on this machine: not measured yet (Estimate run time measures it)"
 
     def _describe_recipes(self) -> None:
         """Each recipe in the list says its student's depth for this teacher, how good
@@ -756,7 +775,15 @@ class DistillDialog(TrainingForm):
     def _measured(self, result) -> None:  # noqa: ANN001 - a RunEstimate
         name = self.recipe.currentData()
         if name not in (None, CUSTOM) and not self.fine_tune_first.isChecked():
+            import json
+
             self._measured_seconds[name] = result.total_seconds
+            stored = self._stored_measurements()
+            stored[self._measured_key(name)] = {"seconds": round(result.total_seconds, 1),
+                                                "day": f"{date.today():%Y-%m-%d}"}
+            store = settings_store()
+            store.setValue("training/measured", json.dumps(stored))
+            store.sync()
             self._describe_recipe()
 
     def set_layer_count(self, n: int) -> None:

@@ -262,3 +262,12 @@ def test_in_a_narrow_window_the_queue_takes_the_documents_panels_place(suggested
     w.review_queue.action.trigger()
     assert w.review_queue.dock in w.tabifiedDockWidgets(w.documents_dock)
     assert w.review_queue.queue.current is not None and w.review_queue.queue.isVisible()
+
+
+def test_the_uncertainty_is_saved_with_the_project(suggested, tmp_path, qtbot):
+    path = suggested.projects.save(tmp_path / "loop.fbproj")
+    suggested.projects.open(path)
+    qtbot.waitUntil(lambda: len(suggested.workspace) == 4, timeout=30000)
+    model = suggested.documents.model
+    column = model.uncertainty_column()
+    assert [model.index(r, column).data() for r in range(4)] == ["0.4", "3.2", "0.1", "1.5"]

@@ -166,3 +166,21 @@ def test_advanced_keeps_start_and_cancel_on_the_screen_and_folding_shrinks_back(
         assert grown > folded  # there was room: it grew, then shrank back
     assert screen is not None
     dialog.reject()
+
+
+def test_a_recipes_measured_time_is_remembered_for_its_teacher(window, tiny_teacher):
+    from types import SimpleNamespace
+
+    dialog = _distill(window)
+    assert dialog.fine_tune_first.isChecked() is False
+    dialog.recipe.setCurrentIndex(dialog.recipe.findData("Fast"))
+    assert "not measured yet" in dialog.recipe_note.text()
+    dialog._measured(SimpleNamespace(total_seconds=600.0))  # what a measurement of this recipe gives
+    assert dialog.recipe_note.text().startswith("About 10 min on this machine")
+    dialog.reject()
+    again = _distill(window)
+    again.recipe.setCurrentIndex(again.recipe.findData("Fast"))
+    assert again.recipe_note.text().startswith("About 10 min on this machine (measured 20")
+    again.recipe.setCurrentIndex(again.recipe.findData("Accurate"))  # another recipe: not measured
+    assert "not measured yet" in again.recipe_note.text()
+    again.reject()
