@@ -334,7 +334,7 @@ class _Run:
         summary.inputs_given = len(paths)
         reporter.stage("scan", total=len(paths), message=f"reading {len(paths)} input file(s)")
         scans: dict[str, InputScan] = {}
-        to_parse: list[tuple[str, str, int, str]] = []
+        to_parse: list[tuple[str, str, int]] = []   # name, path, mtime_ns
         for done, (path, shard) in enumerate(zip(paths, shard_files), 1):
             name = shard.name
             known = state.inputs.get(name)
