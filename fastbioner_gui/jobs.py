@@ -22,6 +22,9 @@ from fastbioner.jobs import CancelToken, Cancelled, EventCallback, JobState, Pro
 JobFunction = Callable[[EventCallback, CancelToken], Any]
 # Jobs of this kind are housekeeping (listing models): the jobs panel does not show them.
 QUIET_KIND = "quiet"
+# Jobs that train (live curves in the jobs panel): distillation and teacher runs, and
+# Model > Improve the model from my reviews (fine-tuning, which keeps no checkpoints).
+CURVE_KINDS = ("train", "fine-tune")
 
 
 class _Worker(QObject):

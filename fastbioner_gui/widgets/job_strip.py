@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QPainter
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QSizePolicy, QToolButton, QVBoxLayout, QWidget
 
-from ..jobs import QUIET_KIND, Job, JobManager
+from ..jobs import CURVE_KINDS, QUIET_KIND, Job, JobManager
 
 # Rows shown at most; more running jobs are counted on one line.
 MAX_ROWS = 3
@@ -76,7 +76,7 @@ class StripRow(QWidget):
         keep = self.curves.sizePolicy()
         keep.setRetainSizeWhenHidden(True)  # rows line up whether or not they have curves
         self.curves.setSizePolicy(keep)
-        self.curves.setVisible(job.kind == "train")
+        self.curves.setVisible(job.kind in CURVE_KINDS)
         self.curves.clicked.connect(lambda: self.curvesRequested.emit(self.job))
         self.cancel = QToolButton()
         self.cancel.setText("Cancel")

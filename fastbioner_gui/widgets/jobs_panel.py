@@ -10,7 +10,7 @@ from PySide6.QtWidgets import (QHBoxLayout, QLabel, QListWidget, QListWidgetItem
 
 from fastbioner.jobs import JobState
 
-from ..jobs import QUIET_KIND, Job, JobManager
+from ..jobs import CURVE_KINDS, QUIET_KIND, Job, JobManager
 from .job_strip import ElidedLabel, show_progress
 from .job_strip import duration as _duration
 
@@ -129,7 +129,7 @@ class JobsPanel(QWidget):
         self.list.insertItem(0, item)
         self.list.setItemWidget(item, row)
         # A training run takes the curves; a short job does not steal them from one.
-        if job.kind == "train" or self.list.count() == 1:
+        if job.kind in CURVE_KINDS or self.list.count() == 1:
             self.list.setCurrentRow(0)
 
     def row_for(self, job: Job) -> JobRow | None:
@@ -151,7 +151,7 @@ class JobsPanel(QWidget):
     def _show_curves(self, index: int) -> None:
         if 0 <= index < len(self.rows):
             job = self.rows[index].job
-            if job.kind != "train":  # tagging and reading have no curves
+            if job.kind not in CURVE_KINDS:  # tagging and reading have no curves
                 if self._curves is not None:
                     self._curves.setVisible(False)
                 return

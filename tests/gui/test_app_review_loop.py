@@ -202,6 +202,10 @@ def test_improve_the_model_from_my_reviews_offers_the_new_model_and_never_switch
     with qtbot.waitSignal(job.finished, timeout=300000):
         pass
     assert job.state is JobState.DONE, job.error
+    window.show_curves(job)  # the jobs panel keeps the run with its curves
+    curves = window.jobs_panel.curves
+    curves.refresh()
+    assert "f1" in curves.series and len(curves.series["f1"][0]) >= 1  # held-back F1 as it trained
     outcome = job.result
     assert outcome.result.held_back == 5 and outcome.before_after() is not None  # before/after on the held back
     name = outcome.entry.name
