@@ -505,11 +505,16 @@ class DistillDialog(TrainingForm):
         self.recipe_note = QLabel()
         self.recipe_note.setWordWrap(True)
         self.recipe_note.setStyleSheet("color:#555")
+        self.recipe_note.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.recipe.currentIndexChanged.connect(lambda _i: self._describe_recipe())
-        row = QFormLayout()
-        row.addRow("<b>Recipe</b>", self.recipe)
-        row.addRow("", self.recipe_note)
+        # A row and a wrapped note below it (a form's row gave the note the height of a
+        # narrower width: a gap under it).
+        row = QHBoxLayout()
+        row.addWidget(QLabel("<b>Recipe</b>"))
+        row.addWidget(self.recipe, 1)
         layout.addLayout(row)
+        self.recipe_note.setContentsMargins(4, 0, 0, 4)
+        layout.addWidget(self.recipe_note)
         self._teacher_rows(form, teachers)
 
     def _teacher_rows(self, form: QFormLayout, teachers: Sequence[str]) -> None:
