@@ -131,6 +131,10 @@ class ReviewQueue(QWidget):
         self.addAction(action)
         return action
 
+    def showEvent(self, event) -> None:  # noqa: ANN001, N802 - a tab raised again: what changed meanwhile
+        super().showEvent(event)
+        self.refresh()
+
     def _reset(self) -> None:
         self.skipped.clear()
         self.current = None
