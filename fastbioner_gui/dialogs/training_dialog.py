@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, 
 from fastbioner import SMALL_SOURCES  # the public API; loads a dataclass module, no torch
 from fastbioner.errors import FastBioNERError
 from fastbioner.guided import (DEFAULT_RECIPE, RECIPE_EPOCHS, RECIPE_NOTE, RECIPES, base_encoders, base_models_folder,
-                               encoder_layers, recipe, student_layer_choices)
+                               compact_by_default, encoder_layers, recipe, student_layer_choices)
 
 from ..jobs import QUIET_KIND, Job, JobManager
 from ..models.workspace import Workspace
@@ -632,11 +632,13 @@ class DistillDialog(TrainingForm):
 
     def _bottom_rows(self, form: QFormLayout) -> None:
         self.keep_full_precision = QCheckBox("keep full precision (do not compact the student)")
+        # One rule for the app and `fastbioner distill` (the defaults table, docs/decisions.md#compaction).
+        self.keep_full_precision.setChecked(not compact_by_default())
         self.keep_full_precision.setToolTip(
-            "By default the student is compacted after training, as `fastbioner compact` does: its "
+            "Untick to compact the student after training, as `fastbioner compact` does: its "
             "vocabulary trimmed to the training data (a convolutional student keeps it whole, its embedding "
-            "table in int8) and its weights stored in float16, then scored on "
-            "devel again. Its size is stated against its teacher's when the run ends.")
+            "table in int8) and its weights stored in float16, then scored on devel again: about a third of "
+            "the size. Whether this starts ticked follows the same default as `fastbioner distill`.")
         form.addRow("Size", self.keep_full_precision)
 
     def _advanced_rows(self, layout: QVBoxLayout) -> None:

@@ -59,6 +59,10 @@ def test_distillation_runs_with_live_curves_and_the_student_is_offered_not_switc
     window.refresh_models(select="tiny-teacher")
     qtbot.waitUntil(lambda: window.picker.current_name() == "tiny-teacher", timeout=30000)
     dialog = _dialog(window, tiny_teacher, measure_first=True)
+    # The box starts as `fastbioner distill` does (the defaults table's one rule).
+    from fastbioner.guided import compact_by_default
+    assert dialog.keep_full_precision.isChecked() == (not compact_by_default())
+    dialog.keep_full_precision.setChecked(False)  # compacted, as asked
     assert dialog.recipe.currentData() == "Custom"  # the settings were changed by hand
     assert dialog.method.currentText() == "fastbioner" and dialog.b.value() == pytest.approx(0.3)
     config = dialog.build_config()
@@ -236,6 +240,7 @@ def test_a_new_user_fine_tunes_a_teacher_then_distils_in_one_job(window, tmp_pat
     dialog.epochs.setValue(1)
     dialog.batch_size.setValue(4)
     dialog.device.setCurrentText("cpu")
+    dialog.keep_full_precision.setChecked(False)  # compacted, as asked
     job = dialog.start()
     assert job is not None and window.jobs_panel.row_for(job) is not None
     with qtbot.waitSignal(job.finished, timeout=120000):
