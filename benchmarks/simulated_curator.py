@@ -88,6 +88,16 @@ def update(start: str, docs, chosen: list[int], seed: int, threads: int, registr
     return result, time.monotonic() - t0
 
 
+def settings() -> dict:
+    """fine-tune's defaults this run used (they may change after it)."""
+    from fastbioner.finetune_config import FineTuneConfig
+
+    c = FineTuneConfig()
+    return {"epochs": c.training.epochs, "learning_rate": c.training.learning_rate,
+            "batch_size": c.training.batch_size, "patience": c.training.early_stopping_patience,
+            "freeze_layers": c.freeze_layers}
+
+
 def score(registry, name: str, threads: int) -> dict:
     import torch
 
@@ -155,6 +165,7 @@ def run(args) -> None:
                               "update_seconds": round(seconds, 1),
                               "training_seconds": round(result.training.seconds, 1),
                               "steps": result.training.steps, "held_back": result.held_back,
+                              "settings": settings(),
                               "threads": args.threads, "load_average": round(os.getloadavg()[0], 2),
                               "reviewed_tokens": sum(len(docs[p].text.split()) for p in reviewed),
                               "command": command}
