@@ -44,6 +44,8 @@ _EXPORTS: dict[str, str] = {
     "Registry": "fastbioner.registry",
     "ModelEntry": "fastbioner.registry",
     "default_model": "fastbioner.defaults",
+    "shipped_model_folder": "fastbioner.defaults",
+    "read_manifest": "fastbioner.registry",
     # training: a teacher, a student, a reviewed fine-tune
     "TeacherConfig": "fastbioner.config",
     "TrainingConfig": "fastbioner.config",
@@ -61,6 +63,13 @@ _EXPORTS: dict[str, str] = {
     "MATCHING_TERMS": "fastbioner.distill.methods",
     "ATTENTION_FORMS": "fastbioner.distill.methods",
     "SMALL_SOURCES": "fastbioner.distill.config",
+    "COMBINATIONS": "fastbioner.config",
+    "teacher_layers_methods_summary": "fastbioner.distill.config",
+    # watching runs and recording them (what the research area, experiments/, reads)
+    "checkpoint_progress": "fastbioner.run_progress",
+    "diverged_at": "fastbioner.run_progress",
+    "cpu_model_name": "fastbioner.cpu",
+    "loss_points_text": "fastbioner.precision",
     # jobs and errors
     "CancelToken": "fastbioner.jobs",
     "Cancelled": "fastbioner.jobs",
