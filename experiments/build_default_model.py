@@ -159,8 +159,7 @@ def rebuilt_command(name: str, manifest) -> tuple[str, list[str]]:
     from fastbioner.cli import distill, train
     from fastbioner.cli.config_flags import config_fields
     from fastbioner.cli.main import build_parser
-    from fastbioner.config import TeacherConfig
-    from fastbioner.distill.config import DistillConfig
+    from fastbioner import DistillConfig, TeacherConfig
 
     command, cls, from_args = (("distill", DistillConfig, distill.config_from_args) if manifest.kind == "student"
                                else ("train-teacher", TeacherConfig, train.config_from_args))
@@ -395,7 +394,8 @@ RECHECK_HEADING = "## Precision checked again"
 def recheck_precision(out: Path, devel: str, docs: str) -> dict:
     """Run the benchmark step again on ``out`` (a built folder) in a private registry
     and write its record into ``out``'s manifest and BUILD.md; returns the record."""
-    from fastbioner.registry import read_manifest, write_manifest
+    from fastbioner import read_manifest
+    from fastbioner.registry import write_manifest
 
     manifest = read_manifest(out)
     name = manifest.name

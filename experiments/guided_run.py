@@ -48,12 +48,10 @@ def main() -> int:
 
     import torch
 
-    from fastbioner.config import TeacherConfig, TrainingConfig
-    from fastbioner.distill.config import DistillConfig, default_method
-    from fastbioner.documents import Source
+    from fastbioner import DistillConfig, Source, TeacherConfig, TrainingConfig, fine_tune_then_distill, read_any
+    from fastbioner.distill.config import default_method
     from fastbioner.export import ExportSettings, export_documents
-    from fastbioner.formats import read_any
-    from fastbioner.guided import fine_tune_then_distill, recipe
+    from fastbioner.guided import recipe
 
     torch.set_num_threads(args.threads)
     data = home / "data"

@@ -40,10 +40,7 @@ def main() -> int:
     import numpy as np
     from scipy.stats import spearmanr
 
-    from fastbioner.defaults import shipped_model_folder
-    from fastbioner.documents import Source
-    from fastbioner.formats import read_documents
-    from fastbioner.inference import Tagger, TaggerConfig
+    from fastbioner import Source, Tagger, TaggerConfig, read_documents, shipped_model_folder
     from fastbioner.labels import document_tagged_sentences
 
     mapping = dict(pair.split("=", 1) for pair in args.map_label)
