@@ -99,14 +99,14 @@ TEACHER_ENSEMBLE = REPO / "benchmarks" / "results" / "teacher_ensemble.json"
 
 
 def ensemble_line(results: dict, base: dict) -> str:
-    """The packed teachers combined word by word (``benchmarks/teacher_ensemble.py``):
+    """The packed teachers combined word by word (``experiments/teacher_ensemble.py``):
     against the table-1 teacher and the best of the teachers combined, each of the
     builds it combined (a teacher rebuilt since makes it stale, and the line says so)."""
     what = ("- the three packed-context teachers (seeds 13-15) combined word by word by the multi-teacher rule "
             "(what the ensemble students `bc5cdr/hinton-minilm-unl-packed-ens` and "
             "`bc5cdr/hinton-minilm6-ft-unl-packed-ens` learn from)")
     if not TEACHER_ENSEMBLE.is_file():
-        return f"{what}: {NOT_RUN} (`python benchmarks/teacher_ensemble.py` once the three teachers have run)."
+        return f"{what}: {NOT_RUN} (`python -m experiments.teacher_ensemble` once the three teachers have run)."
     ens = json.loads(TEACHER_ENSEMBLE.read_text(encoding="utf-8"))
     teachers = ens.get("teachers") or {}
     stale = [row for row, b in teachers.items() if (results.get(row) or {}).get("finished") not in (None, b.get("finished"))]
@@ -251,7 +251,7 @@ def commands_section(rows, results) -> list[str]:
     for r in rows:
         res = results.get(r.id)
         if not res:
-            out.append(f"- `{r.id}`: {NOT_RUN}; queue it with `python benchmarks/experiment_queue.py add {r.id}`")
+            out.append(f"- `{r.id}`: {NOT_RUN}; queue it with `python -m experiments.experiment_queue add {r.id}`")
             continue
         for x in res.get("runs") or [res]:
             epochs = f"{x['epochs']} epoch{'s' if x['epochs'] != 1 else ''}"
@@ -409,8 +409,8 @@ def write_report(rows, results: dict, out: Path, preamble: str = "", archive: di
             "(see *Commands* at the end); rows not yet run say so. Scores are entity-level, strict "
             "IOB2 (seqeval), micro-averaged, on the official **devel** split; models are selected on "
             "devel too (there is no test split in this repository), so these are development "
-            "figures, not test figures. Queue any row with `python benchmarks/experiment_queue.py add ROW`, "
-            "then `python benchmarks/paper_tables.py report`. F1 is the mean over the seeds run, with the "
+            "figures, not test figures. Queue any row with `python -m experiments.experiment_queue add ROW`, "
+            "then `python -m experiments.paper_tables report`. F1 is the mean over the seeds run, with the "
             "sample standard deviation and the seed count (n) where more than one seed ran; a difference "
             "counts only when it exceeds the spread. Welch's t is shown beside it as a measure of how "
             "firm a lead is: with three seeds a side, a t below about 3 could still be chance "

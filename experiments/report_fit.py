@@ -1,5 +1,5 @@
 """Section 10 of docs/benchmarks.md: students and their teacher scored on the text they
-trained on, beside their devel F1. ``benchmarks/train_fit.py`` scores them on the
+trained on, beside their devel F1. ``experiments/train_fit.py`` scores them on the
 training file (against its gold tags); per depth the report sets the rows' order on
 train against their order on devel, so a claim that a method "fits less" or
 "generalises less" is checked rather than assumed. Train F1 measures fit to the gold
@@ -14,7 +14,7 @@ from pathlib import Path
 from .report_format import build_before, pct
 
 FIT = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "train_fit.json"
-COMMAND = "FASTBIONER_HOME=~/fastbioner-experiments/home python benchmarks/train_fit.py ROW ... --threads 1"
+COMMAND = "FASTBIONER_HOME=~/fastbioner-experiments/home python -m experiments.train_fit ROW ... --threads 1"
 
 
 def load_fit(path: Path = FIT) -> dict | None:

@@ -26,10 +26,10 @@ def timed_models(timing: dict) -> list[dict]:
 
 
 def spacy_section(sp: dict) -> list[str]:
-    """The peer a CPU user would pick: spaCy's CNN NER trained here (benchmarks/spacy_peer.py)."""
+    """The peer a CPU user would pick: spaCy's CNN NER trained here (experiments/spacy_peer.py)."""
     out = ["### The spaCy peer", ""]
     if not sp:
-        return out + [f"_{NOT_RUN}: `python benchmarks/spacy_peer.py all`._", ""]
+        return out + [f"_{NOT_RUN}: `python -m experiments.spacy_peer all`._", ""]
     train, score, timing = sp.get("train") or {}, sp.get("score") or {}, sp.get("time")
     if score:
         types = ", ".join(f"{t} {pct(v)}" for t, v in sorted(score.get("per_type_f1", {}).items()))
@@ -44,7 +44,7 @@ def spacy_section(sp: dict) -> list[str]:
                    f"rounds: spaCy {timing['median_seconds']['spacy']} s; fastbioner tag with {ours}.")
     else:
         out.append(f"Speed against it (whole processes on the 500 devel abstracts): {NOT_RUN} "
-                   f"(`python benchmarks/spacy_peer.py time`, on a quiet machine).")
+                   f"(`python -m experiments.spacy_peer time`, on a quiet machine).")
     return out + [""]
 
 
@@ -159,13 +159,13 @@ def frontier_section(sp: dict, results: dict, png: Path, plotting: bool = True) 
     out = ["### The accuracy/speed frontier", ""]
     timing = sp.get("time")
     if not timing:
-        return out + [f"_{NOT_RUN}: `python benchmarks/spacy_peer.py time --model A --model B ...` (on a quiet "
+        return out + [f"_{NOT_RUN}: `python -m experiments.spacy_peer time --model A --model B ...` (on a quiet "
                       f"machine) times the candidates against spaCy on the 500 devel abstracts._", ""]
     points = frontier_points(sp, results)
     optimal = pareto(points)
     out += [f"Devel F1 against the median wall time of tagging the {timing['documents']} abstracts as whole "
             f"processes ({timing['rounds']} rounds alternated with spaCy, {timing['threads']} threads; "
-            f"`{timing.get('command', 'benchmarks/spacy_peer.py time')}`). A model's F1 and size come from its "
+            f"`{timing.get('command', 'experiments/spacy_peer.py time')}`). A model's F1 and size come from its "
             f"figures stored with its times, else its run in `paper_rows.json`, else its manifest. Pareto-optimal: no other point is at least as "
             f"fast and as accurate and better in one; the target is devel F1 {100 * TARGET_F1:.1f} at spaCy's "
             f"time or better.", "",

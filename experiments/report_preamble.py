@@ -21,7 +21,7 @@ rows). Students train on `train` only
 and are selected on `devel` (the paper trains on train and devel merged; keeping devel
 out of training is the honest protocol for a score reported on devel). The top rows of
 each table run with three seeds (13, 14, 15): mean, standard deviation and count. Runs
-are owned by `benchmarks/experiment_queue.py` (one torch thread each, two at a time,
+are owned by `experiments/experiment_queue.py` (one torch thread each, two at a time,
 resumed from their checkpoints across working sessions). A machine replaced between
 sessions takes its models with it: the queue then rebuilds a teacher with the same
 command and seed on the new CPU, and *Commands* lists the earlier build under the
@@ -46,7 +46,7 @@ gradient norm equals the gold-label term's, measured on the first 4 batches
 (`--calibrate grad-norm`; the scales are in each student's manifest), and attention
 maps are compared after centring each query row (`--attention centred`: softmax
 ignores a per-row offset, so that part of the score difference teaches the student
-nothing). `benchmarks/loss_scales.py` prints each term's value, its weighted gradient
+nothing). `experiments/loss_scales.py` prints each term's value, its weighted gradient
 norm and the cosine of the combined update with the label terms' update, before and
 after calibration, for any configuration.
 

@@ -16,7 +16,7 @@ SUFFIX = "-fp32"
 
 def _speed_lines() -> list[str]:
     if not SPEED.is_file():
-        return ["Step speed: not measured yet (`python benchmarks/bench_training_precision.py --json "
+        return ["Step speed: not measured yet (`python -m experiments.bench_training_precision --json "
                 "benchmarks/results/training_precision.json`)."]
     speed = json.loads(SPEED.read_text(encoding="utf-8"))
     parts = [f"`{row}` {s['fp32_step_seconds']:.2f} s against {s['bf16_step_seconds']:.2f} s "

@@ -1,5 +1,5 @@
 """Section 11 of docs/benchmarks.md: how hard each loss term pulls on a student, at the
-start and once trained (``benchmarks/term_pull.py``), beside the row's devel F1. A
+start and once trained (``experiments/term_pull.py``), beside the row's devel F1. A
 term's pull is its weighted gradient norm over the student's parameters: what it adds
 to the update before the update is clipped. The section sets the methods' pulls side by
 side so "why does this method lead here" is read from measurements, not guessed."""
@@ -12,7 +12,7 @@ from pathlib import Path
 from .report_format import NOT_RUN, f1_cell, pct
 
 PULL = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "term_pull.json"
-COMMAND = "FASTBIONER_HOME=~/fastbioner-experiments/home python benchmarks/term_pull.py ROW ... [--trained]"
+COMMAND = "FASTBIONER_HOME=~/fastbioner-experiments/home python -m experiments.term_pull ROW ... [--trained]"
 TERM_ORDER = ("soft", "gold", "hidden", "hidden-norm", "attention", "embedding", "prob-mse", "logit-mse")
 LABEL_TERMS = ("soft", "gold")
 
@@ -55,7 +55,7 @@ def pull_section(pull: dict | None, results: dict) -> list[str]:
     terms = [t for t in TERM_ORDER if any(t in e["terms"] for e in entries.values())]
     clip = next(iter(entries.values())).get("clip")
     out = [f"Each row's own distillation flags on the first {next(iter(entries.values()))['batches']} batches of "
-           f"`train.tsv`, before any step (`{COMMAND}`; each measurement's `benchmarks/loss_scales.py` command is in "
+           f"`train.tsv`, before any step (`{COMMAND}`; each measurement's `experiments/loss_scales.py` command is in "
            "`benchmarks/results/term_pull.json`). A cell is the term's pull: its weighted gradient norm over the "
            "student's parameters (mean over the batches), with its multiple of the gold term's in brackets; a "
            "calibrated row is measured with its calibration applied, as it trains. *Trained*: the row's registered "

@@ -77,7 +77,7 @@ def frontier_files(tmp_path, monkeypatch):
     sp = {"score": {"devel_f1": 0.8067, "per_type_f1": {"Chemical": 0.85, "Disease": 0.76}},
           "time": {"documents": "CDR_DevelopmentSet.PubTator.txt", "rounds": 3, "threads": 2,
                    "seconds": {"spacy": [7.7, 7.8, 7.6]}, "median_seconds": {"spacy": 7.7},
-                   "command": "python benchmarks/spacy_peer.py time --model a", "models": [
+                   "command": "python -m experiments.spacy_peer time --model a", "models": [
                        {"model": "shipped-default", "seconds": [42.0], "median_seconds": 42.9, "vs_spacy_speed": 0.18},
                        {"model": "cand-s13", "seconds": [6.0], "median_seconds": 6.5, "vs_spacy_speed": 1.185},
                        {"model": "only-registered", "seconds": [9.0], "median_seconds": 9.0, "vs_spacy_speed": 0.856},
@@ -129,7 +129,7 @@ def test_frontier_reads_a_single_model_record_and_says_when_not_run(frontier_fil
     section = "\n".join(report.frontier_section(legacy, {}, png))
     assert "| the shipped default | 42.89 | 0.18x | 82.11 | 29.0 | manifest | **yes** |" in section
     not_run = report.frontier_section({"score": {"devel_f1": 0.8}}, {}, tmp_path / "g.png")
-    assert report.NOT_RUN in " ".join(not_run) and "spacy_peer.py time --model" in " ".join(not_run)
+    assert report.NOT_RUN in " ".join(not_run) and "experiments.spacy_peer time --model" in " ".join(not_run)
     assert not (tmp_path / "g.png").exists()
 
 
@@ -221,7 +221,7 @@ def test_table_1_gives_each_student_its_gap_to_the_teacher_build_it_learnt_from(
 
 def test_the_teachers_combined_are_set_against_the_best_of_them_and_marked_stale_when_rebuilt(
         tmp_path, monkeypatch):
-    """benchmarks/teacher_ensemble.py's figure: against the table-1 teacher and the best
+    """experiments/teacher_ensemble.py's figure: against the table-1 teacher and the best
     teacher it combined; a teacher rebuilt since makes the figure the earlier builds'."""
     report = load("benchmark_report")
     ensemble = tmp_path / "teacher_ensemble.json"

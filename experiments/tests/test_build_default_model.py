@@ -1,4 +1,4 @@
-"""benchmarks/build_default_model.py: the chain of commands that made a model, from
+"""experiments/build_default_model.py: the chain of commands that made a model, from
 its manifests and the recorded runs, and the all-or-nothing replacement of the shipped
 folder. Nothing is trained: the subprocesses are replaced."""
 

@@ -1,4 +1,4 @@
-"""benchmarks/term_pull.py and the report's section 11: a row measured with its own
+"""experiments/term_pull.py and the report's section 11: a row measured with its own
 flags (less what only a training run needs), the pull of each term as the calibration
 measures it, and a report that reads the measurements rather than restating them."""
 
