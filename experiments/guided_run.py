@@ -48,10 +48,8 @@ def main() -> int:
 
     import torch
 
-    from fastbioner import DistillConfig, Source, TeacherConfig, TrainingConfig, fine_tune_then_distill, read_any
-    from fastbioner.distill.config import default_method
-    from fastbioner.export import ExportSettings, export_documents
-    from fastbioner.guided import recipe
+    from fastbioner import (DistillConfig, ExportSettings, Source, TeacherConfig, TrainingConfig, default_method,
+                            export_documents, fine_tune_then_distill, read_any, recipe)
 
     torch.set_num_threads(args.threads)
     data = home / "data"

@@ -40,8 +40,8 @@ def main() -> int:
     import numpy as np
     from scipy.stats import spearmanr
 
-    from fastbioner import Source, Tagger, TaggerConfig, read_documents, shipped_model_folder
-    from fastbioner.labels import document_tagged_sentences
+    from fastbioner import (Source, Tagger, TaggerConfig, document_tagged_sentences, read_documents,
+                            shipped_model_folder)
 
     mapping = dict(pair.split("=", 1) for pair in args.map_label)
     types = {t for t in args.types.split(",") if t}

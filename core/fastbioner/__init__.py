@@ -34,6 +34,9 @@ _EXPORTS: dict[str, str] = {
     "read_documents": "fastbioner.formats",
     "write_documents": "fastbioner.formats",
     "read_any": "fastbioner.formats",
+    "export_documents": "fastbioner.export",
+    "ExportSettings": "fastbioner.export",
+    "document_tagged_sentences": "fastbioner.labels",
     "fetch_pubmed": "fastbioner.fetch",
     # tagging and scoring
     "Tagger": "fastbioner.inference",
@@ -57,6 +60,9 @@ _EXPORTS: dict[str, str] = {
     "FineTuneConfig": "fastbioner.finetune_config",
     "fine_tune": "fastbioner.finetune",
     "fine_tune_then_distill": "fastbioner.guided",
+    "recipe": "fastbioner.guided",
+    "RECIPES": "fastbioner.guided",
+    "default_method": "fastbioner.distill.config",
     # the vocabulary of distillation settings (what a dialog offers)
     "METHODS": "fastbioner.distill.methods",
     "TERM_NAMES": "fastbioner.distill.methods",

@@ -35,10 +35,6 @@ STILL_DEEP = {
     # manifest: wants a public "command that makes this model" and "write a manifest".
     "experiments.build_default_model": {"fastbioner.cli", "fastbioner.cli.config_flags", "fastbioner.cli.main",
                                         "fastbioner.precision", "fastbioner.registry"},
-    # The app's guided recipe and BIO export, run without the app.
-    "experiments.guided_run": {"fastbioner.distill.config", "fastbioner.export", "fastbioner.guided"},
-    # Per-sentence gold and predicted tags of a document.
-    "experiments.uncertainty_figures": {"fastbioner.labels"},
 }
 
 
