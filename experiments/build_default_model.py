@@ -122,64 +122,11 @@ def recorded(name: str, manifest, results: dict) -> tuple[str, str] | None:
     return None
 
 
-MISSING = object()
-
-
-def _lookup(data: dict, path: str):
-    for part in path.split("."):
-        if not isinstance(data, dict) or part not in data:
-            return MISSING
-        data = data[part]
-    return data
-
-
-def _flag(path: str, field, value) -> list[str]:
-    """The command-line form of one setting (see fastbioner.cli.config_flags); [] for
-    a value no flag can give (an empty list, a None)."""
-    meta = field.metadata
-    flag = meta.get("flag") or "--" + path.rsplit(".", 1)[-1].replace("_", "-")
-    if value is None or value == [] or value == {}:
-        return []
-    if isinstance(value, bool):  # a switch: --no-x turns a True default off, --x a False one on
-        return [flag] if (meta.get("kind") == "negate") != value else []
-    if meta.get("kind") == "term-weights":
-        return [x for k, w in value.items() for x in (flag, f"{k}={w}")]
-    if meta.get("kind") == "comma-list":
-        return [flag, ",".join(value)]
-    if isinstance(value, list):
-        return [flag, *map(str, value)]
-    return [flag, str(value)]
-
-
 def rebuilt_command(name: str, manifest) -> tuple[str, list[str]]:
-    """A command that makes ``manifest.config`` again, checked through the real parser:
-    every setting that differs from the dataclass default gets its flag, then every one
-    the command line would still decide otherwise (the learning rate and layer count it
-    picks from the student source). Returns it with the settings no flag reproduces."""
-    from fastbioner.cli import distill, train
-    from fastbioner.cli.config_flags import config_fields
-    from fastbioner.cli.main import build_parser
-    from fastbioner import DistillConfig, TeacherConfig
+    """The command that makes ``manifest``'s model again (:func:`fastbioner.rebuild_command`)."""
+    from fastbioner import rebuild_command
 
-    command, cls, from_args = (("distill", DistillConfig, distill.config_from_args) if manifest.kind == "student"
-                               else ("train-teacher", TeacherConfig, train.config_from_args))
-    want = {p: v for p, f, _ in config_fields(cls) if (v := _lookup(manifest.config, p)) is not MISSING}
-    fields = {p: f for p, f, _ in config_fields(cls) if p in want}
-    defaults = cls().to_dict()
-
-    def differing(argv: list[str]) -> list[str]:
-        got = from_args(build_parser().parse_args(argv[1:])).to_dict()
-        return [p for p in want if _lookup(got, p) != want[p]]
-
-    argv = ["fastbioner", command, "--name", name]
-    for path in want:
-        if want[path] != _lookup(defaults, path):
-            argv += _flag(path, fields[path], want[path])
-    for path in differing(argv):
-        flag = _flag(path, fields[path], want[path])
-        if flag and flag[0] not in argv:
-            argv += flag
-    return shlex.join(argv), differing(argv)
+    return rebuild_command(name, manifest)
 
 
 def describe(name: str, manifest, results: dict) -> Made:
@@ -394,8 +341,7 @@ RECHECK_HEADING = "## Precision checked again"
 def recheck_precision(out: Path, devel: str, docs: str) -> dict:
     """Run the benchmark step again on ``out`` (a built folder) in a private registry
     and write its record into ``out``'s manifest and BUILD.md; returns the record."""
-    from fastbioner import read_manifest
-    from fastbioner.registry import write_manifest
+    from fastbioner import read_manifest, write_manifest
 
     manifest = read_manifest(out)
     name = manifest.name

@@ -49,6 +49,8 @@ _EXPORTS: dict[str, str] = {
     "default_model": "fastbioner.defaults",
     "shipped_model_folder": "fastbioner.defaults",
     "read_manifest": "fastbioner.registry",
+    "write_manifest": "fastbioner.registry",
+    "rebuild_command": "fastbioner.cli.rebuild",
     # training: a teacher, a student, a reviewed fine-tune
     "TeacherConfig": "fastbioner.config",
     "TrainingConfig": "fastbioner.config",
