@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     from fastbioner.distill.losses import attention_mse
     from fastbioner.distill.runner import batches_total, prepare_run
     from fastbioner.jobs import ProgressReporter
-    from fastbioner.registry import Registry
+    from fastbioner import Registry
     from fastbioner.training import linear_warmup_decay, move_to
 
     args, dargs = parse(sys.argv[1:] if argv is None else argv)

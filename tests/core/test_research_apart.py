@@ -28,7 +28,7 @@ STILL_DEEP = {
     # calibration, capture and loss internals themselves (what it studies).
     "experiments.loss_scales": {"fastbioner.cli", "fastbioner.cli.distill", "fastbioner.distill.calibration",
                                 "fastbioner.distill.data", "fastbioner.distill.losses",
-                                "fastbioner.distill.runner", "fastbioner.jobs", "fastbioner.registry",
+                                "fastbioner.distill.runner", "fastbioner.jobs",
                                 "fastbioner.training", "fastbioner.distill.capture"},
     # Re-decides `--precision auto` from a model's recorded checks for another machine
     # (what a CPU without the chosen mode runs), for the model card.
