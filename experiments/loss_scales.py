@@ -56,13 +56,13 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, argparse.Namespace]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from fastbioner import Registry
     from fastbioner.cli.distill import config_from_args
     from fastbioner.distill.calibration import calibrate, fit_projections, measure_terms
     from fastbioner.distill.data import PairedBatches
     from fastbioner.distill.losses import attention_mse
     from fastbioner.distill.runner import batches_total, prepare_run
     from fastbioner.jobs import ProgressReporter
-    from fastbioner import Registry
     from fastbioner.training import linear_warmup_decay, move_to
 
     args, dargs = parse(sys.argv[1:] if argv is None else argv)
