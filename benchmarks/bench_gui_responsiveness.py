@@ -140,8 +140,12 @@ def main(argv: list[str] | None = None) -> int:
         if not args.model:
             os.environ["FASTBIONER_HOME"] = str(tmp_path / "home")
             os.environ["FASTBIONER_DEFAULT_MODEL"] = str(tmp_path / "no-default-model")
-            sys.path.insert(0, str(REPO / "tests"))
-            from tiny_models import make_tiny_model
+            import importlib.util  # the tests' tiny model builder, loaded from its file (tests/ is no package)
+
+            spec = importlib.util.spec_from_file_location("tiny_models", REPO / "tests" / "tiny_models.py")
+            tiny_models = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(tiny_models)
+            make_tiny_model = tiny_models.make_tiny_model
 
             from fastbioner.registry import Registry
 

@@ -279,8 +279,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.compare_docs:
         result["students"] = section_students(args, docs[:args.compare_docs])
     result["seconds"] = round(time.time() - t0, 1)
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from results_file import write_keeping_earlier  # beside this script
+    if __package__:  # python -m benchmarks.NAME
+        from .results_file import write_keeping_earlier
+    else:  # python benchmarks/NAME.py: Python puts this folder first on the path
+        from results_file import write_keeping_earlier
 
     write_keeping_earlier(args.out, result)  # the run before stays under "earlier" (the report may quote it)
     print_report(result)

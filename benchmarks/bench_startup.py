@@ -123,9 +123,11 @@ def main(argv: list[str] | None = None) -> int:
     env = dict(os.environ)
     from datetime import datetime, timezone
 
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from paper_tables import cpu_name  # the CPU's model name, as the tables record it
-    from results_file import write_keeping_earlier
+    from fastbioner import cpu_model_name as cpu_name  # the CPU's model name, as the tables record it
+    if __package__:  # python -m benchmarks.NAME
+        from .results_file import write_keeping_earlier
+    else:  # python benchmarks/NAME.py: Python puts this folder first on the path
+        from results_file import write_keeping_earlier
 
     figures: dict = {"date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                      "cpu": cpu_name(), "threads": args.threads,

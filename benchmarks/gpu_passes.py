@@ -15,13 +15,12 @@ import sys
 import time
 from pathlib import Path
 
+import torch
+
+from fastbioner.formats import read_documents
+from fastbioner.inference import Tagger, TaggerConfig
+
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "core"))
-
-import torch  # noqa: E402
-
-from fastbioner.formats import read_documents  # noqa: E402
-from fastbioner.inference import Tagger, TaggerConfig  # noqa: E402
 
 DEVEL = REPO.parent / "shared" / "data" / "bc5cdr" / "pubtator" / "CDR_DevelopmentSet.PubTator.txt"
 SAMPLES = REPO / "assets" / "samples" / "bc5cdr-devel-sample.pubtator"

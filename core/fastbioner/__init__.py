@@ -34,6 +34,9 @@ _EXPORTS: dict[str, str] = {
     "read_documents": "fastbioner.formats",
     "write_documents": "fastbioner.formats",
     "read_any": "fastbioner.formats",
+    "export_documents": "fastbioner.export",
+    "ExportSettings": "fastbioner.export",
+    "document_tagged_sentences": "fastbioner.labels",
     "fetch_pubmed": "fastbioner.fetch",
     # tagging and scoring
     "Tagger": "fastbioner.inference",
@@ -44,6 +47,10 @@ _EXPORTS: dict[str, str] = {
     "Registry": "fastbioner.registry",
     "ModelEntry": "fastbioner.registry",
     "default_model": "fastbioner.defaults",
+    "shipped_model_folder": "fastbioner.defaults",
+    "read_manifest": "fastbioner.registry",
+    "write_manifest": "fastbioner.registry",
+    "rebuild_command": "fastbioner.cli.rebuild",
     # training: a teacher, a student, a reviewed fine-tune
     "TeacherConfig": "fastbioner.config",
     "TrainingConfig": "fastbioner.config",
@@ -55,12 +62,22 @@ _EXPORTS: dict[str, str] = {
     "FineTuneConfig": "fastbioner.finetune_config",
     "fine_tune": "fastbioner.finetune",
     "fine_tune_then_distill": "fastbioner.guided",
+    "recipe": "fastbioner.guided",
+    "RECIPES": "fastbioner.guided",
+    "default_method": "fastbioner.distill.config",
     # the vocabulary of distillation settings (what a dialog offers)
     "METHODS": "fastbioner.distill.methods",
     "TERM_NAMES": "fastbioner.distill.methods",
     "MATCHING_TERMS": "fastbioner.distill.methods",
     "ATTENTION_FORMS": "fastbioner.distill.methods",
     "SMALL_SOURCES": "fastbioner.distill.config",
+    "COMBINATIONS": "fastbioner.config",
+    "teacher_layers_methods_summary": "fastbioner.distill.config",
+    # watching runs and recording them (what the research area, experiments/, reads)
+    "checkpoint_progress": "fastbioner.run_progress",
+    "diverged_at": "fastbioner.run_progress",
+    "cpu_model_name": "fastbioner.cpu",
+    "loss_points_text": "fastbioner.precision",
     # jobs and errors
     "CancelToken": "fastbioner.jobs",
     "Cancelled": "fastbioner.jobs",

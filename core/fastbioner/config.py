@@ -130,7 +130,7 @@ class TrainingConfig(Settings):
                                       "else fp16)", flag="--no-mixed-precision", kind="negate")
     # Off by default: a user's run keeps fp32 on a CPU unless asked. On a 2-core
     # AVX512-BF16 EPYC a 3-layer student's step ran 1.44-1.52x faster
-    # (benchmarks/bench_training_precision.py).
+    # (experiments/bench_training_precision.py).
     cpu_bf16: bool = opt(False, "train under bf16 autocast on a CPU with native bfloat16 (AVX512-BF16 or "
                                 "AMX): faster steps; the weights and optimiser stay fp32",
                          flag="--cpu-bf16")

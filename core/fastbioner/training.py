@@ -54,6 +54,7 @@ from .errors import FastBioNERError
 from .jobs import Cancelled, ProgressReporter
 from .modeling import pick_device
 from .precision import cpu_has_bf16
+from .run_progress import diverged_at  # noqa: F401 - the runner imports it here; defined torch-free
 
 Objective = Callable[[Any, int, int], "tuple[torch.Tensor, dict[str, float]]"]
 
@@ -92,23 +93,6 @@ class TrainingResult:
     # Seconds of forward and backward passes of each step run (the rest of a step,
     # the optimiser update and batching, does not grow with the batch).
     compute_seconds: list[float] = field(default_factory=list)
-
-
-def diverged_at(history: list[dict[str, float]], metric: str = "f1") -> int | None:
-    """The first devel scoring at which a run that had scored above one half fell
-    below a tenth: training diverged (the model tags almost nothing), whatever it
-    recovered later. A 6-layer student at a 3-layer student's learning rate did so
-    (docs/benchmarks.md, table 0)."""
-    seen_good = False
-    for point in history or []:
-        value = point.get(metric)
-        if value is None:
-            continue
-        if value > 0.5:
-            seen_good = True
-        elif seen_good and value < 0.1:
-            return point.get("step")
-    return None
 
 
 def move_to(obj: Any, device: torch.device) -> Any:

@@ -40,7 +40,7 @@ def test_every_reader_of_the_cpu_goes_through_the_helper():
     also locks on Windows)."""
     repo = Path(__file__).resolve().parents[2]
     offenders = []
-    for folder in ("core", "fastbioner_gui", "benchmarks", "scripts"):
+    for folder in ("core", "fastbioner_gui", "benchmarks", "experiments", "scripts"):
         for path in (repo / folder).rglob("*.py"):
             text = path.read_text(encoding="utf-8", errors="replace")
             if "/proc/cpuinfo" in text and path.name != "cpu.py":

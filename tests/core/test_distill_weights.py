@@ -247,40 +247,6 @@ def test_term_weight_flags_reach_the_config():
                            "--term-weight", "attention"])
 
 
-def test_loss_scales_script_prints_terms_gradients_and_the_calibration(trained, tmp_path, monkeypatch, capsys):
-    """benchmarks/loss_scales.py reproduces the loss-scale figures of any distill
-    configuration (values, weighted gradient norms, attention forms, the schedule)
-    and what calibration would do, training and registering nothing."""
-    import importlib.util
-    import shutil
-    from pathlib import Path
-
-    registry, bio = trained
-    home = tmp_path / "home"
-    shutil.copytree(registry.root / "tiny-teacher", home / "models" / "tiny-teacher")
-    monkeypatch.setenv("FASTBIONER_HOME", str(home))
-    script = Path(__file__).resolve().parents[2] / "benchmarks" / "loss_scales.py"
-    spec = importlib.util.spec_from_file_location("loss_scales", script)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    out_json = tmp_path / "scales.json"
-    assert module.main(["--batches", "2", "--json", str(out_json), "--", "--teacher", "tiny-teacher",
-                        "--train", str(bio), "--name", "probe", "--layers", "2", "--batch-size", "5",
-                        "--temperature", "2", "--method", "fastbioner"]) == 0
-    figures = json.loads(out_json.read_text())
-    assert len(figures["batches"]) == 2
-    first = figures["batches"][0]
-    assert set(first["values"]) == {"soft", "gold", "hidden", "attention"}
-    assert all(v >= 0 for v in first["weighted_grad_norms"].values())
-    assert -1.0 <= first["label_cosine"] <= 1.0
-    forms = figures["attention_forms"][0]
-    assert forms["centred"] <= forms["scores"] + 1e-9  # centring only removes what softmax ignores
-    assert set(figures["would_calibrate"]["scales"]) == {"hidden", "attention"}
-    assert figures["schedule"]["w_zero_step"] is not None
-    assert "calibration" not in figures
-    assert [p.name for p in (home / "models").iterdir()] == ["tiny-teacher"]  # nothing registered
-
-
 def test_several_teachers_soft_labels_combine_by_confidence():
     import numpy as np
 

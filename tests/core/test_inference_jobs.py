@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import random
 import shutil
-import sys
 from dataclasses import replace
 
 import pytest
@@ -346,49 +345,6 @@ def test_benchmark_command_records_speed_and_auto_follows_it(trained, tmp_path, 
     for mode in set(speed["modes"]) - {"fp32"}:
         assert again["modes"][mode] == speed["modes"][mode] and f"kept its earlier {mode} check" in stdout
     assert again["precision"] == speed["precision"]
-
-
-def test_a_shipped_folders_precision_is_checked_again_without_touching_its_weights(trained, tmp_path,
-                                                                                    monkeypatch):
-    """build_default_model.py --recheck-precision: the benchmark runs on a private copy
-    and its record lands in the folder's manifest and BUILD.md; the weights and the
-    user's registry are untouched."""
-    import importlib.util
-    from pathlib import Path
-
-    from fastbioner.registry import read_manifest
-
-    script = Path(__file__).resolve().parents[2] / "benchmarks" / "build_default_model.py"
-    spec = importlib.util.spec_from_file_location("bench_build_default_model", script)
-    build = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, spec.name, build)  # dataclasses look their module up there
-    spec.loader.exec_module(build)
-    monkeypatch.setattr(build, "run_command", lambda argv: main([*argv[1:], "--quiet"] if argv[1] == "benchmark"
-                                                                 else argv[1:]))
-    Registry().import_folder(trained, name="shipped")
-    out = tmp_path / "shipped"
-    assert main(["models", "export", "shipped", str(out)]) == 0
-    (out / "BUILD.md").write_text("# How\n\n## Precision (recorded by the benchmark above)\n\nold table\n\n"
-                                  "## Files\n\n| file | bytes |\n", encoding="utf-8")
-    weights = (out / "model.safetensors").read_bytes()
-    docs, _ = corpus(6, seed=8)
-    src = tmp_path / "docs.jsonl"
-    write_documents(docs, src, "jsonl")
-    devel = tmp_path / "devel.tsv"
-    devel.write_text("aspirin\tB-Chemical\nhelps\tO\n\n", encoding="utf-8")
-    user_models = sorted(e.name for e in Registry().list())
-    speed = build.recheck_precision(out, str(devel), str(src))
-    assert read_manifest(out).speed == speed and "fp32" in speed["modes"]
-    assert (out / "model.safetensors").read_bytes() == weights
-    assert sorted(e.name for e in Registry().list()) == user_models  # a private registry did the work
-    text = (out / "BUILD.md").read_text(encoding="utf-8")
-    assert "old table" not in text and "| fp32 |" in text and text.count(build.RECHECK_HEADING) == 1
-    assert text.count("fastbioner benchmark shipped --docs") == 1
-    size = (out / "fastbioner.json").stat().st_size
-    assert f"| fastbioner.json | {size:,} |" in text and "| all (this file aside) |" in text
-    build.recheck_precision(out, str(devel), str(src))  # again: both checks listed, one table
-    text = (out / "BUILD.md").read_text(encoding="utf-8")
-    assert text.count("fastbioner benchmark shipped --docs") == 2 and text.count("| mode |") == 1
 
 
 def test_a_reduced_mode_measured_elsewhere_counts_for_auto_here():

@@ -10,7 +10,7 @@ the objective weighs it at a given step, plus the cosine between the combined
 gradient and the label terms' gradient (how much of the update still follows the
 labels). :func:`calibrate` averages that over the first batches and scales each
 matching term (hidden, attention, ...) so that its weighted gradient norm at step 0
-equals the gold term's times ``ratio``. ``benchmarks/loss_scales.py`` prints the same
+equals the gold term's times ``ratio``. ``experiments/loss_scales.py`` prints the same
 figures for any configuration, so a calibration is checked, not assumed.
 """
 

@@ -227,7 +227,7 @@ def prepare_run(config: DistillConfig, method: Method, registry: Registry, repor
                 cleanup: contextlib.ExitStack, notes: list[str], keep_in: Path | None = None) -> PreparedRun:
     """Everything a distillation run trains with, built but not trained: the teacher
     and its outputs (cached or live; their clean-up on ``cleanup``), the student, the
-    data and the objective. ``distill`` trains it; ``benchmarks/loss_scales.py``
+    data and the objective. ``distill`` trains it; ``experiments/loss_scales.py``
     measures its loss terms. ``keep_in``: the run's checkpoint folder, where several
     teachers' soft labels are kept for a resumed run."""
     reporter.stage("prepare", message=f"loading the teacher {config.teacher}")

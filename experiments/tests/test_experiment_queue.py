@@ -1,0 +1,517 @@
+"""experiments/experiment_queue.py (with queue_state.py and queue_runner.py) and the results it writes through runs.py:
+wall time over attempts, a fresh machine's prerequisites, re-queueing only what was
+never recorded, and rebuilt teachers. No run is started: the starter is replaced."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from experiments.tests.bench_scripts import load
+
+
+def _latest_checkpoint(queue, job: dict):
+    """Where a job's run keeps its last checkpoint in the queue's registry: the layout
+    fastbioner.checkpoint_progress reads (tests/core/test_run_progress.py checks it on a
+    real checkpoint), written here by hand as a stopped run would leave it."""
+    return queue.qs.EXP / "home" / "models" / ".checkpoints" / job["model"] / "latest"
+
+
+def test_a_jobs_wall_time_sums_its_attempts_and_leaves_out_its_pauses():
+    queue = load("experiment_queue")
+    job = {"started": 1000.0}
+    queue.queue_runner.tick(job, 1100.0)          # ran 100 s
+    job["stopped"] = True            # the pause switch stopped it
+    queue.queue_runner.tick(job, 1150.0)
+    job["stopped"] = False
+    queue.queue_runner.tick(job, 1180.0)          # ran 30 s more, then the session ended
+    job["started"] = job["ticked"] = 5000.0   # resumed in a later session
+    queue.queue_runner.tick(job, 5020.0)
+    assert job["run_seconds"] == pytest.approx(150.0)
+
+
+def test_a_run_that_ended_while_no_runner_watched_adds_no_time(tmp_path, monkeypatch):
+    queue = load("experiment_queue")
+    monkeypatch.setattr(queue.qs, "EXP", tmp_path)
+    monkeypatch.setattr(queue.runs, "load_results", lambda *a, **k: {})
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    # The last runner ticked it at t = 1000 and the session ended; this runner starts much later.
+    job = {"row": "bc5cdr/og-3", "seed": 13, "args": ["distill", "--epochs", "3"], "model": "m-s13",
+           "commit": "abc", "requires": [], "state": "running", "attempts": 0, "pid": dead.pid,
+           "started": 900.0, "ticked": 1000.0, "run_seconds": 100.0}
+    (tmp_path / "queue.json").write_text(json.dumps({"jobs": [job]}))
+    queue.queue_runner.step(0)   # no slot: it only settles the ended run
+    (settled,) = json.loads((tmp_path / "queue.json").read_text())["jobs"]
+    assert settled["state"] == "pending"        # it resumes from its checkpoint
+    assert settled["run_seconds"] == pytest.approx(100.0)
+
+
+def test_on_a_fresh_machine_a_missing_prerequisite_takes_the_free_slot_first(tmp_path, monkeypatch):
+    """The teacher is gone (a replaced machine): it is queued and started before a later
+    job that needs nothing, however the queue was ordered."""
+    queue = load("experiment_queue")
+    monkeypatch.setattr(queue.qs, "EXP", tmp_path)
+    monkeypatch.setattr(queue.runs, "load_results", lambda *a, **k: {})
+    teacher = queue.runs.Row("x/teacher", 1, "x", "teacher", "teacher-x", ("train-teacher",), 3,
+                                     per_seed_name=False)
+    monkeypatch.setattr(queue.runs, "all_rows", lambda: [teacher])
+    started = []
+    monkeypatch.setattr(queue.queue_runner, "start_job", lambda job, threads=1: started.append(job["row"]) or 4242)
+    monkeypatch.setattr(queue.qs, "alive", lambda pid: pid == 4242)
+    student = {"row": "x/og-3", "seed": 13, "args": ["distill"], "model": "og-s13", "commit": "abc",
+               "requires": ["x/teacher"], "state": "pending", "attempts": 0}
+    free = {"row": "x/other-teacher", "seed": 14, "args": ["train-teacher"], "model": "other-s14",
+            "commit": "abc", "requires": [], "state": "pending", "attempts": 0}
+    (tmp_path / "queue.json").write_text(json.dumps({"jobs": [student, free]}))
+    queue.queue_runner.step(1)
+    assert started == ["x/teacher"]
+    jobs = json.loads((tmp_path / "queue.json").read_text())["jobs"]
+    assert [(j["row"], j["state"]) for j in jobs] == [
+        ("x/teacher", "running"), ("x/og-3", "pending"), ("x/other-teacher", "pending")]
+
+
+def test_a_teacher_every_waiting_job_needs_runs_on_every_slots_core(tmp_path, monkeypatch):
+    """On a fresh machine the rebuilt teacher is all the queue can run: it gets both
+    cores instead of one; beside a job that needs nothing from it, one core."""
+    queue = load("experiment_queue")
+    monkeypatch.setattr(queue.qs, "EXP", tmp_path)
+    monkeypatch.setattr(queue.runs, "load_results", lambda *a, **k: {})
+    threads = {}
+    monkeypatch.setattr(queue.queue_runner, "start_job",
+                        lambda job, threads_=1: threads.setdefault(job["row"], threads_) and 4242)
+    monkeypatch.setattr(queue.qs, "alive", lambda pid: pid == 4242)
+
+    def job(row, requires=()):
+        return {"row": row, "seed": 13, "args": ["distill"], "model": row.replace("/", "-"), "commit": "abc",
+                "requires": list(requires), "state": "pending", "attempts": 0}
+    (tmp_path / "queue.json").write_text(json.dumps({"jobs": [
+        job("x/teacher"), job("x/og-6", ["x/teacher"]), job("x/hinton-6", ["x/teacher"])]}))
+    queue.queue_runner.step(2)
+    assert threads == {"x/teacher": 2}
+
+    threads.clear()
+    (tmp_path / "queue.json").write_text(json.dumps({"jobs": [
+        job("x/teacher"), job("x/og-6", ["x/teacher"]), job("y/teacher")]}))
+    queue.queue_runner.step(2)
+    assert threads == {"x/teacher": 1, "y/teacher": 1}
+
+
+def test_a_job_queued_beside_a_teacher_on_both_cores_waits_for_a_free_core(tmp_path, monkeypatch):
+    """The teacher runs on both cores; a job added by hand meanwhile needs nothing from
+    it, yet must not start a third thread on two cores: it starts once the teacher ends."""
+    queue = load("experiment_queue")
+    monkeypatch.setattr(queue.qs, "EXP", tmp_path)
+    monkeypatch.setattr(queue.runs, "load_results", lambda *a, **k: {})
+    monkeypatch.setattr(queue.qs, "registered", lambda model: False)
+    started = {}
+    pids = iter(range(4242, 4300))
+    monkeypatch.setattr(queue.queue_runner, "start_job",
+                        lambda job, threads_=1: started.setdefault(job["row"], (threads_, next(pids)))[1])
+    live = {4242, 4243}
+    monkeypatch.setattr(queue.qs, "alive", lambda pid: pid in live)
+
+    def job(row, requires=()):
+        return {"row": row, "seed": 13, "args": ["distill"], "model": row.replace("/", "-"), "commit": "abc",
+                "requires": list(requires), "state": "pending", "attempts": 0}
+    (tmp_path / "queue.json").write_text(json.dumps({"jobs": [job("x/teacher"), job("x/og-6", ["x/teacher"])]}))
+    queue.queue_runner.step(2)
+    assert started == {"x/teacher": (2, 4242)}
+
+    state = json.loads((tmp_path / "queue.json").read_text())
+    state["jobs"].append(job("y/teacher"))   # queued by hand while the teacher runs
+    (tmp_path / "queue.json").write_text(json.dumps(state))
+    queue.queue_runner.step(2)
+    assert "y/teacher" not in started
+
+    live.discard(4242)   # the teacher ended (its model is registered now)
+    monkeypatch.setattr(queue.qs, "registered", lambda model: model == "x-teacher")
+    monkeypatch.setattr(queue.queue_runner, "record", lambda job, wall: 0.9)
+    queue.queue_runner.step(2)
+    assert started["y/teacher"][0] == 1 and started["x/og-6"][0] == 1
+
+
+def test_adding_a_table_again_queues_only_the_runs_not_recorded(tmp_path, monkeypatch):
+    queue = load("experiment_queue")
+    monkeypatch.setattr(queue.qs, "EXP", tmp_path)
+    monkeypatch.setattr(queue.runs, "load_results", lambda *a, **k: {"x/og-3": {"13": {"f1": 0.8}}})
+    row = queue.runs.Row("x/og-3", 2, "x", "og", "og", ("distill",), 6, seeds=(13, 14, 15))
+    assert queue.qs.add([row], None, "abc") == 2
+    jobs = json.loads((tmp_path / "queue.json").read_text())["jobs"]
+    assert [j["seed"] for j in jobs] == [14, 15]
+    assert queue.qs.add([row], None, "abc", again=True) == 1   # seed 13 again, on request
+    assert queue.qs.add([row], None, "abc") == 0
+
+
+def test_a_teacher_row_of_a_fixed_seed_refuses_other_seeds(tmp_path, monkeypatch, capsys):
+    """`add bc5cdr/teacher-packed-s14 --seeds 13` would have queued seed 14's teacher at
+    seed 13: the same command as the seed-13 row, recorded from it under the wrong row."""
+    queue = load("experiment_queue")
+    monkeypatch.setattr(queue.qs, "EXP", tmp_path)
+    monkeypatch.setattr(queue.runs, "load_results", lambda *a, **k: {})
+    teacher = queue.runs.Row("x/teacher-s14", 5, "x", "teacher, seed 14", "teacher-x-s14",
+                                     ("train-teacher",), 3, seeds=(14,), per_seed_name=False)
+    student = queue.runs.Row("x/og-3", 2, "x", "og", "og", ("distill",), 6)
+    with pytest.raises(ValueError, match="x/teacher-s14.*seed\\(s\\) 14"):
+        queue.qs.add([student, teacher], [13], "abc")
+    assert not (tmp_path / "queue.json").exists() or json.loads((tmp_path / "queue.json").read_text())["jobs"] == []
+    assert queue.qs.add([teacher], [14], "abc") == 1 and queue.qs.add([student], [15], "abc") == 1
+    assert queue.qs.add([teacher], None, "abc") == 0  # its one seed, queued already
+    monkeypatch.setattr(queue.runs, "all_rows", lambda: [teacher])
+    with pytest.raises(SystemExit):
+        queue.main(["add", "x/teacher-s14", "--seeds", "13"])
+    assert "--seeds does not apply" in capsys.readouterr().err
+
+
+def test_a_run_from_before_its_teacher_was_rebuilt_is_not_the_same_run():
+    queue = load("experiment_queue")
+    job = {"row": "x/og-3", "seed": 13, "args": ["distill", "--lr", "4e-4", "--name", "x-og-3-s13"],
+           "requires": ["x/teacher"]}
+    sweep = {"command": "fastbioner distill --lr 4e-4 --name x-sweep-s13", "finished": "2026-12-01T06:00:00"}
+    teacher = {"f1": 0.87, "finished": "2026-12-01T12:00:00", "earlier": [{"f1": 0.86}]}
+    assert queue.queue_runner.same_run_recorded(job, {"x/sweep": {"13": sweep}})[0] == "x/sweep"
+    assert queue.queue_runner.same_run_recorded(job, {"x/sweep": {"13": sweep}, "x/teacher": {"13": teacher}}) is None
+    later = {**sweep, "finished": "2026-12-01T13:00:00"}   # distilled from the rebuilt teacher
+    assert queue.queue_runner.same_run_recorded(job, {"x/sweep": {"13": later}, "x/teacher": {"13": teacher}})[0] == "x/sweep"
+
+
+def test_a_row_run_again_keeps_the_earlier_result_beside_the_new(tmp_path):
+    tables = load("runs")
+    path = tmp_path / "rows.json"
+    row = tables.Row("x/teacher", 1, "x", "teacher", "teacher-x", ("train-teacher",), 3, per_seed_name=False)
+    tables.record(row, 13, {"f1": 0.86, "command": "c", "finished": "day 1"}, path)
+    tables.record(row, 13, {"f1": 0.85, "command": "c", "finished": "day 2"}, path)
+    entry = tables.load_results(path)["x/teacher"]["13"]
+    assert entry["f1"] == 0.85
+    assert [e["f1"] for e in entry["earlier"]] == [0.86]
+    report = load("benchmark_report")
+    run = {"seed": 13, "epochs": 3, "wall_seconds": 60.0, "cpu": "cpu", "cores": 2}
+    tables.record(row, 13, {**run, "f1": 0.84, "command": "c", "finished": "day 3"}, path)
+    lines = report.commands_section([row], tables.aggregate(tables.load_results(path)))
+    text = "\n".join(lines)
+    assert "finished day 3" in text and "F1 85.00" in text and "F1 86.00" in text  # both earlier builds
+    assert text.index("F1 85.00") < text.index("F1 86.00")
+
+
+def test_a_run_stopped_part_way_resumes_before_a_new_one_starts(tmp_path, monkeypatch):
+    """A session ended two runs part way; the next start resumes the one with a
+    checkpoint ahead of a job queued before it that has not begun."""
+    queue = load("experiment_queue")
+    monkeypatch.setattr(queue.qs, "EXP", tmp_path)
+    monkeypatch.setattr(queue.runs, "load_results", lambda *a, **k: {})
+    started = []
+    monkeypatch.setattr(queue.queue_runner, "start_job", lambda job, threads=1: started.append(job["row"]) or 4242)
+    monkeypatch.setattr(queue.qs, "alive", lambda pid: pid == 4242)
+    fresh = {"row": "x/og-3", "seed": 13, "args": ["distill"], "model": "og-s13", "commit": "abc",
+             "requires": [], "state": "pending", "attempts": 0}
+    part_way = {"row": "x/cal-3", "seed": 13, "args": ["distill"], "model": "cal-s13", "commit": "abc",
+                "requires": [], "state": "pending", "attempts": 0}
+    (tmp_path / "queue.json").write_text(json.dumps({"jobs": [fresh, part_way]}))
+    latest = _latest_checkpoint(queue, part_way)
+    latest.mkdir(parents=True)
+    (latest / "state.json").write_text(json.dumps({"state": {"step": 100, "total_steps": 1000}}))
+    queue.queue_runner.step(1)
+    assert started == ["x/cal-3"]
+    queue.queue_runner.step(2)
+    assert started == ["x/cal-3", "x/og-3"]
+
+
+def test_status_shows_a_run_the_stopped_runner_left_as_stopped_with_its_clock_stopped(tmp_path, monkeypatch,
+                                                                                     capsys):
+    queue = load("experiment_queue")
+    monkeypatch.setattr(queue.qs, "EXP", tmp_path)
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    # Stopped at t = 1000 after 30 min of running; status is asked much later.
+    job = {"row": "x/og-3", "seed": 15, "args": ["distill"], "model": "og-s15", "commit": "abc",
+           "requires": [], "state": "running", "attempts": 1, "pid": dead.pid,
+           "started": 900.0, "ticked": 1000.0, "run_seconds": 1800.0}
+    (tmp_path / "queue.json").write_text(json.dumps({"jobs": [job]}))
+    queue.status()
+    line = capsys.readouterr().out.splitlines()[-1]
+    assert "stopped, resumes at the next start" in line and "30 min run" in line
+    # Its checkpoint says how far it got and how it is scoring.
+    latest = tmp_path / "home" / "models" / ".checkpoints" / "og-s15" / "latest"
+    latest.mkdir(parents=True)
+    (latest / "state.json").write_text(json.dumps({"state": {"step": 200, "total_steps": 855, "history": [
+        {"step": 95, "f1": 0.7712}, {"step": 190, "f1": 0.7650}]}}))
+    queue.status()
+    line = capsys.readouterr().out.splitlines()[-1]
+    assert "checkpoint at step 200 of 855, devel F1 76.50 at step 190 (best 77.12 at 95)" in line
+
+
+def test_status_says_which_jobs_wait_for_a_teacher_not_built_on_this_machine(tmp_path, monkeypatch, capsys):
+    """A fresh machine: the students' time to run comes after their teacher's build."""
+    queue = load("experiment_queue")
+    monkeypatch.setattr(queue.qs, "EXP", tmp_path)
+    made = set()
+    monkeypatch.setattr(queue.qs, "registered", lambda model: model in made)
+
+    def job(row, requires=(), state="pending"):
+        return {"row": row, "seed": 13, "args": ["distill"], "model": f"{row}-m", "commit": "abc",
+                "requires": list(requires), "state": state, "attempts": 0}
+
+    jobs = [job("x/og-3", ["x/teacher"]), job("y/og-3", ["y/teacher"]), job("y/teacher")]
+    (tmp_path / "queue.json").write_text(json.dumps({"jobs": jobs}))
+    queue.status()
+    lines = capsys.readouterr().out.splitlines()[1:]
+    assert "waits for x/teacher (not built on this machine; the runner queues it first)" in lines[0]
+    assert "waits for y/teacher (not built on this machine)" in lines[1] and "queues it" not in lines[1]
+    assert "waits for" not in lines[2]
+    made.add("y/teacher-m")            # the teacher was built
+    queue.status()
+    lines = capsys.readouterr().out.splitlines()[1:]
+    assert "waits for x/teacher" in lines[0] and "waits for" not in lines[1]
+
+
+def test_front_and_drop_take_one_seed_of_a_row_or_all_of_them(tmp_path, monkeypatch):
+    """`front bc5cdr/og-6@13 bc5cdr/hinton-6@13`: one seed of each row first, so a
+    comparison reads early; the rows' other seeds keep their place."""
+    queue = load("experiment_queue")
+    monkeypatch.setattr(queue.qs, "EXP", tmp_path)
+
+    def job(row, seed, state="pending"):
+        return {"row": row, "seed": seed, "args": ["distill"], "model": f"{row}-s{seed}", "commit": "abc",
+                "requires": [], "state": state, "attempts": 0}
+
+    jobs = [job("x/done", 13, "done"), job("x/teacher", 14), job("x/og-6", 13), job("x/og-6", 14),
+            job("x/hinton-6", 13), job("x/hinton-6", 14)]
+    (tmp_path / "queue.json").write_text(json.dumps({"jobs": jobs}))
+
+    def order():
+        return [(j["row"], j["seed"]) for j in json.loads((tmp_path / "queue.json").read_text())["jobs"]]
+
+    assert queue.main(["front", "x/hinton-6@13", "x/og-6@13"]) == 0
+    assert order() == [("x/done", 13), ("x/hinton-6", 13), ("x/og-6", 13), ("x/teacher", 14),
+                       ("x/og-6", 14), ("x/hinton-6", 14)]
+    assert queue.main(["drop", "x/og-6@14"]) == 0
+    assert ("x/og-6", 14) not in order() and ("x/og-6", 13) in order()
+    assert queue.main(["drop", "x/hinton-6"]) == 0
+    assert [r for r, _ in order()] == ["x/done", "x/og-6", "x/teacher"]
+    assert queue.main(["drop", "x/done"]) == 0   # a finished job is not pending: it stays
+    assert order()[0] == ("x/done", 13)
+
+
+def test_drop_stop_ends_one_running_job_and_leaves_the_others_running(tmp_path, monkeypatch, capsys):
+    """`drop --stop ROW@SEED` frees a core now: that run's process group is ended and the job
+    leaves the queue; the other run goes on; without --stop a running job is left alone."""
+    queue = load("experiment_queue")
+    monkeypatch.setattr(queue.qs, "EXP", tmp_path)
+    # Named so that the queue takes them for its runs (a pid reused by another program is not stopped).
+    # Each sets its own Ctrl-C handler, as the CLI does: a test run in the background inherits SIGINT ignored.
+    fake_run = ("import signal, sys, time; signal.signal(signal.SIGINT, lambda *_: sys.exit(130)); "
+                "print('ready', flush=True); time.sleep(300)")
+    runs = [subprocess.Popen([sys.executable, "-c", fake_run, "fastbioner"], start_new_session=True,
+                             stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    assert [run.stdout.readline().strip() for run in runs] == ["ready", "ready"]  # handlers set
+    try:
+        jobs = [{"row": "x/og-6", "seed": seed, "args": ["distill"], "model": f"x/og-6-s{seed}", "commit": "abc",
+                 "requires": [], "state": "running", "attempts": 0, "pid": run.pid}
+                for seed, run in zip((13, 14), runs)]
+        (tmp_path / "queue.json").write_text(json.dumps({"jobs": jobs}))
+        assert queue.main(["drop", "x/og-6@13"]) == 0
+        assert "0 pending job(s) dropped" in capsys.readouterr().out and runs[0].poll() is None
+        assert queue.main(["drop", "--stop", "x/og-6@13"]) == 0
+        assert "1 running job(s) stopped and dropped" in capsys.readouterr().out
+        assert runs[0].wait(timeout=30) == 130  # the CLI's Ctrl-C: it checkpoints, then exits
+        assert runs[1].poll() is None
+        left = json.loads((tmp_path / "queue.json").read_text())["jobs"]
+        assert [(j["seed"], j["state"]) for j in left] == [(14, "running")]
+    finally:
+        for run in runs:
+            if run.poll() is None:
+                os.killpg(run.pid, signal.SIGKILL)
+            run.wait()
+
+
+def _distill_job(row, seed, epochs="6"):
+    return {"row": row, "seed": seed, "model": f"{row}-s{seed}", "commit": "abc", "requires": [],
+            "state": "pending", "attempts": 0,
+            "args": ["distill", "--train", "t.tsv", "--layers", "3", "--epochs", epochs, "--cpu-bf16",
+                     "--seed", str(seed)]}
+
+
+def _recorded(row, seed, wall, epochs="6"):
+    command = (f"fastbioner distill --train t.tsv --layers 3 --epochs {epochs} --cpu-bf16 --name {row}-{seed} "
+               f"--seed {seed}")
+    return {row: {str(seed): {"command": command, "wall_seconds": wall}}}
+
+
+def test_a_runs_expected_length_comes_from_its_own_row_else_the_longest_of_its_shape(tmp_path, monkeypatch):
+    queue = load("experiment_queue")
+    monkeypatch.setattr(queue.qs, "EXP", tmp_path)
+    expected = queue.queue_runner.expected_seconds
+    results = {**_recorded("x/og-3", 13, 2400.0), **_recorded("x/hinton-3", 13, 3000.0),
+               **_recorded("x/og-3-ep3", 13, 900.0, epochs="3")}
+    results["x/og-3"]["14"] = {**results["x/og-3"]["13"], "wall_seconds": 2600.0}
+    assert expected(_distill_job("x/og-3", 15), results) == pytest.approx(2500.0)   # its own seeds' mean
+    assert expected(_distill_job("x/og-3", 15), results, ran=1000.0) == pytest.approx(1500.0)  # running
+    assert expected(_distill_job("x/pkd-3", 13), results) == pytest.approx(3000.0)  # 3 layers, 6 epochs
+    assert expected(_distill_job("x/pkd-3", 13, epochs="12"), results) is None       # nothing like it ran
+    # A run resumed from a checkpoint three quarters through has a quarter left.
+    latest = _latest_checkpoint(queue, _distill_job("x/og-3", 15))
+    latest.mkdir(parents=True)
+    (latest / "state.json").write_text(json.dumps({"state": {"step": 1500, "total_steps": 2000}}))
+    assert expected(_distill_job("x/og-3", 15), results) == pytest.approx(625.0)
+    # Running, it goes by its own pace: 1500 of 2000 steps in 600 s leaves 200 s (a run
+    # given two threads is faster than the walls recorded at one).
+    assert expected(_distill_job("x/og-3", 15), results, ran=600.0) == pytest.approx(200.0)
+
+
+def test_a_resumed_runs_time_left_goes_by_this_attempts_pace_between_its_checkpoints(tmp_path, monkeypatch):
+    """A run resumed from its step-300 checkpoint, whose earlier attempt had run 960 s
+    (steps past 300 lost with it): its time left is measured from this attempt's
+    steps, stamped when each checkpoint was written, not the whole running time over the
+    checkpoint's step (which counted the lost steps and grew between checkpoints)."""
+    queue = load("experiment_queue")
+    monkeypatch.setattr(queue.qs, "EXP", tmp_path)
+    runner = queue.queue_runner
+    job = {**_distill_job("x/og-3", 13), "state": "running"}
+    latest = _latest_checkpoint(queue, job)
+    latest.mkdir(parents=True)
+
+    def checkpoint(step, written):
+        (latest / "state.json").write_text(json.dumps({"state": {"step": step, "total_steps": 1000}}))
+        os.utime(latest / "state.json", (written, written))
+
+    def poll(now):
+        last = job["ticked"]
+        runner.tick(job, now)
+        runner.mark_progress(job, now, last)
+
+    checkpoint(300, 0.0)
+    job.update(run_seconds=960.0, pace_from=[300, 960.0], started=1000.0, ticked=1000.0)
+    poll(1200.0)
+    assert "pace_to" not in job  # no new checkpoint yet: nothing of this attempt's pace is known
+    checkpoint(400, 1290.0)
+    poll(1305.0)  # seen 15 s after it was written
+    assert job["run_seconds"] == 1265.0 and job["pace_to"] == [400, 1250.0]
+    # 100 steps in 290 s: 600 left take 1740 s, of which the 15 s since the checkpoint have run.
+    assert runner.expected_seconds(job, {}, ran=1265.0) == pytest.approx(1725.0)
+    poll(1400.0)  # the estimate falls as the run goes on between checkpoints, and does not grow
+    assert runner.expected_seconds(job, {}, ran=job["run_seconds"]) == pytest.approx(1630.0)
+
+
+def test_before_the_finish_by_time_only_runs_that_can_end_by_then_start(tmp_path, monkeypatch, capsys):
+    """The block ends in 50 minutes: the 6-layer run queued first (80 minutes) would be
+    lost with the machine, so the core goes to the 3-layer run queued after it; the
+    long one waits, pending, for the next block."""
+    queue = load("experiment_queue")
+    monkeypatch.setattr(queue.qs, "EXP", tmp_path)
+    results = {**_recorded("x/og-3", 13, 2400.0)}
+    long_job = _distill_job("x/og-6", 13)
+    long_job["args"][long_job["args"].index("--layers") + 1] = "6"
+    results["x/og-6"] = {"14": {"command": "fastbioner " + " ".join(long_job["args"][:-1]) + " 14",
+                                "wall_seconds": 4800.0}}
+    monkeypatch.setattr(queue.runs, "load_results", lambda *a, **k: results)
+    started = []
+    monkeypatch.setattr(queue.queue_runner, "start_job", lambda job, threads=1: started.append(job["row"]) or 4242)
+    monkeypatch.setattr(queue.qs, "alive", lambda pid: pid == 4242)
+    (tmp_path / "queue.json").write_text(json.dumps({"jobs": [long_job, _distill_job("x/og-3", 14)]}))
+    assert queue.main(["finish-by", "+50"]) == 0
+    queue.queue_runner.step(2)
+    assert started == ["x/og-3"]
+    jobs = json.loads((tmp_path / "queue.json").read_text())["jobs"]
+    assert [(j["row"], j["state"]) for j in jobs] == [("x/og-6", "pending"), ("x/og-3", "running")]
+    capsys.readouterr()
+    queue.status()
+    assert "about 80 min to run (does not fit before the finish-by time)" in capsys.readouterr().out
+    # Without a finish-by time the queue's order holds again.
+    assert queue.main(["finish-by", "off"]) == 0
+    queue.queue_runner.step(2)
+    assert started == ["x/og-3", "x/og-6"]
+
+
+def test_a_machine_faster_than_the_recorded_walls_fits_more_runs_before_the_finish_by_time(tmp_path, monkeypatch,
+                                                                                            capsys):
+    """The 3-layer run recorded at 40 minutes ends here in 20: this machine runs at half
+    the recorded walls, so with 50 minutes left the 6-layer run recorded at 80 starts
+    (about 40 here); a run resumed from a checkpoint, or given two threads, is no
+    measure of the machine and leaves the pace alone."""
+    queue = load("experiment_queue")
+    runner = queue.queue_runner
+    monkeypatch.setattr(queue.qs, "EXP", tmp_path)
+    results = {**_recorded("x/og-3", 13, 2400.0)}
+    long_job = _distill_job("x/og-6", 13)
+    long_job["args"][long_job["args"].index("--layers") + 1] = "6"
+    results["x/og-6"] = {"14": {"command": "fastbioner " + " ".join(long_job["args"][:-1]) + " 14",
+                                "wall_seconds": 4800.0}}
+    monkeypatch.setattr(queue.runs, "load_results", lambda *a, **k: results)
+    monkeypatch.setattr(runner, "record", lambda job, wall: 0.8)
+    live = {4242}
+    started = []
+    monkeypatch.setattr(runner, "start_job", lambda job, threads=1: started.append(job["row"]) or 4242)
+    monkeypatch.setattr(queue.qs, "alive", lambda pid: pid in live)
+    made = set()
+    monkeypatch.setattr(queue.qs, "registered", lambda model: model in made)
+    (tmp_path / "queue.json").write_text(json.dumps({"jobs": [_distill_job("x/og-3", 14), long_job]}))
+    assert queue.main(["finish-by", "+50"]) == 0
+    runner.step(1)   # one slot: the 3-layer run starts, expected to take 40 minutes
+    jobs = json.loads((tmp_path / "queue.json").read_text())["jobs"]
+    assert started == ["x/og-3"] and jobs[0]["expected_seconds"] == 2400.0 and jobs[0]["from_scratch"]
+    jobs[0]["run_seconds"], jobs[0]["started"] = 1190.0, queue.time.time() - 1190.0
+    jobs[0]["ticked"] = queue.time.time() - 10.0
+    (tmp_path / "queue.json").write_text(json.dumps({"jobs": jobs}))
+    live.clear()     # it ended after 20 minutes, its model registered
+    made.add("x/og-3-s14")
+    runner.step(1)
+    state = json.loads((tmp_path / "queue.json").read_text())
+    assert state["pace"] == [pytest.approx(0.5, abs=0.01)]
+    assert started == ["x/og-3", "x/og-6"]
+    capsys.readouterr()
+    queue.status()
+    assert "runs here take 0.50x the recorded walls" in capsys.readouterr().out
+    # A wall recorded on this kind of CPU is this machine's already: not scaled again,
+    # and preferred to the row's walls from elsewhere.
+    here = runner.this_cpu()
+    assert runner.expected_seconds(_distill_job("x/og-6", 15), results, pace=0.5) == pytest.approx(2400.0)
+    results["x/og-6"]["15"] = {**results["x/og-6"]["14"], "wall_seconds": 2000.0, "cpu": here}
+    assert runner.expected_seconds(_distill_job("x/og-6", 16), results, pace=0.5) == pytest.approx(2000.0)
+    assert runner.recorded_wall(_distill_job("x/og-6", 16), results, here) == (2000.0, True)
+    # The samples that say nothing of the machine are left out.
+    state = {"pace": [0.5]}
+    runner.add_pace_sample(state, {"expected_seconds": 100.0, "threads": 2, "from_scratch": True}, 30.0)
+    runner.add_pace_sample(state, {"expected_seconds": 100.0, "threads": 1, "from_scratch": False}, 30.0)
+    runner.add_pace_sample(state, {"expected_seconds": None, "threads": 1, "from_scratch": True}, 30.0)
+    assert state["pace"] == [0.5] and runner.machine_pace({}) == 1.0
+
+
+def test_finish_by_reads_a_clock_time_as_its_next_occurrence():
+    queue = load("experiment_queue")
+    now = queue.time.mktime((2026, 12, 3, 15, 0, 0, 0, 0, -1))
+    assert queue.parse_finish_by("17:55", now) - now == pytest.approx((2 * 60 + 55) * 60)
+    assert queue.parse_finish_by("09:00", now) - now == pytest.approx(18 * 3600)  # tomorrow morning
+    assert queue.parse_finish_by("+90", now) - now == pytest.approx(5400)
+    assert queue.parse_finish_by("off", now) is None
+
+
+def test_starting_clears_a_finish_by_time_that_has_passed(tmp_path, monkeypatch):
+    """A block's end left set would hold every job of the next block: `start` clears it."""
+    queue = load("experiment_queue")
+    monkeypatch.setattr(queue.qs, "EXP", tmp_path)
+    monkeypatch.setattr(queue.qs, "runner_pid", lambda: 4242)   # a runner is up: nothing is launched
+    queue.qs.set_finish_by(queue.time.time() - 60)
+    assert queue.main(["start"]) == 0
+    assert queue.qs.finish_by() is None
+    queue.qs.set_finish_by(queue.time.time() + 3600)              # a time still ahead stays
+    assert queue.main(["start"]) == 0
+    assert queue.qs.finish_by() is not None
+
+
+def test_a_commit_however_named_pins_one_worktree(tmp_path, monkeypatch):
+    """`add --commit f4927db` and the runner's own `f4927dbf6a0d` are one commit: they must
+    share one worktree (two names made two), and a name that is no commit is refused."""
+    qs = load("queue_state")
+    git = ["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "one"], check=True)
+    full = subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+    monkeypatch.setattr(qs, "REPO", tmp_path)
+    assert qs.resolve_commit(full[:7]) == qs.resolve_commit(full) == qs.head_commit() == full[:12]
+    with pytest.raises(SystemExit, match="nosuchref: not a commit"):
+        qs.resolve_commit("nosuchref")
