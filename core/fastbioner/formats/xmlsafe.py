@@ -15,6 +15,7 @@ from defusedxml import DefusedXmlException
 
 from ..errors import InputError
 from ..fileio import open_input, read_text
+from .limits import size_text
 
 
 class XmlFile:
@@ -113,8 +114,6 @@ class ByteBudget:
         self.pos += len(data)
         if self.blank and data.strip():
             self.blank = False
-        from .limits import size_text
-
         if self.pos - self.marked > self.limit:
             raise InputError(f"{self.what} holds more than {size_text(self.limit)} of XML (a limit, see "
                              f"docs/limits.md): refused", self.path)
