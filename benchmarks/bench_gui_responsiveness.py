@@ -82,7 +82,7 @@ class TickRecorder:
                 "slices_busy_over_100ms": sum(1 for x in self.busy if x > 100)}
 
 
-def measure_startup(app) -> dict:  # noqa: ANN001 - QApplication
+def measure_startup(app) -> dict:
     """A first launch as ``fastbioner-gui`` does it, timed: build and show the window,
     then ``start_session`` (samples opened, default model registered and listed, the
     samples tagged). The ticks run from before the window is built."""

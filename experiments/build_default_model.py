@@ -212,7 +212,7 @@ def run_command(argv: list[str]) -> None:
 def step(label: str):
     try:
         yield
-    except Exception as exc:  # noqa: BLE001 - any failure is reported as this step's
+    except Exception as exc:
         raise BuildError(f"step '{label}' failed: {exc}") from exc
 
 

@@ -12,7 +12,7 @@ class Progress:
     def __init__(self) -> None:
         self._stage: str | None = None
 
-    def __call__(self, event) -> None:  # noqa: ANN001 - a fastbioner.ProgressEvent
+    def __call__(self, event) -> None:
         if event.stage != self._stage and self._stage is not None:
             sys.stderr.write("\n")
         self._stage = event.stage

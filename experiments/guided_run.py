@@ -76,7 +76,7 @@ def main() -> int:
     stage_start: dict[str, float] = {}
     stage_end: dict[str, float] = defaultdict(float)
 
-    def on_event(event) -> None:  # noqa: ANN001 - a ProgressEvent
+    def on_event(event) -> None:
         part = event.stage.split(":", 1)[0] if ":" in event.stage else event.stage
         stage_start.setdefault(part, event.elapsed_seconds)
         stage_end[part] = event.elapsed_seconds
@@ -88,7 +88,7 @@ def main() -> int:
     sentences = sum(1 for block in train_file.read_text(encoding="utf-8").split("\n\n") if block.strip())
     dev_sentences = sum(1 for block in dev_file.read_text(encoding="utf-8").split("\n\n") if block.strip())
 
-    def scores(report):  # noqa: ANN001, ANN202
+    def scores(report):
         if report is None:
             return None
         return {"f1": round(report.f1, 4), **{t: round(s.f1, 4) for t, s in report.per_type.items()}}

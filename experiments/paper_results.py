@@ -26,7 +26,7 @@ def save_results(results: dict, path: Path = RESULTS) -> None:
     write_json(path, results, sort_keys=True)
 
 
-def write_json(path: str | Path, data, sort_keys: bool = False) -> None:  # noqa: ANN001 - any JSON value
+def write_json(path: str | Path, data, sort_keys: bool = False) -> None:
     """``data`` as indented JSON, written whole or not at all (a temporary file renamed):
     a script cut short leaves the previous file."""
     path = Path(path)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtGui import QAction, QKeySequence, QUndoCommand
+from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QAbstractItemView, QFileDialog, QHBoxLayout, QHeaderView, QLabel, QPushButton,
                                QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
 
@@ -44,7 +44,7 @@ class AdjudicationSession(QObject):
 
     changed = Signal(int)   # a row's decisions changed; -1: a new comparison (or none)
 
-    def __init__(self, workspace: Workspace, stack, parent: QObject | None = None):  # noqa: ANN001
+    def __init__(self, workspace: Workspace, stack, parent: QObject | None = None):
         super().__init__(parent)
         self.workspace = workspace
         self.stack = stack
@@ -243,7 +243,7 @@ class AdjudicationPanel(QWidget):
         self._update_side()
         session.changed.connect(self._session_changed)
 
-    def _action(self, text: str, key, slot: Callable[[], object]) -> QAction:  # noqa: ANN001
+    def _action(self, text: str, key, slot: Callable[[], object]) -> QAction:
         action = QAction(text, self)
         action.setShortcut(QKeySequence(key))
         # Only while the queue has the focus: typing elsewhere never decides anything.
@@ -301,7 +301,7 @@ class AdjudicationPanel(QWidget):
                 return i
         return min(start, n - 1)
 
-    def _current_changed(self, current, _previous) -> None:  # noqa: ANN001
+    def _current_changed(self, current, _previous) -> None:
         index = None if current is None else current.data(0, Qt.ItemDataRole.UserRole)
         # While the queue is emptied (a new comparison), its lines outlive the items.
         if index is None or index >= len(self.session.items.get(self.row, ())):
@@ -351,9 +351,9 @@ class AdjudicationPanel(QWidget):
         self.side_label.setText(f"Boundary keys [ ] (start) and , . (end) move {self.side}; S switches.")
 
 
-def compare_documents_job(path: str):  # noqa: ANN201 - a job function
+def compare_documents_job(path: str):
     """Read another curator's file in a worker thread (a big file must not freeze the app)."""
-    def job(on_event, cancel):  # noqa: ANN001
+    def job(on_event, cancel):
         from fastbioner.formats import read_documents
 
         return list(read_documents(path))
@@ -408,7 +408,7 @@ class Adjudication(QObject):
         if path:
             self.compare_with(path)
 
-    def compare_with(self, path: str):  # noqa: ANN201
+    def compare_with(self, path: str):
         """Read ``path`` in the background, then compare; the job (tests wait on it)."""
         if not len(self.window.workspace):
             self.window.statusBar().showMessage("Open the documents first, then compare them", 10000)

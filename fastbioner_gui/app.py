@@ -17,7 +17,7 @@ NO_DISPLAY = ("fastbioner-gui: no display found (neither DISPLAY nor WAYLAND_DIS
               "run it in a desktop session, or set QT_QPA_PLATFORM=offscreen to render without one")
 
 
-def display_available(environ=os.environ, platform: str = sys.platform) -> bool:  # noqa: ANN001
+def display_available(environ=os.environ, platform: str = sys.platform) -> bool:
     """Whether Qt can open windows here; checked before QApplication exists, because
     Qt aborts the process when it cannot connect to a display."""
     if platform.startswith(("win", "darwin")):
@@ -38,7 +38,7 @@ def sample_files() -> list[str]:
     return [str(p) for p in sorted(samples_folder().glob("*")) if p.is_file() and not p.name.startswith(".")]
 
 
-def start_session(window, paths: list[str]) -> None:  # noqa: ANN001 - MainWindow
+def start_session(window, paths: list[str]) -> None:
     """Decide what the window shows first."""
     from PySide6.QtWidgets import QMessageBox
 
@@ -57,7 +57,7 @@ def start_session(window, paths: list[str]) -> None:  # noqa: ANN001 - MainWindo
             try:
                 window.projects.recover(leftover)
                 return
-            except Exception as exc:  # noqa: BLE001 - a bad autosave must not stop the app starting
+            except Exception as exc:
                 message = str(exc) if isinstance(exc, (FastBioNERError, OSError)) else (
                     f"{leftover}: cannot read ({type(exc).__name__}: {exc})")
                 QMessageBox.warning(window, "Cannot recover", message)
@@ -77,7 +77,7 @@ def start_session(window, paths: list[str]) -> None:  # noqa: ANN001 - MainWindo
         open_samples(window)
 
 
-def report_home_problem(window) -> str | None:  # noqa: ANN001 - MainWindow
+def report_home_problem(window) -> str | None:
     """When the user folder cannot be written (a regular file in its place, read-only,
     a full disk), say so for the whole session in the status bar: settings, autosaves
     and new models are not kept. Tagging with the shipped model still works. Returns
@@ -96,7 +96,7 @@ def report_home_problem(window) -> str | None:  # noqa: ANN001 - MainWindow
     return problem
 
 
-def open_samples(window) -> None:  # noqa: ANN001 - MainWindow
+def open_samples(window) -> None:
     """First launch: the shipped samples, tagged with the default model. Nothing in
     that is the curator's work: the session is not "modified" (no "Untitled*", no
     question on closing) until the curator edits something."""
@@ -184,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     report_home_problem(window)
     try:
         start_session(window, args.files)
-    except Exception as exc:  # noqa: BLE001 - whatever the last session left, the app starts
+    except Exception as exc:
         from PySide6.QtWidgets import QMessageBox
 
         QMessageBox.warning(window, "FastBioNER Studio", f"Could not restore the last session: {exc}")

@@ -56,7 +56,7 @@ class ConceptLookup(QObject):
             self._merged = self._shipped.merged(opened)
         return self._merged
 
-    def complete(self, typed: str, label: str | None = None, limit: int = 20):  # noqa: ANN201
+    def complete(self, typed: str, label: str | None = None, limit: int = 20):
         return self.dictionary().complete(typed, label, limit)
 
     def propose(self, text: str, label: str | None = None) -> str | None:
@@ -92,7 +92,7 @@ class ConceptCompleter(QCompleter):
         editor.installEventFilter(self)
         self.popup().installEventFilter(self)
 
-    def eventFilter(self, obj, event):  # noqa: N802, ANN001, ANN201 - Qt's name
+    def eventFilter(self, obj, event):
         """Return in the cell commits it even while the list is open (the offer chosen
         with the arrow keys, else what was typed); the list closes first, so the
         focus goes back to the table, not to a list that is gone."""
@@ -137,12 +137,12 @@ class ConceptLookupDelegate(ConceptIdDelegate):
     """The concept cell's editor with the dictionary's completer, within the entity's
     label (a Chemical cell offers chemicals)."""
 
-    def __init__(self, lookup: ConceptLookup, parent=None):  # noqa: ANN001
+    def __init__(self, lookup: ConceptLookup, parent=None):
         super().__init__(parent)
         self.lookup = lookup
         self.last_completer: ConceptCompleter | None = None
 
-    def tooltip(self, index) -> str | None:  # noqa: ANN001
+    def tooltip(self, index) -> str | None:
         """The concept cell's tooltip: the id's name and label in the dictionary."""
         cid = (index.data() or "").strip()
         if not cid:
@@ -154,13 +154,13 @@ class ConceptLookupDelegate(ConceptIdDelegate):
         n = concept.mentions
         return f"{cid} — {concept.name} ({concept.label}, {n} mention{'s' if n != 1 else ''} in the dictionary)"
 
-    def helpEvent(self, event, view, option, index):  # noqa: N802, ANN001, ANN201 - Qt's name
+    def helpEvent(self, event, view, option, index):
         if event.type() == QEvent.Type.ToolTip and index.isValid():
             QToolTip.showText(event.globalPos(), self.tooltip(index), view)
             return True
         return super().helpEvent(event, view, option, index)
 
-    def createEditor(self, parent, option, index):  # noqa: N802, ANN001, ANN201 - Qt's name
+    def createEditor(self, parent, option, index):
         editor = super().createEditor(parent, option, index)
         editor.setPlaceholderText("MeSH id or a name, e.g. cocaine")
         label = index.siblingAtColumn(LABEL).data() or None

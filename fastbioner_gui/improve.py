@@ -46,7 +46,7 @@ class ImproveOutcome:
         return self.before.f1, self.report.f1
 
 
-def improve(model: str, train_file: str, name: str, on_event, cancel) -> ImproveOutcome:  # noqa: ANN001
+def improve(model: str, train_file: str, name: str, on_event, cancel) -> ImproveOutcome:
     """The job (worker thread): fine-tune ``model`` on ``train_file`` with the
     library's defaults and register the result as ``name``."""
     from fastbioner.finetune import fine_tune
@@ -59,7 +59,7 @@ def improve(model: str, train_file: str, name: str, on_event, cancel) -> Improve
     return ImproveOutcome(result.entry, result.after, result.before, outcome_notes(result), result)
 
 
-def outcome_notes(result) -> list[str]:  # noqa: ANN001 - a fastbioner.finetune.FineTuneResult
+def outcome_notes(result) -> list[str]:
     """The job's result in a curator's words: the scores on the held-back reviewed
     documents before and after, what was learned and kept, how long it took."""
     from fastbioner.estimate import _duration

@@ -41,7 +41,7 @@ def side_docks(window: QMainWindow) -> list[QDockWidget]:
             if d.isVisible() and not d.isFloating() and window.dockWidgetArea(d) in sides]
 
 
-def fit(window: QMainWindow, splitter: QSplitter, then) -> None:  # noqa: ANN001 - then: a scheduler
+def fit(window: QMainWindow, splitter: QSplitter, then) -> None:
     """Make the side docks and the entity table (the splitter's second pane) give way
     together, each in proportion to its width above its minimum, until the reading
     view (the splitter's first pane) has its share of the window. The docks are

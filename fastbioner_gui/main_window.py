@@ -156,7 +156,7 @@ class MainWindow(QMainWindow):
         self.addDockWidget(area, dock)
         return dock
 
-    def _action(self, text: str, slot, shortcut=None, tip: str = "") -> QAction:  # noqa: ANN001
+    def _action(self, text: str, slot, shortcut=None, tip: str = "") -> QAction:
         action = QAction(text, self)
         if shortcut is not None:
             action.setShortcut(QKeySequence(shortcut))
@@ -344,12 +344,12 @@ class MainWindow(QMainWindow):
         self.legend.set_labels(labels)
         self.keys.set_labels(labels)
 
-    def _set_concept_id(self, span, concept_id: str) -> None:  # noqa: ANN001
+    def _set_concept_id(self, span, concept_id: str) -> None:
         # Through the relations controller: relations naming the old id follow the edit.
         if not self.relations.set_concept_id(span, concept_id):
             self.statusBar().showMessage("A concept id has no spaces; nothing changed.", 8000)
 
-    def _select_new_span(self, span) -> None:  # noqa: ANN001
+    def _select_new_span(self, span) -> None:
         self.view.select_span(span)
         self.entities.select_span(span)
 
@@ -403,7 +403,7 @@ class MainWindow(QMainWindow):
         except (FastBioNERError, OSError) as exc:
             QMessageBox.warning(self, "Cannot open project", str(exc))
             return False
-        except Exception as exc:  # noqa: BLE001 - a file this program did not foresee never ends the app
+        except Exception as exc:
             QMessageBox.warning(self, "Cannot open project",
                                 f"{path}: cannot read this project ({type(exc).__name__}: {exc})")
             return False
@@ -507,7 +507,7 @@ class MainWindow(QMainWindow):
             self.set_waiting("samples", "opening the sample abstracts…")
             loading.finished.connect(lambda: self.set_waiting("samples", ""))
 
-        def go(*_args) -> None:  # noqa: ANN002
+        def go(*_args) -> None:
             if not started and loading.ended and self.picker.current_name() and len(self.workspace):
                 started.append(True)
                 self.tag_all()
@@ -557,14 +557,14 @@ class MainWindow(QMainWindow):
 
     # The training flow is the TrainingController's (fastbioner_gui/training.py); these
     # names stay for the code that reaches it through the window (improve.py, tests).
-    def _training_started(self, job) -> None:  # noqa: ANN001
+    def _training_started(self, job) -> None:
         self.training.follow(job)
 
-    def _offer_new_model(self, job, result) -> None:  # noqa: ANN001
+    def _offer_new_model(self, job, result) -> None:
         self.training.offer(job, result)
 
     @property
-    def new_model_offer(self):  # noqa: ANN201 - the last run's "use this model?" box, or None
+    def new_model_offer(self):
         return self.training.new_model_offer
 
     # Settings, find, layout ------------------------------------------------
@@ -606,13 +606,13 @@ class MainWindow(QMainWindow):
         store.setValue("window/splitter", self.splitter.saveState())
         store.sync()
 
-    def showEvent(self, event) -> None:  # noqa: ANN001
+    def showEvent(self, event) -> None:
         super().showEvent(event)
         if not self._splitter_placed:
             self._splitter_placed = True
             QTimer.singleShot(0, self._place_splitter)
 
-    def resizeEvent(self, event) -> None:  # noqa: ANN001, N802
+    def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self.fit_layout()
 

@@ -37,7 +37,7 @@ KEY = "Ctrl+Shift+A"
 class Occurrences(QObject):
     """Previews and applies a :class:`fastbioner.occurrences.Rule` over the workspace."""
 
-    def __init__(self, workspace: Workspace, stack, parent: QObject | None = None):  # noqa: ANN001
+    def __init__(self, workspace: Workspace, stack, parent: QObject | None = None):
         super().__init__(parent)
         self.workspace = workspace
         self.stack = stack

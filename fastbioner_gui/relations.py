@@ -60,7 +60,7 @@ class RelationsController(QObject):
 
     changed = Signal()
 
-    def __init__(self, workspace: Workspace, stack, curation, parent: QObject | None = None):  # noqa: ANN001
+    def __init__(self, workspace: Workspace, stack, curation, parent: QObject | None = None):
         super().__init__(parent)
         self.workspace, self.stack, self.curation = workspace, stack, curation
 

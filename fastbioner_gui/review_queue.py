@@ -39,7 +39,7 @@ def _key(row: int, span: Span) -> tuple:
     return (row, span.start, span.end, span.label)
 
 
-def queue_order(workspace) -> list[tuple[int, Span]]:  # noqa: ANN001 - a Workspace
+def queue_order(workspace) -> list[tuple[int, Span]]:
     """Every undecided suggestion of the documents not reviewed, most unsure
     document first, least confident suggestion first within it."""
     items = []
@@ -131,7 +131,7 @@ class ReviewQueue(QWidget):
         self.addAction(action)
         return action
 
-    def showEvent(self, event) -> None:  # noqa: ANN001, N802 - a tab raised again: what changed meanwhile
+    def showEvent(self, event) -> None:
         super().showEvent(event)
         self.refresh()
 

@@ -50,7 +50,7 @@ class SuggestionNavigation(QObject):
         self.sort_action.setStatusTip("Most unsure first: the documents the model needs you for most")
         _add_to_menu(window, "Curate", [self.next_undecided, self.next_low_confidence, self.sort_action])
 
-    def _action(self, text: str, slot, key: str, widget_only: bool) -> QAction:  # noqa: ANN001
+    def _action(self, text: str, slot, key: str, widget_only: bool) -> QAction:
         action = QAction(text, self)
         action.setShortcut(QKeySequence(key))
         action.triggered.connect(slot)

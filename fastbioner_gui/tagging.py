@@ -77,7 +77,7 @@ def tag_rows(model: str, rows: Sequence[int], docs: Sequence[Document], settings
             here = sum(sentences[i:i + CHUNK])
             message = f"{i} of {len(docs)} documents"
 
-            def batch(b: int, n: int, done=done, here=here, message=message) -> None:  # noqa: ANN001
+            def batch(b: int, n: int, done=done, here=here, message=message) -> None:
                 reporter.emit(step=done + here * (b - 1) // max(1, n), message=message)
             found, unsure = tagger.tag_with_uncertainty(chunk, cancel, on_batch=batch)
             found_here = dict(zip(rows[i:i + CHUNK], found))
@@ -180,7 +180,7 @@ class TaggingController(QObject):
         self.waiting.emit(f"loading the model {model}…")  # until its first results come
         return self.job
 
-    def _record_uncertainty(self, run: _Run, rows) -> bool:  # noqa: ANN001
+    def _record_uncertainty(self, run: _Run, rows) -> bool:
         """Each tagged document keeps how unsure the model was of it in its metadata
         (saved with the project), where the documents panel sorts by it. Not an edit:
         no undo step. True when a figure was recorded."""

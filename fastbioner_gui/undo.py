@@ -69,10 +69,10 @@ class MergingSpansCommand(SpansCommand):
         self.setText(f"{self._name} ({n} of {self.total} document{'s' if self.total != 1 else ''})"
                      if n < self.total else f"{self._name} ({n} document{'s' if n != 1 else ''})")
 
-    def id(self) -> int:  # noqa: A003 - Qt's name
+    def id(self) -> int:
         return self.ID
 
-    def mergeWith(self, other: QUndoCommand) -> bool:  # noqa: N802 - Qt's name
+    def mergeWith(self, other: QUndoCommand) -> bool:
         if not isinstance(other, MergingSpansCommand) or other.key != self.key:
             return False
         self.changes.extend(other.changes)

@@ -19,7 +19,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 # Property-based tests: in CI (the CI variable set) every run tries the same examples,
 # so a red build is reproducible and never depends on luck; locally they vary, and
 # hypothesis's example database keeps any failure found for the next run.
-from hypothesis import settings as _hypothesis_settings  # noqa: E402
+from hypothesis import settings as _hypothesis_settings
 
 _hypothesis_settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
 _hypothesis_settings.register_profile("dev", deadline=None)

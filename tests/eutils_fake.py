@@ -267,14 +267,14 @@ class FakeEutils:
                     return
                 raise ValueError(f"unknown fault mode {fault.mode!r}")
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 self._serve("GET", urllib.parse.urlsplit(self.path).query)
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 self._serve("POST", self.rfile.read(length).decode("ascii"))
 
-            def log_message(self, *args) -> None:  # noqa: ANN002 - quiet
+            def log_message(self, *args) -> None:
                 pass
 
         return Handler
@@ -288,7 +288,7 @@ class FakeEutils:
                          daemon=True).start()
         return self
 
-    def __exit__(self, *exc) -> None:  # noqa: ANN002
+    def __exit__(self, *exc) -> None:
         # Replies to clients that hung up end within a write or a poll: wait for them
         # (a few seconds at most), so that hang_ups is complete when a test reads it.
         with self._idle:

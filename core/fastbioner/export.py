@@ -79,13 +79,13 @@ class ExportResult:
         return text
 
 
-def describe_dropped(doc: Document, span, why: str) -> str:  # noqa: ANN001 - a Span
+def describe_dropped(doc: Document, span, why: str) -> str:
     """One line naming a span an export could not write: document, text, label,
     offsets and the reason."""
     return f"{doc.id}: '{doc.span_text(span)}' ({span.label}, {span.source.value}, {span.start}..{span.end}): {why}"
 
 
-def _why_off_boundary(doc: Document, span) -> str:  # noqa: ANN001 - a Span
+def _why_off_boundary(doc: Document, span) -> str:
     from .text import document_sentences
 
     for sent in document_sentences(doc):

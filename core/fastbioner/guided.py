@@ -93,7 +93,7 @@ class Recipe:
             return max(1, min(self.layers, teacher_layers - 1))
         return self.layers
 
-    def apply(self, config, teacher_layers: int | None = None):  # noqa: ANN001,ANN201 - a DistillConfig
+    def apply(self, config, teacher_layers: int | None = None):
         """``config`` with the recipe's student, method and training settings."""
         from .distill.config import StudentConfig
         from .distill.methods import MethodConfig

@@ -181,7 +181,7 @@ def sub_progress(reporter: ProgressReporter, stage: str) -> ProgressReporter:
 
     parent_emit = child.emit
 
-    def emit(step=None, total=None, **fields):  # noqa: ANN001 - mirrors ProgressReporter.emit
+    def emit(step=None, total=None, **fields):
         ev = parent_emit(step, total, **fields)
         reporter._seq = child._seq
         reporter._last = ev

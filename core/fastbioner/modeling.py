@@ -89,7 +89,7 @@ def load_tokenizer(ref: str | Path):
     try:
         with _quiet_transformers():
             tok = AutoTokenizer.from_pretrained(str(ref), use_fast=True, trust_remote_code=False)
-    except BaseException as exc:  # noqa: BLE001 - a Rust panic is a BaseException; others re-raised
+    except BaseException as exc:
         if not (isinstance(exc, Exception) or type(exc).__name__ == "PanicException"):
             raise
         reason = str(exc).splitlines()[0][:160] if str(exc).strip() else type(exc).__name__

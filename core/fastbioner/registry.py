@@ -394,7 +394,7 @@ class Registry:
             return ModelEntry(folder.name, folder, read_manifest(folder))
         except ModelError as exc:
             return str(exc)
-        except Exception as exc:  # noqa: BLE001 - one bad entry never sinks the list
+        except Exception as exc:
             return f"{folder}: unusable ({type(exc).__name__}: {exc})"
 
     def resolve(self, ref: str | Path) -> ModelEntry:

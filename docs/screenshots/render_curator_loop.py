@@ -115,7 +115,7 @@ def main() -> int:
     return 0
 
 
-def improve_offer(app, window, gold, folder: Path) -> None:  # noqa: ANN001
+def improve_offer(app, window, gold, folder: Path) -> None:
     """Model > Improve the model from my reviews on the first 20 abstracts, reviewed
     as NCBI-disease annotated them (every mention type as Disease): the offer of the
     new model, with its before/after scores on the 5 held back."""

@@ -56,9 +56,9 @@ def _destination_problem(target: Path, per_document: bool) -> str | None:
     return None
 
 
-def _export_job(docs, path, settings):  # noqa: ANN001, ANN202
+def _export_job(docs, path, settings):
     """``export_documents`` with a file system error turned into one readable line."""
-    def job(on_event, cancel):  # noqa: ANN001, ANN202
+    def job(on_event, cancel):
         try:
             return export_documents(docs, path, settings, on_event=on_event, cancel=cancel)
         except OSError as exc:

@@ -17,14 +17,14 @@ from ..jobs import QUIET_KIND, Job, JobManager
 COLUMNS = ("Model", "Run", "Progress", "Size", "Saved")
 
 
-def _list(on_event=None, cancel=None):  # noqa: ANN001, ANN202 - a job's arguments
+def _list(on_event=None, cancel=None):
     from fastbioner.leftovers import list_leftovers
 
     return list_leftovers()
 
 
-def _delete(name: str):  # noqa: ANN202
-    def run(on_event=None, cancel=None):  # noqa: ANN001, ANN202
+def _delete(name: str):
+    def run(on_event=None, cancel=None):
         from fastbioner.leftovers import delete_leftover
 
         return delete_leftover(name)
@@ -37,7 +37,7 @@ def progress_text(step: int, total: int) -> str:
     return f"step {step} of {total} ({100 * step // total}%)" if total else f"step {step}"
 
 
-def resume_job(leftover: Any):  # noqa: ANN201 - (title, the job's function, config)
+def resume_job(leftover: Any):
     """The job that resumes ``leftover``'s run with the settings it recorded: a
     distillation goes on through the app's guided path (compacted at the end where
     the defaults table's rule says so: ``guided.compact_by_default``), a teacher's
@@ -49,7 +49,7 @@ def resume_job(leftover: Any):  # noqa: ANN201 - (title, the job's function, con
 
         config = DistillConfig.from_dict(run["config"])
 
-        def fn(on_event, cancel):  # noqa: ANN001, ANN202
+        def fn(on_event, cancel):
             from fastbioner.guided import fine_tune_then_distill
 
             return fine_tune_then_distill(None, None, config, name, resume=True, on_event=on_event, cancel=cancel)
@@ -58,7 +58,7 @@ def resume_job(leftover: Any):  # noqa: ANN201 - (title, the job's function, con
 
     config = TeacherConfig.from_dict(run["config"])
 
-    def fn(on_event, cancel):  # noqa: ANN001, ANN202
+    def fn(on_event, cancel):
         from fastbioner.teacher import train_teacher
 
         return train_teacher(config, name, resume=True, on_event=on_event, cancel=cancel)

@@ -82,7 +82,7 @@ def unique_name(base: str) -> str:
     return name
 
 
-def TrainingDialog(kind: str, workspace: Workspace, jobs: JobManager, settings: AppSettings,  # noqa: N802
+def TrainingDialog(kind: str, workspace: Workspace, jobs: JobManager, settings: AppSettings,
                    teachers: Sequence[str] = (), parent: QWidget | None = None,
                    manifests: dict[str, dict] | None = None) -> "TrainingForm":
     """The form of ``kind`` (``"distill"`` or ``"teacher"``)."""
@@ -214,13 +214,13 @@ class TrainingForm(QDialog):
 
     def _finish(self) -> None: ...
 
-    def build_config(self, train: list[str] | None = None):  # noqa: ANN201
+    def build_config(self, train: list[str] | None = None):
         raise NotImplementedError
 
-    def teacher_config(self, config):  # noqa: ANN001,ANN201 - the teacher fine-tuned first, or None
+    def teacher_config(self, config):
         return None
 
-    def run_function(self, config, teacher, name: str):  # noqa: ANN001,ANN201 - (title, run)
+    def run_function(self, config, teacher, name: str):
         raise NotImplementedError
 
     def teacher_layers(self) -> int | None:
@@ -270,7 +270,7 @@ class TrainingForm(QDialog):
             train.append(curated)
         return train
 
-    def _training(self):  # noqa: ANN202 - the TrainingConfig of the form
+    def _training(self):
         from fastbioner.config import TrainingConfig
 
         return TrainingConfig(epochs=self.epochs.value(), learning_rate=self.learning_rate.value(),
@@ -292,7 +292,7 @@ class TrainingForm(QDialog):
         paths = self.train_files.paths() if hasattr(self, "train_files") else []
         return unique_name(f"{data_stem(paths, 'my')}-{self.noun}-{date.today():%Y-%m-%d}")
 
-    def checked_configs(self):  # noqa: ANN201 - (config, teacher config or None), or None (the error is shown)
+    def checked_configs(self):
         try:
             config = self.build_config()
             teacher = self.teacher_config(config)
@@ -305,10 +305,10 @@ class TrainingForm(QDialog):
             return None
         return config, teacher
 
-    def _check_more(self, config) -> None:  # noqa: ANN001
+    def _check_more(self, config) -> None:
         pass
 
-    def checked_config(self):  # noqa: ANN201 - a validated config, or None (the error is shown)
+    def checked_config(self):
         checked = self.checked_configs()
         return None if checked is None else checked[0]
 
@@ -362,7 +362,7 @@ class TrainingForm(QDialog):
         store.sync()
 
     # The run time ---------------------------------------------------------------
-    def _settings_key(self, config, teacher) -> dict:  # noqa: ANN001
+    def _settings_key(self, config, teacher) -> dict:
         return {"config": config.to_dict(), "teacher": teacher.to_dict() if teacher is not None else None}
 
     def estimate(self) -> Job | None:
@@ -393,13 +393,13 @@ class TrainingForm(QDialog):
         job.cancelled.connect(lambda: self._estimate_shown(job, "not measured"))
         return job
 
-    def _estimate_progress(self, job: Job, event) -> None:  # noqa: ANN001 - a ProgressEvent
+    def _estimate_progress(self, job: Job, event) -> None:
         if job is self.estimate_job and event.stage == "estimate" and event.step:
             self.estimate_label.setText(f"measuring: step {event.step} of {event.total}…")
         elif job is self.estimate_job and event.stage != "estimate" and not event.step:
             self.estimate_label.setText(f"measuring: {event.message}…")
 
-    def _estimate_shown(self, job: Job, text: str, key: dict | None = None, result=None) -> None:  # noqa: ANN001
+    def _estimate_shown(self, job: Job, text: str, key: dict | None = None, result=None) -> None:
         if job is self.estimate_job:
             self.estimate_label.setText(text)
             self.estimate_job = None
@@ -411,7 +411,7 @@ class TrainingForm(QDialog):
                 self.start_button.setToolTip("The run time above is measured: press to start the run")
             self._start_after_estimate = False
 
-    def _measured(self, result) -> None:  # noqa: ANN001 - a RunEstimate
+    def _measured(self, result) -> None:
         pass
 
     def cancel_estimate(self) -> None:
@@ -425,7 +425,7 @@ class TrainingForm(QDialog):
         super().done(result)
 
     # Starting -------------------------------------------------------------------
-    def start(self):  # noqa: ANN201 - the Job, or None when the settings are refused or measured first
+    def start(self):
         """Start the run. With *measure the run time before starting* on and no
         estimate shown for these settings, the first press measures and shows the
         run time instead (the button then reads *Start now*); the next press with
@@ -461,17 +461,17 @@ class TeacherDialog(TrainingForm):
         self.base = QLineEdit(placeholderText="Hugging Face id (dmis-lab/biobert-base-cased-v1.1) or folder")
         form.addRow("Base model", self.base)
 
-    def build_config(self, train: list[str] | None = None):  # noqa: ANN201 - a TeacherConfig
+    def build_config(self, train: list[str] | None = None):
         from fastbioner.config import TeacherConfig
 
         train = self._training_files() if train is None else train
         return TeacherConfig(base_model=self.base.text().strip(), train_files=train,
                              dev_file=self.dev_file.text().strip() or None, training=self._training())
 
-    def run_function(self, config, teacher, name: str):  # noqa: ANN001,ANN201
+    def run_function(self, config, teacher, name: str):
         from fastbioner.teacher import train_teacher
 
-        def run(on_event, cancel):  # noqa: ANN001,ANN202 - the job protocol's arguments
+        def run(on_event, cancel):
             return train_teacher(config, name, on_event=on_event, cancel=cancel)
         return f"Fine-tune {name}", run
 
@@ -721,7 +721,7 @@ class DistillDialog(TrainingForm):
             self.teacher_size.setText("")
 
     # Recipes ---------------------------------------------------------------------------
-    def recipe_quality(self, r) -> str:  # noqa: ANN001 - a guided.Recipe
+    def recipe_quality(self, r) -> str:
         """The quality a recipe's student reached in the benchmarks, from the library's
         table (fastbioner.distill.config.teacher_layers_f1), for the depth it gives."""
         n = r.student_layers(self.teacher_layers())
@@ -745,7 +745,7 @@ class DistillDialog(TrainingForm):
             stored = {}
         return stored if isinstance(stored, dict) else {}
 
-    def recipe_time(self, r) -> str:  # noqa: ANN001
+    def recipe_time(self, r) -> str:
         """The run time measured on this machine for this teacher and recipe: in this
         opening, else in an earlier one (remembered with the day it was measured)."""
         from fastbioner.estimate import _duration
@@ -779,7 +779,7 @@ class DistillDialog(TrainingForm):
         self.recipe_note.setText(f"{self.recipe_time(r)}. Quality: {self.recipe_quality(r)} (students of a "
                                  f"12-layer teacher; your own data will differ).")
 
-    def _measured(self, result) -> None:  # noqa: ANN001 - a RunEstimate
+    def _measured(self, result) -> None:
         name = self.recipe.currentData()
         if name not in (None, CUSTOM) and not self.fine_tune_first.isChecked():
             import json
@@ -851,7 +851,7 @@ class DistillDialog(TrainingForm):
         return self._teacher_default
 
     # Configs ---------------------------------------------------------------------------
-    def build_config(self, train: list[str] | None = None):  # noqa: ANN201 - a DistillConfig
+    def build_config(self, train: list[str] | None = None):
         from fastbioner import DistillConfig, MethodConfig, StudentConfig
 
         train = self._training_files() if train is None else train
@@ -865,7 +865,7 @@ class DistillDialog(TrainingForm):
                              dev_file=self.dev_file.text().strip() or None,
                              unlabeled_files=self.unlabeled_files.paths(), training=self._training())
 
-    def teacher_config(self, config):  # noqa: ANN001,ANN201 - the DistillConfig -> a TeacherConfig or None
+    def teacher_config(self, config):
         """The fine-tuning of the teacher the chain starts with (None: a teacher exists).
         It trains on the same data at the CLI's teacher settings, the epochs, batch
         size and device of this dialog."""
@@ -879,23 +879,23 @@ class DistillDialog(TrainingForm):
         return TeacherConfig(base_model=self.base_encoder_ref(), train_files=list(config.train_files),
                              dev_file=config.dev_file, training=training)
 
-    def _check_more(self, config) -> None:  # noqa: ANN001
+    def _check_more(self, config) -> None:
         depth = self.teacher_layers() if config.student.source == "teacher" else None
         if depth and config.student.layers >= depth:
             raise FastBioNERError(f"the student must have fewer layers than its teacher ({depth}): "
                                   f"{config.student.layers} compresses nothing")
 
-    def _settings_key(self, config, teacher) -> dict:  # noqa: ANN001
+    def _settings_key(self, config, teacher) -> dict:
         return {**super()._settings_key(config, teacher), "compact": not self.keep_full_precision.isChecked()}
 
-    def run_function(self, config, teacher, name: str):  # noqa: ANN001,ANN201
+    def run_function(self, config, teacher, name: str):
         from fastbioner.guided import fine_tune_then_distill
 
         teacher_name = self.new_teacher_name() if teacher is not None else None
         compact = not self.keep_full_precision.isChecked()
         title = f"Fine-tune {teacher_name}, distil {name}" if teacher is not None else f"Distil {name}"
 
-        def run(on_event, cancel):  # noqa: ANN001,ANN202 - the job protocol's arguments
+        def run(on_event, cancel):
             return fine_tune_then_distill(teacher, teacher_name, config, name, compact=compact,
                                           on_event=on_event, cancel=cancel)
         return title, run

@@ -21,16 +21,16 @@ class LearningRateBox(QDoubleSpinBox):
         self.setRange(1e-7, 1.0)
         self.setValue(value)
 
-    def textFromValue(self, value: float) -> str:  # noqa: N802 - Qt's name
+    def textFromValue(self, value: float) -> str:
         return f"{value:g}"
 
-    def valueFromText(self, text: str) -> float:  # noqa: N802 - Qt's name
+    def valueFromText(self, text: str) -> float:
         try:
             return float(text)
         except ValueError:
             return self.value()
 
-    def validate(self, text: str, pos: int):  # noqa: ANN201 - Qt's (state, text, pos)
+    def validate(self, text: str, pos: int):
         try:
             value = float(text)
         except ValueError:
@@ -38,7 +38,7 @@ class LearningRateBox(QDoubleSpinBox):
         ok = self.minimum() <= value <= self.maximum()
         return (QValidator.State.Acceptable if ok else QValidator.State.Intermediate), text, pos
 
-    def stepBy(self, steps: int) -> None:  # noqa: N802 - Qt's name
+    def stepBy(self, steps: int) -> None:
         self.setValue(min(self.maximum(), max(self.minimum(), self.value() * 2.0 ** steps)))
 
 
@@ -102,7 +102,7 @@ class AdvancedMethodSettings(QWidget):
         self.body.setVisible(False)
         self.toggled.connect(self.body.setVisible)
 
-    def follow(self, method) -> None:  # noqa: ANN001 - a distill.methods.Method
+    def follow(self, method) -> None:
         """Show ``method``'s own calibration and attention form (the dialog calls this
         when the method changes, as the CLI takes them from the method unless told)."""
         self._terms = method.term_names
@@ -114,13 +114,13 @@ class AdvancedMethodSettings(QWidget):
         for term, box in self.ratios.items():
             box.setEnabled(self.calibrate.isChecked() and term in self._terms)
 
-    def isChecked(self) -> bool:  # noqa: N802 - the check box's name
+    def isChecked(self) -> bool:
         return self.header.isChecked()
 
-    def setChecked(self, on: bool) -> None:  # noqa: N802 - the check box's name
+    def setChecked(self, on: bool) -> None:
         self.header.setChecked(on)
 
-    def apply(self, method):  # noqa: ANN001,ANN201 - a MethodConfig, returned filled in
+    def apply(self, method):
         """The term weights, calibration and attention form into ``method`` (only while
         the section is open: folded, the method's defaults stand)."""
         if not self.isChecked():

@@ -63,7 +63,7 @@ class DocumentListModel(QAbstractTableModel):
         """The agreement column, or -1 when nothing is compared."""
         return 3 + len(self._labels) if self._agreement is not None else -1
 
-    def set_agreement(self, cell) -> None:  # noqa: ANN001 - Callable[[int], tuple | None] | None
+    def set_agreement(self, cell) -> None:
         self.beginResetModel()
         self._agreement = cell
         self.endResetModel()
@@ -137,7 +137,7 @@ class DocumentListModel(QAbstractTableModel):
             return f"{doc.id}\n{doc.text}"
         return None
 
-    def _uncertainty_data(self, entry, role: int):  # noqa: ANN001,ANN202
+    def _uncertainty_data(self, entry, role: int):
         if role == STATUS_ROLE:
             return entry.status.value
         if role == SEARCH_ROLE:
@@ -156,7 +156,7 @@ class DocumentListModel(QAbstractTableModel):
         per = f" in {tokens} words" if isinstance(tokens, int) else ""
         return f"about {value:.1f} words tagged wrongly{per}, the model expects"
 
-    def _agreement_data(self, row: int, role: int):  # noqa: ANN202
+    def _agreement_data(self, row: int, role: int):
         cell = self._agreement(row)
         if role == STATUS_ROLE:
             return self.workspace.project.entries[row].status.value

@@ -119,7 +119,7 @@ class EntityTableModel(QAbstractTableModel):
             flags |= Qt.ItemFlag.ItemIsEditable
         return flags
 
-    def setData(self, index: Index, value, role: int = Qt.ItemDataRole.EditRole) -> bool:  # noqa: N802 - Qt's name
+    def setData(self, index: Index, value, role: int = Qt.ItemDataRole.EditRole) -> bool:
         if not index.isValid() or index.column() != CONCEPT or role != Qt.ItemDataRole.EditRole:
             return False
         span = self._spans[index.row()]

@@ -16,7 +16,7 @@ class StretchWithMinimum(QObject):
         table.viewport().installEventFilter(self)
         table.horizontalHeader().sectionResized.connect(lambda *_: self.fit())
 
-    def eventFilter(self, watched, event) -> bool:  # noqa: ANN001, N802 - Qt's name
+    def eventFilter(self, watched, event) -> bool:
         if event.type() == QEvent.Type.Resize:
             self.fit()
         return False

@@ -125,7 +125,7 @@ class DocumentsPanel(QWidget):
                 return row
         return -1
 
-    def _current_changed(self, current, _previous) -> None:  # noqa: ANN001
+    def _current_changed(self, current, _previous) -> None:
         if self._filtering or (not current.isValid() and self._row >= 0):
             return  # hidden by a search or filter: the reading view keeps it
         row = self.proxy.mapToSource(current).row() if current.isValid() else -1
@@ -134,7 +134,7 @@ class DocumentsPanel(QWidget):
         self._row = row
         self.currentRowChanged.emit(row)
 
-    def _refilter(self, change) -> None:  # noqa: ANN001
+    def _refilter(self, change) -> None:
         """Change the filter; the document being read stays the one read (Qt would make
         a neighbour current when it is hidden), and is selected again when it shows."""
         self._filtering = True

@@ -23,7 +23,7 @@ class ConceptIdDelegate(QStyledItemDelegate):
     """The concept id's editor: a line without white space (the formats that carry
     ids split on it), with a hint of the expected shape."""
 
-    def createEditor(self, parent, option, index):  # noqa: N802 - Qt's name
+    def createEditor(self, parent, option, index):
         editor = QLineEdit(parent)
         editor.setValidator(QRegularExpressionValidator(QRegularExpression(r"\S*"), editor))
         editor.setPlaceholderText("MeSH id, e.g. D003042")
@@ -151,7 +151,7 @@ class EntityPanel(QWidget):
         self.table.edit(index)
         return self.table.state() == QAbstractItemView.State.EditingState
 
-    def _refilter(self, change) -> None:  # noqa: ANN001
+    def _refilter(self, change) -> None:
         """Change the filter and keep the entity the curator is on: selected again
         when it shows, remembered (and still selected in the reading view) while the
         filter hides it."""

@@ -15,10 +15,10 @@ class FlowLayout(QLayout):
         self._spacing = spacing
         self.setContentsMargins(4, 0, 4, 0)
 
-    def addItem(self, item: QLayoutItem) -> None:  # noqa: N802 - Qt's name
+    def addItem(self, item: QLayoutItem) -> None:
         self._items.append(item)
 
-    def insertWidget(self, index: int, widget: QWidget) -> None:  # noqa: N802
+    def insertWidget(self, index: int, widget: QWidget) -> None:
         self.addChildWidget(widget)
         from PySide6.QtWidgets import QWidgetItem
 
@@ -28,29 +28,29 @@ class FlowLayout(QLayout):
     def count(self) -> int:
         return len(self._items)
 
-    def itemAt(self, index: int) -> QLayoutItem | None:  # noqa: N802
+    def itemAt(self, index: int) -> QLayoutItem | None:
         return self._items[index] if 0 <= index < len(self._items) else None
 
-    def takeAt(self, index: int) -> QLayoutItem | None:  # noqa: N802
+    def takeAt(self, index: int) -> QLayoutItem | None:
         return self._items.pop(index) if 0 <= index < len(self._items) else None
 
-    def expandingDirections(self) -> Qt.Orientation:  # noqa: N802
+    def expandingDirections(self) -> Qt.Orientation:
         return Qt.Orientation(0)
 
-    def hasHeightForWidth(self) -> bool:  # noqa: N802
+    def hasHeightForWidth(self) -> bool:
         return True
 
-    def heightForWidth(self, width: int) -> int:  # noqa: N802
+    def heightForWidth(self, width: int) -> int:
         return self._place(QRect(0, 0, width, 0), move=False)
 
-    def setGeometry(self, rect: QRect) -> None:  # noqa: N802
+    def setGeometry(self, rect: QRect) -> None:
         super().setGeometry(rect)
         self._place(rect, move=True)
 
-    def sizeHint(self) -> QSize:  # noqa: N802
+    def sizeHint(self) -> QSize:
         return self.minimumSize()
 
-    def minimumSize(self) -> QSize:  # noqa: N802
+    def minimumSize(self) -> QSize:
         # As wide as the widest item: everything else wraps.
         size = QSize()
         for item in self._items:

@@ -43,14 +43,14 @@ class ElidedLabel(QLabel):
         self.setMinimumWidth(40)
         self.setToolTip(text)
 
-    def setText(self, text: str) -> None:  # noqa: N802 - Qt's name
+    def setText(self, text: str) -> None:
         super().setText(text)
         self.setToolTip(text)
 
     def shown_text(self) -> str:
         return self.fontMetrics().elidedText(self.text(), Qt.TextElideMode.ElideRight, max(0, self.width()))
 
-    def paintEvent(self, _event) -> None:  # noqa: ANN001, N802
+    def paintEvent(self, _event) -> None:
         painter = QPainter(self)
         painter.setPen(self.palette().windowText().color())
         painter.drawText(self.rect(), int(Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft),

@@ -136,7 +136,7 @@ class JobsPanel(QWidget):
         return next((r for r in self.rows if r.job is job), None)
 
     @property
-    def curves(self):  # noqa: ANN201 - a Curves, built on first use
+    def curves(self):
         if self._curves is None:
             from .curves import Curves
 
@@ -160,7 +160,7 @@ class JobsPanel(QWidget):
             self.curves.follow(job.events)
             self.curves.setVisible(True)
 
-    def showEvent(self, event) -> None:  # noqa: ANN001, N802
+    def showEvent(self, event) -> None:
         super().showEvent(event)
         self._show_curves(self.list.currentRow())
 

@@ -41,7 +41,7 @@ class Legend(QWidget):
         self.key_colors = {"muted": readable(muted, background), "warn": readable(QColor("#d01010"), background)}
         self.key.setText(KEY.format(**{k: c.name() for k, c in self.key_colors.items()}))
 
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802
+    def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
         if event.type() == QEvent.Type.PaletteChange:
             self._colour_key()

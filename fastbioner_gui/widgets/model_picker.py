@@ -49,7 +49,7 @@ class ListingRelay(QObject):
     found = Signal(object)  # FoundModel
 
 
-def list_models(on_event=None, cancel=None, on_default=None) -> ModelListing:  # noqa: ANN001 - a job's arguments
+def list_models(on_event=None, cancel=None, on_default=None) -> ModelListing:
     """The registry's usable entries (a folder that cannot be used is left out), after
     registering the shipped models on first use. ``on_default`` gets the shipped
     default (a :class:`FoundModel`) first, as soon as its folder is read: the app can
@@ -251,7 +251,7 @@ class ModelPicker(QComboBox):
     def current_name(self) -> str:
         return self.currentData() or ""
 
-    def paintEvent(self, _event) -> None:  # noqa: ANN001, N802 - Qt's name
+    def paintEvent(self, _event) -> None:
         """The chosen model's name and figures, shortened with "…" to the box's room
         (a combo box cuts its text off mid-letter)."""
         painter = QStylePainter(self)

@@ -8,7 +8,7 @@ import pytest
 from fastbioner.adjudication import (
     BOTH, MINE, NEITHER, THEIRS, decide, move_boundary, queue, undecided,
 )
-from fastbioner.agreement import ONLY_A, ONLY_B, OTHER_BOUNDARY, OTHER_LABEL
+from fastbioner.agreement import ONLY_B, OTHER_BOUNDARY, OTHER_LABEL
 from fastbioner.documents import Document, Source, Span
 from fastbioner.formats import read_documents, write_documents
 from fastbioner.project import Project, load_project, save_project

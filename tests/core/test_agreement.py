@@ -23,7 +23,6 @@ from fastbioner.agreement import (
 from fastbioner.cli.main import main
 from fastbioner.documents import Document, Span
 from fastbioner.formats import read_documents
-from fastbioner.formats.conll import read_tagged_sentences
 
 TEXT = "Acute renal failure after cisplatin and lithium carbonate toxicity."
 

@@ -11,7 +11,6 @@ import torch
 
 from fastbioner.cli.main import main
 from fastbioner.documents import Document, Source, Span
-from fastbioner.errors import InputError, ModelError
 from fastbioner.finetune import fine_tune, relabel_head, soft_targets, split_held_back
 from fastbioner.finetune_config import FineTuneConfig, held_back_count
 from fastbioner.config import TrainingConfig

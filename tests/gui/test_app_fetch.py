@@ -15,7 +15,7 @@ from PySide6.QtCore import Qt
 from fastbioner.jobs import JobState
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from eutils_fake import FakeEutils, closed_port_url, make_articles  # noqa: E402
+from eutils_fake import FakeEutils, closed_port_url, make_articles
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ from fastbioner.project import DocStatus
 from fastbioner.uncertainty import METADATA_KEY
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tiny_models import make_tiny_model  # noqa: E402
+from tiny_models import make_tiny_model
 
 
 @pytest.fixture

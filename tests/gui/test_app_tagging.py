@@ -16,7 +16,7 @@ from fastbioner.jobs import JobState
 from fastbioner.project import DocStatus
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tiny_models import make_tiny_model  # noqa: E402
+from tiny_models import make_tiny_model
 
 
 @pytest.fixture

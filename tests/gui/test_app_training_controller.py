@@ -54,7 +54,7 @@ def test_a_cancelled_run_lists_the_models_again_without_an_offer(window, qtbot, 
     listed = []
     monkeypatch.setattr(window.training, "refresh_models", lambda select: listed.append(select))
 
-    def cancelled(on_event, cancel):  # noqa: ANN001, ANN202
+    def cancelled(on_event, cancel):
         raise Cancelled()
 
     job = window.jobs.start("Distil gone", cancelled, kind="train", model_name="gone")

@@ -15,7 +15,7 @@ import pytest
 from fastbioner.jobs import JobState
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tiny_models import make_tiny_model  # noqa: E402
+from tiny_models import make_tiny_model
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ import pytest
 from fastbioner.jobs import JobState, ProgressEvent
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tiny_models import make_tiny_model  # noqa: E402
+from tiny_models import make_tiny_model
 
 REPO = Path(__file__).resolve().parents[2]
 

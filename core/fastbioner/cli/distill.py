@@ -50,7 +50,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=distill_command)
 
 
-def _by_kind(kinds: dict, word) -> str:  # noqa: ANN001 - a small callable
+def _by_kind(kinds: dict, word) -> str:
     """``{"bigru": a, "bilstm": a, "cnn": b}`` in words: "a for bigru and bilstm, b for cnn"."""
     groups: dict[str, list[str]] = {}
     for name, entry in kinds.items():
@@ -106,7 +106,7 @@ def distill_command(args: argparse.Namespace) -> int:
     return _compact(result, config, args) if compact else 0
 
 
-def _compact(result, config, args: argparse.Namespace) -> int:  # noqa: ANN001 - a DistillResult, its config
+def _compact(result, config, args: argparse.Namespace) -> int:
     """Compact the registered student in place (the guided path's step); a cancel or a
     vocabulary that cannot be trimmed leaves the full-precision student registered."""
     from ..errors import ModelError

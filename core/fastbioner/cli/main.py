@@ -60,7 +60,7 @@ class Terminated(BaseException):
         self.signum = signum
 
 
-def _terminate(signum: int, frame) -> None:  # noqa: ANN001 - a signal handler
+def _terminate(signum: int, frame) -> None:
     for sig in _TERMINATING:  # a second signal must not interrupt the clean-up
         signal.signal(sig, signal.SIG_IGN)
     raise Terminated(signum)

@@ -57,7 +57,7 @@ def ctrl_c_cancels(token: CancelToken) -> Iterator[CancelToken]:
     check and cleans up); a second one interrupts at once."""
     previous = signal.getsignal(signal.SIGINT)
 
-    def handler(signum, frame):  # noqa: ANN001
+    def handler(signum, frame):
         if token.cancelled:
             signal.signal(signal.SIGINT, previous)
             raise KeyboardInterrupt

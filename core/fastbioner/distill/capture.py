@@ -54,7 +54,7 @@ def _find_linear(block: nn.Module, names: tuple[str, ...]) -> nn.Linear:
 
 def heads_of(model: nn.Module) -> int:
     config = model.config
-    return getattr(config, "num_attention_heads", None) or getattr(config, "n_heads")
+    return getattr(config, "num_attention_heads", None) or config.n_heads
 
 
 def prepare_for_capture(model: nn.Module, attention_kind: str | None) -> None:

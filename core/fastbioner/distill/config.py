@@ -46,7 +46,7 @@ def teacher_layers_rates_summary() -> str:
     return _by_depth_summary(lambda d: d.learning_rate, lambda r: f"{r:g}")
 
 
-def _by_depth_summary(value, word) -> str:  # noqa: ANN001 - two small callables
+def _by_depth_summary(value, word) -> str:
     groups: dict = {}
     for n, entry in sorted(_table().by_depth.items()):
         groups.setdefault(value(entry), []).append(n)

@@ -97,7 +97,7 @@ def truncate_layers(model: PreTrainedModel, layers: int) -> PreTrainedModel:
 
 def hidden_width(model: nn.Module) -> int:
     config = model.config
-    return getattr(config, "hidden_size", None) or getattr(config, "dim")
+    return getattr(config, "hidden_size", None) or config.dim
 
 
 def projection_for(student: nn.Module, teacher: nn.Module) -> nn.Linear | None:

@@ -236,7 +236,7 @@ class MultiRead:
                     docs, reader = self._whole(path)
                 except InputError as exc:
                     self.errors.append(exc)
-                except Exception as exc:  # noqa: BLE001 - a reader's bug must not sink the folder
+                except Exception as exc:
                     # A reader fault this program did not foresee is still one file's
                     # problem: reported with the file, the other files read on.
                     detail = str(exc).splitlines()[0][:160] if str(exc) else ""

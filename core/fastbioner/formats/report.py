@@ -27,7 +27,7 @@ class WriteReport:
     # hold (PubTator, BIO): the spans are written, the annotator is dropped.
     annotators_not_held: int = 0
 
-    def add(self, doc: Document, tagged=None, holds_spans: bool = True,  # noqa: ANN001
+    def add(self, doc: Document, tagged=None, holds_spans: bool = True,
             holds_annotators: bool = True) -> None:
         """Count one written document; ``tagged`` (a labels.DocumentTags) is its BIO
         view when the format has one."""

@@ -466,7 +466,7 @@ class _Run:
                 release_freed_memory()   # memory follows the current shard, not the run
             except Cancelled:
                 raise
-            except Exception as exc:  # noqa: BLE001 - a failing shard is reported, the others go on
+            except Exception as exc:
                 self.checkpoints.clear()   # kept on disk: a rerun reuses them
                 message = str(exc) if isinstance(exc, FastBioNERError) else \
                     f"{plan.record.path}: tagging failed: {type(exc).__name__}: {exc}"

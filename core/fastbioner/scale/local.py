@@ -28,7 +28,7 @@ class LocalEngine:
             cancel.check()
             try:
                 yield i, parse_input(path, input_format, spool, cancel)
-            except Exception as exc:  # noqa: BLE001 - reported as the input's failure
+            except Exception as exc:
                 yield i, parse_failure(path, exc)
 
     def start(self) -> None:

@@ -118,7 +118,7 @@ class RayEngine:
         for i, ref in enumerate(refs):
             try:
                 yield i, self._get(ref, cancel)
-            except Exception as exc:  # noqa: BLE001 - reported as the input's failure
+            except Exception as exc:
                 yield i, parse_failure(items[i][0], exc)
 
     def _get(self, ref, cancel: CancelToken):
