@@ -203,8 +203,11 @@ def render(results: dict) -> None:
         seeds = sorted({r["seed"] for r in rand + queue})
         rows.append(f"| {n} | {rt} | {qt} | {diff} | {times} | {', '.join(map(str, seeds))} |")
     commands = sorted({r["command"] for r in results["runs"]})
+    used = sorted({json.dumps(r["settings"], sort_keys=True) for r in results["runs"] if r.get("settings")})
     block = "\n".join([TABLE_START, *rows, "", "Commands that produced these rows:", "",
-                       *[f"    {c}" for c in commands], TABLE_END])
+                       *[f"    {c}" for c in commands], "",
+                       "fine-tune settings of these updates: " + ("; ".join(used) or "not recorded"),
+                       TABLE_END])
     text = DOC_PAGE.read_text(encoding="utf-8")
     head, _, rest = text.partition(TABLE_START)
     _, _, tail = rest.partition(TABLE_END)
