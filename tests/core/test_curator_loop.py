@@ -258,9 +258,15 @@ def test_bad_input_is_one_line_and_registers_nothing(case, start_model, tmp_path
 
 
 def test_simulated_curator_renders_its_table_and_plot_from_the_results(tmp_path, monkeypatch):
-    from tests.core.bench_scripts import load
+    import importlib.util
+    import sys
+    from pathlib import Path
 
-    bench = load("simulated_curator")
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "simulated_curator.py"
+    spec = importlib.util.spec_from_file_location("simulated_curator_under_test", script)
+    bench = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, bench)
+    spec.loader.exec_module(bench)
     page = tmp_path / "page.md"
     page.write_text(f"intro\n{bench.TABLE_START}\nold\n{bench.TABLE_END}\noutro\n", encoding="utf-8")
     monkeypatch.setattr(bench, "DOC_PAGE", page)
