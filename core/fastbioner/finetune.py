@@ -289,7 +289,10 @@ def fine_tune(model_ref: str, config: FineTuneConfig, name: str, *, registry: Re
         if tagger_labels(folder) is None:
             raise ModelError(f"{model_ref}: not a trained tagger (no tagging head); fine-tune a model made by "
                              f"train-teacher, distill or shipped with fastbioner")
-        reporter.emit(message=f"loading {entry.name}")
+        # A shipped or exported folder is named by its manifest (the folder's own name
+        # is "default-model"); a registered model by its registry name.
+        start_name = entry.name if entry.registered else (entry.manifest.name or entry.name)
+        reporter.emit(message=f"loading {start_name}")
         model = load_token_classifier(folder)
         tokenizer = load_tokenizer(folder)
         old_labels, scheme = _read_labels(model, str(model_ref))
@@ -374,9 +377,9 @@ def fine_tune(model_ref: str, config: FineTuneConfig, name: str, *, registry: Re
 
         def manifest_for(folder_: Path) -> Manifest:
             start = entry.manifest
-            cfg = {**runs.manifest_config(config), "encoding": encoding, "fine_tuned_from": entry.name,
+            cfg = {**runs.manifest_config(config), "encoding": encoding, "fine_tuned_from": start_name,
                    "starting_labels": old_labels, "reviewed_types": reviewed, "kept_types": kept_types}
-            return Manifest(kind=start.kind or "student", base_model=entry.name, labels=labels, config=cfg,
+            return Manifest(kind=start.kind or "student", base_model=start_name, labels=labels, config=cfg,
                             training_data=data, metrics=after.to_dict() if after else {},
                             training=runs.training_record(result, before=before.to_dict() if before else None,
                                                           held_back=n_held, dev_source=dev_source),
