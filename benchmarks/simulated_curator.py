@@ -125,7 +125,16 @@ def save_results(results: dict) -> None:
 
 
 def done(results: dict, strategy: str, seed: int, size: int) -> bool:
-    return any(r["strategy"] == strategy and r["seed"] == seed and r["size"] == size for r in results["runs"])
+    """Whether this update already ran with fine-tune's current defaults (a run with
+    other settings is kept, and shown apart)."""
+    now = settings()
+    return any(r["strategy"] == strategy and r["seed"] == seed and r["size"] == size
+               and r.get("settings") == now for r in results["runs"])
+
+
+def label(record: dict) -> str:
+    s = record.get("settings")
+    return f"lr {s['learning_rate']:g}, {s['epochs']} epochs" if s else "not recorded"
 
 
 def run(args) -> None:
@@ -174,18 +183,37 @@ def run(args) -> None:
                     print(json.dumps(record), flush=True)
 
 
-def summary(results: dict) -> dict:
+def summary(results: dict, settings_label: str) -> dict:
     table: dict = {}
     for r in results["runs"]:
-        table.setdefault((r["size"], r["strategy"]), []).append(r)
+        if label(r) == settings_label:
+            table.setdefault((r["size"], r["strategy"]), []).append(r)
     return table
 
 
 def render(results: dict) -> None:
-    table = summary(results)
+    labels = list(dict.fromkeys(label(r) for r in results["runs"]))
+    rows = ["| fine-tune settings | reviewed abstracts | random: Disease F1 | queue: Disease F1 | queue - random | "
+            "update time (random / queue) | seeds |", "|---|---|---|---|---|---|---|"]
+    for settings_label in labels:
+        rows += table_rows(summary(results, settings_label), settings_label)
+    commands = sorted({r["command"] for r in results["runs"]})
+    block = "\n".join([TABLE_START, *rows, "", "Commands that produced these rows:", "",
+                       *[f"    {c}" for c in commands], TABLE_END])
+    text = DOC_PAGE.read_text(encoding="utf-8")
+    head, _, rest = text.partition(TABLE_START)
+    _, _, tail = rest.partition(TABLE_END)
+    DOC_PAGE.write_text(head + block + tail, encoding="utf-8")
+    # The plot: the updates with the current defaults when there are any, else the latest settings run.
+    current = label({"settings": settings()})
+    shown = current if current in labels else (labels[-1] if labels else current)
+    table = summary(results, shown)
+    PLOT.write_text(svg(table, sorted({s for s, _ in table}), shown), encoding="utf-8")
+
+
+def table_rows(table: dict, settings_label: str) -> list[str]:
     sizes = sorted({s for s, _ in table})
-    rows = ["| reviewed abstracts | random: Disease F1 | queue: Disease F1 | queue - random | "
-            "update time (random / queue) | seeds |", "|---|---|---|---|---|---|"]
+    rows = []
 
     def cell(runs):
         if not runs:
@@ -201,21 +229,11 @@ def render(results: dict) -> None:
         times = " / ".join(f"{statistics.mean(r['update_seconds'] for r in runs):.0f} s" if runs else "-"
                            for runs in (rand, queue))
         seeds = sorted({r["seed"] for r in rand + queue})
-        rows.append(f"| {n} | {rt} | {qt} | {diff} | {times} | {', '.join(map(str, seeds))} |")
-    commands = sorted({r["command"] for r in results["runs"]})
-    used = sorted({json.dumps(r["settings"], sort_keys=True) for r in results["runs"] if r.get("settings")})
-    block = "\n".join([TABLE_START, *rows, "", "Commands that produced these rows:", "",
-                       *[f"    {c}" for c in commands], "",
-                       "fine-tune settings of these updates: " + ("; ".join(used) or "not recorded"),
-                       TABLE_END])
-    text = DOC_PAGE.read_text(encoding="utf-8")
-    head, _, rest = text.partition(TABLE_START)
-    _, _, tail = rest.partition(TABLE_END)
-    DOC_PAGE.write_text(head + block + tail, encoding="utf-8")
-    PLOT.write_text(svg(table, sizes), encoding="utf-8")
+        rows.append(f"| {settings_label} | {n} | {rt} | {qt} | {diff} | {times} | {', '.join(map(str, seeds))} |")
+    return rows
 
 
-def svg(table: dict, sizes: list[int]) -> str:
+def svg(table: dict, sizes: list[int], title: str = "") -> str:
     """A small line plot (no plotting library needed): Disease F1 against reviewed
     abstracts, one line per strategy (mean of the seeds run), each seed a dot."""
     w, h, left, bottom, top, right = 520, 320, 56, 40, 20, 110
@@ -232,7 +250,8 @@ def svg(table: dict, sizes: list[int]) -> str:
            f'<line x1="{left}" y1="{top}" x2="{left}" y2="{h - bottom}" stroke="black"/>',
            f'<text x="{(w - right + left) / 2}" y="{h - 8}" text-anchor="middle">abstracts reviewed</text>',
            f'<text x="14" y="{(h - bottom + top) / 2}" transform="rotate(-90 14 {(h - bottom + top) / 2})" '
-           f'text-anchor="middle">Disease F1 (NCBI devel)</text>']
+           f'text-anchor="middle">Disease F1 (NCBI devel)</text>',
+           f'<text x="{left}" y="{top - 6}">fine-tune {title}</text>']
     for n in sizes:
         out.append(f'<text x="{x(n):.1f}" y="{h - bottom + 14}" text-anchor="middle">{n}</text>')
     for k in range(5):

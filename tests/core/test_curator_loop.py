@@ -276,6 +276,6 @@ def test_simulated_curator_renders_its_table_and_plot_from_the_results(tmp_path,
     bench.render({"runs": runs})
     text = page.read_text(encoding="utf-8")
     assert text.startswith("intro\n") and text.endswith("outro\n") and "old" not in text
-    assert "| 25 | 71.00 ± 1.41 | 75.00 | +4.00 | 30 s / 30 s | 13, 14 |" in text
+    assert "| not recorded | 25 | 71.00 ± 1.41 | 75.00 | +4.00 | 30 s / 30 s | 13, 14 |" in text
     assert "    cmd" in text
     assert (tmp_path / "plot.svg").read_text(encoding="utf-8").count("<circle") == 3
