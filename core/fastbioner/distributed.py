@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterator
 
 import torch
 
@@ -128,13 +128,3 @@ def broadcast_flag(value: bool) -> bool:
     box = [bool(value)]
     torch.distributed.broadcast_object_list(box, src=0)
     return bool(box[0])
-
-
-def unwrapped(module: torch.nn.Module) -> torch.nn.Module:
-    """The module inside a DDP wrapper (hooks and attributes live there)."""
-    return getattr(module, "module", module)
-
-
-def all_equal(values: Iterable[Any]) -> bool:
-    values = list(values)
-    return all(v == values[0] for v in values)

@@ -132,7 +132,8 @@ class TrainingForm(QDialog):
         self.use_curated.setChecked(self.reviewed > 0)
         form.addRow("Training data", self.train_files)
         form.addRow("", self.use_curated)
-        self.dev_file = QLineEdit(placeholderText="optional: an annotated file to pick the best step and score the model")
+        self.dev_file = QLineEdit(
+            placeholderText="optional: an annotated file to pick the best step and score the model")
         dev_browse = QPushButton("Browse…")
         dev_browse.clicked.connect(self._browse_dev)
         dev_row = QHBoxLayout()
@@ -307,10 +308,6 @@ class TrainingForm(QDialog):
 
     def _check_more(self, config) -> None:
         pass
-
-    def checked_config(self):
-        checked = self.checked_configs()
-        return None if checked is None else checked[0]
 
     def show_error(self, text: str) -> None:
         self.error.setText(text)

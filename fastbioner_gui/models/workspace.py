@@ -97,11 +97,6 @@ class Workspace(QObject):
             self.labelsChanged.emit()
         self.modified.emit()
 
-    def add_labels(self, labels: Iterable[str]) -> None:
-        if self._merge_labels(labels):
-            self.project.labels = [l for l in self._labels if l not in DEFAULT_LABELS]
-            self.labelsChanged.emit()
-
     def record_model(self, name: str, provenance: dict) -> None:
         self.project.models[name] = provenance
 

@@ -145,9 +145,6 @@ class JobsPanel(QWidget):
             self._curves_slot.deleteLater()
         return self._curves
 
-    def has_curves(self) -> bool:
-        return self._curves is not None
-
     def _show_curves(self, index: int) -> None:
         if 0 <= index < len(self.rows):
             job = self.rows[index].job

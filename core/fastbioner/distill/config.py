@@ -30,12 +30,6 @@ def default_epochs(source: str, layers: int | None = None) -> int:
     return _table().for_student(source, layers).epochs
 
 
-def teacher_layers_method(layers: int | None) -> str:
-    """The method for a student of ``layers`` of the teacher's layers (None: the CLI's
-    depth): the one that led at that depth, else at the nearest depth measured."""
-    return _table().for_depth(layers).method
-
-
 def teacher_layers_methods_summary() -> str:
     """The rule above in words, for help texts (from the table, not a copy of it)."""
     return _by_depth_summary(lambda d: d.method, str)
@@ -64,7 +58,7 @@ def default_method(source: str, layers: int | None = None) -> str:
     """The method a student from ``source`` (of ``layers`` of the teacher's layers;
     None: the CLI's depth) is distilled by unless told: the CLI, the app's dialog and its
     recipes all take it from here. The teacher's own layers: the method that led at that
-    depth (``teacher_layers_method``); any other student: the table's (hinton: soft and
+    depth, else at the nearest depth measured; any other student: the table's (hinton: soft and
     gold labels, which needs neither the teacher's tokenizer nor its layers)."""
     return _table().for_student(source, layers).method
 
@@ -116,10 +110,6 @@ class StudentConfig(Settings):
                           metavar="SOURCE", kind="model")
     crf: bool = opt(True, "recurrent or convolutional student without a CRF", flag="--no-crf", kind="negate")
     dropout: float = opt(0.1, "recurrent or convolutional student: dropout", flag="--rnn-dropout")
-
-    @property
-    def recurrent(self) -> bool:
-        return self.source in RECURRENT_SOURCES
 
     @property
     def convolutional(self) -> bool:

@@ -31,7 +31,6 @@ from ..config import ConfigError, Settings, opt
 from .schedules import SCHEDULE_NAMES, ScheduleConfig
 
 TERM_NAMES = ("soft", "gold", "hidden", "attention", "hidden-norm", "embedding", "prob-mse", "logit-mse")
-SHARES = ("w", "1-w", "fixed")
 # Terms that compare positions one by one and so need the same subwords on both sides.
 TOKEN_LEVEL_TERMS = ("hidden", "attention", "hidden-norm", "embedding")
 TEACHER_FREE_TERMS = ("gold",)
@@ -90,10 +89,6 @@ class Method:
     @property
     def term_names(self) -> tuple[str, ...]:
         return tuple(t.name for t in self.terms)
-
-    @property
-    def needs_teacher(self) -> bool:
-        return self.reads_teacher()
 
     def reads_teacher(self, soft_from_ensemble: bool = False) -> bool:
         """Whether one of the method's terms reads the teacher (:func:`term_reads_teacher`)."""

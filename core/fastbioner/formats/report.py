@@ -45,10 +45,6 @@ class WriteReport:
         self.off_boundary.extend((doc.id, s) for s in tagged.off_boundary)
         self.spans += tagged.n_spans_written
 
-    @property
-    def spans_lost(self) -> int:
-        return len(self.left_out) + len(self.off_boundary) + self.spans_not_held
-
     def summary(self) -> str:
         """One line for the CLI and the app's status bar."""
         text = f"wrote {self.documents} document(s), {self.spans} span(s) to {self.path} ({self.format})"

@@ -190,20 +190,10 @@ def check_xml_chars(element: ET.Element, doc_id: str, path: str | Path, fmt: str
     walk(element, "")
 
 
-def write_xml(root: ET.Element, fh: IO[str], doctype: str | None = None) -> None:
-    """Pretty-print ``root`` to an open text file, with an XML declaration."""
-    ET.indent(root)
-    fh.write('<?xml version="1.0" encoding="UTF-8"?>\n')
-    if doctype:
-        fh.write(doctype + "\n")
-    fh.write(ET.tostring(root, encoding="unicode"))
-    fh.write("\n")
-
-
 def write_xml_stream(fh: IO[str], root_tag: str, children: Iterable[ET.Element],
                      doctype: str | None = None) -> None:
-    """What :func:`write_xml` writes for a root element holding ``children``, written
-    one child at a time as they come: a writer given a stream of documents holds one
+    """A pretty-printed XML file, with an XML declaration, of a root element holding
+    ``children``, written one child at a time as they come: a writer given a stream of documents holds one
     of them, not the whole collection (``tag --format bioc`` of any size)."""
     fh.write('<?xml version="1.0" encoding="UTF-8"?>\n')
     if doctype:

@@ -25,7 +25,7 @@ import json
 import re
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -206,20 +206,3 @@ def write_rows(path: Path, table: pa.Table, record: dict[str, Any]) -> dict[str,
     with atomic_write(path, "wb") as fh:
         pq.write_table(table, fh, compression="zstd")
     return info
-
-
-@dataclass
-class ShardStats:
-    documents: int = 0
-    sentences: int = 0
-    tokens: int = 0
-    entities: dict[str, int] = field(default_factory=dict)
-    seconds: float = 0.0
-
-    def add(self, chunk: ChunkResult) -> None:
-        self.documents += chunk.documents
-        self.sentences += chunk.sentences
-        self.tokens += chunk.tokens
-        self.seconds += chunk.seconds
-        for label, n in chunk.entities.items():
-            self.entities[label] = self.entities.get(label, 0) + n

@@ -9,7 +9,7 @@ Over inputs given oldest first, a run keeps:
 - of a PMID present several times, the last copy (the latest input; within a file,
   its last occurrence).
 
-Inputs are scanned once for their document ids (:func:`scan_input`), then
+Inputs are scanned once for their document ids (:func:`fastbioner.scale.work.parse_input`), then
 :func:`resolve` decides per input which of its documents are kept, as a boolean mask
 over the documents in file order. Ids are held as integers in NumPy arrays (PMIDs
 are numbers; other ids get negative codes) so that all of PubMed, 36 million
@@ -19,13 +19,9 @@ citations, resolves in well under a gigabyte.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
-from ..formats import read_documents
-from ..jobs import CancelToken
-from ..registry import file_sha256
 
 
 @dataclass
@@ -67,19 +63,6 @@ def _is_number(id_: str) -> bool:
     # (which int() refuses). Such an id is a document id of its own.
     return (id_.isascii() and id_.isdigit() and len(id_) < 18
             and (id_ == "0" or not id_.startswith("0")))
-
-
-def scan_input(path: str | Path, input_format: str | None = None,
-               cancel: CancelToken | None = None) -> InputScan:
-    """Read a file once for its ids and deletions (nothing else is kept). Bad input
-    raises :class:`fastbioner.errors.InputError` before anything is tagged."""
-    reader = read_documents(path, input_format)
-    ids = []
-    for n, doc in enumerate(reader):
-        ids.append(doc.id)
-        if cancel is not None and n % 1000 == 0:
-            cancel.check()
-    return InputScan.of(str(path), ids, list(getattr(reader, "deleted", ()) or ()), file_sha256(path))
 
 
 @dataclass
