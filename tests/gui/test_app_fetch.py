@@ -6,15 +6,11 @@ retry's "trying again" gives way to the try itself."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 from PySide6.QtCore import Qt
 
 from fastbioner.jobs import JobState
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from eutils_fake import FakeEutils, closed_port_url, make_articles
 
 

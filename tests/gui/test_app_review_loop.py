@@ -7,9 +7,6 @@ registers a new model, offers it with its before/after scores and never switches
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence
@@ -20,7 +17,6 @@ from fastbioner.jobs import JobState
 from fastbioner.project import DocStatus
 from fastbioner.uncertainty import METADATA_KEY
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tiny_models import make_tiny_model
 
 

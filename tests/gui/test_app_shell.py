@@ -8,7 +8,6 @@ import os
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 from PySide6.QtWidgets import QMessageBox
 
@@ -38,7 +37,6 @@ def test_display_detection():
 
 
 def test_first_launch_opens_the_samples_and_tags_them_with_the_default_model(qtbot, tmp_path, monkeypatch):
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from tiny_models import make_tiny_model
 
     monkeypatch.setenv("FASTBIONER_DEFAULT_MODEL", str(make_tiny_model(tmp_path / "default-model")))

@@ -6,16 +6,12 @@ merged (and a run cancelled before any chunk changes nothing)."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
 from fastbioner.documents import Source
 from fastbioner.jobs import JobState
 from fastbioner.project import DocStatus
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tiny_models import make_tiny_model
 
 

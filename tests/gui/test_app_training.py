@@ -6,14 +6,10 @@ no teacher fine-tunes one from a base encoder and distils it in one job."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
 from fastbioner.jobs import JobState
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tiny_models import make_tiny_model
 
 SENTENCES = [

@@ -7,14 +7,12 @@ shrinks the dialog back."""
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
 from fastbioner.jobs import JobState
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tiny_models import make_tiny_model
 
 

@@ -8,7 +8,6 @@ document."""
 from __future__ import annotations
 
 import json
-import sys
 import threading
 from pathlib import Path
 
@@ -16,7 +15,6 @@ import pytest
 
 from fastbioner.jobs import JobState, ProgressEvent
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tiny_models import make_tiny_model
 
 REPO = Path(__file__).resolve().parents[2]
@@ -47,7 +45,8 @@ def test_tag_is_enabled_once_the_default_model_is_found_before_the_scan_ends(qtb
         qtbot.waitUntil(lambda: window.picker.current_name() == "default", timeout=30000)
         assert not window.models_listed.ended  # the scan still runs
         assert window.tag_all_action.isEnabled() and window.tag_doc_action.isEnabled()
-        assert window.waiting_label.isVisibleTo(window) and "looking for models" in window.waiting_label.toolTip().lower()
+        assert (window.waiting_label.isVisibleTo(window)
+                and "looking for models" in window.waiting_label.toolTip().lower())
         # Tagging with it now registers it first (the scan has not yet).
         job = window.tagging.tag("default", [0, 1, 2])
         with qtbot.waitSignal(job.finished, timeout=120000):

@@ -152,7 +152,6 @@ def test_the_first_launch_samples_are_not_modified_until_an_edit(window, qtbot, 
 
 
 def test_first_launch_with_a_model_tagged_samples_are_not_modified(qtbot, tmp_path, monkeypatch):
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from tiny_models import make_tiny_model
 
     monkeypatch.setenv("FASTBIONER_DEFAULT_MODEL", str(make_tiny_model(tmp_path / "default-model")))
