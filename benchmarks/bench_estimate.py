@@ -75,7 +75,8 @@ def main() -> int:
         actual = time.monotonic() - t0
     print(json.dumps({"estimate": estimate.to_dict(), "measuring_seconds": round(measuring, 1),
                       "actual_seconds": round(actual, 1),
-                      "actual_stages": {k: round(v, 1) for k, v in stages.items()}, "actual_steps": result.training.steps,
+                      "actual_stages": {k: round(v, 1) for k, v in stages.items()},
+                      "actual_steps": result.training.steps,
                       "estimate_over_actual": round(estimate.total_seconds / actual, 3)}, indent=1))
     print(f"estimated {estimate.total_seconds:.0f} s, took {actual:.0f} s: "
           f"ratio {estimate.total_seconds / actual:.2f} (estimate measured in {measuring:.0f} s)")

@@ -115,7 +115,8 @@ def measure_startup(app) -> dict:
             break
         app.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 20)
     ticks.stop()
-    figures = {"import_ms": round(1000 * (imported - t0), 1), "construct_window_ms": round(1000 * (built - imported), 1),
+    figures = {"import_ms": round(1000 * (imported - t0), 1),
+               "construct_window_ms": round(1000 * (built - imported), 1),
                "first_paint_ms": round(1000 * (shown - t0), 1),
                **{k: round(v, 2) for k, v in marks.items()}, "samples": len(window.workspace),
                **ticks.figures()}

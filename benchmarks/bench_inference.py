@@ -273,7 +273,8 @@ def main(argv: list[str] | None = None) -> int:
     docs = list(read_documents(args.docs))[:args.limit]
     t0 = time.time()
     result: dict[str, Any] = {"command": " ".join([sys.executable, *sys.argv]), "documents": args.docs,
-                              "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "hardware": hardware_name(pick_device(args.device))}
+                              "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                              "hardware": hardware_name(pick_device(args.device))}
     if not args.skip_engine:
         result["engine"] = section_engine(args, docs)
     if args.compare_docs:

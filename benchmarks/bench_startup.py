@@ -153,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
         tagger = Tagger.load(name, TaggerConfig(threads=args.threads))
         tagger.tag([sample])
         times = []
-        for i in range(max(20, args.repeat)):
+        for _ in range(max(20, args.repeat)):
             t0 = time.perf_counter()
             tagger.tag([sample])
             times.append(time.perf_counter() - t0)

@@ -109,12 +109,14 @@ def ensemble_line(results: dict, base: dict) -> str:
         return f"{what}: {NOT_RUN} (`python -m experiments.teacher_ensemble` once the three teachers have run)."
     ens = json.loads(TEACHER_ENSEMBLE.read_text(encoding="utf-8"))
     teachers = ens.get("teachers") or {}
-    stale = [row for row, b in teachers.items() if (results.get(row) or {}).get("finished") not in (None, b.get("finished"))]
+    stale = [row for row, b in teachers.items()
+             if (results.get(row) or {}).get("finished") not in (None, b.get("finished"))]
     best = max((b for b in teachers.values() if b.get("f1") is not None), key=lambda b: b["f1"], default=None)
     line = (f"{what}, by {ens['combination']}: {pct(ens['f1'])} ({100 * (ens['f1'] - base['f1']):+.2f}), Disease "
             f"{pct(ens['per_type'].get('Disease'))}")
     if best is not None:
-        line += f"; the best of the three alone `{best['model']}` {pct(best['f1'])} ({100 * (ens['f1'] - best['f1']):+.2f})"
+        line += (f"; the best of the three alone `{best['model']}` {pct(best['f1'])} "
+                f"({100 * (ens['f1'] - best['f1']):+.2f})")
     line += f" (`{ens['command']}`)"
     if stale:
         line += f"; {', '.join(f'`{r}`' for r in stale)} rebuilt since: these are the earlier builds' figures"
@@ -177,7 +179,8 @@ def speed_section(speed: dict | None) -> list[str]:
            f"abstracts, by `{speed.get('command', 'benchmarks/bench_inference.py')}` "
            f"({speed.get('hardware', 'CPU')}). Ratios are against the teacher at float32 in the same run; "
            "absolute tokens/s on this shared machine are not comparable between runs.", "",
-           "| model | precision | params | size on disk (MB) | tokens/s | ms per abstract | speed vs teacher | time saved | devel F1 |",
+           "| model | precision | params | size on disk (MB) | tokens/s | "
+           "ms per abstract | speed vs teacher | time saved | devel F1 |",
            "|---|---|---|---|---|---|---|---|---|"]
     for m in rows:
         x = m["speed_vs_teacher_fp32"]
@@ -365,7 +368,8 @@ def scale_section() -> list[str]:
     if not SCALE.is_file():
         return out + [f"_{NOT_RUN}: `python benchmarks/bench_tag_corpus.py` writes `{SCALE.relative_to(REPO)}`._"]
     sc = json.loads(SCALE.read_text(encoding="utf-8"))
-    out += [f"`fastbioner tag-corpus` on {sc['files']} gzipped PubMed files ({sc['corpus']}, {sc['tokens_per_abstract']} "
+    out += [f"`fastbioner tag-corpus` on {sc['files']} gzipped PubMed files ({sc['corpus']}, "
+            f"{sc['tokens_per_abstract']} "
             f"tokens per abstract) with `{sc['model']}`, one torch thread per worker, {sc['machine']}, load average "
             f"{sc['load_average'][0]} while it ran ({sc['date']}); `benchmarks/bench_tag_corpus.py`. {sc['note']}.", "",
             "| engine | workers | tokens/s | tokens/s per worker | model start-up (s) | worker-hours per million "
@@ -419,7 +423,8 @@ def write_report(rows, results: dict, out: Path, preamble: str = "", archive: di
             "Computed from the tables below each time the report is written: calibrated FastBioNER "
             "against the best baseline at the same depth (mean F1 over seeds) and against its teacher.",
             ""] + standing_section(results, grid_lr) + [""]
-    doc += ["## 0. The students' learning rate (3- and 6-layer students, BC5CDR)", ""] + sweep_table(rows, results, student_lr) + [""]
+    doc += (["## 0. The students' learning rate (3- and 6-layer students, BC5CDR)", ""]
+           + sweep_table(rows, results, student_lr) + [""])
     for ds, name in (("bc5cdr", "BC5CDR (Chemical + Disease)"), ("ncbi", "NCBI-disease")):
         doc += [f"## 1. Methods, 6-layer students of the all-mpnet-base-v2 teacher: {name}", ""]
         doc += method_table(rows, results, ds) + [""]

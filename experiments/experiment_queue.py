@@ -152,7 +152,8 @@ def main(argv: list[str] | None = None) -> int:
     dr = sub.add_parser("drop", help="these rows' pending jobs out of the queue (a checkpoint stays on disk; "
                         "`add` queues the row again and it resumes; ROW@SEED: that seed)")
     dr.add_argument("rows", nargs="+")
-    dr.add_argument("--stop", action="store_true", help="also stop and drop their running jobs, as `stop` stops every run (a "
+    dr.add_argument("--stop", action="store_true", help="also stop and drop their running jobs, "
+                    "as `stop` stops every run (a "
                     "checkpoint, then exit); the others run on, and `add` resumes a dropped one from its checkpoint")
     sub.add_parser("status")
     sub.add_parser("pause")
@@ -199,7 +200,8 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         qs.EXP.mkdir(parents=True, exist_ok=True)
         out = open(qs.EXP / "queue.log", "a")
-        proc = subprocess.Popen([sys.executable, "-m", "experiments.experiment_queue", "run", "--slots", str(args.slots)],
+        proc = subprocess.Popen([sys.executable, "-m", "experiments.experiment_queue",
+                                 "run", "--slots", str(args.slots)],
                                 cwd=qs.REPO, stdout=out,
                                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
         print(f"runner started (pid {proc.pid}); log: {qs.EXP / 'queue.log'}")
@@ -209,7 +211,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.cmd == "drop":
         dropped, stopped = qs.drop(args.rows, stop=args.stop)
-        print(f"{dropped} pending job(s) dropped" + (f", {stopped} running job(s) stopped and dropped" if stopped else ""))
+        print(f"{dropped} pending job(s) dropped" +
+              (f", {stopped} running job(s) stopped and dropped" if stopped else ""))
         return 0
     if args.cmd == "repin":
         commit = qs.resolve_commit(args.commit or "HEAD")

@@ -163,7 +163,7 @@ def attention_forms(objective, first, attention_mse) -> list[dict]:
             neg = torch.finfo(torch.float32).min
             keys = ~real[:, None, None, :]
 
-            def probs(a):
+            def probs(a, keys=keys, neg=neg):
                 return a.float().masked_fill(keys, neg).softmax(-1)
 
             pairs = list(enumerate(objective.mapping, start=1))

@@ -13,13 +13,13 @@ import subprocess
 from contextlib import contextmanager
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parent
-EXP = Path(os.environ.get("FASTBIONER_EXPERIMENTS", Path.home() / "fastbioner-experiments"))
-
 import fastbioner
 
 from . import runs
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+EXP = Path(os.environ.get("FASTBIONER_EXPERIMENTS", Path.home() / "fastbioner-experiments"))
 
 
 def slug(row_id: str, seed: int) -> str:

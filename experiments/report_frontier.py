@@ -166,7 +166,8 @@ def frontier_section(sp: dict, results: dict, png: Path, plotting: bool = True) 
     out += [f"Devel F1 against the median wall time of tagging the {timing['documents']} abstracts as whole "
             f"processes ({timing['rounds']} rounds alternated with spaCy, {timing['threads']} threads; "
             f"`{timing.get('command', 'experiments/spacy_peer.py time')}`). A model's F1 and size come from its "
-            f"figures stored with its times, else its run in `paper_rows.json`, else its manifest. Pareto-optimal: no other point is at least as "
+            f"figures stored with its times, else its run in `paper_rows.json`, else its manifest. "
+            f"Pareto-optimal: no other point is at least as "
             f"fast and as accurate and better in one; the target is devel F1 {100 * TARGET_F1:.1f} at spaCy's "
             f"time or better.", "",
             "| model | seconds | speed vs spaCy | devel F1 | size on disk (MB) | F1 from | Pareto-optimal |",

@@ -63,7 +63,8 @@ def gpu_section() -> list[str]:
                 "re-measured yet (the GPU was lent for 15 minutes)."]
     corpus = GPU / "tag-corpus.txt"
     if corpus.is_file():
-        runs = [re.match(r"(\w+): .*?([\d,]+) tokens/s", line) for line in corpus.read_text(encoding="utf-8").splitlines()]
+        runs = [re.match(r"(\w+): .*?([\d,]+) tokens/s", line)
+                for line in corpus.read_text(encoding="utf-8").splitlines()]
         out += ["", "`fastbioner tag-corpus` of the same abstracts on the GPU (one local worker, the warm-up in the "
                 "timing): " + ", ".join(f"{m[1]} {m[2]} tokens/s" for m in runs if m) + "."]
     distill = GPU / "distill.txt"
@@ -73,6 +74,7 @@ def gpu_section() -> list[str]:
         wall = re.search(r"distillation: (\d+) s wall", text)
         if steps and wall:
             out += ["", f"A short distillation on the GPU (3-layer student of the default, 1 epoch on the first "
-                    f"20,000 lines of BC5CDR train, 724 sentences, batch 32): {steps[1]} steps in {steps[2]} s, {wall[1]} s wall with "
+                    f"20,000 lines of BC5CDR train, 724 sentences, batch 32): "
+                    f"{steps[1]} steps in {steps[2]} s, {wall[1]} s wall with "
                     "set-up and devel scoring: a check that the path runs, not a table row."]
     return out

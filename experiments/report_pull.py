@@ -75,7 +75,8 @@ def pull_section(pull: dict | None, results: dict) -> list[str]:
     for e in ordered:
         m = matching_over_gold(e)
         cos = e.get("label_cosine")
-        out.append(f"| `{e['row']}` | {e.get('layers') or '–'} | {'start' if e['student'] == 'start' else 'trained: `' + e['student'] + '`'} | "
+        out.append(f"| `{e['row']}` | {e.get('layers') or '–'} | "
+                   f"{'start' if e['student'] == 'start' else 'trained: `' + e['student'] + '`'} | "
                    f"{_devel(e, results)} | " + " | ".join(cell(e, t) for t in terms)
                    + f" | {'–' if m is None else f'{m:.3g}x'} | {'–' if cos is None else f'{cos:.2f}'} |")
     out += ["", *reading(entries, results)]

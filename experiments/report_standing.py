@@ -182,18 +182,21 @@ def recommended_lines(results: dict) -> list[str]:
             ours = results.get(f"{ds}/{CALIBRATED_VARIANT}-{layers}")
             if not ours or ours.get("f1") is None:
                 continue
-            others = [(f"`{ds}/fastbioner-cal-{layers}` (the paper's phi)", results.get(f"{ds}/fastbioner-cal-{layers}"))]
+            others = [(f"`{ds}/fastbioner-cal-{layers}` (the paper's phi)",
+                       results.get(f"{ds}/fastbioner-cal-{layers}"))]
             others += [(f"`{ds}/{slug}-{layers}` ({what})", results.get(f"{ds}/{slug}-{layers}"))
                        for slug, what in SEEDED_ABLATIONS.items() if slug != CALIBRATED_VARIANT]
             compared = [f"against {name}: {verdict(ours, other, 'the other variant')}" for name, other in others
                         if other and other.get("f1") is not None]
             if compared:
-                out.append(f"- **{ds}, {layers} layers**: `{CALIBRATED_VARIANT}` {f1_cell(ours)} " + "; ".join(compared) + ".")
+                out.append(f"- **{ds}, {layers} layers**: `{CALIBRATED_VARIANT}` {f1_cell(ours)} "
+                           + "; ".join(compared) + ".")
     if out:
         from fastbioner import teacher_layers_methods_summary
 
         # The method each depth defaults to, as core says (not a copy).
-        out = ["", f"`--method fastbioner-cal` runs `{CALIBRATED_VARIANT}` ({SEEDED_ABLATIONS[CALIBRATED_VARIANT]}), chosen by "
+        out = ["", f"`--method fastbioner-cal` runs `{CALIBRATED_VARIANT}` "
+               f"({SEEDED_ABLATIONS[CALIBRATED_VARIANT]}), chosen by "
                f"the 3-layer rows:", ""] + out + [
                "", "The command line's and the app's default for a student of the teacher's own layers is the "
                f"method that led at its depth: {teacher_layers_methods_summary()}."]

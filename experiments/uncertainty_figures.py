@@ -55,7 +55,9 @@ def main() -> int:
         chunk = docs[start:start + 64]
         tagged = tagger.tag_chunk(chunk, keep=())
         for gold, pred, unsure in zip(chunk, tagged.documents, tagged.uncertainty):
-            keep = (lambda s: not types or s.label in types)
+            def keep(s):
+                return not types or s.label in types
+
             gold_spans = {(s.start, s.end, s.label) for s in gold.spans if keep(s)}
             pred.spans = [s for s in pred.spans if keep(s)]
             pred_spans = {(s.start, s.end, s.label) for s in pred.spans}

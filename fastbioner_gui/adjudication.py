@@ -20,7 +20,8 @@ from PySide6.QtWidgets import (QAbstractItemView, QFileDialog, QHBoxLayout, QHea
                                QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
 
 from fastbioner import adjudication as rules
-from fastbioner.agreement import ONLY_A, ONLY_B, OTHER_BOUNDARY, OTHER_LABEL, Counts, Difference, compare_spans, match_documents
+from fastbioner.agreement import (ONLY_A, ONLY_B, OTHER_BOUNDARY, OTHER_LABEL, Counts, Difference, compare_spans,
+                                  match_documents)
 from fastbioner.documents import Document, Span
 from fastbioner.errors import FastBioNERError
 from fastbioner.project import DocStatus

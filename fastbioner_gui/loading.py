@@ -41,7 +41,8 @@ class LoadResult:
             more = f" and {len(names) - 1} more" if len(names) > 1 else ""
             return f"Could not open {first}{more}: {self.errors[0] if self.errors else 'no documents'}"
         n = self.documents - len(self.duplicates)
-        text = f"Loaded {n} document{'s' if n != 1 else ''} from {len(self.files)} file{'s' if len(self.files) != 1 else ''}"
+        text = (f"Loaded {n} document{'s' if n != 1 else ''} "
+                f"from {len(self.files)} file{'s' if len(self.files) != 1 else ''}")
         if self.duplicates:
             text += f"; {len(self.duplicates)} already open, not added again"
         if self.errors:

@@ -189,7 +189,8 @@ class MainWindow(QMainWindow):
             action.setProperty("help_name", name)  # the help page's name, not "Undo Relabel as …"
         self.addActions([self.undo_action, self.redo_action])  # window-wide, wherever the focus is
         self.find_action = self._action("&Find document…", self.find, K.Find)
-        self.accept_all_action = self._action("Accept all suggestions", lambda: self.curation.accept(None), "Ctrl+Return")
+        self.accept_all_action = self._action("Accept all suggestions", lambda: self.curation.accept(None),
+                                              "Ctrl+Return")
         self.reject_all_action = self._action("Reject all suggestions", lambda: self.curation.reject(None),
                                               "Ctrl+Shift+Backspace")
         self.mark_reviewed_action = self._action("Mark document reviewed", self.toggle_reviewed, "Ctrl+M",
@@ -215,7 +216,8 @@ class MainWindow(QMainWindow):
     def _build_menus(self) -> None:
         bar = self.menuBar()
         file = bar.addMenu("&File")
-        for a in (self.open_action, self.open_folder_action, self.fetch_action, self.open_project_action, None, self.save_action,
+        for a in (self.open_action, self.open_folder_action, self.fetch_action, self.open_project_action,
+                  None, self.save_action,
                   self.save_as_action, self.export_action, None, self.quit_action):
             file.addSeparator() if a is None else file.addAction(a)
         edit = bar.addMenu("&Edit")
@@ -494,7 +496,8 @@ class MainWindow(QMainWindow):
         shown = shown[:1].upper() + shown[1:]
         # At most half the bar, shortened in the middle (a long registry path); all of it on hover.
         room = max(200, self.width() // 2 - self.status_label.sizeHint().width())
-        self.waiting_label.setText(self.waiting_label.fontMetrics().elidedText(shown, Qt.TextElideMode.ElideMiddle, room))
+        elided = self.waiting_label.fontMetrics().elidedText(shown, Qt.TextElideMode.ElideMiddle, room)
+        self.waiting_label.setText(elided)
         self.waiting_label.setToolTip(shown)
         self.waiting_label.setVisible(bool(shown))
 

@@ -182,7 +182,8 @@ class RelationsPanel(QWidget):
         self.remove_action.triggered.connect(self.remove_current)
         self.tree.addAction(self.remove_action)
         add = QPushButton(f"Add… ({QKeySequence(ADD_KEY).toString(QKeySequence.SequenceFormat.NativeText)})")
-        remove = QPushButton(f"Remove ({QKeySequence(REMOVE_KEYS[0]).toString(QKeySequence.SequenceFormat.NativeText)})")
+        remove = QPushButton(f"Remove "
+                             f"({QKeySequence(REMOVE_KEYS[0]).toString(QKeySequence.SequenceFormat.NativeText)})")
         for button in (add, remove):
             button.setFocusPolicy(Qt.FocusPolicy.NoFocus)   # the list keeps the focus
         add.clicked.connect(lambda: window.relations.add_dialog())
@@ -230,7 +231,8 @@ class RelationsPanel(QWidget):
         self.select(keep)
 
     def relations(self) -> list[tuple[str, ...]]:
-        return [self.tree.topLevelItem(i).data(0, Qt.ItemDataRole.UserRole) for i in range(self.tree.topLevelItemCount())]
+        return [self.tree.topLevelItem(i).data(0, Qt.ItemDataRole.UserRole)
+                for i in range(self.tree.topLevelItemCount())]
 
     def current_relation(self) -> tuple[str, ...] | None:
         item = self.tree.currentItem()

@@ -1,7 +1,8 @@
 """Build the concept dictionary that ships with the app, and measure its proposals.
 
     python scripts/build_concept_dictionary.py                     # writes assets/concepts/mentions.tsv
-    python scripts/build_concept_dictionary.py --evaluate ../shared/data/bc5cdr/pubtator/CDR_DevelopmentSet.PubTator.txt \
+    python scripts/build_concept_dictionary.py \
+        --evaluate ../shared/data/bc5cdr/pubtator/CDR_DevelopmentSet.PubTator.txt \
         --results benchmarks/results/concept_proposals.json
 
 The dictionary holds every (mention text, label, concept id) of the BC5CDR and

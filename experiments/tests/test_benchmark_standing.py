@@ -69,7 +69,8 @@ def test_standing_judges_each_depth_by_the_spread_of_the_seeds():
     assert "`og`" in three and "+1.00 F1, beyond the spread (sd up to 0.20; Welch's t 7.7): ahead" in three
     assert "6.50 below the teacher (goal: within 3.0; not met" in three
     # Why: og at the same depth shows what the depth costs before any distillation.
-    assert "gold labels alone at this depth (`og`) sit 7.50 below the teacher: distillation closes 1.00 of that (13%)" in three
+    assert ("gold labels alone at this depth (`og`) sit 7.50 below the teacher: "
+            "distillation closes 1.00 of that (13%)") in three
     four = next(line for line in lines if "4 layers" in line and "fastbioner-cal-4" in line)
     assert "one seed on each side" in four
     # Three seeds against one: the line names the side with one seed, not "each side".
@@ -97,7 +98,8 @@ def test_standing_judges_each_depth_by_the_spread_of_the_seeds():
                              "bc5cdr/sweep-og-3-lr0.0008": seeds(0.83)})   # another rate: not compared
     (line,) = report.standing_section(grid, "0.0004")
     assert "3 layers, table 0's grid at lr 0.0004, 3 epochs" in line and "(`og` not yet run) `hinton`" in line
-    assert "-0.66 F1, one seed on each side" in line and "with the paper's phi" in line and "5.56 below the teacher" in line
+    assert ("-0.66 F1, one seed on each side" in line and "with the paper's phi" in line
+            and "5.56 below the teacher" in line)
     # The teacher rebuilt since on a replaced machine: the gap is to the build the run learnt from.
     grid["bc5cdr/teacher"] = {"f1": 0.8694, "finished": "2026-12-01T12:29", "seeds": [13],
                               "earlier": [{"f1": 0.8649, "finished": "2026-11-30T17:39"}]}

@@ -177,7 +177,8 @@ def test_a_run_from_before_its_teacher_was_rebuilt_is_not_the_same_run():
     assert queue.queue_runner.same_run_recorded(job, {"x/sweep": {"13": sweep}})[0] == "x/sweep"
     assert queue.queue_runner.same_run_recorded(job, {"x/sweep": {"13": sweep}, "x/teacher": {"13": teacher}}) is None
     later = {**sweep, "finished": "2026-12-01T13:00:00"}   # distilled from the rebuilt teacher
-    assert queue.queue_runner.same_run_recorded(job, {"x/sweep": {"13": later}, "x/teacher": {"13": teacher}})[0] == "x/sweep"
+    assert queue.queue_runner.same_run_recorded(job, {"x/sweep": {"13": later},
+                                                      "x/teacher": {"13": teacher}})[0] == "x/sweep"
 
 
 def test_a_row_run_again_keeps_the_earlier_result_beside_the_new(tmp_path):

@@ -47,7 +47,8 @@ def test_a_terms_pull_is_its_mean_over_the_gold_terms_mean_after_calibration_whe
 
 
 def _entry(row, student, pulls, values, cos, seed=None):
-    return {"row": row, "layers": int(row.rsplit("-", 1)[1]), "student": student, "seed": seed, "terms": list(pulls), "pull": pulls,
+    return {"row": row, "layers": int(row.rsplit("-", 1)[1]), "student": student, "seed": seed,
+            "terms": list(pulls), "pull": pulls,
             "vs_gold": {t: p / pulls["gold"] for t, p in pulls.items()}, "value": values,
             "label_cosine": cos, "clip": 1.0, "batches": 4}
 
@@ -66,12 +67,16 @@ def test_section_11_tables_the_pulls_and_says_which_row_pulls_hardest_and_what_i
                                   {"soft": 0.01, "gold": 0.05, "hidden-norm": 0.4}, 0.3, seed=14),
     }
     results = {"x/pkd-6": {"f1": 0.8617, "f1_sd": 0.0012, "seeds": [13, 14, 15],
-                           "runs": [{"seed": s, "f1": f} for s, f in ((13, 0.8631), (14, 0.8611), (15, 0.8609))]}, "x/cal-6": {"f1": 0.8587},
+                           "runs": [{"seed": s, "f1": f} for s, f in ((13, 0.8631), (14, 0.8611), (15, 0.8609))]},
+               "x/cal-6": {"f1": 0.8587},
                "x/hinton-6": {"f1": 0.8543}}
     text = "\n".join(rp.pull_section({"entries": entries}, results))
-    assert "| `x/pkd-6` | 6 | start | 86.17 ± 0.12 (n=3) | 0.6 (1.2x) | 0.5 (1x) | – | 114 (228x) | – | 228x | 0.04 |" in text
+    assert ("| `x/pkd-6` | 6 | start | 86.17 ± 0.12 (n=3) | 0.6 (1.2x) | 0.5 (1x) | – "
+            "| 114 (228x) | – | 228x | 0.04 |") in text
     assert "| `x/pkd-6` | 6 | trained: `m-s14` | 86.11 (seed 14) |" in text
-    assert ("At 6 layers, at the start the matching terms pull, over the gold term: `x/pkd-6` 228x, all hidden-norm (devel 86.17); `x/cal-6` 2x, shared by hidden and attention "
+    assert ("At 6 layers, at the start the matching terms pull, over the gold term: "
+            "`x/pkd-6` 228x, all hidden-norm (devel 86.17); "
+            "`x/cal-6` 2x, shared by hidden and attention "
             "(devel 85.87)") in text
     assert "| `x/hinton-6` | 6 | start | 85.43 | 0.6 (1.2x) | 0.5 (1x) | – | – | – | – | 1.00 |" in text
     assert "the one whose matching pull is strongest" in text

@@ -130,7 +130,8 @@ class LeftoversDialog(QDialog):
                 self.table.setItem(row, column, item)
         total = sum(left.size_bytes for left in self.leftovers)
         count = (f"{len(self.leftovers)} interrupted run{'s' if len(self.leftovers) != 1 else ''}, "
-                 f"{human_size(total)} in all" if self.leftovers else "No interrupted runs: nothing to resume or delete.")
+                 f"{human_size(total)} in all"
+                 if self.leftovers else "No interrupted runs: nothing to resume or delete.")
         self.status.setText(f"{self.done_text}. {count}" if self.done_text else count)
         if self.leftovers:
             self.table.selectRow(0)

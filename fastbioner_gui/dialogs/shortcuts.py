@@ -46,7 +46,8 @@ def shortcuts_html(bar: QMenuBar) -> str:
         if path != menu:
             menu = path
             parts.append(f"<tr><td colspan='2'><br><b>{escape(path)}</b></td></tr>")
-        parts.append(f"<tr><td style='padding-right:24px'>{escape(title)}</td><td><code>{escape(keys)}</code></td></tr>")
+        parts.append(f"<tr><td style='padding-right:24px'>{escape(title)}</td>"
+                     f"<td><code>{escape(keys)}</code></td></tr>")
     parts.append(f"</table><p>{escape(NOTES)}</p>")
     return "".join(parts)
 

@@ -94,7 +94,7 @@ def tagged_sentences(draw, n_sentences=None):
 
 def _bio(path: Path, lengths, tags) -> Path:
     lines = []
-    for k, (length, sent) in enumerate(zip(lengths, tags)):
+    for k, (_, sent) in enumerate(zip(lengths, tags)):
         lines.extend(f"w{k}x{i}\t{t}" for i, t in enumerate(sent))
         lines.append("")
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -74,7 +74,8 @@ def test_bioc_passage_offsets_beyond_the_file_are_refused_without_building_the_t
     (with_(**{"spans.score": 1}).replace('"score": 1', '"score": 1e999'), r"number 1e999 is out of range"),
     (with_(**{"spans.score": 1}).replace('"score": 1', '"score": NaN'), r"NaN is not a number"),
     ("[" * 5000 + "]" * 5000, r"nested deeper than 64 levels"),
-    (with_(metadata={"a": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}),
+    (with_(metadata={"a": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[
+        ]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}),
      r"nested deeper than 64 levels"),
     (with_(text="Cocaine seizures\\ud800").replace("\\\\ud800", "\\ud800"), r"lone surrogate \(\\ud800\)"),
     (with_(**{"spans.concept_id": 123}), r"spans\[0\]\.concept_id must be a string or null, got a number 123"),

@@ -279,3 +279,23 @@ def test_simulated_curator_renders_its_table_and_plot_from_the_results(tmp_path,
     assert "| not recorded | 25 | 71.00 ± 1.41 | 75.00 | +4.00 | 30 s / 30 s | 13, 14 |" in text
     assert "    cmd" in text
     assert (tmp_path / "plot.svg").read_text(encoding="utf-8").count("<circle") == 3
+
+
+def test_cancelled_rank_writes_nothing(tmp_path, tiny):
+    from fastbioner.ranking import rank_files
+
+    src, out = tmp_path / "docs.jsonl", tmp_path / "out.jsonl"
+    write_documents(_docs(False), src)
+    tagger = Tagger.load(tiny, TaggerConfig(precision="fp32"))
+    token = CancelToken()
+    stages = []
+
+    def on_event(event):
+        stages.append(event.stage)
+        if event.stage == "score" and event.step > 0:
+            token.cancel()
+
+    with pytest.raises(Cancelled):
+        rank_files(tagger, [src], 3, out, chunk_documents=2, on_event=on_event, cancel=token)
+    assert "score" in stages and not out.exists()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".out")]

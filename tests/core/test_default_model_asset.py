@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from fastbioner.defaults import assets_folder
+from fastbioner.registry import read_manifest
 
 ASSETS_MODEL = assets_folder() / "default-model"
-from fastbioner.registry import read_manifest
 
 pytestmark = pytest.mark.skipif(not (ASSETS_MODEL / "config.json").is_file(), reason="no shipped default model")
 

@@ -311,8 +311,8 @@ def test_a_convolutional_student_from_another_models_embeddings_learns_and_tags_
 def test_distillation_with_packed_context_runs_end_to_end(trained, tmp_path):
     """--context packed: each -DOCSTART- document of the training file is one windowed
     sequence for teacher, student and a second teacher's soft labels; each unlabelled
-    document (here a paragraph of one sentence) is a sequence of its own; devel is scored per original sentence; the student's
-    manifest (and so its tagger) keeps the setting."""
+    document (here a paragraph of one sentence) is a sequence of its own; devel is scored per original sentence; the
+    student's manifest (and so its tagger) keeps the setting."""
     from fastbioner.inference import Tagger
 
     registry = fresh_registry(trained, tmp_path)

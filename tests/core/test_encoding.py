@@ -170,7 +170,8 @@ def test_document_context_surrounds_a_sentence_without_changing_its_labels():
     labels = ["O", "B-Chemical", "I-Chemical", "B-Disease", "I-Disease"]
     sentences = [["cocaine", "caused", "seizures"], ["naloxone", "was", "given"], ["the", "rats", "died"],
                  ["aspirin", "and", "pain"]]
-    tags = [["B-Chemical", "O", "B-Disease"], ["B-Chemical", "O", "O"], ["O", "O", "O"], ["B-Chemical", "O", "B-Disease"]]
+    tags = [["B-Chemical", "O", "B-Disease"], ["B-Chemical", "O", "O"],
+            ["O", "O", "O"], ["B-Chemical", "O", "B-Disease"]]
     plain = WordEncoder(tok, labels, max_length=64).encode(sentences, tags)
     enc = WordEncoder(tok, labels, max_length=64)
     ctx = enc.encode(sentences, tags, documents=["a", "a", "a", "b"])

@@ -66,7 +66,7 @@ def test_run_time_estimate_of_several_teachers_times_them_on_a_sample(trained, t
     assert full_passes == []
     assert len(sampled) == 12  # per estimate, each of the 2 teachers warmed, then timed twice on the sample
     assert [len(r) for r in ratios] == [2, 2] and [r[0] for r in ratios] == [1.0, 1.0]  # each against the first
-    for method, e in estimates.items():
+    for e in estimates.values():
         assert e.teachers == 2 and "soft labels of 2 teachers" in e.describe()
         assert e.total_seconds == pytest.approx(e.setup_seconds + e.step_seconds * e.steps + e.teacher_seconds
                                                 + e.ensemble_seconds + e.evaluation_seconds)

@@ -75,7 +75,8 @@ CONLL_LINE = st.one_of(
     st.sampled_from(["", "-DOCSTART- 1", "-DOCSTART-\t(2)", "-DOCSTART- -X- -X- O"]), odd_text)
 
 MEDLINE_LINE = st.one_of(
-    st.tuples(st.sampled_from(["PMID", "TI  ", "AB  ", "AU  ", "X", "ZZZZZ"]), odd_text).map(lambda t: f"{t[0]}- {t[1]}"),
+    st.tuples(st.sampled_from(["PMID", "TI  ", "AB  ", "AU  ", "X", "ZZZZZ"]), odd_text)
+        .map(lambda t: f"{t[0]}- {t[1]}"),
     odd_text.map(lambda t: "      " + t), st.just(""), odd_text)
 
 FIELD = st.sampled_from(["id", "text", "passages", "spans", "relations", "metadata", "start", "end", "label",
@@ -102,9 +103,11 @@ def _xml(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;")
 
 
-annotation = st.tuples(st.lists(infon, max_size=2), st.lists(st.tuples(numbers, numbers), min_size=1, max_size=2), odd_text) \
+annotation = st.tuples(st.lists(infon, max_size=2),
+                       st.lists(st.tuples(numbers, numbers), min_size=1, max_size=2), odd_text) \
     .map(lambda t: "<annotation id='1'>" + "".join(t[0]) + "".join(
-        f"<location offset='{_xml(o)}' length='{_xml(n)}'/>" for o, n in t[1]) + f"<text>{_xml(t[2])}</text></annotation>")
+        f"<location offset='{_xml(o)}' length='{_xml(n)}'/>" for o, n in t[1])
+        + f"<text>{_xml(t[2])}</text></annotation>")
 passage = st.tuples(st.lists(infon, max_size=2), numbers, odd_text, st.lists(annotation, max_size=2)) \
     .map(lambda t: f"<passage>{''.join(t[0])}<offset>{_xml(t[1])}</offset><text>{_xml(t[2])}</text>"
                    f"{''.join(t[3])}</passage>")
@@ -121,7 +124,8 @@ article = st.tuples(st.sampled_from(["1", "", " 2 "]), odd_text, st.lists(st.tup
                    f"</ArticleTitle><Abstract>" + "".join(
                        f"<AbstractText Label='{_xml(lab)}'>{_xml(body)}</AbstractText>" for lab, body in t[2])
                    + "</Abstract></Article></MedlineCitation></PubmedArticle>")
-PUBMED_FILE = st.one_of(st.lists(article, max_size=3).map(lambda a: f"<PubmedArticleSet>{''.join(a)}</PubmedArticleSet>"),
+PUBMED_FILE = st.one_of(st.lists(article, max_size=3).map(
+                            lambda a: f"<PubmedArticleSet>{''.join(a)}</PubmedArticleSet>"),
                         article, st.just("<PubmedArticleSet><PubmedArticle/></PubmedArticleSet>"))
 
 

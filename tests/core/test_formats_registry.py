@@ -8,7 +8,8 @@ import pytest
 
 from fastbioner.documents import Document, Span
 from fastbioner.errors import InputError, InputWarning
-from fastbioner.formats import FORMATS, format_for_path, format_module, guess_format, read_any, read_documents, write_documents
+from fastbioner.formats import (FORMATS, format_for_path, format_module, guess_format, read_any, read_documents,
+                                write_documents)
 from fastbioner.jobs import CancelToken, Cancelled
 
 PUBTATOR = "1|t|Cocaine kills.\n1|a|Rats died.\n1\t0\t7\tCocaine\tChemical\tD003042\n\n"

@@ -94,7 +94,7 @@ def test_invalid_sequences_are_repaired_the_same_way_in_tags_and_spans(random_ta
         expected = [(sent.tokens[a].start, sent.tokens[b - 1].end, t) for t, a, b in iob2_chunks(pred.tags)]
         assert [(s.start, s.end, s.label) for s in sent_spans] == expected
         # Documented aggregate: an entity's score is the mean of its words' probabilities.
-        for (t, a, b), s in zip(iob2_chunks(pred.tags), sent_spans):
+        for (_, a, b), s in zip(iob2_chunks(pred.tags), sent_spans):
             assert s.score == pytest.approx(sum(pred.scores[a:b]) / (b - a))
 
 

@@ -331,7 +331,7 @@ def test_benchmark_command_records_speed_and_auto_follows_it(trained, tmp_path, 
     fp32 = speed["modes"]["fp32"]
     assert fp32["agreement"] == 1.0 and fp32["f1_loss_points"] == 0.0 and fp32["f1"] > 0.9
     assert fp32["documents"] == 10 and fp32["tokens_per_s"] > 0 and speed["hardware"]
-    for mode, record in speed["modes"].items():
+    for record in speed["modes"].values():
         assert record["default_allowed"] == (record["f1_loss_points"] <= 0.3)
         assert record["speedup"] == pytest.approx(record["tokens_per_s"] / fp32["tokens_per_s"], rel=0.01)
     assert Tagger.load("tiny-tagger").precision.value == speed["precision"]

@@ -21,7 +21,8 @@ print("HEAVY:" + ",".join(heavy))
 
 
 @pytest.mark.parametrize("args", [["--help"], ["convert", "--help"], ["distill", "--help"],
-                                  ["train-teacher", "--help"], ["tag", "--help"], ["fetch", "--help"], ["models", "list"],
+                                  ["train-teacher", "--help"], ["tag", "--help"],
+                                  ["fetch", "--help"], ["models", "list"],
                                   ["stats", "SAMPLE"], ["convert", "SAMPLE", "OUT"], ["agree", "SAMPLE", "SAMPLE"]])
 def test_light_commands_do_not_import_torch(args, tmp_path):
     sample = tmp_path / "a.pubtator"

@@ -50,6 +50,7 @@ def test_a_divergence_is_a_fall_below_a_tenth_after_scoring_above_half():
 
 
 def test_watching_a_run_loads_no_torch():
-    probe = "import sys, fastbioner; fastbioner.checkpoint_progress; fastbioner.diverged_at; print('torch' in sys.modules)"
+    probe = ("import sys, fastbioner; fastbioner.checkpoint_progress; "
+             "fastbioner.diverged_at; print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

@@ -242,7 +242,7 @@ def test_redo_keys_are_unambiguous_and_the_shortcuts_page_lists_the_bindings(loa
     keys = [k.toString() for k in loaded.redo_action.shortcuts()]
     assert "Ctrl+Shift+Z" in keys and len(keys) == len(set(keys))
     bound: dict[str, list[str]] = {}
-    for path, title, shortcut in shortcut_rows(loaded.menuBar()):
+    for _, title, shortcut in shortcut_rows(loaded.menuBar()):
         for k in shortcut.split(", "):
             bound.setdefault(k, []).append(title)
     clashes = {k: v for k, v in bound.items() if len(v) > 1}

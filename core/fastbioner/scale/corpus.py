@@ -438,7 +438,7 @@ class _Run:
                                                    f"into {sum(p.rewrite for p in plans)} shard(s)")
         t0 = time.perf_counter()
         removed: dict[str, list[str]] = {"superseded": [], "deleted": []}
-        for i, plan in enumerate(plans):
+        for plan in plans:
             if not plan.rewrite:
                 continue
             shard = self.out_dir / plan.record.name
