@@ -38,6 +38,7 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from .errors import ModelError
+from .model_checks import LIMITS, MAX_TOKENIZER_BYTES, check_model_folder, read_json_object
 from .jobs import CancelToken, EventCallback, ProgressReporter, run_job
 from .light.config import CONV_MODEL_TYPE
 
@@ -138,13 +139,22 @@ def compact_model(src: str | Path, dest: str | Path, corpus: Iterable[str] | Non
         tok_path = src / "tokenizer.json"
         if not tok_path.is_file() or not (src / WEIGHTS).is_file():
             raise ModelError(f"{src}: needs tokenizer.json and {WEIGHTS} (a fast tokenizer and safetensors weights)")
-        tok_json = json.loads(tok_path.read_text(encoding="utf-8"))
-        if tok_json.get("model", {}).get("type") != "WordPiece":
+        # The one folder check first (config, weights, sizes), then the tokenizer file as
+        # untrusted JSON: random bytes or a wrong shape are one line, not a traceback.
+        config = check_model_folder(src).config
+        tok_json = read_json_object(tok_path, "tokenizer.json", MAX_TOKENIZER_BYTES)
+        model = tok_json.get("model")
+        if not isinstance(model, dict) or model.get("type") != "WordPiece":
             raise ModelError(f"{src}: only WordPiece vocabularies can be trimmed")
-        old_vocab: dict[str, int] = tok_json["model"]["vocab"]
+        old_vocab: dict[str, int] = model.get("vocab")
+        if (not isinstance(old_vocab, dict) or not old_vocab
+                or not all(type(i) is int and 0 <= i < LIMITS["vocab_size"][1] for i in old_vocab.values())):
+            raise ModelError(f"{tok_path}: cannot load the tokenizer (its vocabulary is not pieces numbered 0 and up)")
         old_size = max(old_vocab.values()) + 1
-        tokenizer = Tokenizer.from_file(str(tok_path))
-        config = json.loads((src / "config.json").read_text(encoding="utf-8"))
+        try:
+            tokenizer = Tokenizer.from_file(str(tok_path))
+        except Exception as exc:  # the Rust parser's own error type
+            raise ModelError(f"{tok_path}: cannot load the tokenizer ({str(exc)[:120]})") from None
         is_conv = config.get("model_type") == CONV_MODEL_TYPE
         if int8_embeddings and not is_conv:
             raise ModelError(f"{src}: int8 embeddings are for the convolutional student only "

@@ -183,8 +183,12 @@ class EutilsClient:
             raise FetchError("E-utilities settings: attempts and batch size must be at least 1")
         if not (s.timeout > 0 and s.patience > 0 and s.max_reply_bytes > 0):
             raise FetchError("E-utilities settings: timeout, patience and reply limit must be positive")
-        parts = urllib.parse.urlsplit(s.base_url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
+        try:  # an address that cannot be split ("http://[::1", a port of letters) is a bad address too
+            parts = urllib.parse.urlsplit(s.base_url)
+            parts.port
+        except ValueError:
+            parts = None
+        if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
             raise FetchError(f"E-utilities address {printable(s.base_url)!r} is not an http(s) URL "
                              f"(check {URL_ENV})")
         self.limiter = limiter or shared_limiter(s.requests_per_second)

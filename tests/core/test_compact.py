@@ -175,3 +175,29 @@ def test_cli_compact_keeps_the_vocabulary_of_a_convolutional_student(tmp_path, c
     vocab = small.manifest.compression["vocabulary"]
     assert vocab["vocabulary_kept"] and vocab["embedding_storage"] == "int8"
     assert "embedding table in int8" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("content", [bytes(range(256)) * 8, b'{"model": "WordPiece"}',
+                                     b'{"model": {"type": "WordPiece", "vocab": {"a": "zero"}}}', b"[1, 2]"])
+def test_a_tokenizer_file_that_is_not_a_wordpiece_tokenizer_is_one_line(tmp_path, capsys, content):
+    """Random bytes or a wrong shape in tokenizer.json (a folder given to compact by
+    path) are refused naming the folder or the file, nothing written, no traceback."""
+    from fastbioner.cli.main import main
+
+    src = make_tiny_model(tmp_path / "src")
+    (src / "tokenizer.json").write_bytes(content)
+    with pytest.raises(ModelError, match="tokenizer"):
+        compact_model(src, tmp_path / "small", CORPUS)
+    assert not (tmp_path / "small").exists()
+    assert main(["compact", str(src), "--keep-vocabulary", "--name", "small", "--quiet"]) != 0
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "tokenizer" in err
+
+
+def test_compact_checks_the_folder_before_reading_weights(tmp_path):
+    """A truncated model.safetensors is refused by the one folder check, naming it."""
+    src = make_tiny_model(tmp_path / "src")
+    weights = src / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:-100])
+    with pytest.raises(ModelError, match="model.safetensors"):
+        compact_model(src, tmp_path / "small", None)

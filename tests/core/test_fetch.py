@@ -90,6 +90,17 @@ def test_email_and_api_key_come_from_the_environment(monkeypatch):
     assert params["api_key"] == "k3y" and params["email"] == "curator@example.org"
 
 
+@pytest.mark.parametrize("url", ["http://[::1", "http://127.0.0.1:port/", "file:///etc/passwd", "127.0.0.1"])
+def test_an_eutils_address_that_is_not_an_http_url_is_one_line(monkeypatch, tmp_path, capsys, url):
+    """FASTBIONER_EUTILS_URL that urllib cannot split (an unclosed IPv6 bracket, a port
+    of letters) or that is not http(s): one line naming the variable, nothing written."""
+    monkeypatch.setenv("FASTBIONER_EUTILS_URL", url)
+    out = tmp_path / "x.jsonl"
+    assert main(["fetch", "--pmid", "1000", "--out", str(out), "--quiet"]) != 0
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "is not an http(s) URL" in err and not out.exists()
+
+
 def test_without_a_key_no_key_is_sent_and_the_rate_is_three(monkeypatch):
     monkeypatch.delenv("NCBI_API_KEY", raising=False)
     monkeypatch.delenv("NCBI_EMAIL", raising=False)

@@ -1,0 +1,599 @@
+"""Run every user-facing command against held-out trouble (issue 52's kinds, not its
+instances) the way the issue's filer reruns it: each command under ``ulimit -v 3000000``
+(memory maps count) and ``timeout 90``; a run fails when its output holds "Traceback"
+or "MemoryError", or it was killed (rc 124/137, or a signal other than the one sent).
+
+    OMP_NUM_THREADS=1 .venv/bin/python scripts/trouble_sweep.py [--jobs 2] [--only WORD] [--json OUT]
+
+Inputs are generated into a temporary folder (small files; the bombs are small
+gzips); the registry is a temporary FASTBIONER_HOME, so nothing of the user's is
+touched. ``fetch`` runs against the loopback fake of tests/eutils_fake.py. A bad
+input is expected to give one line and a non-zero exit; this script checks only the
+failure signs above (and prints every failing run's command and output tail).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import random
+import shlex
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+BIN = str(Path(sys.executable).parent / "fastbioner")
+BAD_WORDS = ("Traceback", "MemoryError")
+LIMIT = "ulimit -v 3000000; exec timeout 90 "
+
+PUBTATOR = ("111|t|Aspirin induced headache.\n111|a|Patients with renal failure took lithium.\n"
+            "111\t0\t7\tAspirin\tChemical\tD001241\n111\t16\t24\theadache\tDisease\tD006261\n\n")
+ARTICLE = ("<PubmedArticle><MedlineCitation><PMID Version=\"1\">{pmid}</PMID><Article><ArticleTitle>"
+           "Aspirin and headache.</ArticleTitle><Abstract><AbstractText>{text}</AbstractText></Abstract>"
+           "</Article></MedlineCitation></PubmedArticle>")
+
+
+def pubmed(body: str) -> str:
+    return f"<?xml version=\"1.0\"?>\n<PubmedArticleSet>{body}</PubmedArticleSet>\n"
+
+
+# ---------------------------------------------------------------------------- inputs
+def make_inputs(d: Path) -> dict[str, Path]:
+    """Hostile document files: name -> path (the name's extension picks the reader)."""
+    f: dict[str, Path] = {}
+
+    def put(name: str, data: bytes | str) -> None:
+        p = d / name
+        p.write_bytes(data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data)
+        f[name] = p
+
+    put("ok.pubtator", PUBTATOR)
+    # encodings
+    put("utf16bom.pubtator", PUBTATOR.encode("utf-16"))
+    put("utf16be_nobom.txt", ("Aspirin causes headache.\n" * 20).encode("utf-16-be"))
+    put("utf32le_nobom.pubtator", PUBTATOR.encode("utf-32-le"))
+    put("latin1.pubtator", PUBTATOR.replace("Patients", "Pati\u00e9nts").encode("latin-1"))
+    put("nuls.pubtator", PUBTATOR.replace("headache", "head\0ache"))
+    put("surrogate.jsonl", b'{"id": "1", "text": "bad \xed\xa0\x80 surrogate"}\n')
+    put("surrogate_escape.jsonl", '{"id": "1", "text": "esc \\ud800 lone"}\n')
+    put("crlf.pubtator", PUBTATOR.replace("\n", "\r\n"))
+    put("cr.pubtator", PUBTATOR.replace("\n", "\r"))
+    put("midbom.pubtator", PUBTATOR + "\ufeff222|t|Second.\n222|a|Cocaine.\n\n")
+    put("binary.txt", bytes(random.Random(1).randrange(256) for _ in range(5000)))
+    # compressed
+    gz = gzip.compress(b"<x>" + b"\0" * 50_000_000 + b"</x>", 9)
+    put("bomb_nuls.xml.gz", gz)
+    put("bomb_text.pubtator.gz", gzip.compress(b"1|t|" + b"a" * 300_000_000, 9))
+    put("bomb_lines.jsonl.gz", gzip.compress(b"\n" * 200_000_000, 9))
+    good = gzip.compress(pubmed(ARTICLE.format(pmid=5, text="Lithium toxicity.")).encode())
+    put("truncated.xml.gz", good[: len(good) // 2])
+    put("notxml.xml.gz", gzip.compress(b"this is plain text, not XML at all\n" * 10))
+    put("notgzip.xml.gz", b"\x1f\x8b\x08\x00garbage" * 10)
+    put("pubtator_in_gz.pubtator.gz", gzip.compress(PUBTATOR.encode()))
+    # XML
+    put("deep.xml", pubmed(ARTICLE.format(pmid=6, text="<b>" * 100_000 + "x" + "</b>" * 100_000)))
+    put("deep_top.xml", pubmed("<a>" * 200_000 + "</a>" * 200_000))
+    put("hugeattr.xml", pubmed(f"<PubmedArticle x=\"{'a' * 20_000_000}\"/>"))
+    put("siblings.xml", pubmed(ARTICLE.format(pmid=7, text="<i/>" * 1_000_000)))
+    put("entities.xml", '<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "aaaaaaaaaa">'
+        + "".join(f'<!ENTITY {c}{i} "{("&a;" if i == 0 else f"&{c}{i-1};") * 10}">' for c in "b" for i in range(9))
+        + f']><PubmedArticleSet>{ARTICLE.format(pmid=8, text="&b8;")}</PubmedArticleSet>')
+    put("ext_entity.xml", '<?xml version="1.0"?><!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/passwd">]>'
+        + f"<PubmedArticleSet>{ARTICLE.format(pmid=9, text='&e;')}</PubmedArticleSet>")
+    put("cdata.xml", pubmed(ARTICLE.format(pmid=10, text="<![CDATA[aspirin <b> & headache]]>")))
+    put("invalid_chars.xml", pubmed(ARTICLE.format(pmid=11, text="bad \x01\x02 char")))
+    put("undefined_entity.xml", pubmed(ARTICLE.format(pmid=12, text="&nope;")))
+    put("bioc_deep.bioc.xml", "<collection>" + "<document>" * 50_000 + "</document>" * 50_000 + "</collection>")
+    put("bioc_bad_offsets.bioc.xml", "<collection><source>x</source><date>d</date><key>k</key><document><id>1</id>"
+        "<passage><offset>-99999999999999999999</offset><text>Aspirin</text><annotation id=\"1\">"
+        "<infon key=\"type\">Chemical</infon><location offset=\"99999999999999999999\" length=\"-3\"/>"
+        "<text>Aspirin</text></annotation></passage></document></collection>")
+    put("bioc_notint.bioc.xml", "<collection><document><id>1</id><passage><offset>zero</offset>"
+        "<text>Aspirin</text><annotation id=\"1\"><infon key=\"type\">Chemical</infon>"
+        "<location offset=\"\u0661\" length=\"\uff17\"/><text>Aspirin</text></annotation></passage></document></collection>")
+    put("deletecitation_digits.xml", pubmed(ARTICLE.format(pmid=123, text="Aspirin.")
+                                            + "<DeleteCitation><PMID>\u00b9\u00b2\u00b3</PMID></DeleteCitation>"))
+    # PubTator
+    put("offsets_out.pubtator", "1|t|Short.\n1|a|Text.\n1\t5\t9999999\tx\tChemical\t-\n\n")
+    put("offsets_neg.pubtator", "1|t|Short.\n1|a|Text.\n1\t-5\t3\tx\tChemical\t-\n\n")
+    put("offsets_huge.pubtator", "1|t|Short.\n1|a|Text.\n1\t" + "9" * 5000 + "\t" + "9" * 5000 + "\tx\tChemical\t-\n\n")
+    put("offsets_float.pubtator", "1|t|Short.\n1|a|Text.\n1\t1e3\tnan\tx\tChemical\t-\n\n")
+    put("offsets_unicode.pubtator", "1|t|Short.\n1|a|Text.\n1\t\u0661\t\uff13\tx\tChemical\t-\n\n")
+    put("longline.pubtator", "1|t|" + "word " * 2_000_000 + "\n1|a|x\n\n")
+    put("missing_fields.pubtator", "1|t|Aspirin.\n1\t0\n1\n|t|\n||\n\n")
+    put("dup_ids.pubtator", PUBTATOR * 3)
+    put("id_superscript.pubtator", PUBTATOR.replace("111", "\u00b2"))
+    put("id_arabic.pubtator", PUBTATOR.replace("111", "\u0661\u0662\u0663"))
+    put("id_fullwidth.pubtator", PUBTATOR + PUBTATOR.replace("111", "\uff11\uff11\uff11"))
+    put("id_huge.pubtator", PUBTATOR.replace("111", "9" * 400))
+    put("id_empty.pubtator", PUBTATOR.replace("111", ""))
+    # JSONL
+    put("jsonl_notobj.jsonl", "[1,2,3]\n\"s\"\n42\nnull\n")
+    put("jsonl_badtypes.jsonl", '{"id": 5, "text": 7, "spans": "x"}\n{"id": null, "text": null}\n')
+    put("jsonl_spans_out.jsonl", '{"id": "1", "text": "Aspirin", "spans": [{"start": -1, "end": 99999999999999999999, "label": "Chemical"}]}\n')
+    put("jsonl_spans_bad.jsonl", '{"id": "1", "text": "Aspirin", "spans": [{"start": "a", "end": [], "label": {}}, 5, null]}\n')
+    put("jsonl_spans_nan.jsonl", '{"id": "1", "text": "Aspirin", "spans": [{"start": NaN, "end": Infinity, "label": "Chemical"}]}\n')
+    put("jsonl_deep.jsonl", "[" * 100_000 + "]" * 100_000 + "\n")
+    put("jsonl_dup.jsonl", '{"id": "1", "text": "Aspirin."}\n' * 3)
+    put("jsonl_id_digits.jsonl", '{"id": "\u0663", "text": "Aspirin."}\n{"id": "3", "text": "Lithium."}\n'
+        '{"id": "\u00b3", "text": "x"}\n')
+    put("jsonl_bigint.jsonl", '{"id": ' + "9" * 5000 + ', "text": "Aspirin."}\n')
+    put("jsonl_truncated.jsonl", '{"id": "1", "text": "Aspi')
+    # CoNLL
+    put("conll_missing.conll", "Aspirin\nB-Chemical\n\tB-Disease\n\t\n")
+    put("conll_badtags.conll", "Aspirin\tI-\nx\tB-\ny\tZZZ\nz\tI-Disease-Extra\n")
+    put("conll_manycols.conll", "a" + "\tb" * 1000 + "\n")
+    put("conll_longtoken.conll", "a" * 5_000_000 + "\tO\n")
+    put("conll_docstart_only.conll", "-DOCSTART- -X- O O\n" * 1000)
+    # other
+    put("medline_bad.medline", "PMID- \u0661\u0662\nTI  - x\nAB  - " + "y" * 100 + "\n      continuation\nXX\n")
+    put("empty.pubtator", b"")
+    put("only_newlines.txt", b"\n" * 10000)
+    put("sparse.txt", b"")
+    with open(d / "sparse.txt", "r+b") as fh:  # 1 GB sparse: no disk, all NULs
+        fh.truncate(2**30)
+    return f
+
+
+def tiny_model(d: Path) -> Path:
+    from tests.tiny_models import make_tiny_model
+    return make_tiny_model(d / "tiny")
+
+
+def safetensors_bytes(header: dict, data: bytes) -> bytes:
+    h = json.dumps(header).encode()
+    return struct.pack("<Q", len(h)) + h + data
+
+
+def make_models(d: Path, tiny: Path) -> dict[str, Path]:
+    """Hostile model folders, each a copy of the tiny model with one thing broken."""
+    import shutil
+    out: dict[str, Path] = {}
+    cfg = json.loads((tiny / "config.json").read_text())
+
+    def variant(name: str, change=None, files: dict[str, bytes | None] | None = None) -> None:
+        p = d / name
+        shutil.copytree(tiny, p)
+        if change is not None:
+            c = json.loads(json.dumps(cfg))
+            change(c)
+            (p / "config.json").write_text(json.dumps(c))
+        for fn, data in (files or {}).items():
+            (p / fn).unlink(missing_ok=True)
+            if data is not None:
+                (p / fn).write_bytes(data)
+        out[name] = p
+
+    weights = (tiny / "model.safetensors").read_bytes()
+    hlen = struct.unpack("<Q", weights[:8])[0]
+    variant("m_trunc_st", files={"model.safetensors": weights[: len(weights) * 2 // 3]})
+    variant("m_trunc_header", files={"model.safetensors": weights[: 8 + hlen // 2]})
+    variant("m_2p62", files={"model.safetensors": struct.pack("<Q", 2**62) + weights[8:]})
+    variant("m_2p63", files={"model.safetensors": struct.pack("<Q", 2**64 - 1) + weights[8:]})
+    variant("m_st_offsets", files={"model.safetensors": safetensors_bytes(
+        {"bert.embeddings.word_embeddings.weight": {"dtype": "F32", "shape": [2**40, 2**20],
+                                                    "data_offsets": [0, 2**62]}}, b"\0" * 64)})
+    variant("m_st_neg_shape", files={"model.safetensors": safetensors_bytes(
+        {"x": {"dtype": "F32", "shape": [-1, 4], "data_offsets": [0, 16]}}, b"\0" * 16)})
+    variant("m_st_baddtype", files={"model.safetensors": safetensors_bytes(
+        {"x": {"dtype": "Q99", "shape": [4], "data_offsets": [0, 16]}}, b"\0" * 16)})
+    variant("m_st_random", files={"model.safetensors": os.urandom(4096)})
+    variant("m_st_empty", files={"model.safetensors": b""})
+    variant("m_st_missing", files={"model.safetensors": None})
+    variant("m_pickle_only", files={"model.safetensors": None, "pytorch_model.bin": b"\x80\x04K\x01."})
+    variant("m_cfg_random", files={"config.json": os.urandom(2000)})
+    variant("m_cfg_list", files={"config.json": b"[1, 2]"})
+    variant("m_cfg_missing", files={"config.json": None})
+    variant("m_cfg_deep", files={"config.json": b"{\"a\":" * 50_000 + b"1" + b"}" * 50_000})
+    variant("m_hidden_float", lambda c: c.update(hidden_size=32.5))
+    variant("m_hidden_bool", lambda c: c.update(hidden_size=True))
+    variant("m_hidden_list", lambda c: c.update(hidden_size=[32]))
+    variant("m_layers_neg", lambda c: c.update(num_hidden_layers=-2))
+    variant("m_layers_str", lambda c: c.update(num_hidden_layers="2"))
+    variant("m_heads_huge", lambda c: c.update(num_attention_heads=10**30))
+    variant("m_interm_huge", lambda c: c.update(intermediate_size=2**40))
+    variant("m_vocab_zero", lambda c: c.update(vocab_size=0))
+    variant("m_eps_nan", files={"config.json": json.dumps(cfg).replace('"layer_norm_eps": 1e-12',
+                                                                        '"layer_norm_eps": NaN').encode()})
+    variant("m_id2label_int_values", lambda c: c.update(id2label={"0": 1, "1": 2}))
+    variant("m_id2label_sparse", lambda c: c.update(id2label={"0": "O", "7": "B-X"}, label2id={"O": 0, "B-X": 7}))
+    variant("m_id2label_neg", lambda c: c.update(id2label={"-1": "O", "0": "B-X"}))
+    variant("m_label2id_bad", lambda c: c.update(label2id=[1, 2, 3]))
+    variant("m_model_type_odd", lambda c: c.update(model_type="../../etc", architectures=["Evil"]))
+    variant("m_model_type_int", lambda c: c.update(model_type=5, architectures=None))
+    variant("m_automap", lambda c: c.update(auto_map={"AutoModelForTokenClassification": "evil.Model"}))
+    variant("m_maxpos_huge", lambda c: c.update(max_position_embeddings=10**7))
+    variant("m_tok_random", files={"tokenizer.json": os.urandom(3000)})
+    variant("m_tok_json_wrong", files={"tokenizer.json": b'{"model": {"type": "Nope"}, "version": 5}'})
+    variant("m_tok_missing", files={"tokenizer.json": None, "vocab.txt": None})
+    variant("m_tokcfg_random", files={"tokenizer_config.json": os.urandom(500)})
+    variant("m_tokcfg_weird", files={"tokenizer_config.json": b'{"model_max_length": -1, "tokenizer_class": "os.system"}'})
+    variant("m_vocab_random", files={"tokenizer.json": None, "vocab.txt": os.urandom(3000)})
+    variant("m_manifest_random", files={"fastbioner.json": os.urandom(300)})
+    variant("m_manifest_list", files={"fastbioner.json": b"[]"})
+    variant("m_manifest_fmt_neg", files={"fastbioner.json": b'{"manifest_format": -3}'})
+    variant("m_manifest_fmt_huge", files={"fastbioner.json": b'{"manifest_format": 99999999999999999999999}'})
+    variant("m_manifest_labels_bad", files={"fastbioner.json": b'{"manifest_format": 1, "labels": 5}'})
+    variant("m_manifest_kind_odd", files={"fastbioner.json": b'{"manifest_format": 1, "kind": ["x"], "name": 7}'})
+    variant("m_manifest_name_path", files={"fastbioner.json": b'{"manifest_format": 1, "name": "../../evil"}'})
+    # links and non-folders
+    p = d / "m_link_zero"
+    shutil.copytree(tiny, p)
+    (p / "model.safetensors").unlink()
+    os.symlink("/dev/zero", p / "model.safetensors")
+    out["m_link_zero"] = p
+    p = d / "m_cfg_link_zero"
+    shutil.copytree(tiny, p)
+    (p / "config.json").unlink()
+    os.symlink("/dev/zero", p / "config.json")
+    out["m_cfg_link_zero"] = p
+    p = d / "m_tok_link_zero"
+    shutil.copytree(tiny, p)
+    (p / "tokenizer.json").unlink()
+    os.symlink("/dev/zero", p / "tokenizer.json")
+    out["m_tok_link_zero"] = p
+    p = d / "m_cfg_dir"
+    shutil.copytree(tiny, p)
+    (p / "config.json").unlink()
+    (p / "config.json").mkdir()
+    out["m_cfg_dir"] = p
+    p = d / "m_is_file"
+    p.write_text("not a folder")
+    out["m_is_file"] = p
+    p = d / "m_empty_dir"
+    p.mkdir()
+    out["m_empty_dir"] = p
+    p = d / "m_unreadable_cfg"
+    shutil.copytree(tiny, p)
+    (p / "config.json").chmod(0)
+    out["m_unreadable_cfg"] = p
+    return out
+
+
+# Model folders every command is run on (the rest: tag, models import, models show).
+HEAVY = {"m_trunc_st", "m_2p62", "m_cfg_random", "m_tok_random", "m_link_zero", "m_is_file",
+         "m_id2label_sparse", "m_eps_nan", "m_manifest_random", "m_vocab_random"}
+
+
+# ---------------------------------------------------------------------------- runs
+class Run:
+    def __init__(self, name: str, argv: list[str], env: dict[str, str], cwd: Path,
+                 sig: tuple[int, float] | None = None, stdin: bytes | None = None, setup=None):
+        self.name, self.argv, self.env, self.cwd, self.sig = name, argv, env, cwd, sig
+        self.stdin, self.setup = stdin, setup
+        self.rc: int | None = None
+        self.out = ""
+        self.seconds = 0.0
+
+    def go(self) -> "Run":
+        if self.setup:
+            self.setup()
+        cmd = LIMIT + " ".join(shlex.quote(a) for a in self.argv)
+        t0 = time.monotonic()
+        p = subprocess.Popen(["bash", "-c", cmd], env=self.env, cwd=self.cwd, stdin=subprocess.PIPE
+                             if self.stdin is not None else subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+        if self.sig:
+            signum, delay = self.sig
+            threading.Timer(delay, lambda: _signal_tree(p.pid, signum)).start()
+        out, _ = p.communicate(self.stdin, timeout=120)
+        self.seconds = time.monotonic() - t0
+        self.rc = p.returncode
+        self.out = out.decode("utf-8", "replace")
+        return self
+
+    def failed(self) -> str:
+        bad = [w for w in BAD_WORDS if w in self.out]
+        if bad:
+            return "+".join(bad)
+        if self.rc in (124, 137, -9) or (self.rc is not None and self.rc < 0 and not self.sig):
+            return f"killed (rc {self.rc})"
+        if self.sig and self.rc not in (0, 1, 2, 130, 143, -signal.SIGINT, -signal.SIGTERM):
+            return f"rc {self.rc} after signal"
+        return ""
+
+
+def _signal_tree(pid: int, signum: int) -> None:
+    """Send the signal to fastbioner itself (bash execs timeout, which forwards it)."""
+    try:
+        os.kill(pid, signum)
+    except ProcessLookupError:
+        pass
+
+
+def build_runs(tmp: Path, only: str | None) -> tuple[list[Run], list]:
+    env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", FASTBIONER_HOME=str(tmp / "home"),
+               PYTHONDONTWRITEBYTECODE="1", TOKENIZERS_PARALLELISM="false")
+    env.pop("FASTBIONER_EUTILS_URL", None)
+    inp = tmp / "in"
+    inp.mkdir()
+    files = make_inputs(inp)
+    tiny = tiny_model(tmp)
+    models = make_models(tmp / "models", tiny) if (tmp / "models").mkdir() is None else {}
+    out = tmp / "out"
+    out.mkdir()
+    runs: list[Run] = []
+    n = [0]
+
+    def R(name: str, *argv: str, **kw) -> None:
+        n[0] += 1
+        runs.append(Run(name, [BIN, *argv], kw.pop("env", env), tmp, **kw))
+
+    def o(ext: str) -> str:
+        n[0] += 1
+        return str(out / f"o{n[0]}{ext}")
+
+    T = str(tiny)
+    for name, p in files.items():
+        R(f"convert {name}", "convert", str(p), o(".jsonl"))
+        R(f"stats {name}", "stats", str(p))
+        R(f"tag {name}", "tag", str(p), "--model", T, "--out", o(".jsonl"), "--format", "jsonl", "--quiet")
+    for name in ("truncated.xml.gz", "siblings.xml", "id_superscript.pubtator", "jsonl_id_digits.jsonl",
+                 "offsets_out.pubtator", "bomb_nuls.xml.gz", "sparse.txt", "conll_badtags.conll",
+                 "jsonl_spans_out.jsonl", "bioc_bad_offsets.bioc.xml"):
+        p = str(files[name])
+        R(f"tag-corpus {name}", "tag-corpus", p, str(files["ok.pubtator"]), "--model", T, "--out",
+          str(out / f"corpus{n[0]}"), "--quiet")
+        R(f"agree {name}", "agree", str(files["ok.pubtator"]), p)
+        R(f"rank {name}", "rank", p, "--model", T, "--top", "3", "--out", o(".jsonl"), "--quiet")
+        R(f"evaluate {name}", "evaluate", T, p, "--quiet")
+        R(f"fine-tune {name}", "fine-tune", T, "--name", f"ft{n[0]}", "--train", p, "--epochs", "1", "--quiet")
+        R(f"compact {name}", "compact", T, "--corpus", p, "--name", f"cp{n[0]}", "--quiet")
+    R("tag-corpus folder of trouble", "tag-corpus", str(inp), "--model", T, "--out", str(out / "corpus_all"), "--quiet")
+    R("convert folder of trouble", "convert", str(inp), o(".jsonl"))
+    R("stats folder of trouble", "stats", str(inp))
+    # model folders
+    for name, p in models.items():
+        m = str(p)
+        R(f"tag --model {name}", "tag", str(files["ok.pubtator"]), "--model", m, "--out", o(".jsonl"),
+          "--format", "jsonl", "--quiet")
+        R(f"models import {name}", "models", "import", m, "--name", f"imp-{name.replace('_', '-')}")
+        R(f"models show {name}", "models", "show", m)
+        if name not in HEAVY:  # the other commands load through the same check
+            continue
+        R(f"evaluate {name}", "evaluate", m, str(files["conll_badtags.conll"]), "--quiet")
+        R(f"compact {name}", "compact", m, "--keep-vocabulary", "--name", f"c-{name.replace('_', '-')}", "--quiet")
+        R(f"fine-tune {name}", "fine-tune", m, "--name", f"f-{name.replace('_', '-')}", "--train",
+          str(files["ok.pubtator"]), "--epochs", "1", "--quiet")
+        R(f"train-teacher base {name}", "train-teacher", "--name", f"t-{name.replace('_', '-')}", "--base", m,
+          "--train", str(files["conll_badtags.conll"]), "--epochs", "1", "--quiet")
+    R("models list", "models", "list")
+    R("models export missing", "models", "export", "no-such-model", o(""))
+    # registry holding a hostile entry (placed by hand, as a disk error or another version might)
+    home2 = tmp / "home2"
+    (home2 / "models").mkdir(parents=True)
+    import shutil
+    for name in ("m_2p62", "m_trunc_st", "m_manifest_random", "m_cfg_random", "m_tok_random"):
+        shutil.copytree(models[name], home2 / "models" / name.replace("_", "-"))
+    env2 = dict(env, FASTBIONER_HOME=str(home2))
+    R("models list hostile registry", "models", "list", env=env2)
+    for name in ("m-2p62", "m-trunc-st", "m-manifest-random", "m-cfg-random", "m-tok-random"):
+        R(f"models show registered {name}", "models", "show", name, env=env2)
+        R(f"models export registered {name}", "models", "export", name, o(""), env=env2)
+        R(f"tag registered {name}", "tag", str(files["ok.pubtator"]), "--model", name, "--out", o(".jsonl"),
+          "--format", "jsonl", "--quiet", env=env2)
+        R(f"distill teacher {name}", "distill", "--name", "s1", "--teacher", name, "--train",
+          str(files["conll_badtags.conll"]), "--quiet", env=env2)
+    R("distill missing teacher", "distill", "--name", "s", "--teacher", "nope", "--train",
+      str(files["ok.pubtator"]), "--quiet")
+    R("train-teacher bad train", "train-teacher", "--name", "tt", "--base", T, "--train",
+      str(files["jsonl_notobj.jsonl"]), "--epochs", "1", "--quiet")
+    R("train-teacher dev zero", "train-teacher", "--name", "tt2", "--base", T, "--train",
+      str(files["ok.pubtator"]), "--dev", "/dev/zero", "--epochs", "1", "--quiet")
+    R("train-teacher hub id", "train-teacher", "--name", "tt3", "--base", "no-such-org/no-such-model",
+      "--train", str(files["ok.pubtator"]), "--epochs", "1", "--quiet")
+    # user folders that cannot be written
+    filehome = tmp / "home_is_file"
+    filehome.write_text("x")
+    rohome = tmp / "home_ro"
+    rohome.mkdir()
+    rohome.chmod(0o555)
+    for label, h in (("file", filehome), ("read-only", rohome), ("dev-null", Path("/dev/null"))):
+        e = dict(env, FASTBIONER_HOME=str(h))
+        R(f"tag default home {label}", "tag", str(files["ok.pubtator"]), "--out", o(".jsonl"), "--format",
+          "jsonl", "--quiet", env=e)
+        R(f"models import home {label}", "models", "import", T, "--name", "x", env=e)
+        R(f"models list home {label}", "models", "list", env=e)
+    # paths
+    ro = tmp / "ro"
+    ro.mkdir()
+    ro.chmod(0o555)
+    afile = tmp / "a_file"
+    afile.write_text("x")
+    unreadable = tmp / "unreadable.pubtator"
+    unreadable.write_text(PUBTATOR)
+    unreadable.chmod(0)
+    ok = str(files["ok.pubtator"])
+    for label, path in (("dev-zero", "/dev/zero"), ("dev-urandom", "/dev/urandom"), ("directory", str(inp)),
+                        ("unreadable", str(unreadable)), ("missing", str(tmp / "nope.pubtator")),
+                        ("dev-null", "/dev/null")):
+        R(f"convert in {label}", "convert", path, o(".jsonl"))
+        R(f"stats in {label}", "stats", path)
+        R(f"tag in {label}", "tag", path, "--model", T, "--out", o(".jsonl"), "--format", "jsonl", "--quiet")
+        R(f"agree in {label}", "agree", ok, path)
+        R(f"rank in {label}", "rank", path, "--model", T, "--top", "2", "--out", o(".jsonl"), "--quiet")
+        R(f"tag-corpus in {label}", "tag-corpus", path, "--model", T, "--out", str(out / f"c{n[0]}"), "--quiet")
+        R(f"evaluate in {label}", "evaluate", T, path, "--quiet")
+        R(f"fetch pmids-file {label}", "fetch", "--pmids-file", path, "--out", o(".jsonl"))
+    for label, dest in (("read-only dir", str(ro / "o.jsonl")), ("file as dir", str(afile / "o.jsonl")),
+                        ("directory", str(out)), ("dev-full", "/dev/full"), ("missing parent", str(tmp / "x/y/o.jsonl"))):
+        R(f"convert out {label}", "convert", ok, dest)
+        R(f"tag out {label}", "tag", ok, "--model", T, "--out", dest, "--format", "jsonl", "--quiet")
+        R(f"rank out {label}", "rank", ok, "--model", T, "--top", "1", "--out", dest, "--quiet")
+        R(f"tag-corpus out {label}", "tag-corpus", ok, "--model", T, "--out", dest, "--quiet")
+        R(f"agree json {label}", "agree", ok, ok, "--json", dest)
+        R(f"models export out {label}", "models", "export", "bc5cdr-cnn-unl-distilled", dest)
+    R("tag stdin", "tag", "/dev/stdin", "--input-format", "pubtator", "--model", T, "--out", o(".jsonl"),
+      "--format", "jsonl", "--quiet", stdin=PUBTATOR.encode())
+    R("convert stdin binary", "convert", "/dev/stdin", "--from", "jsonl", o(".pubtator"), stdin=os.urandom(5000))
+    R("stats stdin utf16", "stats", "--from", "pubtator", "/dev/stdin", stdin=PUBTATOR.encode("utf-16-le"))
+
+    fifo_writers = []
+
+    def fifo_with(data: bytes) -> str:
+        p = tmp / f"fifo{len(fifo_writers)}"
+        os.mkfifo(p)
+
+        def write() -> None:
+            try:
+                with open(p, "wb") as fh:  # blocks until the command opens it
+                    fh.write(data)
+            except OSError:
+                pass
+        fifo_writers.append(write)
+        return str(p)
+    # FIFOs: a writer thread is started right before the run (see setup)
+    for label, data, fmt, cmd in (("pubtator", PUBTATOR.encode(), "pubtator", "tag"),
+                                  ("pubtator", PUBTATOR.encode(), "pubtator", "convert"),
+                                  ("pubtator", PUBTATOR.encode(), "pubtator", "stats"),
+                                  ("utf16", PUBTATOR.encode("utf-16"), "pubtator", "tag"),
+                                  ("random", os.urandom(20000), "jsonl", "tag"),
+                                  ("xml bomb", gzip.decompress(files["bomb_nuls.xml.gz"].read_bytes())[:5_000_000],
+                                   "pubmed", "tag")):
+        path = fifo_with(data)
+        w = fifo_writers[-1]
+        setup = (lambda w=w: threading.Thread(target=w, daemon=True).start())
+        if cmd == "tag":
+            R(f"tag fifo {label}", "tag", path, "--input-format", fmt, "--model", T, "--out", o(".jsonl"),
+              "--format", "jsonl", "--quiet", setup=setup)
+        elif cmd == "convert":
+            R(f"convert fifo {label}", "convert", "--from", fmt, path, o(".jsonl"), setup=setup)
+        else:
+            R(f"stats fifo {label}", "stats", "--from", fmt, path, setup=setup)
+    # signals at random moments
+    rnd = random.Random(52)
+    for i in range(10):
+        sig = rnd.choice([signal.SIGTERM, signal.SIGINT])
+        delay = rnd.uniform(0.2, 4.0)
+        kind = i % 5
+        if kind == 0:
+            R(f"tag {sig.name} at {delay:.1f}s", "tag", ok, "--model", T, "--out", o(".jsonl"), "--format", "jsonl",
+              "--quiet", sig=(sig, delay))
+        elif kind == 1:
+            R(f"models import {sig.name} at {delay:.1f}s", "models", "import", T, "--name", f"sig{i}",
+              sig=(sig, delay))
+        elif kind == 2:
+            R(f"tag-corpus {sig.name} at {delay:.1f}s", "tag-corpus", str(files["ok.pubtator"]),
+              str(files["dup_ids.pubtator"]), "--model", T, "--out", str(out / f"sigc{i}"), "--quiet",
+              sig=(sig, delay))
+        elif kind == 3:
+            R(f"fine-tune {sig.name} at {delay:.1f}s", "fine-tune", T, "--name", f"sigft{i}", "--train", ok,
+              "--epochs", "1", "--quiet", sig=(sig, delay))
+        else:
+            R(f"convert {sig.name} at {delay:.1f}s", "convert", str(files["bomb_text.pubtator.gz"]), o(".jsonl"),
+              sig=(sig, delay))
+    if only:
+        runs = [r for r in runs if only in r.name]
+    return runs, env
+
+
+def fetch_runs(tmp: Path, env: dict, only: str | None) -> list[tuple[str, list[Run], object]]:
+    """Groups of fetch runs, each against a fake server scripted by its setup."""
+    from tests.eutils_fake import FakeEutils, make_articles, closed_port_url
+    out = tmp / "out"
+    groups = []
+
+    def F(name: str, script, *argv: str, url: str | None = None, sig=None):
+        groups.append((name, script, list(argv), url, sig))
+
+    F("fetch ok", None, "--pmid", "1000", "1001")
+    F("fetch drip", lambda s: s.drip("efetch", interval=1.0, limit=10_000, times=10), "--pmid", "1000")
+    F("fetch drip headers", lambda s: s.drip("efetch", interval=1.0, limit=10_000, headers=True, times=10), "--pmid", "1000")
+    F("fetch endless", lambda s: s.endless("efetch", limit=2**31, times=10), "--pmid", "1000")
+    F("fetch huge length", lambda s: s.huge_length("efetch", times=10), "--pmid", "1000")
+    F("fetch redirect other host", lambda s: s.redirect("esearch", "http://127.0.0.2:1/x", times=10),
+      "--query", "aspirin")
+    F("fetch redirect loop", lambda s: s.redirect("efetch", "/efetch.fcgi?x=1", times=30), "--pmid", "1000")
+    F("fetch deep json", lambda s: s.deep_json(300_000, times=10), "--query", "aspirin")
+    F("fetch garbled", lambda s: (s.garble("efetch", times=10), s.garble("esearch", times=10)), "--query", "aspirin")
+    F("fetch escapes", lambda s: s.fail("esearch", 400, body=b"\x1b[2J\x1b]0;pwn\x07bad\xff", times=10,
+                                        reason="Bad \x1b[31m"), "--query", "aspirin")
+    F("fetch 500 x10", lambda s: s.fail("efetch", 500, times=10), "--pmid", "1000")
+    F("fetch ncbi error", lambda s: s.ncbi_error("efetch", "\u202eevil"), "--pmid", "1000")
+    F("fetch bad pmid", None, "--pmid", "\u0661\u0662")
+    F("fetch pmid huge", None, "--pmid", "9" * 5000)
+    F("fetch max negative", None, "--query", "aspirin", "--max", "-5")
+    F("fetch max huge", None, "--query", "aspirin", "--max", "99999999999999999999")
+    F("fetch closed port", None, "--pmid", "1000", url=closed_port_url())
+    F("fetch bad url", None, "--pmid", "1000", url="http://[::1")
+    F("fetch file url", None, "--pmid", "1000", url="file:///etc/passwd")
+    F("fetch SIGINT", lambda s: s.drip("efetch", interval=1.0, limit=10_000, times=10), "--pmid", "1000",
+      sig=(signal.SIGINT, 2.0))
+    F("fetch SIGTERM", lambda s: s.endless("efetch", limit=2**31, times=10), "--pmid", "1000",
+      sig=(signal.SIGTERM, 1.0))
+    result = []
+    for i, (name, script, argv, url, sig) in enumerate(groups):
+        if only and only not in name:
+            continue
+        server = FakeEutils(articles=make_articles(5), searches={"aspirin": [str(1000 + k) for k in range(5)]})
+        result.append((name, server, script, argv, url, sig, str(out / f"fetch{i}.jsonl")))
+    return result
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--only", help="run only the runs whose name contains this")
+    ap.add_argument("--json", help="write every run's name, rc, seconds and verdict here")
+    ap.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    args = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="trouble-sweep-"))
+    runs, env = build_runs(tmp, args.only)
+    print(f"{len(runs)} runs (+ fetch) in {tmp}", flush=True)
+    done: list[Run] = []
+    lock = threading.Lock()
+
+    def one(r: Run) -> None:
+        r.go()
+        with lock:
+            done.append(r)
+            verdict = r.failed()
+            if verdict:
+                print(f"FAIL [{verdict}] {r.name}: rc {r.rc}\n  $ {' '.join(map(shlex.quote, r.argv))}\n"
+                      + "\n".join("  | " + ln for ln in r.out.strip().splitlines()[-12:]), flush=True)
+            elif len(done) % 25 == 0:
+                print(f"... {len(done)} done", flush=True)
+
+    with ThreadPoolExecutor(args.jobs) as pool:
+        list(pool.map(one, runs))
+    # fetch: one fake server at a time (its faults are per server)
+    for name, server, script, argv, url, sig, outp in fetch_runs(tmp, env, args.only):
+        with server:
+            if script:
+                script(server)
+            e = dict(env, FASTBIONER_EUTILS_URL=url or server.url)
+            r = Run(name, [BIN, "fetch", *argv, "--out", outp, "--quiet"], e, tmp, sig=sig)
+            one(r)
+    bad = [r for r in done if r.failed()]
+    print(f"\n{len(done)} runs, {len(bad)} failures", flush=True)
+    if args.json:
+        Path(args.json).write_text(json.dumps([{"name": r.name, "rc": r.rc, "seconds": round(r.seconds, 1),
+                                                 "failure": r.failed(), "argv": r.argv[1:],
+                                                 "tail": r.out[-2000:] if r.failed() else ""}
+                                                for r in done], indent=1, ensure_ascii=False))
+    if not args.keep:
+        for p in tmp.rglob("*"):
+            try:
+                if p.is_dir() and not p.is_symlink():
+                    p.chmod(0o755)
+                elif not p.is_symlink() and p.exists():
+                    p.chmod(0o644)
+            except OSError:
+                pass
+        import shutil
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
