@@ -324,10 +324,12 @@ def build_runs(tmp: Path, only: str | None) -> tuple[list[Run], list]:
     out.mkdir()
     runs: list[Run] = []
     n = [0]
+    group = ["files"]
 
     def R(name: str, *argv: str, **kw) -> None:
         n[0] += 1
         runs.append(Run(name, [BIN, *argv], kw.pop("env", env), tmp, **kw))
+        runs[-1].group = group[0]
 
     def o(ext: str) -> str:
         n[0] += 1
@@ -353,6 +355,7 @@ def build_runs(tmp: Path, only: str | None) -> tuple[list[Run], list]:
     R("convert folder of trouble", "convert", str(inp), o(".jsonl"))
     R("stats folder of trouble", "stats", str(inp))
     # model folders
+    group[0] = "models"
     for name, p in models.items():
         m = str(p)
         R(f"tag --model {name}", "tag", str(files["ok.pubtator"]), "--model", m, "--out", o(".jsonl"),
@@ -405,6 +408,7 @@ def build_runs(tmp: Path, only: str | None) -> tuple[list[Run], list]:
         R(f"models import home {label}", "models", "import", T, "--name", "x", env=e)
         R(f"models list home {label}", "models", "list", env=e)
     # paths
+    group[0] = "paths"
     ro = tmp / "ro"
     ro.mkdir()
     ro.chmod(0o555)
@@ -470,7 +474,51 @@ def build_runs(tmp: Path, only: str | None) -> tuple[list[Run], list]:
             R(f"convert fifo {label}", "convert", "--from", fmt, path, o(".jsonl"), setup=setup)
         else:
             R(f"stats fifo {label}", "stats", "--from", fmt, path, setup=setup)
+    # odd text through every output format, and odd option values
+    group[0] = "options"
+    odd = inp / "odd_text.jsonl"
+    odd.write_text(json.dumps({"id": "o1", "text": "Aspirin \ud800 \x1b[2J\u202e \x00 \x0c\x85\u2028 headache.",
+                               "spans": [{"start": 0, "end": 7, "label": "Chem\tical|x"}]}) + "\n"
+                   + json.dumps({"id": "o|2\t\n", "text": "-DOCSTART- x\n\nlithium"}) + "\n", encoding="utf-8")
+    for fmt in ("pubtator", "bioc", "conll", "jsonl", "txt", "medline", "pubmed"):
+        R(f"convert odd text to {fmt}", "convert", str(odd), "--to", fmt, o(f".{fmt}"))
+    for fmt in ("pubtator", "bioc", "conll", "jsonl"):
+        R(f"tag odd text to {fmt}", "tag", str(odd), "--model", T, "--out", o(f".{fmt}"), "--format", fmt, "--quiet")
+        R(f"rank odd text to {fmt}", "rank", str(odd), "--model", T, "--top", "2", "--to", fmt, "--out",
+          o(f".{fmt}"), "--quiet")
+    for name in ("latin1.pubtator", "cr.pubtator", "deletecitation_digits.xml", "offsets_out.pubtator",
+                 "conll_badtags.conll", "bioc_notint.bioc.xml", "medline_bad.medline"):
+        for fmt in ("pubtator", "bioc", "conll"):
+            R(f"convert {name} to {fmt}", "convert", str(files[name]), "--to", fmt, o(f".{fmt}"))
+    for opt, val in (("--chunk", "0"), ("--chunk", "-1"), ("--chunk", "99999999999999999999"), ("--threads", "-1"),
+                     ("--threads", "100000"), ("--token-budget", "0"), ("--token-budget", "-5"),
+                     ("--token-budget", "1"), ("--precision", "int8"), ("--device", "cuda:99"), ("--device", "bogus")):
+        R(f"tag {opt} {val}", "tag", ok, "--model", T, "--out", o(".jsonl"), "--format", "jsonl", opt, val, "--quiet")
+    for opt, val in (("--top", "0"), ("--top", "-3"), ("--top", "99999999999999999999")):
+        R(f"rank {opt} {val}", "rank", ok, "--model", T, opt, val, "--out", o(".jsonl"), "--quiet")
+    for opt, val in (("--epochs", "0"), ("--epochs", "-1"), ("--lr", "nan"), ("--lr", "inf"), ("--batch-size", "0"),
+                     ("--holdout", "2"), ("--holdout", "-1"), ("--freeze-layers", "99"), ("--seed", "-1")):
+        R(f"fine-tune {opt} {val}", "fine-tune", T, "--name", f"fo{n[0]}", "--train", ok, opt, val, "--quiet")
+    for opt, val in (("--workers", "0"), ("--workers", "-2"), ("--chunk", "0"), ("--engine", "ray")):
+        R(f"tag-corpus {opt} {val}", "tag-corpus", ok, "--model", T, "--out", str(out / f"tc{n[0]}"), opt, val, "--quiet")
+    for nm in ("../evil", "", "a" * 5000, "\u0661\u0662", "con", ".hidden", "a/b", "x\x1b[2J"):
+        R(f"models import name {nm[:12]!r}", "models", "import", T, "--name", nm)
+        R(f"models show name {nm[:12]!r}", "models", "show", nm)
+        R(f"models export name {nm[:12]!r}", "models", "export", nm, o(""))
+    for label, content in (("digits", "\u0661\u0662\u0663\n\uff11\n\u00b2\n"), ("binary", os.urandom(3000)),
+                           ("huge id", "9" * 100000 + "\n"), ("empty", ""), ("utf16", "1000\n1001\n".encode("utf-16")),
+                           ("many", "".join(f"{i}\n" for i in range(1, 200000)))):
+        pf = inp / f"pmids_{label.replace(' ', '_')}.txt"
+        pf.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8", "surrogatepass"))
+        R(f"fetch pmids-file {label} (no server)", "fetch", "--pmids-file", str(pf), "--out", o(".jsonl"),
+          env=dict(env, FASTBIONER_EUTILS_URL="http://127.0.0.1:1/"))
+    # a signal while torch is being imported (the first second or two)
+    for i, delay in enumerate((0.3, 0.6, 0.9, 1.1, 1.4, 1.8)):
+        sig = signal.SIGTERM if i % 2 == 0 else signal.SIGINT
+        R(f"tag {sig.name} early at {delay}s", "tag", ok, "--model", T, "--out", o(".jsonl"), "--format", "jsonl",
+          "--quiet", sig=(sig, delay))
     # signals at random moments
+    group[0] = "signals"
     rnd = random.Random(52)
     for i in range(10):
         sig = rnd.choice([signal.SIGTERM, signal.SIGINT])
@@ -493,7 +541,7 @@ def build_runs(tmp: Path, only: str | None) -> tuple[list[Run], list]:
             R(f"convert {sig.name} at {delay:.1f}s", "convert", str(files["bomb_text.pubtator.gz"]), o(".jsonl"),
               sig=(sig, delay))
     if only:
-        runs = [r for r in runs if only in r.name]
+        runs = [r for r in runs if only in r.name or only == f"group:{r.group}"]
     return runs, env
 
 
@@ -543,7 +591,8 @@ def fetch_runs(tmp: Path, env: dict, only: str | None) -> list[tuple[str, list[R
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--only", help="run only the runs whose name contains this")
+    ap.add_argument("--only", help="run only the runs whose name contains this (group:G for a group: files, "
+                                   "models, paths, options, signals; fetch runs match by name)")
     ap.add_argument("--json", help="write every run's name, rc, seconds and verdict here")
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder")
     args = ap.parse_args()
@@ -559,8 +608,8 @@ def main() -> int:
             done.append(r)
             verdict = r.failed()
             if verdict:
-                print(f"FAIL [{verdict}] {r.name}: rc {r.rc}\n  $ {' '.join(map(shlex.quote, r.argv))}\n"
-                      + "\n".join("  | " + ln for ln in r.out.strip().splitlines()[-12:]), flush=True)
+                print(f"FAIL [{verdict}] {r.name[:120]}: rc {r.rc}\n  $ {' '.join(map(shlex.quote, r.argv))[:400]}\n"
+                      + "\n".join("  | " + ln[:300] for ln in r.out.strip().splitlines()[-12:]), flush=True)
             elif len(done) % 25 == 0:
                 print(f"... {len(done)} done", flush=True)
 

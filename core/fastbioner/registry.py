@@ -44,6 +44,15 @@ MANIFEST = "fastbioner.json"
 MANIFEST_FORMAT = 1
 KINDS = ("teacher", "student")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")  # whole name (fullmatch): a safe file name
+
+
+def _is_dir(path: Path) -> bool:
+    """A folder there; False for a name the system cannot look up (too long, a NUL)
+    rather than an OSError or ValueError traceback."""
+    try:
+        return path.is_dir()
+    except (OSError, ValueError):
+        return False
 # What ``import`` copies: a model's weights, its config, its tokenizer and its manifest,
 # regular files at the folder's top level. Nothing else (code, pickles, sub-folders).
 _MODEL_FILES = frozenset({
@@ -400,10 +409,10 @@ class Registry:
     def resolve(self, ref: str | Path) -> ModelEntry:
         """A registry name, or a model folder (registered or not)."""
         ref_str = str(ref)
-        if _NAME.fullmatch(ref_str) and (self.root / ref_str).is_dir():
+        if _NAME.fullmatch(ref_str) and _is_dir(self.root / ref_str):
             return self.get(ref_str)
         folder = Path(ref_str).expanduser()
-        if folder.is_dir():
+        if _is_dir(folder):
             if (folder / MANIFEST).is_file():
                 from .modeling import check_weights
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
+import sys
 from itertools import islice
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
@@ -77,6 +78,8 @@ def iter_documents(inputs: Sequence[str | Path], input_format: str | None = None
 
 
 def _chunks(items: Iterable[Document], size: int) -> Iterator[list[Document]]:
+    # A --chunk past sys.maxsize means "all at once"; islice would raise a ValueError.
+    size = min(max(1, size), sys.maxsize)
     it = iter(items)
     while chunk := list(islice(it, size)):
         yield chunk

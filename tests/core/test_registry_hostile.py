@@ -113,6 +113,16 @@ def test_names_must_be_safe_file_names(src, name):
     assert Registry().list() == []
 
 
+@pytest.mark.parametrize("ref", ["a" * 5000, "x/" + "b" * 300, "nul\0name"])
+def test_a_model_reference_the_system_cannot_look_up_is_one_line(ref, capsys):
+    """A name or path too long for the file system (ENAMETOOLONG) or holding a NUL is
+    'no model named ...', not an OSError traceback, in every command that resolves one."""
+    with pytest.raises(ModelError, match="no model named"):
+        Registry().resolve(ref)
+    assert main(["models", "show", ref]) != 0
+    assert "Traceback" not in capsys.readouterr().err
+
+
 def test_two_imports_of_the_same_new_name_exactly_one_wins(src):
     reg = Registry()
     results: list[object] = []

@@ -140,6 +140,20 @@ def pubtator_text(n: int) -> str:
                    for i in range(1, n + 1))
 
 
+@pytest.mark.parametrize("command", ["tag", "rank"])
+def test_a_chunk_larger_than_any_index_tags_everything_at_once(tmp_path, tiny, capsys, command):
+    """--chunk 10^20 (past sys.maxsize) means all documents in one chunk: every
+    document written, not a ValueError traceback from islice."""
+    src = tmp_path / "d.pubtator"
+    src.write_text(pubtator_text(3), encoding="utf-8")
+    out = tmp_path / "o.jsonl"
+    extra = ["--format", "jsonl"] if command == "tag" else ["--top", "3"]
+    rc = main([command, str(src), "--model", str(tiny), "--out", str(out), *extra, "--chunk", str(10**20),
+               "--quiet", "--precision", "fp32", "--threads", "1"])
+    assert rc == 0, capsys.readouterr().err
+    assert sorted(json.loads(line)["id"] for line in out.read_text().splitlines()) == ["1", "2", "3"]
+
+
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
 def test_tag_reads_a_named_pipe_once_and_tags_it(tmp_path, tiny, capsys):
     fifo = _fifo_with(tmp_path, pubtator_text(5).encode())

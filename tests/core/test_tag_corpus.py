@@ -403,6 +403,25 @@ def test_ray_engine_without_ray_says_what_to_install(model, series, tmp_path, mo
     assert not (tmp_path / "out").exists()
 
 
+def test_ray_that_cannot_start_is_one_line(model, series, tmp_path, monkeypatch, capsys):
+    """Ray raises a bare Exception when its raylet does not start (as under a 3 GB
+    ``ulimit -v``): one line saying so, exit 2, no traceback, no folder."""
+    import types
+
+    from fastbioner.scale import ray_engine
+
+    def init(**_kw):
+        raise Exception("The current node timed out during startup.\nmore detail")
+
+    fake = types.SimpleNamespace(is_initialized=lambda: False, init=init, shutdown=lambda: None)
+    monkeypatch.setattr(ray_engine, "import_ray", lambda: fake)
+    assert main(["tag-corpus", str(series["paths"][0]), "--out", str(tmp_path / "out"), "--model", str(model),
+                 "--engine", "ray", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "Ray could not start: The current node timed out during startup." in err
+    assert "Traceback" not in err and "more detail" not in err
+
+
 @pytest.fixture(scope="module")
 def ray_local():
     ray = pytest.importorskip("ray", reason="the Ray engine needs the scale extra")

@@ -20,6 +20,7 @@ same path on every node (a shared file system), as Ray's parsing tasks run anywh
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import tempfile
 from pathlib import Path
@@ -89,8 +90,15 @@ class RayEngine:
         self._started_ray = False
         if not ray.is_initialized():
             # Workers import fastbioner themselves: on a cluster it must be installed there.
-            ray.init(address=address, include_dashboard=False, logging_level="ERROR",
-                     configure_logging=True)
+            try:
+                ray.init(address=address, include_dashboard=False, logging_level="ERROR",
+                         configure_logging=True)
+            except Exception as exc:  # Ray raises bare Exceptions (a raylet that never starts, as under ulimit -v)
+                with contextlib.suppress(Exception):
+                    ray.shutdown()
+                where = f" at {address}" if address else ""
+                first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+                raise FastBioNERError(f"Ray could not start{where}: {first}") from None
             self._started_ray = True
         resources = ray.cluster_resources()
         cpus = float(resources.get("CPU", 1))
