@@ -437,6 +437,44 @@ def build_runs(tmp: Path, only: str | None) -> tuple[list[Run], list]:
         R(f"tag-corpus out {label}", "tag-corpus", ok, "--model", T, "--out", dest, "--quiet")
         R(f"agree json {label}", "agree", ok, ok, "--json", dest)
         R(f"models export out {label}", "models", "export", "bc5cdr-cnn-unl-distilled", dest)
+    # odd names: too long for the file system, control characters, links to devices, loops
+    group[0] = "names"
+    longname = str(tmp / ("n" * 300 + ".pubtator"))
+    ctrl = tmp / "esc\x1b[2J\nname.pubtator"
+    ctrl.write_text(PUBTATOR)
+    zlink = tmp / "zero_link.pubtator"
+    os.symlink("/dev/zero", zlink)
+    zgz = tmp / "zero_link.xml.gz"
+    os.symlink("/dev/zero", zgz)
+    loop = tmp / "loop.pubtator"
+    os.symlink(loop, loop)
+    dangling = tmp / "dangling.pubtator"
+    os.symlink(tmp / "nowhere", dangling)
+    for label, path in (("too long", longname), ("control chars", str(ctrl)), ("link to dev-zero", str(zlink)),
+                        ("gz link to dev-zero", str(zgz)), ("symlink loop", str(loop)), ("dangling", str(dangling))):
+        R(f"convert in {label}", "convert", path, o(".jsonl"))
+        R(f"stats in {label}", "stats", path)
+        R(f"tag in {label}", "tag", path, "--model", T, "--out", o(".jsonl"), "--format", "jsonl", "--quiet")
+        R(f"tag-corpus in {label}", "tag-corpus", path, "--model", T, "--out", str(out / f"c{n[0]}"), "--quiet")
+        R(f"agree in {label}", "agree", ok, path)
+        R(f"compact corpus {label}", "compact", T, "--corpus", path, "--name", f"cn{n[0]}", "--quiet")
+        R(f"fine-tune train {label}", "fine-tune", T, "--name", f"fn{n[0]}", "--train", path, "--quiet")
+    for label, dest in (("too long", str(tmp / ("o" * 300 + ".jsonl"))), ("control chars", str(tmp / "o\x1b[1m.jsonl")),
+                        ("link to dev-zero", str(zlink)), ("symlink loop", str(loop)), ("dangling link", str(dangling))):
+        R(f"convert out {label}", "convert", ok, dest)
+        R(f"tag out {label}", "tag", ok, "--model", T, "--out", dest, "--format", "jsonl", "--quiet")
+        R(f"tag-corpus out {label}", "tag-corpus", ok, "--model", T, "--out", dest, "--quiet")
+        R(f"agree json {label}", "agree", ok, ok, "--json", dest)
+        R(f"evaluate json {label}", "evaluate", T, str(files["conll_badtags.conll"]), "--json", dest, "--quiet")
+        R(f"models export out {label}", "models", "export", "bc5cdr-cnn-unl-distilled", dest)
+    R("tag same input twice", "tag", ok, ok, "--model", T, "--out", o(".jsonl"), "--format", "jsonl", "--quiet")
+    R("tag out is input", "tag", str(tmp / "in" / "dup_ids.pubtator"), "--model", T, "--out",
+      str(tmp / "in" / "dup_ids.pubtator"), "--format", "pubtator", "--quiet")
+    R("convert out is input", "convert", str(tmp / "in" / "crlf.pubtator"), str(tmp / "in" / "crlf.pubtator"))
+    R("models import long path", "models", "import", str(tmp / ("m" * 300)), "--name", "lp")
+    R("evaluate long model path", "evaluate", str(tmp / ("m" * 5000)), ok, "--quiet")
+    R("tag long model path", "tag", ok, "--model", "/" + "m" * 5000, "--out", o(".jsonl"), "--format", "jsonl")
+    group[0] = "paths"
     R("tag stdin", "tag", "/dev/stdin", "--input-format", "pubtator", "--model", T, "--out", o(".jsonl"),
       "--format", "jsonl", "--quiet", stdin=PUBTATOR.encode())
     R("convert stdin binary", "convert", "/dev/stdin", "--from", "jsonl", o(".pubtator"), stdin=os.urandom(5000))

@@ -169,3 +169,35 @@ def test_tag_checks_its_output_path_before_loading_a_model(src, capsys):
                  "--quiet"]) == 2
     err = capsys.readouterr().err
     assert err.strip() == f"fastbioner: error: {src / 'x.jsonl'}: cannot write: {src} is not a folder"
+
+
+def _too_long(tmp_path: Path) -> str:
+    return str(tmp_path / ("n" * 300 + ".pubtator"))  # one name past the 255 bytes a file system allows
+
+
+@pytest.mark.parametrize("argv", [
+    lambda src, bad, out: ["stats", bad],
+    lambda src, bad, out: ["convert", bad, out],
+    lambda src, bad, out: ["convert", src, bad],
+    lambda src, bad, out: ["agree", src, bad],
+    lambda src, bad, out: ["agree", src, src, "--json", bad],
+])
+def test_a_path_the_system_cannot_look_up_is_one_line(src, tmp_path, capsys, argv):
+    """A file name too long for the file system (ENAMETOOLONG, which pathlib's is_dir and
+    is_file raise rather than answer False) is one line naming it, exit 2, no traceback."""
+    out = str(tmp_path / "o.jsonl")
+    assert main(argv(str(src), _too_long(tmp_path), out)) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("fastbioner: error: ") and len(err.strip().splitlines()) == 1
+    assert "Traceback" not in err and "n" * 20 in err and not Path(out).exists()
+
+
+def test_a_symlink_loop_given_as_a_path_flag_is_resolved_without_a_traceback(tmp_path):
+    """Path flags are made absolute; a link loop (RuntimeError in Path.resolve) is kept
+    as given, for the reader to name."""
+    from fastbioner.cli.config_flags import _resolved
+
+    loop = tmp_path / "loop.pubtator"
+    loop.symlink_to(loop)
+    assert _resolved(str(loop)) == str(loop)
+    assert _resolved(_too_long(tmp_path)) == _too_long(tmp_path)

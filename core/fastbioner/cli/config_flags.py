@@ -109,7 +109,11 @@ def add_config_flags(parser: argparse.ArgumentParser, cls: type, *, required: tu
 
 
 def _resolved(value: str) -> str:
-    return str(Path(value).expanduser().resolve())
+    path = Path(value).expanduser()
+    try:
+        return str(path.resolve())
+    except (RuntimeError, OSError):  # a symlink loop, a name too long: the reader names the file
+        return str(path.absolute())
 
 
 def _model_ref(value: str) -> str:

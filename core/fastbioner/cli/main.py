@@ -69,6 +69,14 @@ def _terminate(signum: int, frame) -> None:
 _TERMINATING = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
 
 
+def _shown_path(name: object) -> str:
+    """A file name fit for one terminal line: control characters escaped, the middle of
+    a very long name elided."""
+    text = os.fsdecode(name) if isinstance(name, (str, bytes, os.PathLike)) else str(name)
+    text = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
+    return text if len(text) <= 240 else f"{text[:120]}...{text[-100:]}"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -96,6 +104,14 @@ def main(argv: list[str] | None = None) -> int:
     except Terminated as exc:
         print(f"fastbioner: terminated by signal {exc.signum}; no partial output left", file=sys.stderr)
         return 128 + exc.signum
+    except OSError as exc:
+        # A path the system refuses to look up (a name too long, a link loop) reaches
+        # pathlib calls all over the commands; one line naming it, not a traceback.
+        # Errors without a file name are not the user's paths: they stay tracebacks.
+        if exc.filename is None:
+            raise
+        print(f"fastbioner: error: {_shown_path(exc.filename)}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
