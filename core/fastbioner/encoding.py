@@ -29,6 +29,7 @@ prediction; :meth:`WordEncoder.stitch` fills it with the caller's default.
 
 from __future__ import annotations
 
+import bisect
 import random
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Sequence
@@ -301,34 +302,41 @@ class WordEncoder:
                 ranges.append((begin, n))
                 break
             # End on a word boundary; a word longer than the budget is cut inside.
-            cut = max((k for k in starts if begin < k <= end), default=end)
+            # (starts is sorted: bisect, so a sentence of 200,000 words is not quadratic.)
+            i = bisect.bisect_right(starts, end) - 1
+            cut = starts[i] if i >= 0 and starts[i] > begin else end
             ranges.append((begin, cut))
-            nxt = min((k for k in starts if k >= cut - self.overlap and k > begin), default=n)
+            j = bisect.bisect_left(starts, max(cut - self.overlap, begin + 1))
+            nxt = starts[j] if j < len(starts) else n
             if nxt >= n:
                 break
             begin = nxt
         owner = self._owners(starts, wids, ranges)
+        owned_by: list[list[tuple[int | None, int]]] = [[] for _ in ranges]
+        for k in starts:
+            if owner[k] >= 0:
+                owned_by[owner[k]].append((wids[k], k - ranges[owner[k]][0] + len(self.prefix)))
         out = []
         for r, (a, b) in enumerate(ranges):
-            owned = [(wids[k], k - a + len(self.prefix)) for k in starts if owner[k] == r]
             out.append(self._window(s, ids[a:b], wids[a:b],
                                     label_ids[a:b] if label_ids is not None else None,
-                                    num_words, owned=owned))
+                                    num_words, owned=owned_by[r]))
         return out
 
     @staticmethod
     def _owners(starts: list[int], wids: list[int | None], ranges: list[tuple[int, int]]
                 ) -> dict[int, int]:
-        """For each word's first subword, the window where it is most central."""
-        owner = {}
-        for k in starts:
-            best, best_score = -1, -1
-            for r, (a, b) in enumerate(ranges):
-                if a <= k < b:
-                    score = min(k - a, b - 1 - k)
-                    if score > best_score:
-                        best, best_score = r, score
-            owner[k] = best
+        """For each word's first subword, the window where it is most central (the
+        first such window on a tie). Each window visits only the words inside it, so
+        the work is the windows' total length, not words x windows."""
+        owner: dict[int, int] = {k: -1 for k in starts}
+        best_score: dict[int, int] = {k: -1 for k in starts}
+        for r, (a, b) in enumerate(ranges):
+            for i in range(bisect.bisect_left(starts, a), bisect.bisect_left(starts, b)):
+                k = starts[i]
+                score = min(k - a, b - 1 - k)
+                if score > best_score[k]:
+                    owner[k], best_score[k] = r, score
         return owner
 
     def _window(self, s: int, ids: list[int], wids: list[int | None], label_ids: list[int] | None,

@@ -194,3 +194,41 @@ def _tmp():
     from pathlib import Path
 
     return Path(tempfile.mkdtemp(prefix="fastbioner-enc-"))
+
+
+def _owners_by_every_window(starts, ranges):
+    """The rule as first written (each word against every window): the reference."""
+    owner = {}
+    for k in starts:
+        best, best_score = -1, -1
+        for r, (a, b) in enumerate(ranges):
+            if a <= k < b and min(k - a, b - 1 - k) > best_score:
+                best, best_score = r, min(k - a, b - 1 - k)
+        owner[k] = best
+    return owner
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_owners_visit_only_the_words_inside_each_window_with_the_same_result(seed):
+    """The most-central-window rule, computed per window over its own words (so a
+    sentence of 200,000 words is not words x windows), picks what the rule does."""
+    import random
+
+    rnd = random.Random(seed)
+    starts = sorted(rnd.sample(range(2000), 600))
+    ranges, a = [], 0
+    while a < 2000:
+        b = min(2000, a + rnd.randrange(5, 60))
+        ranges.append((a, b))
+        a = max(a + 1, b - rnd.randrange(0, 10))
+    assert WordEncoder._owners(starts, [], ranges) == _owners_by_every_window(starts, ranges)
+
+
+def test_a_sentence_of_fifty_thousand_words_is_windowed_word_for_word(tokenizer):
+    """One very long sentence (a file of numbers, one a line) is split into windows that
+    own each word once, in order (the split is linear in its length)."""
+    words = [str(i) for i in range(50_000)]
+    enc = WordEncoder(tokenizer, LABELS, max_length=64, overlap=8)
+    windows = enc.encode([words])
+    owned = [word for w in windows for word in w.owned_words]
+    assert sorted(owned) == list(range(50_000)) and len(windows) > 1000
