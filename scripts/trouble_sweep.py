@@ -100,7 +100,8 @@ def make_inputs(d: Path) -> dict[str, Path]:
         "<text>Aspirin</text></annotation></passage></document></collection>")
     put("bioc_notint.bioc.xml", "<collection><document><id>1</id><passage><offset>zero</offset>"
         "<text>Aspirin</text><annotation id=\"1\"><infon key=\"type\">Chemical</infon>"
-        "<location offset=\"\u0661\" length=\"\uff17\"/><text>Aspirin</text></annotation></passage></document></collection>")
+        "<location offset=\"\u0661\" length=\"\uff17\"/><text>Aspirin</text>"
+        "</annotation></passage></document></collection>")
     put("deletecitation_digits.xml", pubmed(ARTICLE.format(pmid=123, text="Aspirin.")
                                             + "<DeleteCitation><PMID>\u00b9\u00b2\u00b3</PMID></DeleteCitation>"))
     # PubTator
@@ -120,9 +121,12 @@ def make_inputs(d: Path) -> dict[str, Path]:
     # JSONL
     put("jsonl_notobj.jsonl", "[1,2,3]\n\"s\"\n42\nnull\n")
     put("jsonl_badtypes.jsonl", '{"id": 5, "text": 7, "spans": "x"}\n{"id": null, "text": null}\n')
-    put("jsonl_spans_out.jsonl", '{"id": "1", "text": "Aspirin", "spans": [{"start": -1, "end": 99999999999999999999, "label": "Chemical"}]}\n')
-    put("jsonl_spans_bad.jsonl", '{"id": "1", "text": "Aspirin", "spans": [{"start": "a", "end": [], "label": {}}, 5, null]}\n')
-    put("jsonl_spans_nan.jsonl", '{"id": "1", "text": "Aspirin", "spans": [{"start": NaN, "end": Infinity, "label": "Chemical"}]}\n')
+    put("jsonl_spans_out.jsonl", '{"id": "1", "text": "Aspirin", '
+                                 '"spans": [{"start": -1, "end": 99999999999999999999, "label": "Chemical"}]}\n')
+    put("jsonl_spans_bad.jsonl", '{"id": "1", "text": "Aspirin", '
+                                 '"spans": [{"start": "a", "end": [], "label": {}}, 5, null]}\n')
+    put("jsonl_spans_nan.jsonl", '{"id": "1", "text": "Aspirin", '
+                                 '"spans": [{"start": NaN, "end": Infinity, "label": "Chemical"}]}\n')
     put("jsonl_deep.jsonl", "[" * 100_000 + "]" * 100_000 + "\n")
     put("jsonl_dup.jsonl", '{"id": "1", "text": "Aspirin."}\n' * 3)
     put("jsonl_id_digits.jsonl", '{"id": "\u0663", "text": "Aspirin."}\n{"id": "3", "text": "Lithium."}\n'
@@ -217,7 +221,8 @@ def make_models(d: Path, tiny: Path) -> dict[str, Path]:
     variant("m_tok_json_wrong", files={"tokenizer.json": b'{"model": {"type": "Nope"}, "version": 5}'})
     variant("m_tok_missing", files={"tokenizer.json": None, "vocab.txt": None})
     variant("m_tokcfg_random", files={"tokenizer_config.json": os.urandom(500)})
-    variant("m_tokcfg_weird", files={"tokenizer_config.json": b'{"model_max_length": -1, "tokenizer_class": "os.system"}'})
+    variant("m_tokcfg_weird", files={"tokenizer_config.json": b'{"model_max_length": -1, '
+                                                              b'"tokenizer_class": "os.system"}'})
     variant("m_vocab_random", files={"tokenizer.json": None, "vocab.txt": os.urandom(3000)})
     variant("m_manifest_random", files={"fastbioner.json": os.urandom(300)})
     variant("m_manifest_list", files={"fastbioner.json": b"[]"})
@@ -430,7 +435,8 @@ def build_runs(tmp: Path, only: str | None) -> tuple[list[Run], list]:
         R(f"evaluate in {label}", "evaluate", T, path, "--quiet")
         R(f"fetch pmids-file {label}", "fetch", "--pmids-file", path, "--out", o(".jsonl"))
     for label, dest in (("read-only dir", str(ro / "o.jsonl")), ("file as dir", str(afile / "o.jsonl")),
-                        ("directory", str(out)), ("dev-full", "/dev/full"), ("missing parent", str(tmp / "x/y/o.jsonl"))):
+                        ("directory", str(out)), ("dev-full", "/dev/full"),
+                        ("missing parent", str(tmp / "x/y/o.jsonl"))):
         R(f"convert out {label}", "convert", ok, dest)
         R(f"tag out {label}", "tag", ok, "--model", T, "--out", dest, "--format", "jsonl", "--quiet")
         R(f"rank out {label}", "rank", ok, "--model", T, "--top", "1", "--out", dest, "--quiet")
@@ -460,7 +466,8 @@ def build_runs(tmp: Path, only: str | None) -> tuple[list[Run], list]:
         R(f"compact corpus {label}", "compact", T, "--corpus", path, "--name", f"cn{n[0]}", "--quiet")
         R(f"fine-tune train {label}", "fine-tune", T, "--name", f"fn{n[0]}", "--train", path, "--quiet")
     for label, dest in (("too long", str(tmp / ("o" * 300 + ".jsonl"))), ("control chars", str(tmp / "o\x1b[1m.jsonl")),
-                        ("link to dev-zero", str(zlink)), ("symlink loop", str(loop)), ("dangling link", str(dangling))):
+                        ("link to dev-zero", str(zlink)),
+                        ("symlink loop", str(loop)), ("dangling link", str(dangling))):
         R(f"convert out {label}", "convert", ok, dest)
         R(f"tag out {label}", "tag", ok, "--model", T, "--out", dest, "--format", "jsonl", "--quiet")
         R(f"tag-corpus out {label}", "tag-corpus", ok, "--model", T, "--out", dest, "--quiet")
@@ -504,7 +511,10 @@ def build_runs(tmp: Path, only: str | None) -> tuple[list[Run], list]:
                                    "pubmed", "tag")):
         path = fifo_with(data)
         w = fifo_writers[-1]
-        setup = (lambda w=w: threading.Thread(target=w, daemon=True).start())
+
+        def setup(w=w):
+            threading.Thread(target=w, daemon=True).start()
+
         if cmd == "tag":
             R(f"tag fifo {label}", "tag", path, "--input-format", fmt, "--model", T, "--out", o(".jsonl"),
               "--format", "jsonl", "--quiet", setup=setup)
@@ -538,7 +548,8 @@ def build_runs(tmp: Path, only: str | None) -> tuple[list[Run], list]:
                      ("--holdout", "2"), ("--holdout", "-1"), ("--freeze-layers", "99"), ("--seed", "-1")):
         R(f"fine-tune {opt} {val}", "fine-tune", T, "--name", f"fo{n[0]}", "--train", ok, opt, val, "--quiet")
     for opt, val in (("--workers", "0"), ("--workers", "-2"), ("--chunk", "0"), ("--engine", "ray")):
-        R(f"tag-corpus {opt} {val}", "tag-corpus", ok, "--model", T, "--out", str(out / f"tc{n[0]}"), opt, val, "--quiet")
+        R(f"tag-corpus {opt} {val}", "tag-corpus", ok, "--model", T,
+          "--out", str(out / f"tc{n[0]}"), opt, val, "--quiet")
     for nm in ("../evil", "", "a" * 5000, "\u0661\u0662", "con", ".hidden", "a/b", "x\x1b[2J"):
         R(f"models import name {nm[:12]!r}", "models", "import", T, "--name", nm)
         R(f"models show name {nm[:12]!r}", "models", "show", nm)
@@ -594,7 +605,8 @@ def fetch_runs(tmp: Path, env: dict, only: str | None) -> list[tuple[str, list[R
 
     F("fetch ok", None, "--pmid", "1000", "1001")
     F("fetch drip", lambda s: s.drip("efetch", interval=1.0, limit=10_000, times=10), "--pmid", "1000")
-    F("fetch drip headers", lambda s: s.drip("efetch", interval=1.0, limit=10_000, headers=True, times=10), "--pmid", "1000")
+    F("fetch drip headers", lambda s: s.drip("efetch", interval=1.0, limit=10_000, headers=True, times=10),
+      "--pmid", "1000")
     F("fetch endless", lambda s: s.endless("efetch", limit=2**31, times=10), "--pmid", "1000")
     F("fetch huge length", lambda s: s.huge_length("efetch", times=10), "--pmid", "1000")
     F("fetch redirect other host", lambda s: s.redirect("esearch", "http://127.0.0.2:1/x", times=10),

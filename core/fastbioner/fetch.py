@@ -185,7 +185,7 @@ class EutilsClient:
             raise FetchError("E-utilities settings: timeout, patience and reply limit must be positive")
         try:  # an address that cannot be split ("http://[::1", a port of letters) is a bad address too
             parts = urllib.parse.urlsplit(s.base_url)
-            parts.port
+            _ = parts.port  # reading a port that is not a number raises ValueError
         except ValueError:
             parts = None
         if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:

@@ -82,7 +82,8 @@ def main() -> int:
     window.resize(width, height)
     wait(app, lambda: False, 0.5)  # let the layout settle (docks, splitter)
     # The documents panel wide enough for its Unsure column (what it is sorted by).
-    window.resizeDocks([window.documents_dock, window.review_queue.dock], [430 if width > 1200 else 300, min(360, width // 4)],
+    window.resizeDocks([window.documents_dock, window.review_queue.dock],
+                       [430 if width > 1200 else 300, min(360, width // 4)],
                        Qt.Orientation.Horizontal)
     wait(app, lambda: False, 0.5)
     out = args.out
