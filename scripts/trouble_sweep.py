@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import importlib.util
 import json
 import os
 import random
@@ -31,7 +32,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 BIN = str(Path(sys.executable).parent / "fastbioner")
 BAD_WORDS = ("Traceback", "MemoryError")
 LIMIT = "ulimit -v 3000000; exec timeout 90 "
@@ -149,9 +149,18 @@ def make_inputs(d: Path) -> dict[str, Path]:
     return f
 
 
+def load_test_helper(name: str):
+    """A helper module of tests/ (tiny_models, eutils_fake), loaded from its file: this
+    script runs as a file, with no sys.path edit (none is allowed, tests included)."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "tests" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
 def tiny_model(d: Path) -> Path:
-    from tests.tiny_models import make_tiny_model
-    return make_tiny_model(d / "tiny")
+    return load_test_helper("tiny_models").make_tiny_model(d / "tiny")
 
 
 def safetensors_bytes(header: dict, data: bytes) -> bytes:
@@ -596,7 +605,8 @@ def build_runs(tmp: Path, only: str | None) -> tuple[list[Run], list]:
 
 def fetch_runs(tmp: Path, env: dict, only: str | None) -> list[tuple[str, list[Run], object]]:
     """Groups of fetch runs, each against a fake server scripted by its setup."""
-    from tests.eutils_fake import FakeEutils, make_articles, closed_port_url
+    fake = load_test_helper("eutils_fake")
+    FakeEutils, make_articles, closed_port_url = fake.FakeEutils, fake.make_articles, fake.closed_port_url
     out = tmp / "out"
     groups = []
 
