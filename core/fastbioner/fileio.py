@@ -293,3 +293,17 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-
         if isinstance(exc, OSError):
             raise InputError(f"cannot write: {exc.strerror or exc}", path) from None
         raise
+
+
+def write_json_record(path: str | Path, record: object) -> None:
+    """A command's ``--json`` figures, written whole or not at all; a folder that cannot
+    take it is one line naming the file."""
+    import json
+
+    from .errors import FastBioNERError
+
+    try:
+        with atomic_write(path) as fh:
+            fh.write(json.dumps(record, indent=2) + "\n")
+    except OSError as exc:
+        raise FastBioNERError(f"{path}: cannot write ({exc.strerror or exc})") from None

@@ -100,14 +100,20 @@ def test_token_level_terms_fail_clearly_on_other_wordpieces_but_soft_labels_work
     assert student.classifier.weight.grad is not None
 
 
-def test_narrower_student_with_shifted_ids_learns_every_term(tmp_path, teacher):
+def _narrower_student_objective(tmp_path, teacher, method):
+    """A 2-layer student 16 wide (the teacher: 32) with the same wordpieces under
+    shifted ids, its objective under ``method`` and one batch."""
     t_model, t_tok = teacher
     labels = model_labels(t_model)
     folder = encoder_with_vocab(tmp_path / "s", shifted_vocab(), hidden=16, layers=3)
     student = truncate_layers(load_token_classifier(folder, labels=labels), 2)
     s_tok = load_tokenizer(folder)
     (batch,) = batches_for(t_tok, s_tok, labels)
-    objective = _objective(t_model, student, "fastbioner", SubwordAligner(t_tok, s_tok))
+    return _objective(t_model, student, method, SubwordAligner(t_tok, s_tok)), batch
+
+
+def test_narrower_student_with_shifted_ids_learns_every_term(tmp_path, teacher):
+    objective, batch = _narrower_student_objective(tmp_path, teacher, "fastbioner")
     assert objective.parts.hidden_projection.in_features == 16  # W_h: 16 -> 32
     loss, terms = objective(batch, 0, 10)
     assert set(terms) == {"soft", "gold", "hidden", "attention", "loss", "phi"}
@@ -142,13 +148,7 @@ def test_narrower_student_under_pkd_matches_normalised_hidden_states_through_w_h
     """The pkd-style objective for a student of another width (the MiniLM student of
     an MPNet teacher): the normalised hidden-state distance goes through W_h, every
     mapped layer pair counts, and W_h learns from it."""
-    t_model, t_tok = teacher
-    labels = model_labels(t_model)
-    folder = encoder_with_vocab(tmp_path / "s", shifted_vocab(), hidden=16, layers=3)
-    student = truncate_layers(load_token_classifier(folder, labels=labels), 2)
-    s_tok = load_tokenizer(folder)
-    (batch,) = batches_for(t_tok, s_tok, labels)
-    objective = _objective(t_model, student, "pkd", SubwordAligner(t_tok, s_tok))
+    objective, batch = _narrower_student_objective(tmp_path, teacher, "pkd")
     assert objective.parts.hidden_projection.in_features == 16  # W_h: 16 -> 32
     loss, terms = objective(batch, 0, 10)
     assert set(terms) == {"soft", "gold", "hidden-norm", "loss", "phi"}

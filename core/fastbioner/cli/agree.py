@@ -6,13 +6,12 @@ A light command: it reads files and counts, never importing torch or transformer
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from ..agreement import KIND_NAMES, KINDS, MATCHES, PairAgreement, compare_documents, fleiss_over, match_documents
 from ..documents import Document
-from ..errors import FastBioNERError, InputError
-from ..fileio import atomic_write, check_not_an_input, output_target
+from ..errors import InputError
+from ..fileio import check_not_an_input, output_target, write_json_record
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -95,9 +94,5 @@ def run_agree(args: argparse.Namespace) -> int:
     if args.json:
         record = {"files": args.files, "match": args.match, "pairs": [p.to_dict() for p in pairs],
                   "fleiss": fleiss}
-        try:
-            with atomic_write(args.json) as fh:
-                fh.write(json.dumps(record, indent=2) + "\n")
-        except OSError as exc:
-            raise FastBioNERError(f"{args.json}: cannot write ({exc.strerror or exc})") from None
+        write_json_record(args.json, record)
     return 0

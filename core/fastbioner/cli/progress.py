@@ -5,11 +5,11 @@ from __future__ import annotations
 import contextlib
 import signal
 import sys
-from typing import Iterator
+from typing import Any, Callable, Iterator
 
 from tqdm import tqdm
 
-from ..jobs import CancelToken, ProgressEvent
+from ..jobs import CancelToken, Cancelled, ProgressEvent
 
 
 class ProgressBar:
@@ -73,3 +73,22 @@ def ctrl_c_cancels(token: CancelToken) -> Iterator[CancelToken]:
         yield token
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def run_writing_job(out, quiet: bool, work: Callable[[ProgressBar, CancelToken], Any]) -> int:
+    """Run a command's job that writes ``out`` (``work(on_event, cancel)``, returning a
+    summary with ``lines()``) under a progress bar, the first Ctrl-C cancelling it:
+    prints the summary and returns the exit status (130 when cancelled: nothing written)."""
+    token = CancelToken()
+    bar = ProgressBar(quiet=quiet)
+    try:
+        with ctrl_c_cancels(token):
+            summary = work(bar, token)
+    except Cancelled:
+        print(f"fastbioner: cancelled; {out} not written", file=sys.stderr)
+        return 130
+    finally:
+        bar.close()
+    for line in summary.lines():
+        print(line)
+    return 0

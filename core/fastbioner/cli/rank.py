@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from ..errors import InputError
 from ..fileio import check_not_an_input, output_target
-from ..jobs import CancelToken, Cancelled
-from .progress import ProgressBar, ctrl_c_cancels
+from .progress import run_writing_job
 from .tag import _run_options, _tagger_config
 
 
@@ -57,18 +55,6 @@ def rank_command(args: argparse.Namespace) -> int:
     config = _tagger_config(args)
     config.validate()
     tagger = Tagger.load(model_to_tag(args.model), config)
-    token = CancelToken()
-    bar = ProgressBar(quiet=args.quiet)
-    try:
-        with ctrl_c_cancels(token):
-            summary = rank_files(tagger, args.inputs, args.top, args.out, args.out_format,
-                                 input_format=args.input_format, chunk_documents=max(1, args.chunk),
-                                 suggestions=args.suggestions, on_event=bar, cancel=token)
-    except Cancelled:
-        print(f"fastbioner: cancelled; {args.out} not written", file=sys.stderr)
-        return 130
-    finally:
-        bar.close()
-    for line in summary.lines():
-        print(line)
-    return 0
+    return run_writing_job(args.out, args.quiet, lambda bar, token: rank_files(
+        tagger, args.inputs, args.top, args.out, args.out_format, input_format=args.input_format,
+        chunk_documents=max(1, args.chunk), suggestions=args.suggestions, on_event=bar, cancel=token))

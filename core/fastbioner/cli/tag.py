@@ -4,15 +4,14 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
-from ..errors import FastBioNERError, InputError
-from ..fileio import atomic_write, check_input, check_not_an_input, output_target
+from ..errors import InputError
+from ..fileio import check_input, check_not_an_input, output_target, write_json_record
 from ..jobs import CancelToken, Cancelled
 from ..precision import PRECISION_CHOICES, loss_points_text
-from .progress import ProgressBar, ctrl_c_cancels
+from .progress import ProgressBar, ctrl_c_cancels, run_writing_job
 
 OUTPUT_FORMATS = ("conll", "pubtator", "bioc", "jsonl")
 
@@ -85,21 +84,9 @@ def tag_command(args: argparse.Namespace) -> int:
     config = _tagger_config(args)
     config.validate()
     tagger = Tagger.load(model, config)
-    token = CancelToken()
-    bar = ProgressBar(quiet=args.quiet)
-    try:
-        with ctrl_c_cancels(token):
-            summary = tag_files(tagger, args.inputs, args.out, args.out_format,
-                                input_format=args.input_format, chunk_documents=max(1, args.chunk),
-                                on_event=bar, cancel=token)
-    except Cancelled:
-        print(f"fastbioner: cancelled; {args.out} not written", file=sys.stderr)
-        return 130
-    finally:
-        bar.close()
-    for line in summary.lines():
-        print(line)
-    return 0
+    return run_writing_job(args.out, args.quiet, lambda bar, token: tag_files(
+        tagger, args.inputs, args.out, args.out_format, input_format=args.input_format,
+        chunk_documents=max(1, args.chunk), on_event=bar, cancel=token))
 
 
 def benchmark_command(args: argparse.Namespace) -> int:
@@ -149,9 +136,5 @@ def benchmark_command(args: argparse.Namespace) -> int:
         else:
             print(f"{args.model} is not a registry model: nothing recorded (import it first)")
     if args.json:
-        try:
-            with atomic_write(args.json) as fh:
-                fh.write(json.dumps(record, indent=2) + "\n")
-        except OSError as exc:
-            raise FastBioNERError(f"{args.json}: cannot write ({exc.strerror or exc})") from None
+        write_json_record(args.json, record)
     return 0
