@@ -172,9 +172,9 @@ def test_build_replaces_the_folder_and_writes_how(chain_registry, monkeypatch, c
     order = [md.index(f"`{n}`:") for n in ("t-mpnet", "t-mpnet-s14", "minilm-ft", "student")]
     assert order == sorted(order)
     assert "fastbioner train-teacher --name t-mpnet-s14 --seed 14" in md
-    assert (f"fastbioner compact student --name new-default --corpus c1.txt c2\nfastbioner evaluate new-default "
-            f"dev.tsv --record\nfastbioner benchmark new-default --docs {build.DOCS} --devel dev.tsv\n"
-            f"fastbioner models export new-default {out}\n") in md
+    assert build.portable(f"fastbioner compact student --name new-default --corpus c1.txt c2\nfastbioner evaluate "
+                          f"new-default dev.tsv --record\nfastbioner benchmark new-default --docs {build.DOCS} "
+                          f"--devel dev.tsv\nfastbioner models export new-default {out}\n") in md
     # the precision checks, and the mode --precision auto runs because of them
     assert "| int8 | 10,969 | 0.9978 | 80.41 | 0.01 | yes |" in md and "runs **int8**" in md
     assert "(a machine without that mode runs float32)" in md
@@ -288,3 +288,12 @@ def test_a_shipped_folders_precision_is_checked_again_without_touching_its_weigh
     build.recheck_precision(out, str(devel), str(src))  # again: both checks listed, one table
     text = (out / "BUILD.md").read_text(encoding="utf-8")
     assert text.count("fastbioner benchmark shipped --docs") == 2 and text.count("| mode |") == 1
+
+
+def test_build_md_names_no_path_of_the_machine_that_built_it():
+    from experiments.build_default_model import REPO, portable
+
+    text = (f"fastbioner evaluate m {REPO.parent / 'shared'}/data/bc5cdr/iob/devel.tsv\n"
+            f"fastbioner models export m {REPO}/assets/default-model\n--student-from {Path.home()}/.cache/x\n")
+    assert portable(text) == ("fastbioner evaluate m ../shared/data/bc5cdr/iob/devel.tsv\n"
+                              "fastbioner models export m assets/default-model\n--student-from ~/.cache/x\n")
