@@ -3,8 +3,9 @@ and memory over the whole run, a run with nothing to do, and a daily update.
 Writes ``benchmarks/results/pubmed_daily.json``.
 
 The corpus: real abstracts (BC5CDR training and development sets in ``../shared/data``,
-1,000 abstracts; their texts repeat under new PMIDs when more are asked for, so every
-document is distinct by id but shapes repeat) written as gzipped PubMed baseline-style
+1,000 abstracts; past the first thousand, each repeats an abstract under a new PMID with
+the first sentence of another appended, so no two texts are the same and lengths keep
+varying) written as gzipped PubMed baseline-style
 files, ``--files`` of ``--per-file`` documents; then one update file that revises
 ``--revise`` PMIDs spread over the baseline files (new text), adds ``--add`` new ones
 and deletes ``--delete``, as PubMed's daily files do.
@@ -65,10 +66,23 @@ def source_abstracts() -> list:
     return docs
 
 
-def document(source, pmid: int, revised: bool = False):
+def first_sentence(text: str) -> str:
+    end = text.find(". ")
+    return text if end < 0 else text[:end + 1]
+
+
+def document(sources: list, i: int, pmid: int, revised: bool = False):
+    """The ``i``-th document: abstract ``i`` of the sources; past the first pass over them,
+    with the first sentence of another abstract appended (chosen by ``i`` and the pass),
+    so that lengths and sentence mixes keep changing as in real PubMed and no two
+    documents share a text: the tagger keeps meeting input shapes it has not seen."""
     from fastbioner.documents import Document
 
-    abstract = source.abstract + (" This citation was revised." if revised else "")
+    source, passes = sources[i % len(sources)], i // len(sources)
+    abstract = source.abstract
+    if passes:
+        abstract += " " + first_sentence(sources[(i * 7 + passes * 131) % len(sources)].abstract)
+    abstract += " This citation was revised." if revised else ""
     return Document.from_parts(str(pmid), source.title, [(None, abstract)])
 
 
@@ -173,13 +187,13 @@ def main() -> int:
     try:
         t0 = time.perf_counter()
         baseline = [write_pubmed(workdir / f"pubmed25n{k + 1:04d}.xml.gz",
-                                 [document(sources[i % len(sources)], 1_000_000 + i)
+                                 [document(sources, i, 1_000_000 + i)
                                   for i in range(k * args.per_file, (k + 1) * args.per_file)])
                     for k in range(args.files)]
         step = max(1, total // max(1, args.revise))
-        revised = [document(sources[i % len(sources)], 1_000_000 + i, revised=True)
+        revised = [document(sources, i, 1_000_000 + i, revised=True)
                    for i in range(0, total, step)][:args.revise]
-        added = [document(sources[(total + i) % len(sources)], 2_000_000 + i) for i in range(args.add)]
+        added = [document(sources, total + i, 2_000_000 + i) for i in range(args.add)]
         deleted = [1_000_000 + total - 1 - 7 * i for i in range(args.delete)]
         update = write_pubmed(workdir / f"pubmed25n{args.files + 1:04d}.xml.gz", revised + added, deleted)
         write_seconds = time.perf_counter() - t0
@@ -209,7 +223,8 @@ def main() -> int:
         "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPU core(s)",
         "load_average": [round(x, 2) for x in os.getloadavg()],
         "note": "measured on this machine while other jobs shared its cores",
-        "model": model, "corpus": f"{len(sources)} real BC5CDR abstracts under new PMIDs, "
+        "model": model, "corpus": f"{len(sources)} real BC5CDR abstracts under new PMIDs (past the first pass with "
+                                   f"another's first sentence appended), "
                                    f"{args.files} file(s) of {args.per_file}",
         "files_written_seconds": round(write_seconds, 1), "chunk": args.chunk,
         "update": {"revised": len(revised), "added": len(added), "deleted": len(deleted)},

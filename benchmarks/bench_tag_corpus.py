@@ -16,6 +16,10 @@ per busy worker (tokens over the time the workers spent inside the Tagger):
 - ``ray-1`` and ``ray-2``: Ray on this machine with ``num_cpus=--cpus``, 1 and 2 Tagger
   actors (fractional CPUs, one torch thread each).
 
+Memory: the peak, sampled each second, of the proportional set size summed over this
+process and every process it started (under Ray: the GCS, the raylet and the actors, all
+on this one node), by ``proc_memory.TreeSampler``.
+
 Derived (arithmetic on the measured per-worker figure, nothing else): worker-hours per
 million abstracts and the hours all of PubMed (``--pubmed-abstracts``, about 36
 million) takes on N workers. GPU figures are not measured here (``"gpu": "unmeasured"``;
@@ -106,6 +110,12 @@ def pick_model(name: str | None) -> tuple[str, str]:
         return str(folder), "tiny random (not a real model)"
 
 
+try:
+    from .proc_memory import TreeSampler
+except ImportError:  # run as a script: benchmarks/ is sys.path[0]
+    from proc_memory import TreeSampler
+
+
 def run_config(config: str, paths: list[Path], model: str, threads: int, cpus: int, workdir: Path) -> dict:
     from fastbioner.inference import TaggerConfig
     from fastbioner.scale import CorpusOptions, tag_corpus
@@ -126,9 +136,10 @@ def run_config(config: str, paths: list[Path], model: str, threads: int, cpus: i
         options = CorpusOptions(engine="ray", workers=int(config.split("-")[1]))
         tagger = TaggerConfig(threads=1)
     try:
-        t0 = time.perf_counter()
-        s = tag_corpus(paths, out, model, tagger, options)
-        total = time.perf_counter() - t0
+        with TreeSampler() as memory:  # this process and, under Ray, its GCS, raylet and actors
+            t0 = time.perf_counter()
+            s = tag_corpus(paths, out, model, tagger, options)
+            total = time.perf_counter() - t0
     finally:
         if config != "local":
             import ray
@@ -141,11 +152,13 @@ def run_config(config: str, paths: list[Path], model: str, threads: int, cpus: i
            "tokens_per_s": round(s.tokens_per_s, 1),
            "tokens_per_s_per_worker": round(s.tokens_per_s_per_worker, 1),
            "device": s.device, "deleted_dropped": s.deleted_dropped,
+           "peak_memory_mb": round(memory.peak_mb, 1), "processes_at_peak": memory.peak_processes,
            "load_average_before": load_before, "load_average_after": [round(x, 2) for x in os.getloadavg()]}
     print(f"{config:<7} {s.workers} worker(s): {s.tokens_tagged:,} tokens in {s.tagging_seconds:.1f} s "
           f"= {s.tokens_per_s:,.0f} tokens/s ({s.tokens_per_s_per_worker:,.0f} per busy worker); "
           f"model load {s.startup_seconds:.1f} s" + (f", ray.init {ray_init_seconds:.1f} s" if ray_init_seconds else "")
-          + f"; {s.device.get('precision')} on {s.device.get('device')}")
+          + f"; {s.device.get('precision')} on {s.device.get('device')}; peak memory {memory.peak_mb:,.0f} MB "
+          f"over {memory.peak_processes} process(es)")
     return row
 
 

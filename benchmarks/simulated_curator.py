@@ -92,7 +92,7 @@ def settings() -> dict:
     """fine-tune's defaults this run used (they may change after it)."""
     from fastbioner.finetune_config import FineTuneConfig
 
-    c = FineTuneConfig()
+    c = FineTuneConfig().for_model("bert")  # the shipped default model's kind
     return {"epochs": c.training.epochs, "learning_rate": c.training.learning_rate,
             "batch_size": c.training.batch_size, "patience": c.training.early_stopping_patience,
             "freeze_layers": c.freeze_layers}

@@ -143,6 +143,8 @@ class TrainingConfig(Settings):
     max_steps: int = opt(0, "stop after this many steps (0: all epochs); for timing runs")
     selection_metric: str = opt("f1", "devel metric that picks the best weights (higher is better), e.g. f1, "
                                       "f1_Disease")
+    keep_weights: str = opt("best", "the weights a run ends with when it is scored as it goes: best (those of "
+                                    "its best score) or last (those of its last step)", choices=("best", "last"))
 
     def validate(self) -> None:
         _check(self.epochs >= 1, "epochs must be at least 1")
@@ -152,6 +154,7 @@ class TrainingConfig(Settings):
         _check(0 <= self.warmup_ratio < 1, "warmup_ratio must be in [0, 1)")
         _check(self.weight_decay >= 0, "weight_decay must not be negative")
         _check(self.max_grad_norm >= 0, "max_grad_norm must not be negative")
+        _check(self.keep_weights in ("best", "last"), "keep_weights must be 'best' or 'last'")
         for name in ("eval_every_steps", "early_stopping_patience", "checkpoint_every_steps",
                      "max_steps", "threads"):
             _check(getattr(self, name) >= 0, f"{name} must not be negative")

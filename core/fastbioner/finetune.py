@@ -41,6 +41,7 @@ from .formats import read_tagged_files
 from .inference import _position_limit, _read_labels, scoring_tagger
 from .jobs import CancelToken, EventCallback, ProgressReporter, run_job
 from .labels import TaggedSentence, bio_labels, entity_types, from_iob2, split_tag
+from .loading import model_kind
 from .modeling import load_token_classifier, load_tokenizer, model_shape, pick_device, tagger_labels
 from .registry import Manifest, ModelEntry, Registry, now_iso
 from .training import Trainer, TrainingResult, seed_everything
@@ -289,6 +290,7 @@ def fine_tune(model_ref: str, config: FineTuneConfig, name: str, *, registry: Re
         if tagger_labels(folder) is None:
             raise ModelError(f"{model_ref}: not a trained tagger (no tagging head); fine-tune a model made by "
                              f"train-teacher, distill or shipped with fastbioner")
+        settings = config.for_model(model_kind(folder))  # the learning rate, when open, by kind
         # A shipped or exported folder is named by its manifest (the folder's own name
         # is "default-model"); a registered model by its registry name.
         start_name = entry.name if entry.registered else (entry.manifest.name or entry.name)
@@ -298,7 +300,7 @@ def fine_tune(model_ref: str, config: FineTuneConfig, name: str, *, registry: Re
         old_labels, scheme = _read_labels(model, str(model_ref))
         old_types = entity_types(old_labels)
         check_label_clash(reviewed, old_types, where)
-        if config.drop_other_labels:
+        if settings.drop_other_labels:
             labels = bio_labels(reviewed, scheme)
             kept_types: list[str] = []
         else:
@@ -310,19 +312,19 @@ def fine_tune(model_ref: str, config: FineTuneConfig, name: str, *, registry: Re
         encoding.update(max_length=enc_max)
         context = encoding.get("context", "sentence")
 
-        tc = config.training
+        tc = settings.training
         seed_everything(tc.seed)
         notes: list[str] = []
         if dev:
             train, held, n_docs, n_held = reviewed_sentences, [], len(_units(reviewed_sentences)), 0
-            check_sentences, dev_source = dev, f"dev file {Path(config.dev_file).name}"
+            check_sentences, dev_source = dev, f"dev file {Path(settings.dev_file).name}"
         else:
-            train, held, n_docs, n_held = split_held_back(reviewed_sentences, config.holdout_share,
-                                                          config.holdout_min, tc.seed)
+            train, held, n_docs, n_held = split_held_back(reviewed_sentences, settings.holdout_share,
+                                                          settings.holdout_min, tc.seed)
             check_sentences = held
             dev_source = f"{n_held} held-back document(s)" if n_held else "none"
             if not n_held:
-                notes.append(f"{n_docs} reviewed document(s), fewer than {2 * config.holdout_min}: none held "
+                notes.append(f"{n_docs} reviewed document(s), fewer than {2 * settings.holdout_min}: none held "
                              f"back, so no early stopping and no before/after scores (all {tc.epochs} "
                              f"epoch(s) run; pass --dev to score)")
         check_docs = runs.document_keys(check_sentences, context, where) if check_sentences else None
@@ -351,7 +353,7 @@ def fine_tune(model_ref: str, config: FineTuneConfig, name: str, *, registry: Re
             old_probs = start_probabilities(model, encoder, windows, tc.eval_batch_size, device, reporter.cancel)
         targets = soft_targets(windows, labels, set(reviewed), old_labels, old_probs)
         relabel_head(model, old_labels, labels)
-        freeze_lower_layers(model, config.freeze_layers)
+        freeze_lower_layers(model, settings.freeze_layers)
 
         reports: list[EvaluationReport] = []
 
@@ -361,14 +363,18 @@ def fine_tune(model_ref: str, config: FineTuneConfig, name: str, *, registry: Re
             return reports[-1].metrics()
 
         batches = WindowBatches(encoder, windows, tc.batch_size, seed=tc.seed)
-        data = runs.data_records(config.train_files, config.dev_file)
+        data = runs.data_records(settings.train_files, settings.dev_file)
         trainer = Trainer({"model": model}, ReviewObjective(model, targets), batches, tc,
                           evaluate=evaluate if check_sentences else None, checkpoint_dir=None,
                           check=reporter.check)
         result = trainer.run(reporter)
         after = None
         if check_sentences:
-            after = next((r for r in reports if r.metrics() == result.best_metrics), None)
+            if tc.keep_weights == "last":  # the last scoring, if it was of the final weights
+                final = bool(reports) and bool(result.history) and result.history[-1]["step"] == result.steps
+                after = reports[-1] if final else None
+            else:
+                after = next((r for r in reports if r.metrics() == result.best_metrics), None)
             if after is None:
                 after = score_reviewed(model, tokenizer, encoding, check_sentences, set(reviewed), check_docs,
                                        reporter.cancel)
@@ -377,7 +383,7 @@ def fine_tune(model_ref: str, config: FineTuneConfig, name: str, *, registry: Re
 
         def manifest_for(folder_: Path) -> Manifest:
             start = entry.manifest
-            cfg = {**runs.manifest_config(config), "encoding": encoding, "fine_tuned_from": start_name,
+            cfg = {**runs.manifest_config(settings), "encoding": encoding, "fine_tuned_from": start_name,
                    "starting_labels": old_labels, "reviewed_types": reviewed, "kept_types": kept_types}
             return Manifest(kind=start.kind or "student", base_model=start_name, labels=labels, config=cfg,
                             training_data=data, metrics=after.to_dict() if after else {},

@@ -9,16 +9,30 @@ abstracts, devel only; the runs and their figures are in docs/curator-loop.md).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .config import ConfigError, Settings, TrainingConfig, opt
 
+# The peak learning rate when none is given, by kind of model (fastbioner.loading.model_kind).
+# Measured on NCBI-disease devel (docs/curator-loop.md, "Choosing the defaults"), 100
+# reviewed abstracts: for the transformer student 3e-4 led 1e-4 at every epoch (80.22
+# against 79.16 Disease F1 after 6); the convolutional student, whose weights are few
+# and whose embedding table is frozen, learnt little at 3e-4 (64.73) and most at 3e-3
+# (70.02 and 68.79 for seeds 13 and 14, against 69.09 and 68.75 at 1e-3, 67.89 at 1e-2).
+TRANSFORMER_LEARNING_RATE = 3e-4
+SMALL_MODEL_LEARNING_RATE = 3e-3  # convolutional and recurrent students (recurrent: not measured)
+SMALL_MODEL_KINDS = ("cnn", "recurrent")
+
+
+def default_learning_rate(kind: str) -> float:
+    """The peak learning rate for a model of ``kind`` when the settings leave it open."""
+    return SMALL_MODEL_LEARNING_RATE if kind in SMALL_MODEL_KINDS else TRANSFORMER_LEARNING_RATE
+
 
 def _training() -> TrainingConfig:
-    # Measured on NCBI-disease devel (docs/curator-loop.md, "Choosing the defaults"): on
-    # 100 reviewed abstracts 3e-4 led 1e-4 at every epoch (80.22 against 79.16 Disease F1
-    # after 6); 4 epochs keep one update of 100 abstracts near two minutes on two cores.
-    return TrainingConfig(epochs=4, learning_rate=3e-4, batch_size=16, seed=13,
+    # learning_rate None: decided by the kind of model once it is known (default_learning_rate).
+    # 4 epochs keep one update of 100 abstracts near two minutes on two cores.
+    return TrainingConfig(epochs=4, learning_rate=None, batch_size=16, seed=13,  # type: ignore[arg-type]
                           early_stopping_patience=2)
 
 
@@ -50,7 +64,16 @@ class FineTuneConfig(Settings):
             raise ConfigError("holdout_min must be at least 1")
         if self.freeze_layers < 0:
             raise ConfigError("freeze_layers must not be negative")
-        self.training.validate()
+        training = self.training
+        if training.learning_rate is None:  # left to the model's kind: any default passes
+            training = replace(training, learning_rate=TRANSFORMER_LEARNING_RATE)
+        training.validate()
+
+    def for_model(self, kind: str) -> "FineTuneConfig":
+        """These settings with an open learning rate decided for a model of ``kind``."""
+        if self.training.learning_rate is not None:
+            return self
+        return replace(self, training=replace(self.training, learning_rate=default_learning_rate(kind)))
 
 
 def held_back_count(documents: int, share: float = 0.1, minimum: int = 5) -> int:

@@ -24,6 +24,9 @@ if TYPE_CHECKING:
 
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle")
 HEAD_NAMES = ("classifier", "score")  # token-classification heads a base model lacks
+# The project's own taggers (fastbioner.models): complete taggers, head included, whose
+# class names do not follow transformers' "...ForTokenClassification".
+OWN_TAGGER_ARCHITECTURES = ("ConvTagger", "RecurrentTagger", "TransformerCRFTagger")
 
 
 def pick_device(spec: str | torch.device | None = "auto") -> torch.device:
@@ -114,7 +117,8 @@ def tagger_labels(ref: str | Path) -> list[str] | None:
             config = AutoConfig.from_pretrained(str(ref), trust_remote_code=False)
     except Exception:
         return None
-    if not any(a.endswith("ForTokenClassification") for a in (config.architectures or [])):
+    if not any(a.endswith("ForTokenClassification") or a in OWN_TAGGER_ARCHITECTURES
+               for a in (config.architectures or [])):
         return None
     id2label = config.id2label or {}
     return [id2label[i] for i in range(len(id2label))]

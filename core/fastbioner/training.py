@@ -13,7 +13,8 @@ modules it uses. Give the :class:`Trainer`:
 
 - ``modules``: the trainable ``nn.Module`` objects by name (a student and a
   projection W_h, say); all their parameters are optimised, checkpointed and, at
-  the end, set to the best evaluation's weights;
+  the end, set to the best evaluation's weights (unless ``config.keep_weights`` is
+  ``"last"``);
 - ``frozen``: modules only read (a teacher): moved to the device, put in eval
   mode, never optimised or saved;
 - ``batches``: a :class:`BatchSource` (``len()`` micro-batches per epoch and
@@ -303,7 +304,7 @@ class Trainer:
             if self.checkpoint_dir is not None and st.step > st.checkpointed_step:
                 self._save_checkpoint()  # resume continues from the last finished step
             raise
-        if self._best_weights is not None:
+        if self._best_weights is not None and self.config.keep_weights == "best":
             for name, weights in self._best_weights.items():
                 self.modules[name].load_state_dict(weights)
 

@@ -299,3 +299,40 @@ def test_cancelled_rank_writes_nothing(tmp_path, tiny):
         rank_files(tagger, [src], 3, out, chunk_documents=2, on_event=on_event, cancel=token)
     assert "score" in stages and not out.exists()
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".out")]
+
+
+def test_a_compacted_convolutional_student_is_fine_tuned_at_its_own_learning_rate(trained, tmp_path):
+    """The shipped fast model is a convolutional student whose embedding table is stored
+    in int8: fine-tune trains its convolutions and head (the table stays frozen), keeps
+    its other labels, and takes the small models' learning rate when none is given."""
+    from safetensors.torch import load_file
+
+    from fastbioner.compact import compact_model
+    from fastbioner.distill.runner import distill
+    from fastbioner.distill.config import StudentConfig
+    from fastbioner.finetune_config import SMALL_MODEL_LEARNING_RATE
+    from tests.core.distill_setup import config as distill_config
+    from tests.core.distill_setup import fresh_registry
+
+    registry = fresh_registry(trained, tmp_path)
+    _, bio = trained
+    distill(distill_config(bio, method="hinton", epochs=2, student=StudentConfig(source="cnn", conv_width=8,
+                                                                                  conv_layers=1)),
+            "cnn", registry=registry)
+    compacted = tmp_path / "cnn-int8"
+    compact_model(registry.get("cnn").path, compacted, None, int8_embeddings=True)
+
+    train = _bio(tmp_path / "disease.conll", _disease_only(SENTENCES), documents=12)
+    settings = FineTuneConfig(train_files=[str(train)],
+                              training=TrainingConfig(epochs=2, batch_size=4, learning_rate=None, seed=3,
+                                                      device="cpu", early_stopping_patience=2))
+    result = fine_tune(str(compacted), settings, "cnn-reviewed", registry=registry)
+    entry = registry.get("cnn-reviewed")
+    assert entry.manifest.config["training"]["learning_rate"] == SMALL_MODEL_LEARNING_RATE
+    assert result.kept_types == ["Chemical"] and entry.labels == ["O", "B-Chemical", "I-Chemical", "B-Disease",
+                                                                   "I-Disease"]
+    before, after = load_file(str(compacted / "model.safetensors")), load_file(str(entry.path / "model.safetensors"))
+    table = [k for k in before if before[k].dtype == torch.int8]
+    assert table and all(torch.equal(before[k], after[k]) for k in table)  # the int8 table is frozen
+    assert any(not torch.equal(before[k].float(), after[k].float()) for k in before if k not in table)
+    assert len(_tags(entry.path, SENTENCES)) == len(SENTENCES)

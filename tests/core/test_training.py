@@ -221,6 +221,24 @@ def test_early_stopping_keeps_the_best_weights():
         assert torch.equal(v, snapshot[k])
 
 
+def test_keep_weights_last_ends_with_the_last_steps_weights_though_an_earlier_score_was_best():
+    net = Net()
+    scores = iter([0.5 - 0.1 * i for i in range(100)])  # the first scoring is the best
+    snapshot = {}
+
+    def evaluate():
+        score = next(scores)
+        snapshot.update({k: v.clone() for k, v in net.state_dict().items()})  # the weights scored last
+        return {"f1": score}
+
+    result = run(Trainer({"net": net}, objective_for(net), Batches(n=4),
+                         config(epochs=3, eval_every_steps=2, keep_weights="last"), evaluate=evaluate))
+    assert result.best_step == 2 and result.steps == result.total_steps > 2 and not result.stopped_early
+    assert result.history[-1]["step"] == result.steps
+    for k, v in net.state_dict().items():
+        assert torch.equal(v, snapshot[k])
+
+
 def test_diverging_loss_is_a_clear_error():
     net = Net()
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..finetune_config import FineTuneConfig
+from ..finetune_config import SMALL_MODEL_LEARNING_RATE, TRANSFORMER_LEARNING_RATE, FineTuneConfig
 from ..jobs import CancelToken, Cancelled
 from .config_flags import add_config_flags, config_from_flags
 from .progress import ProgressBar, ctrl_c_cancels
@@ -15,7 +15,8 @@ from .progress import ProgressBar, ctrl_c_cancels
 def register(subparsers: argparse._SubParsersAction) -> None:
     f = subparsers.add_parser(
         "fine-tune", help="continue training a model on your reviewed documents",
-        description="Continue training MODEL (registry name or folder: a transformer teacher or student) on "
+        description="Continue training MODEL (registry name or folder: a teacher or a student, transformer, "
+                    "convolutional or recurrent) on "
                     "reviewed documents and register the result as --name. New entity types get new rows "
                     "of the tagging head; the model's types the documents do not annotate are kept (it "
                     "learns its own predictions for them) unless --drop-other-labels. Without --dev a "
@@ -23,7 +24,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "after scores. Ctrl-C cancels and registers nothing. See docs/curator-loop.md.")
     f.add_argument("model", metavar="MODEL", help="registry name or model folder to start from")
     f.add_argument("--name", required=True, help="registry name of the new model")
-    add_config_flags(f, FineTuneConfig, required=("train_files",))
+    add_config_flags(f, FineTuneConfig, required=("train_files",), overrides={
+        # decided by the kind of model once it is loaded (finetune_config.default_learning_rate)
+        "training.learning_rate": {"default": None, "help": f"peak learning rate (default "
+                                   f"{TRANSFORMER_LEARNING_RATE:g} for a transformer, {SMALL_MODEL_LEARNING_RATE:g} "
+                                   f"for a convolutional or recurrent student)"}})
     f.add_argument("--overwrite", action="store_true", help="replace a registered model of that name")
     f.add_argument("--quiet", action="store_true", help="no progress bar")
     f.set_defaults(func=fine_tune_command)
@@ -63,8 +68,11 @@ def summary_lines(result) -> list[str]:
              f"{t.steps} steps in {t.seconds:.0f} s" + (" (stopped early)" if t.stopped_early else "")]
     lines += result.notes
     if result.before is not None and result.after is not None:
+        kept = (result.entry.manifest.config.get("training") or {}).get("keep_weights", "best")
+        which = (f"the last step's weights; best score at step {t.best_step}" if kept == "last"
+                 else f"best step {t.best_step}")
         lines.append(f"F1 on {result.dev_source}, reviewed types only: before {100 * result.before.f1:.2f}, "
-                     f"after {100 * result.after.f1:.2f} (best step {t.best_step})")
+                     f"after {100 * result.after.f1:.2f} ({which})")
         for typ in result.reviewed_types:
             b, a = result.before.per_type.get(typ), result.after.per_type.get(typ)
             if b is not None and a is not None:
