@@ -95,7 +95,7 @@ def settings() -> dict:
     c = FineTuneConfig().for_model("bert")  # the shipped default model's kind
     return {"epochs": c.training.epochs, "learning_rate": c.training.learning_rate,
             "batch_size": c.training.batch_size, "patience": c.training.early_stopping_patience,
-            "freeze_layers": c.freeze_layers}
+            "freeze_layers": c.freeze_layers, "keep_weights": c.training.keep_weights}
 
 
 def score(registry, name: str, threads: int) -> dict:
@@ -129,12 +129,15 @@ def done(results: dict, strategy: str, seed: int, size: int) -> bool:
     other settings is kept, and shown apart)."""
     now = settings()
     return any(r["strategy"] == strategy and r["seed"] == seed and r["size"] == size
-               and r.get("settings") == now for r in results["runs"])
+               and r.get("settings") and {"keep_weights": "best", **r["settings"]} == now for r in results["runs"])
 
 
 def label(record: dict) -> str:
     s = record.get("settings")
-    return f"lr {s['learning_rate']:g}, {s['epochs']} epochs" if s else "not recorded"
+    if not s:
+        return "not recorded"
+    # Records from before keep_weights existed kept the best held-back score's weights.
+    return f"lr {s['learning_rate']:g}, {s['epochs']} epochs, {s.get('keep_weights', 'best')} weights"
 
 
 def run(args) -> None:

@@ -79,7 +79,7 @@ def outcome_notes(result) -> list[str]:
                  f"{', '.join(result.reviewed_types)} as you reviewed it{kept}{added}.")
     t = result.training
     notes.append(f"{t.steps} training steps in {_duration(t.seconds)}"
-                 + (" (stopped early, at its best step)" if t.stopped_early else "") + ".")
+                 + (" (stopped early: no more gain on the held-back documents)" if t.stopped_early else "") + ".")
     notes += result.notes  # e.g. too few documents to hold any back
     return notes
 
