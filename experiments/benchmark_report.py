@@ -382,9 +382,15 @@ def scale_section() -> list[str]:
                    f"{r['tokens_per_s_per_worker']:.0f} | {r['startup_seconds']} | "
                    f"{d.get('worker_hours_per_million_abstracts', '–')} | {hours.get('64', '–')} | "
                    f"{hours.get('512', '–')} |")
-    out += ["", "These CPU figures were measured at float32 (this CPU offers no bfloat16) while other jobs "
-            "shared the two cores (the load average above): read them as a lower bound for this CPU, and the "
-            "PubMed hours as the arithmetic they are.", ""] + gpu_section()
+    precisions = sorted({(r.get("device") or {}).get("precision") or "unknown" for r in sc["runs"]})
+    memory = [f"{r['config']} {r['peak_memory_mb']:,.0f} MB over {r['processes_at_peak']} process"
+              + ("es" if r['processes_at_peak'] != 1 else "")
+              for r in sc["runs"] if r.get("peak_memory_mb")]
+    out += ["", f"These CPU figures were measured in {' and '.join(precisions)} (`--precision auto`'s choice on "
+            "this CPU) while other jobs shared the two cores (the load average above): read them as a lower "
+            "bound for this CPU, and the PubMed hours as the arithmetic they are."
+            + (f" Peak memory (proportional set size of the process and all it started): {'; '.join(memory)}."
+               if memory else ""), ""] + gpu_section()
     return out
 
 
