@@ -122,13 +122,6 @@ def recorded(name: str, manifest, results: dict) -> tuple[str, str] | None:
     return None
 
 
-def portable(text: str) -> str:
-    """BUILD.md's paths as a reader's machine has them: the corpora as ``../shared/...``,
-    repository files relative to its root, the home folder as ``~``, never this machine's."""
-    text = text.replace(f"{REPO.parent / 'shared'}/", "../shared/").replace(f"{REPO}/", "")
-    return text.replace(f"{Path.home()}/", "~/")
-
-
 def rebuilt_command(name: str, manifest) -> tuple[str, list[str]]:
     """The command that makes ``manifest``'s model again (:func:`fastbioner.rebuild_command`)."""
     from fastbioner import rebuild_command
@@ -335,7 +328,7 @@ def build(model: str, name: str, out: Path, compact_flags: list[str], devel: str
             files = sorted(f for f in staged.iterdir() if f.is_file())
             manifest = read_manifest(staged)
             text = build_md(name, model, chain, shown, manifest.metrics, files, invocation, manifest.speed)
-            (staged / "BUILD.md").write_text(portable(text), encoding="utf-8")
+            (staged / "BUILD.md").write_text(runs.portable(text), encoding="utf-8")
         with step(f"replacing {out}"):
             swap_in(staged, out, work)
     finally:
@@ -374,7 +367,7 @@ def recheck_precision(out: Path, devel: str, docs: str) -> dict:
         build = out / "BUILD.md"
         if build.is_file():
             files = sorted(f for f in out.iterdir() if f.is_file() and f.name != "BUILD.md")
-            build.write_text(portable(recheck_build_md(build.read_text(encoding="utf-8"), speed, steps, files)),
+            build.write_text(runs.portable(recheck_build_md(build.read_text(encoding="utf-8"), speed, steps, files)),
                              encoding="utf-8")
     return speed
 

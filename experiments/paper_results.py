@@ -13,6 +13,17 @@ from pathlib import Path
 
 # Beside the product benchmarks' results (the path others read: docs, tests, the queue).
 RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "paper_rows.json"
+REPO = RESULTS.parents[2]
+
+
+def portable(text: str) -> str:
+    """A command or path as a reader's machine has it, never this one's: the shared
+    corpora as ``../shared/...``, the repository's files relative to its root, the home
+    folder as ``~``. Results files and the report hold commands in this form; commands
+    are compared in it too (:func:`experiments.queue_state.normalised`), so a command
+    recorded on one machine is the same run as the queued command on another."""
+    text = text.replace(f"{REPO.parent / 'shared'}/", "../shared/").replace(f"{REPO}/", "")
+    return text.replace(f"{Path.home()}/", "~/")
 
 
 def load_results(path: Path = RESULTS) -> dict:
@@ -85,7 +96,7 @@ def result_from_manifest(m: dict) -> dict:
 
 def result_entry(row, seed: int, command: str, wall: float | None, manifest: dict,
                  commit: str | None = None) -> dict:
-    return {"command": command, "seed": seed, "epochs": row.epochs,
+    return {"command": portable(command), "seed": seed, "epochs": row.epochs,
             "wall_seconds": None if wall is None else round(wall, 1), "cpu": cpu_name(),
             "cores": os.cpu_count(), "commit": commit,
             "finished": datetime.now(timezone.utc).replace(microsecond=0).isoformat(),

@@ -74,6 +74,8 @@ def _shape(args: list[str]) -> tuple:
     """What a run's length depends on, read from its command: the subcommand, corpus,
     student, depth, epochs, precision and whether it reads unlabelled text (not the
     method, seed or rate, which change a step's cost little)."""
+    args = [runs.portable(a) for a in args]  # a recorded command's paths are portable ones
+
     def value(flag: str) -> str | None:
         return args[args.index(flag) + 1] if flag in args[:-1] else None
     return (args[0] if args else None, value("--train"), value("--student-from"), value("--layers"),

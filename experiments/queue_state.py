@@ -140,9 +140,10 @@ def failed_with_error(job: dict) -> bool:
 
 
 def normalised(args: list[str]) -> list[str]:
-    """A command without its model name: two rows that differ only there are one run."""
+    """A command without its model name, its paths as :func:`runs.portable` writes them:
+    two commands that differ only there are one run."""
     out, skip = [], False
-    for a in args:
+    for a in map(runs.portable, args):
         if skip:
             skip = False
             continue

@@ -14,7 +14,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from .paper_results import (RESULTS, aggregate, cpu_name, load_results, manifest_of,  # noqa: F401
+from .paper_results import (RESULTS, aggregate, cpu_name, load_results, manifest_of, portable,  # noqa: F401
                             record, result_entry, result_from_manifest, save_results)
 
 HERE = Path(__file__).resolve().parent

@@ -172,7 +172,7 @@ def test_build_replaces_the_folder_and_writes_how(chain_registry, monkeypatch, c
     order = [md.index(f"`{n}`:") for n in ("t-mpnet", "t-mpnet-s14", "minilm-ft", "student")]
     assert order == sorted(order)
     assert "fastbioner train-teacher --name t-mpnet-s14 --seed 14" in md
-    assert build.portable(f"fastbioner compact student --name new-default --corpus c1.txt c2\nfastbioner evaluate "
+    assert build.runs.portable(f"fastbioner compact student --name new-default --corpus c1.txt c2\nfastbioner evaluate "
                           f"new-default dev.tsv --record\nfastbioner benchmark new-default --docs {build.DOCS} "
                           f"--devel dev.tsv\nfastbioner models export new-default {out}\n") in md
     # the precision checks, and the mode --precision auto runs because of them
@@ -291,7 +291,8 @@ def test_a_shipped_folders_precision_is_checked_again_without_touching_its_weigh
 
 
 def test_build_md_names_no_path_of_the_machine_that_built_it():
-    from experiments.build_default_model import REPO, portable
+    from experiments.build_default_model import REPO
+    from experiments.runs import portable
 
     text = (f"fastbioner evaluate m {REPO.parent / 'shared'}/data/bc5cdr/iob/devel.tsv\n"
             f"fastbioner models export m {REPO}/assets/default-model\n--student-from {Path.home()}/.cache/x\n")

@@ -181,6 +181,25 @@ def test_a_run_from_before_its_teacher_was_rebuilt_is_not_the_same_run():
                                                       "x/teacher": {"13": teacher}})[0] == "x/sweep"
 
 
+def test_results_hold_portable_commands_and_a_recorded_run_matches_this_machines_job():
+    """Results files are committed: their commands name ../shared and ~, never this
+    machine's folders, and the queue still knows a recorded run when it meets it again."""
+    from pathlib import Path
+
+    queue = load("experiment_queue")
+    runs = queue.runs
+    here = f"{runs.REPO.parent / 'shared'}/data/bc5cdr/iob/train.tsv"
+    base = f"{Path.home()}/.cache/fastbioner/base-models/all-MiniLM-L6-v2"
+    args = ["distill", "--train", here, "--student-from", base, "--name", "x-s13"]
+    row = runs.Row("x/pkd", 5, "x", "t", "x", tuple(args[:-2]), 6)
+    entry = runs.result_entry(row, 13, "fastbioner " + " ".join(args), None, {}, "abc")
+    assert entry["command"] == ("fastbioner distill --train ../shared/data/bc5cdr/iob/train.tsv --student-from "
+                                "~/.cache/fastbioner/base-models/all-MiniLM-L6-v2 --name x-s13")
+    job = {"row": "x/other", "seed": 13, "args": [*args[:-1], "x-other-s13"], "requires": []}
+    assert queue.queue_runner.same_run_recorded(job, {"x/pkd": {"13": entry}})[0] == "x/pkd"
+    assert queue.queue_runner._shape(job["args"]) == queue.queue_runner._shape(entry["command"].split()[1:])
+
+
 def test_a_row_run_again_keeps_the_earlier_result_beside_the_new(tmp_path):
     tables = load("runs")
     path = tmp_path / "rows.json"
