@@ -156,7 +156,13 @@ def memory_profile(samples: list, total: int) -> dict:
         got = [mb for docs, mb in samples if docs >= want]
         if got:
             marks[str(want)] = round(got[0], 1)
-    return {"rss_mb_at_documents": marks, "peak_rss_mb": round(max((mb for _, mb in samples), default=0.0), 1)}
+    peak = max(samples, key=lambda x: x[1], default=(0, 0.0))
+    # The series, at most about 200 points (each the largest of its stretch of samples):
+    # where the peak falls (parsing before the first document, a shard's end) shows.
+    step = max(1, len(samples) // 200)
+    series = [max(samples[i:i + step], key=lambda x: x[1]) for i in range(0, len(samples), step)]
+    return {"rss_mb_at_documents": marks, "peak_rss_mb": round(peak[1], 1), "peak_at_documents": peak[0],
+            "rss_series": [[d, round(mb, 1)] for d, mb in series]}
 
 
 def main() -> int:
@@ -206,7 +212,8 @@ def main() -> int:
         print(f"baseline: {first['documents_tagged']:,} documents in {first['tagging_seconds']:.1f} s = "
               f"{first['documents_per_s']:,.1f} documents/s, {first['tokens_per_s']:,.0f} tokens/s "
               f"({first['device'].get('precision')}, {first['device'].get('threads')} thread(s)); "
-              f"RSS peak {first['peak_rss_mb']:,.0f} MB; by documents: {first['rss_mb_at_documents']}")
+              f"RSS peak {first['peak_rss_mb']:,.0f} MB (after {first['peak_at_documents']:,} documents); "
+              f"by documents: {first['rss_mb_at_documents']}")
         again, _ = run(baseline, out, model, config, options)
         print(f"again, nothing to do: {again['run_seconds']:.2f} s, {again['inputs_parsed']} input(s) parsed, "
               f"{again['documents_tagged']} tagged")

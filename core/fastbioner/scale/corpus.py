@@ -525,7 +525,12 @@ class _Run:
         if not parts:
             return SCHEMA.empty_table()
         table = pa.concat_tables(parts)
-        return table.take(pa.array(np.argsort(np.concatenate(order), kind="stable")))
+        positions = np.concatenate(order)
+        if np.all(positions[1:] > positions[:-1]):
+            # Already in file order (a new input, every row tagged): taking would copy the
+            # whole shard once more at its largest moment.
+            return table
+        return table.take(pa.array(np.argsort(positions, kind="stable")))
 
     def _documents(self, plan: _Plan, index: RowIndex, tag_mask: np.ndarray) -> Iterator[list]:
         """The documents to tag, in file order, in chunks: from this run's spool, else
