@@ -241,21 +241,13 @@ def make_models(d: Path, tiny: Path) -> dict[str, Path]:
     variant("m_manifest_kind_odd", files={"fastbioner.json": b'{"manifest_format": 1, "kind": ["x"], "name": 7}'})
     variant("m_manifest_name_path", files={"fastbioner.json": b'{"manifest_format": 1, "name": "../../evil"}'})
     # links and non-folders
-    p = d / "m_link_zero"
-    shutil.copytree(tiny, p)
-    (p / "model.safetensors").unlink()
-    os.symlink("/dev/zero", p / "model.safetensors")
-    out["m_link_zero"] = p
-    p = d / "m_cfg_link_zero"
-    shutil.copytree(tiny, p)
-    (p / "config.json").unlink()
-    os.symlink("/dev/zero", p / "config.json")
-    out["m_cfg_link_zero"] = p
-    p = d / "m_tok_link_zero"
-    shutil.copytree(tiny, p)
-    (p / "tokenizer.json").unlink()
-    os.symlink("/dev/zero", p / "tokenizer.json")
-    out["m_tok_link_zero"] = p
+    for name, file in (("m_link_zero", "model.safetensors"), ("m_cfg_link_zero", "config.json"),
+                       ("m_tok_link_zero", "tokenizer.json")):  # a file replaced by a link to /dev/zero
+        p = d / name
+        shutil.copytree(tiny, p)
+        (p / file).unlink()
+        os.symlink("/dev/zero", p / file)
+        out[name] = p
     p = d / "m_cfg_dir"
     shutil.copytree(tiny, p)
     (p / "config.json").unlink()

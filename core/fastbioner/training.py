@@ -395,9 +395,10 @@ class Trainer:
             if st.best_metric is None or score > st.best_metric:
                 st.best_metric, st.best_step, st.bad_evals = score, st.step, 0
                 st.best_metrics = dict(metrics)
-                self._best_weights = {n: {k: v.detach().to("cpu", copy=True)
-                                          for k, v in m.state_dict().items()}
-                                      for n, m in self.modules.items()}
+                if self.config.keep_weights == "best":  # a run that keeps its last weights copies none
+                    self._best_weights = {n: {k: v.detach().to("cpu", copy=True)
+                                              for k, v in m.state_dict().items()}
+                                          for n, m in self.modules.items()}
                 return metrics, True
             st.bad_evals += 1
             patience = self.config.early_stopping_patience

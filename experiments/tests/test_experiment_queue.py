@@ -417,17 +417,24 @@ def test_a_resumed_runs_time_left_goes_by_this_attempts_pace_between_its_checkpo
     assert runner.expected_seconds(job, {}, ran=job["run_seconds"]) == pytest.approx(1630.0)
 
 
+def _a_short_run_recorded_and_a_long_one_queued():
+    """Results holding a 3-layer run of 40 minutes and a 6-layer one of 80 (seed 14), and
+    the 6-layer row's seed-13 job: (results, job)."""
+    results = {**_recorded("x/og-3", 13, 2400.0)}
+    long_job = _distill_job("x/og-6", 13)
+    long_job["args"][long_job["args"].index("--layers") + 1] = "6"
+    results["x/og-6"] = {"14": {"command": "fastbioner " + " ".join(long_job["args"][:-1]) + " 14",
+                                "wall_seconds": 4800.0}}
+    return results, long_job
+
+
 def test_before_the_finish_by_time_only_runs_that_can_end_by_then_start(tmp_path, monkeypatch, capsys):
     """The block ends in 50 minutes: the 6-layer run queued first (80 minutes) would be
     lost with the machine, so the core goes to the 3-layer run queued after it; the
     long one waits, pending, for the next block."""
     queue = load("experiment_queue")
     monkeypatch.setattr(queue.qs, "EXP", tmp_path)
-    results = {**_recorded("x/og-3", 13, 2400.0)}
-    long_job = _distill_job("x/og-6", 13)
-    long_job["args"][long_job["args"].index("--layers") + 1] = "6"
-    results["x/og-6"] = {"14": {"command": "fastbioner " + " ".join(long_job["args"][:-1]) + " 14",
-                                "wall_seconds": 4800.0}}
+    results, long_job = _a_short_run_recorded_and_a_long_one_queued()
     monkeypatch.setattr(queue.runs, "load_results", lambda *a, **k: results)
     started = []
     monkeypatch.setattr(queue.queue_runner, "start_job", lambda job, threads=1: started.append(job["row"]) or 4242)
@@ -456,11 +463,7 @@ def test_a_machine_faster_than_the_recorded_walls_fits_more_runs_before_the_fini
     queue = load("experiment_queue")
     runner = queue.queue_runner
     monkeypatch.setattr(queue.qs, "EXP", tmp_path)
-    results = {**_recorded("x/og-3", 13, 2400.0)}
-    long_job = _distill_job("x/og-6", 13)
-    long_job["args"][long_job["args"].index("--layers") + 1] = "6"
-    results["x/og-6"] = {"14": {"command": "fastbioner " + " ".join(long_job["args"][:-1]) + " 14",
-                                "wall_seconds": 4800.0}}
+    results, long_job = _a_short_run_recorded_and_a_long_one_queued()
     monkeypatch.setattr(queue.runs, "load_results", lambda *a, **k: results)
     monkeypatch.setattr(runner, "record", lambda job, wall: 0.8)
     live = {4242}

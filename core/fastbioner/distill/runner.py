@@ -181,7 +181,10 @@ def _teacher_source(config: DistillConfig, method: Method, built: BuiltStudent, 
                config.training.eval_batch_size, reporter, device)
     if cache.reused:
         info["reused"] = True
-        notes.append(f"teacher cache (shared): {cache.nbytes / 2**20:.0f} MiB read from {folder}")
+        # Named by its key, not its folder: the note is saved in the model's manifest,
+        # which travels to other machines (the folder is the registry's .teacher-cache-shared/KEY).
+        notes.append(f"teacher cache (shared): {cache.nbytes / 2**20:.0f} MiB read from the registry's "
+                     f"shared cache {folder.name}")
     else:
         notes.append(f"teacher cache ({mode}): {cache.nbytes / 2**20:.0f} MiB built in "
                      f"{cache.build_seconds:.1f} s")
