@@ -333,7 +333,7 @@ def test_one_run_per_folder_at_a_time(model, series, tmp_path):
 def test_default_threads_leave_busy_cores_alone(monkeypatch):
     import os
 
-    from fastbioner.scale.corpus import default_threads
+    from fastbioner.scale.preflight import default_threads
 
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
     monkeypatch.setattr(os, "getloadavg", lambda: (0.2, 0.0, 0.0))

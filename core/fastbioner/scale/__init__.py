@@ -9,6 +9,8 @@ the documents whose text or model changed.
 - :mod:`.shards`: rows, Parquet schema, per-document tagging, atomic shard writing;
 - :mod:`.state`: what the folder remembers (inputs, scans, checkpoints) and where rows are;
 - :mod:`.local`, :mod:`.ray_engine`: the engines;
+- :mod:`.preflight`: what a run settles first (inputs in PubMed's order, the folder's lock,
+  object stores refused, threads);
 - :mod:`.corpus`: the job (``tag_corpus``) and its summary.
 
 The names below are imported on first use, so that a Ray parsing task, which imports
