@@ -20,6 +20,15 @@ README's own CLI steps, and write beside it the commands that made it (issue 12)
    ``OUT/BUILD.md`` (the chain of commands from the first teacher to the export, the
    devel scores per type and the files' sizes), then swapped in for ``OUT``.
 
+A final build (``experiments.final_build``: the chosen recipe trained on train + devel)
+is built with ``--twin TWIN``: devel taught it, so no devel figure of its own is
+recorded or selects anything. Step 2 becomes ``fastbioner models describe NAME
+--scores-from TWIN`` (its card shows the devel scores of TWIN, the same recipe trained on
+train alone, said as TWIN's), and step 3 times the modes without ``--devel``: each is
+compared with float32 by agreement on the devel abstracts, and ``auto`` may take one
+whose agreement bounds its F1 loss within 0.3 points. ``--summary TEXT`` sets the
+card's first line, what the model is for in plain words.
+
 A shipped folder's precision checks can be run again on another machine (one whose CPU
 offers bfloat16, say) without rebuilding it, since a check is about the model's
 numerics: ``--recheck-precision`` imports ``OUT`` into a private registry, runs the
@@ -109,9 +118,15 @@ def parents(manifest) -> list[str]:
 
 
 def recorded(name: str, manifest, results: dict) -> tuple[str, str] | None:
-    """The command and row recorded for ``name`` in paper_rows.json. A run whose epoch
-    times differ from the registered model's made an earlier model of that name: skipped."""
+    """The command and row recorded for ``name`` in paper_rows.json (or, for a final
+    build on train + devel, in final_builds.json). A run whose epoch times differ from
+    the registered model's made an earlier model of that name: skipped."""
     mine = (manifest.training or {}).get("epoch_seconds") if manifest else None
+    final = final_builds().get(name)
+    if final and (not mine or not final.get("epoch_seconds") or final["epoch_seconds"] == mine):
+        return final["command"], (f"recorded in `benchmarks/results/final_builds.json` (the recipe of row "
+                                  f"`{final['row']}` on train + devel, {final.get('twin_best_step')} steps as "
+                                  f"its train-only twin `{final['twin']}` chose)")
     for row_id, by_seed in results.items():
         for seed, run in by_seed.items():
             if run.get("model") != name:
@@ -120,6 +135,12 @@ def recorded(name: str, manifest, results: dict) -> tuple[str, str] | None:
                 continue
             return run["command"], f"recorded in `benchmarks/results/paper_rows.json` (row `{row_id}`, seed {seed})"
     return None
+
+
+def final_builds() -> dict:
+    from .final_build import load_builds
+
+    return load_builds()
 
 
 def rebuilt_command(name: str, manifest) -> tuple[str, list[str]]:
@@ -192,14 +213,22 @@ def compact_options(corpus: list[str], keep_vocabulary: bool = False, int8_embed
     return vocabulary + (["--int8-embeddings"] if int8_embeddings else [])
 
 
-def commands(model: str, name: str, compact_flags: list[str], devel: str, docs: str, dest: str, overwrite: bool
-             ) -> list[tuple[str, list[str]]]:
-    """(step, argv): the README's compact, evaluate --record, benchmark and export steps."""
+def commands(model: str, name: str, compact_flags: list[str], devel: str, docs: str, dest: str, overwrite: bool,
+             twin: str | None = None, summary: str | None = None) -> list[tuple[str, list[str]]]:
+    """(step, argv): the README's compact, evaluate --record, benchmark and export steps;
+    for a final build (``twin``), the twin's scores and a check by agreement instead."""
     compact = ["fastbioner", "compact", model, "--name", name, *compact_flags]
-    return [("compact", compact + (["--overwrite"] if overwrite else [])),
-            ("evaluate --record", ["fastbioner", "evaluate", name, devel, "--record"]),
-            ("benchmark", ["fastbioner", "benchmark", name, "--docs", docs, "--devel", devel]),
-            ("models export", ["fastbioner", "models", "export", name, dest])]
+    said = ["--summary", summary] if summary else []
+    steps = [("compact", compact + (["--overwrite"] if overwrite else []))]
+    if twin:
+        steps += [("models describe", ["fastbioner", "models", "describe", name, "--scores-from", twin, *said]),
+                  ("benchmark", ["fastbioner", "benchmark", name, "--docs", docs])]
+    else:
+        steps.append(("evaluate --record", ["fastbioner", "evaluate", name, devel, "--record"]))
+        if said:
+            steps.append(("models describe", ["fastbioner", "models", "describe", name, *said]))
+        steps.append(("benchmark", ["fastbioner", "benchmark", name, "--docs", docs, "--devel", devel]))
+    return steps + [("models export", ["fastbioner", "models", "export", name, dest])]
 
 
 def run_command(argv: list[str]) -> None:
@@ -255,6 +284,8 @@ def precision_table(speed: dict) -> list[str]:
     for mode, m in modes.items():
         f1 = "–" if m.get("f1") is None else f"{100 * m['f1']:.2f}"
         lost = loss_points_text(m.get("f1_loss_points"), missing="–")
+        if m.get("f1_loss_points") is None and m.get("f1_loss_bound") is not None:
+            lost = f"≤ {m['f1_loss_bound']:.2f} (by agreement)"
         out.append(f"| {mode} | {m.get('tokens_per_s', 0):,.0f} | {m.get('agreement', 0):.4f} | {f1} | {lost} | "
                    f"{'yes' if m.get('default_allowed') else 'no'} |")
     out += ["", f"On {speed.get('hardware', 'this machine')} with {speed.get('threads')} thread(s), "
@@ -266,10 +297,11 @@ def precision_table(speed: dict) -> list[str]:
 
 
 def build_md(name: str, model: str, chain: list[Made], steps: list[tuple[str, list[str]]], metrics: dict,
-             files: list[Path], invocation: str, speed: dict | None = None) -> str:
+             files: list[Path], invocation: str, speed: dict | None = None, twin: str | None = None) -> str:
     when = datetime.now(timezone.utc).replace(microsecond=0).isoformat()
+    scored = (f"given the devel scores of its train-only twin `{twin}`" if twin else "scored on devel")
     doc = [f"# How `{name}` was built", "",
-           f"`{name}` is `{model}`, a distilled student, compacted, scored on devel and exported here by "
+           f"`{name}` is `{model}`, a distilled student, compacted, {scored} and exported here by "
            f"`{invocation}` ({when}, commit {git_commit()}). The commands below made it, oldest first: "
            f"first the models it came from, each with the command recorded for its run, else rebuilt from "
            f"the settings in its manifest; then the steps that made this folder.", "",
@@ -283,11 +315,26 @@ def build_md(name: str, model: str, chain: list[Made], steps: list[tuple[str, li
     doc += ["## Compaction, scoring, precision checks, export", "", "```bash",
             *(shlex.join(argv) for _, argv in steps), "```", "",
             "(exported to a folder beside this one, then swapped in for it whole)", "",
-            f"## Devel scores (`{(metrics.get('source') or {}).get('file', 'devel')}`, strict IOB2, recorded by "
-            f"the evaluation above)", "", *scores_table(metrics), "",
+            *scores_section(metrics, twin, model), "",
             "## Precision (recorded by the benchmark above)", "", *precision_table(speed or {}), "",
             *files_table(files)]
     return "\n".join(doc)
+
+
+def scores_section(metrics: dict, twin: str | None, model: str) -> list[str]:
+    where = f"`{(metrics.get('source') or {}).get('file', 'devel')}`, strict IOB2"
+    if not twin:
+        return [f"## Devel scores ({where}, recorded by the evaluation above)", "", *scores_table(metrics)]
+    final = final_builds().get(model, {})
+    run = (f" Its twin's run: `{final['twin_command']}` (kept weights at step {final['twin_best_step']} of "
+           f"{final['twin_steps']}; this model trained that many steps)." if final.get("twin_command") else "")
+    return [f"## Devel scores of its twin `{twin}` ({where})", "",
+            f"This model learnt from devel's labels too, so no devel figure of its own is reported or chose "
+            f"anything: these are the scores recorded for `{twin}`, the same recipe trained on train alone, "
+            f"which its card shows as the twin's.{run}", "", *scores_table(metrics), "",
+            "Its precision modes were compared with float32 by agreement on the devel abstracts (no gold "
+            "labels: it trained on them); `auto` may take a mode whose agreement bounds the F1 it can lose "
+            "within 0.3 points."]
 
 
 def files_table(files: list[Path]) -> list[str]:
@@ -312,22 +359,24 @@ def swap_in(new: Path, out: Path, work: Path) -> None:
 
 
 def build(model: str, name: str, out: Path, compact_flags: list[str], devel: str, docs: str, overwrite: bool,
-          invocation: str) -> None:
+          invocation: str, twin: str | None = None, summary: str | None = None) -> None:
     from fastbioner import read_manifest
 
     chain = model_chain(model, runs.load_results(RESULTS))
-    shown = commands(model, name, compact_flags, devel, docs, str(out), overwrite)
+    if twin and registry_manifest(twin) is None:
+        raise BuildError(f"the twin {twin} is not a registered model (see `fastbioner models list`)")
+    shown = commands(model, name, compact_flags, devel, docs, str(out), overwrite, twin, summary)
     out.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{out.name}.build-", dir=out.parent))  # beside out: renames
     try:
         staged = work / out.name
-        for label, argv in commands(model, name, compact_flags, devel, docs, str(staged), overwrite):
+        for label, argv in commands(model, name, compact_flags, devel, docs, str(staged), overwrite, twin, summary):
             with step(label):
                 run_command(argv)
         with step("writing BUILD.md"):
             files = sorted(f for f in staged.iterdir() if f.is_file())
             manifest = read_manifest(staged)
-            text = build_md(name, model, chain, shown, manifest.metrics, files, invocation, manifest.speed)
+            text = build_md(name, model, chain, shown, manifest.metrics, files, invocation, manifest.speed, twin)
             (staged / "BUILD.md").write_text(runs.portable(text), encoding="utf-8")
         with step(f"replacing {out}"):
             swap_in(staged, out, work)
@@ -391,13 +440,13 @@ def recheck_build_md(text: str, speed: dict, steps: list[tuple[str, list[str]]],
 
 
 def dry_run(model: str, name: str, out: Path, compact_flags: list[str], devel: str, docs: str,
-            overwrite: bool) -> None:
+            overwrite: bool, twin: str | None = None, summary: str | None = None) -> None:
     for m in model_chain(model, runs.load_results(RESULTS)):
         print(f"# {m.name}: {m.what}; {m.origin}")
         if m.command:
             print(m.command)
     print("# this script would run:")
-    for _, argv in commands(model, name, compact_flags, devel, docs, str(out), overwrite):
+    for _, argv in commands(model, name, compact_flags, devel, docs, str(out), overwrite, twin, summary):
         print(shlex.join(argv))
     print(f"# and write {out / 'BUILD.md'}")
 
@@ -421,6 +470,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--docs", default=str(DOCS),
                         help="abstracts the precision modes are timed on (default: %(default)s)")
     parser.add_argument("--overwrite", action="store_true", help="replace a registered model named NAME")
+    parser.add_argument("--twin", metavar="NAME",
+                        help="a final build on train + devel: the registered train-only twin whose devel scores "
+                             "its card shows (default: the twin final_builds.json records, when registered)")
+    parser.add_argument("--summary", metavar="TEXT", help="the card's first line: what the model is for")
     parser.add_argument("--dry-run", action="store_true", help="print the commands, run none")
     args = parser.parse_args(argv)
     out = Path(args.out)
@@ -437,11 +490,13 @@ def main(argv: list[str] | None = None) -> int:
     name = args.name or f"{args.model}-compact"
     invocation = "python -m experiments.build_default_model " + shlex.join(sys.argv[1:] if argv is None else argv)
     flags = compact_options(args.corpus, args.keep_vocabulary, args.int8_embeddings)
+    twin = args.twin or (final_builds().get(args.model) or {}).get("twin")
     try:
         if args.dry_run:
-            dry_run(args.model, name, out, flags, args.devel, args.docs, args.overwrite)
+            dry_run(args.model, name, out, flags, args.devel, args.docs, args.overwrite, twin, args.summary)
         else:
-            build(args.model, name, out, flags, args.devel, args.docs, args.overwrite, invocation)
+            build(args.model, name, out, flags, args.devel, args.docs, args.overwrite, invocation, twin,
+                  args.summary)
     except BuildError as exc:
         print(f"build_default_model: {exc}; {out} is left as it was", file=sys.stderr)
         return 1

@@ -3,7 +3,9 @@ which one ``auto`` picks, and how a model is put into that mode.
 
 A reduced-precision mode (bf16, fp16, int8) is only picked by ``auto`` when the
 model's manifest holds a passing check for it: its entities on devel were compared
-with float32's and it lost at most :data:`MAX_F1_LOSS_POINTS` F1 points. A model
+with float32's and it lost at most :data:`MAX_F1_LOSS_POINTS` F1 points (or, for a
+model that trained on devel's labels, its entities agree with float32's closely
+enough that it cannot have lost more: :data:`MIN_AGREEMENT_WITHOUT_GOLD`). A model
 never checked is tagged in float32 unless the user asks for a mode by name; the
 checks are written by ``fastbioner benchmark`` (see :mod:`fastbioner.speed`).
 """
@@ -28,6 +30,14 @@ MAX_F1_LOSS_POINTS = 0.3
 # abstract in process slower: bf16. On a CPU without bf16, int8 against float32: 1.66x.
 SPEEDUP_WORTH_F1 = 1.5
 SAME_F1_POINTS = 0.05   # F1 losses closer than this are the same (int8 at 0.01 is lossless)
+
+# A check without gold labels: a final model trained on train + devel has no held-out
+# labelled text here, so its modes are compared with float32 by agreement alone. When
+# a fraction 1 - a of its entities changes (a: the agreement, entity F1 against
+# float32's), F1 against any gold moves by at most about 1 - a (every entity dropped a
+# right one, every entity added a wrong one): so agreement >= 0.997 bounds the loss at
+# MAX_F1_LOSS_POINTS, and 100 x (1 - a) stands for the loss where none was measured.
+MIN_AGREEMENT_WITHOUT_GOLD = 1 - MAX_F1_LOSS_POINTS / 100
 
 
 class Precision(str, Enum):
@@ -113,13 +123,21 @@ class PrecisionCheck:
         return round(100.0 * (self.f1_fp32 - self.f1), 4)
 
     @property
+    def f1_loss_bound(self) -> float:
+        """The F1 points this mode may lose: measured against gold when it was, else
+        the bound its agreement with float32 sets (:data:`MIN_AGREEMENT_WITHOUT_GOLD`)."""
+        measured = self.f1_loss_points
+        return measured if measured is not None else round(100.0 * (1.0 - self.agreement), 4)
+
+    @property
     def passes(self) -> bool:
-        loss = self.f1_loss_points
-        return loss is not None and loss <= MAX_F1_LOSS_POINTS
+        return self.f1_loss_bound <= MAX_F1_LOSS_POINTS + 1e-9
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["f1_loss_points"] = self.f1_loss_points
+        if self.f1 is None:  # checked without gold: the loss its agreement allows
+            d["f1_loss_bound"] = self.f1_loss_bound
         d["default_allowed"] = self.passes
         return d
 
@@ -219,7 +237,7 @@ def fastest_worth_its_loss(modes: list[Precision], checks: Mapping[str, Precisio
     loses none."""
     def loss(m: Precision) -> float:
         check = checks.get(m.value)
-        return (check.f1_loss_points if check is not None else None) or 0.0
+        return check.f1_loss_bound if check is not None else 0.0
 
     fastest = max(modes, key=lambda m: speeds[m])
     for m in sorted(modes, key=lambda m: (loss(m), -speeds[m])):  # most accurate first

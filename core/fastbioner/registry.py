@@ -74,6 +74,7 @@ class Manifest(Settings):
 
     name: str = ""
     kind: str = "teacher"                 # teacher | student
+    summary: str = ""                     # what it is for, in plain words (the first line of its card)
     base_model: str = ""                  # model id or folder it was fine-tuned from
     model_type: str = ""                  # bert, mpnet, ... (config.model_type)
     layers: int | None = None
@@ -123,6 +124,16 @@ def data_record(path: str | Path, role: str) -> dict[str, Any]:
     the path: a model shipped elsewhere names no folder of the machine it was made on)."""
     p = Path(path)
     return {"file": p.name, "role": role, "sha256": file_sha256(p)}
+
+
+def trained_on(manifest: Manifest, path: str | Path) -> bool:
+    """Whether the model learnt from ``path``'s labels (a training file, by checksum):
+    scores on it are not scores on unseen text (a final model built on train + devel)."""
+    try:
+        digest = file_sha256(path)
+    except OSError:
+        return False
+    return any(d.get("role") == "train" and d.get("sha256") == digest for d in manifest.training_data)
 
 
 def _version_tuple(version: str) -> tuple[int, ...]:

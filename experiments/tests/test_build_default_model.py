@@ -143,6 +143,9 @@ def fake_cli(fail: str | None = None):
             registry.update_manifest(argv[2], metrics={**SCORES, "source": {"file": argv[3]}})
         elif argv[1] == "benchmark":
             registry.update_manifest(argv[2], speed=SPEED)
+        elif argv[1:3] == ["models", "describe"]:  # the real command: what it writes is the point
+            from fastbioner.cli.main import main
+            assert main(argv[1:]) == 0
         elif argv[1] == "models":
             registry.export(argv[3], argv[4])
     return run, ran
@@ -298,3 +301,55 @@ def test_build_md_names_no_path_of_the_machine_that_built_it():
             f"fastbioner models export m {REPO}/assets/default-model\n--student-from {Path.home()}/.cache/x\n")
     assert portable(text) == ("fastbioner evaluate m ../shared/data/bc5cdr/iob/devel.tsv\n"
                               "fastbioner models export m assets/default-model\n--student-from ~/.cache/x\n")
+
+
+# What `fastbioner benchmark` records without --devel: agreement with float32 only.
+AGREEMENT_ONLY = {"precision": "int8", "hardware": "Intel Xeon (2 cores)", "threads": 1,
+                  "modes": {"fp32": {"tokens_per_s": 7000.0, "agreement": 1.0, "f1": None,
+                                     "f1_loss_points": None, "f1_loss_bound": 0.0, "default_allowed": True},
+                            "int8": {"tokens_per_s": 9000.0, "agreement": 0.9981, "f1": None,
+                                     "f1_loss_points": None, "f1_loss_bound": 0.19, "default_allowed": True}}}
+
+
+def test_a_final_build_shows_its_twins_scores_and_checks_precision_without_gold(chain_registry, monkeypatch):
+    # A model trained on train + devel: no devel figure of its own is recorded; its card
+    # carries the twin's scores (said as the twin's) and a plain summary, and the modes
+    # are compared by agreement alone (benchmark without --devel).
+    build, tmp_path = chain_registry
+    register("twin", kind="student", metrics={**SCORES, "source": {"model": "twin", "file": "devel.tsv"}})
+    monkeypatch.setattr(build, "final_builds", lambda: {"student": {
+        "row": "bc5cdr/x", "twin": "twin", "command": "fastbioner distill --train train.tsv devel.tsv --max-steps 60",
+        "twin_command": "fastbioner distill --train train.tsv --dev devel.tsv", "twin_best_step": 60,
+        "twin_steps": 70}})
+    out = shipped_folder(tmp_path)
+    run, ran = fake_cli()
+
+    def run_and_time(argv):
+        run(argv)
+        if argv[1] == "benchmark":
+            Registry().update_manifest(argv[2], speed=AGREEMENT_ONLY)
+    monkeypatch.setattr(build, "run_command", run_and_time)
+    assert build.main(["student", "--name", "final", "--out", str(out), "--corpus", "c.txt", "--devel", "dev.tsv",
+                       "--summary", "The accurate one."]) == 0
+    assert [a[1:3] for a in ran] == [["compact", "student"], ["models", "describe"], ["benchmark", "final"],
+                                     ["models", "export"]]
+    assert "--devel" not in ran[2] and ran[1][3:] == ["final", "--scores-from", "twin", "--summary",
+                                                      "The accurate one."]
+    manifest = json.loads((out / "fastbioner.json").read_text())
+    assert manifest["summary"] == "The accurate one." and manifest["metrics"]["source"]["twin"] == "twin"
+    assert manifest["metrics"]["f1"] == SCORES["f1"]
+    md = (out / "BUILD.md").read_text()
+    assert "given the devel scores of its train-only twin `twin`" in md and "## Devel scores of its twin `twin`" in md
+    assert "| overall | 80.00 | 90.00 | 84.70 | 30 |" in md
+    assert "fastbioner distill --train train.tsv devel.tsv --max-steps 60" in md  # its own recorded command
+    assert "final_builds.json" in md and "kept weights at step 60 of 70" in md
+    assert "| int8 | 9,000 | 0.9981 | – | ≤ 0.19 (by agreement) | yes |" in md
+    assert "evaluate" not in "".join(" ".join(a) for a in ran)
+
+
+def test_a_final_build_refuses_a_twin_that_is_not_registered(chain_registry, capsys):
+    build, tmp_path = chain_registry
+    out = shipped_folder(tmp_path)
+    assert build.main(["student", "--out", str(out), "--twin", "nobody", "--corpus", "c.txt"]) == 1
+    assert "the twin nobody is not a registered model" in capsys.readouterr().err
+    assert [p.name for p in out.iterdir()] == ["model.safetensors"]

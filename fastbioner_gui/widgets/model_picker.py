@@ -146,8 +146,16 @@ def card_html(name: str, manifest: dict[str, Any]) -> str:
     method = _first(m, "method")
     if method:
         rows.append(("Method", method))
-    for label, f1 in _f1_rows(_first(m, "metrics", default={})):
+    learnt = trained_on_text(m)
+    if learnt:
+        rows.append(("Trained on", learnt))
+    metrics = _first(m, "metrics", default={})
+    twin = scores_twin(m)
+    for label, f1 in _f1_rows(metrics):
         rows.append((f"devel F1 {label}", f"{100 * f1:.2f}" if f1 <= 1 else f"{f1:.2f}"))
+    if twin:
+        # Devel taught this model, so its own devel scores would flatter it.
+        rows.append(("Scores from", f"{twin}, the same recipe trained without devel"))
     speed = _first(m, "speed", default=None)
     if isinstance(speed, dict):
         tps = _first(speed, "tokens_per_s", "tokens_per_second")  # the second: manifests of older versions
@@ -163,7 +171,33 @@ def card_html(name: str, manifest: dict[str, Any]) -> str:
         rows.append(("Speed", "not measured on this machine yet"))
     cells = "".join(f"<tr><td><b>{html.escape(str(k))}</b></td><td>{html.escape(str(v))}</td></tr>"
                     for k, v in rows)
-    return f"<h3>{html.escape(name)}</h3><table cellspacing=2>{cells}</table>"
+    summary = m.get("summary")
+    lead = f"<p>{html.escape(summary)}</p>" if isinstance(summary, str) and summary.strip() else ""
+    return f"<h3>{html.escape(name)}</h3>{lead}<table cellspacing=2>{cells}</table>"
+
+
+def scores_twin(manifest: dict[str, Any]) -> str | None:
+    """The model whose devel scores a model's card shows in place of its own (a final
+    build trained on train + devel reports its train-only twin's); None: its own."""
+    metrics = (manifest or {}).get("metrics")
+    source = metrics.get("source") if isinstance(metrics, dict) else None
+    twin = source.get("twin") if isinstance(source, dict) else None
+    return twin if isinstance(twin, str) and twin else None
+
+
+def trained_on_text(manifest: dict[str, Any]) -> str:
+    """The labelled files a model learnt from, and how much unlabelled text, in a few
+    words ("train.tsv + devel.tsv, and 64 files of unlabelled text"); "" when not said."""
+    data = (manifest or {}).get("training_data")
+    if not isinstance(data, list):
+        return ""
+    rows = [d for d in data if isinstance(d, dict)]
+    labelled = list(dict.fromkeys(str(d.get("file")) for d in rows if d.get("role") == "train"))
+    unlabelled = sum(1 for d in rows if d.get("role") == "unlabeled")
+    if not labelled:
+        return ""
+    more = f", and {unlabelled} file{'s' if unlabelled != 1 else ''} of unlabelled text" if unlabelled else ""
+    return " + ".join(labelled) + more
 
 
 def devel_f1(manifest: dict[str, Any]) -> float | None:
@@ -199,7 +233,8 @@ def picker_summaries(manifests: dict[str, dict[str, Any]]) -> dict[str, str]:
             words.append("accurate")
         parts = [", ".join(words)] if words else []
         if name in f1s:
-            parts.append(f"devel F1 {100 * f1s[name]:.1f}")
+            twin = " (its twin's)" if scores_twin(manifests[name]) else ""
+            parts.append(f"devel F1 {100 * f1s[name]:.1f}{twin}")
         if name in speeds and len(speeds) > 1:
             parts.append(f"speed {speeds[name] / slowest:.1f}×")
         elif name in speeds:

@@ -54,7 +54,11 @@ def test_train_evaluate_and_manage_models(encoder, bio, tmp_path, capsys):
 
     out_json = tmp_path / "scores.json"
     assert main(["evaluate", "cli-teacher", str(bio), "--json", str(out_json), "--quiet"]) == 0
-    assert "overall" in capsys.readouterr().out
+    shown = capsys.readouterr()
+    assert "overall" in shown.out and "trained on" in shown.err  # scores on its own training text, said so
+    # ... and never stored as the model's devel scores (a final build on train + devel).
+    assert main(["evaluate", "cli-teacher", str(bio), "--record", "--quiet"]) == 2
+    assert "not recorded" in capsys.readouterr().err
     scores = json.loads(out_json.read_text())
     assert scores["sentences"] == 3 and set(scores["per_type"]) <= {"Chemical", "Disease"}
     other = tmp_path / "other.conll"  # scores on another file, recorded as the model's metrics
@@ -80,6 +84,18 @@ def test_train_evaluate_and_manage_models(encoder, bio, tmp_path, capsys):
     kind_column = header.index("kind")
     assert {row.split()[0]: row[kind_column:].split()[0] for row in rows} == {"again": "teacher",
                                                                               long_name: "teacher"}
+    # A final model's card: what it is for, in plain words, and the devel scores of its twin
+    # (the same recipe trained without devel), said as the twin's.
+    assert main(["models", "describe", "again", "--summary", "The accurate  one.", "--scores-from", long_name]) == 0
+    assert "devel scores of" in capsys.readouterr().out
+    assert main(["models", "show", "again", "--json"]) == 0
+    described = json.loads(capsys.readouterr().out)
+    assert described["summary"] == "The accurate one."
+    assert described["metrics"]["source"]["twin"] == long_name and described["metrics"]["sentences"] == 1
+    assert main(["models", "show", "again"]) == 0
+    assert f"devel scores (of its twin {long_name}" in capsys.readouterr().out
+    assert main(["models", "describe", "again", "--scores-from", "again"]) == 2
+    assert "names the model itself" in capsys.readouterr().err
     assert main(["evaluate", str(tmp_path / "exported"), str(bio), "--json", "-"]) == 0
     assert json.loads(capsys.readouterr().out)["tokens"] == 10
     assert main(["evaluate", str(tmp_path / "exported"), str(bio), "--record", "--quiet"]) == 2

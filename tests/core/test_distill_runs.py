@@ -489,3 +489,28 @@ def test_the_cli_and_the_guided_path_follow_one_compaction_rule(trained, tmp_pat
     assert compacted.metrics  # the compacted weights were scored on devel again
     assert main([*base, "--name", "told", "--no-compact"]) == 0  # the table says compact; the flag wins
     assert "compacted" not in registry.get("told").manifest.compression
+
+
+@pytest.mark.parametrize("method", ["pkd", "fastbioner"])
+def test_a_convolutional_student_matches_the_teachers_hidden_states_through_w_h(trained, tmp_path, method):
+    """A CNN student's blocks stand for layers: their outputs are matched to the
+    teacher's hidden states by the uniform layer map, through W_h (its width is not
+    the teacher's), with pkd's normalised term or the paper's MSE; only the terms a
+    CNN cannot have (attention, embeddings) are dropped, and said so."""
+    registry = fresh_registry(trained, tmp_path)
+    _, bio = trained
+    events = []
+    student = StudentConfig(source="cnn", conv_width=8, conv_layers=2)
+    result = distill(config(bio, method, epochs=6, dev=False, student=student), f"cnn-{method}",
+                     registry=registry, on_event=events.append)
+    term = "hidden-norm" if method == "pkd" else "hidden"
+    values = [e.losses[term] for e in events if e.stage == "distill" and term in e.losses]
+    assert values and values[-1] < values[0], values  # the blocks moved towards the teacher's layers
+    training = result.entry.manifest.training
+    teacher_layers = load_token_classifier(registry.get("tiny-teacher").path).config.num_hidden_layers
+    from fastbioner.distill.students import uniform_layer_map
+    assert training["layer_map"] == uniform_layer_map(teacher_layers, 2)
+    assert term in training["terms"] and "attention" not in training["terms"]
+    dropped = [n for n in training["notes"] if "term(s) dropped" in n]
+    assert dropped == ([] if method == "pkd" else
+                       ["ConvTagger: no attention or embedding output to match, so attention term(s) dropped"])

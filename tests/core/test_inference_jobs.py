@@ -175,12 +175,19 @@ def test_auto_precision_needs_a_passing_check():
     fastest = reduced[0]
     good = PrecisionCheck(fastest.value, agreement=0.99, f1=0.851, f1_fp32=0.853)
     bad = PrecisionCheck(fastest.value, agreement=0.95, f1=0.845, f1_fp32=0.853)
-    unscored = PrecisionCheck(fastest.value, agreement=1.0)
     assert good.f1_loss_points == pytest.approx(0.2) and good.passes
     assert bad.f1_loss_points == pytest.approx(0.8) and not bad.passes
     assert choose_precision("auto", cpu, {fastest.value: good}) is fastest
     assert choose_precision("auto", cpu, {fastest.value: bad}) is not fastest
-    assert choose_precision("auto", cpu, {fastest.value: unscored}) is not fastest
+    # Checked without gold (a model trained on devel's labels): its agreement with
+    # float32 bounds what it can lose, and only a close one passes.
+    close = PrecisionCheck(fastest.value, agreement=0.998)
+    loose = PrecisionCheck(fastest.value, agreement=0.99)
+    assert close.f1_loss_points is None and close.f1_loss_bound == pytest.approx(0.2) and close.passes
+    assert loose.f1_loss_bound == pytest.approx(1.0) and not loose.passes
+    assert loose.to_dict()["f1_loss_bound"] == pytest.approx(1.0) and not loose.to_dict()["default_allowed"]
+    assert choose_precision("auto", cpu, {fastest.value: close}) is fastest
+    assert choose_precision("auto", cpu, {fastest.value: loose}) is not fastest
 
 
 def test_a_mode_a_hair_better_than_float32_prints_no_loss_not_a_negative_zero():

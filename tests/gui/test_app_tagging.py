@@ -196,3 +196,25 @@ def test_a_run_cancelled_midway_keeps_what_it_merged_as_one_undo_step(window, ti
     assert window.stack.count() == 1
     window.stack.undo()
     assert all(ws.entry(i).tagged_by is None for i in range(200))
+
+
+def test_a_final_models_card_says_what_it_is_what_it_learnt_from_and_whose_scores_it_shows():
+    # A shipped model rebuilt on train + devel: devel taught it, so its card shows the
+    # scores of its train-only twin, says so, and says in plain words what it is for.
+    from fastbioner_gui.widgets.model_picker import card_html, picker_summaries
+
+    final = {"kind": "student", "summary": "The accurate one: the default.",
+             "training_data": [{"file": "train.tsv", "role": "train"}, {"file": "devel.tsv", "role": "train"},
+                               {"file": "a.xml", "role": "unlabeled"}, {"file": "b.xml", "role": "unlabeled"},
+                               {"file": "train.tsv", "role": "vocabulary"}],
+             "metrics": {"f1": 0.8611, "source": {"model": "final", "twin": "pkd-s13", "file": "devel.tsv"}},
+             "speed": {"tokens_per_s": 4000.0}}
+    html = card_html("final", final)
+    for text in ("The accurate one: the default.", "train.tsv + devel.tsv, and 2 files of unlabelled text",
+                 "86.11", "pkd-s13, the same recipe trained without devel"):
+        assert text in html, text
+    own = {"kind": "student", "training_data": [{"file": "train.tsv", "role": "train"}],
+           "metrics": {"f1": 0.80}, "speed": {"tokens_per_s": 9000.0}}
+    assert "Scores from" not in card_html("own", own) and "<p>" not in card_html("own", own)
+    summaries = picker_summaries({"final": final, "own": own})
+    assert "devel F1 86.1 (its twin's)" in summaries["final"] and "(its twin's)" not in summaries["own"]

@@ -1,4 +1,4 @@
-"""``fastbioner models list | show NAME | import FOLDER | export NAME DEST | delete NAME``."""
+"""``fastbioner models list | show NAME | describe NAME | import FOLDER | export NAME DEST | delete NAME``."""
 
 from __future__ import annotations
 
@@ -23,6 +23,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     show.add_argument("name", help="registry name or model folder")
     show.add_argument("--json", action="store_true", help="the whole manifest as JSON")
     show.set_defaults(func=show_command)
+
+    desc = sub.add_parser(
+        "describe", help="set what a model's card says: its summary, and whose devel scores it shows",
+        description="Write a registered model's card: --summary, what it is for in plain words (the first "
+                    "line of its card in the app); --scores-from TWIN, the devel scores of TWIN (the same "
+                    "recipe trained without devel) in place of its own, for a final model that devel trained.")
+    desc.add_argument("name", help="registry name")
+    desc.add_argument("--summary", metavar="TEXT", help="what the model is for, in plain words")
+    desc.add_argument("--scores-from", metavar="TWIN", dest="scores_from",
+                      help="registered model whose recorded devel scores the card shows, said as its twin's")
+    desc.set_defaults(func=describe_command)
 
     imp = sub.add_parser("import", help="copy a Hugging Face token-classification folder into the registry")
     imp.add_argument("folder")
@@ -87,11 +98,15 @@ def show_command(args: argparse.Namespace) -> int:
         print(f"  parent: {m.parent}" + (f", method {m.method}" if m.method else ""))
     for d in m.training_data:
         print(f"  data ({d.get('role')}): {d.get('file') or d.get('path')}  sha256 {str(d.get('sha256'))[:12]}...")
+    if m.summary:
+        print(f"  {m.summary}")
     if m.metrics:
         from ..evaluation import EvaluationReport
 
+        twin = (m.metrics.get("source") or {}).get("twin")
+        whose = f" (of its twin {twin}, trained without devel)" if twin else ""
         try:
-            print("  devel scores:\n    " + EvaluationReport.from_dict(m.metrics).to_text()
+            print(f"  devel scores{whose}:\n    " + EvaluationReport.from_dict(m.metrics).to_text()
                   .replace("\n", "\n    "))
         except TypeError:
             print(f"  metrics: {json.dumps(m.metrics)}")
@@ -103,6 +118,38 @@ def show_command(args: argparse.Namespace) -> int:
         if getattr(m, key):
             print(f"  {key}: {json.dumps(getattr(m, key))}")
     print(f"  created {m.created} by fastbioner {m.project_version}")
+    return 0
+
+
+def describe_command(args: argparse.Namespace) -> int:
+    from ..errors import FastBioNERError
+
+    if args.summary is None and args.scores_from is None:
+        raise FastBioNERError("models describe: give --summary TEXT, --scores-from TWIN, or both")
+    registry = Registry()
+    entry = registry.get(Registry.check_name(args.name))
+    changes: dict = {}
+    if args.summary is not None:
+        changes["summary"] = " ".join(args.summary.split())
+    if args.scores_from is not None:
+        if args.scores_from == entry.name:
+            raise FastBioNERError(f"{entry.name}: --scores-from names the model itself")
+        twin = registry.get(Registry.check_name(args.scores_from))
+        metrics = dict(twin.manifest.metrics)
+        if not isinstance(metrics.get("f1"), (int, float)):
+            raise FastBioNERError(f"{twin.name} has no recorded devel scores "
+                                  f"(fastbioner evaluate {twin.name} DEVEL --record)")
+        if sorted(twin.manifest.labels) != sorted(entry.manifest.labels):
+            raise FastBioNERError(f"{twin.name} tags {', '.join(twin.manifest.labels)}; {entry.name} tags "
+                                  f"{', '.join(entry.manifest.labels)}: not a twin")
+        source = metrics.get("source") if isinstance(metrics.get("source"), dict) else {}
+        metrics["source"] = {**source, "model": entry.name, "twin": twin.name}
+        changes["metrics"] = metrics
+    entry = registry.update_manifest(entry.name, **changes)
+    said = [f"summary {entry.manifest.summary!r}"] if args.summary is not None else []
+    if args.scores_from is not None:
+        said.append(f"devel scores of {args.scores_from} (F1 {100 * entry.manifest.metrics['f1']:.2f})")
+    print(f"{entry.name}: card now shows {' and '.join(said)}")
     return 0
 
 

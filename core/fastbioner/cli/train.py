@@ -64,6 +64,17 @@ def train_teacher_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def _trained_on(model: str, file: str) -> bool:
+    """Whether ``model`` (a registry name or folder with a manifest) trained on ``file``'s labels."""
+    from ..errors import ModelError
+    from ..registry import Registry, trained_on
+
+    try:
+        return trained_on(Registry().resolve(model).manifest, file)
+    except (ModelError, OSError):
+        return False  # a model without a manifest, or none at all: evaluate says so itself
+
+
 def evaluate_command(args: argparse.Namespace) -> int:
     from ..evaluation import evaluate_model
 
@@ -87,6 +98,14 @@ def evaluate_command(args: argparse.Namespace) -> int:
         if not registered:
             raise FastBioNERError(f"--record needs a registered model; {args.model!r} is not one "
                                   f"(see `fastbioner models list`)")
+    seen = _trained_on(args.model, args.file)
+    if seen and args.record:
+        raise FastBioNERError(f"{args.model} trained on {args.file}'s labels: scores on it say nothing of unseen "
+                              f"text, so they are not recorded as its devel scores (a final model built on "
+                              f"train + devel reports those of its train-only twin)")
+    if seen:
+        print(f"fastbioner: note: {args.model} trained on {args.file}'s labels; these are scores on its own "
+              f"training text", file=sys.stderr)
     token = CancelToken()
     bar = ProgressBar(quiet=args.quiet or args.json == "-")
     try:

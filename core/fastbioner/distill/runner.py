@@ -86,11 +86,14 @@ def build_student(cfg: StudentConfig, teacher, teacher_tokenizer, labels: Sequen
             student = convolutional_student(teacher, cfg.conv_width, cfg.conv_layers, cfg.conv_kernel, cfg.crf,
                                             cfg.dropout, embeddings_from)
             shape = f"cnn {cfg.conv_layers}x{cfg.conv_width} (window {cfg.conv_kernel})"
+            # Its blocks' outputs stand for layers: matched to the teacher's as a
+            # transformer student's are (hidden terms only; it has no attention).
+            mapping = uniform_layer_map(m, cfg.conv_layers)
         else:
             student = recurrent_student(teacher, cfg.rnn_hidden, cfg.rnn_layers, cfg.source[2:],
                                         cfg.crf, cfg.dropout, embeddings_from)
-            shape = cfg.source
-        return BuiltStudent(student, tokenizer, [], f"{shape}{crf} over {where}")
+            shape, mapping = cfg.source, []
+        return BuiltStudent(student, tokenizer, mapping, f"{shape}{crf} over {where}")
     ref = _model_path(cfg.source, registry)
     own = tagger_labels(ref)
     # A tagger already trained for these labels (a registered student refined further,
@@ -119,14 +122,17 @@ def _model_path(ref: str, registry: Registry) -> str:
 
 
 def usable_method(method: Method, student: BuiltStudent, notes: list[str]) -> Method:
-    """Drop the terms this student cannot have: a recurrent or convolutional student
-    has no transformer layers to match. (Another tokenizer is checked per batch instead:
-    MiniLM and MPNet share their wordpieces.)"""
+    """Drop the terms this student cannot have: a recurrent student has no layers to
+    match; a convolutional one has blocks whose outputs match the teacher's hidden
+    states (through W_h), but no attention and no embedding output of the teacher's
+    kind. (Another tokenizer is checked per batch instead: MiniLM and MPNet share
+    their wordpieces.)"""
     if isinstance(student.model, (RecurrentTagger, ConvTagger)):
-        dropped = [t.name for t in method.terms if t.name in TOKEN_LEVEL_TERMS]
+        kept = ("hidden", "hidden-norm") if isinstance(student.model, ConvTagger) else ()
+        dropped = [t.name for t in method.terms if t.name in TOKEN_LEVEL_TERMS and t.name not in kept]
         if dropped:
-            notes.append(f"{type(student.model).__name__}: no transformer layers, so {', '.join(dropped)} "
-                         f"term(s) dropped")
+            what = "no attention or embedding output to match" if kept else "no transformer layers"
+            notes.append(f"{type(student.model).__name__}: {what}, so {', '.join(dropped)} term(s) dropped")
             method = replace(method, terms=tuple(t for t in method.terms if t.name not in dropped))
             method.check_learnable()
     return method

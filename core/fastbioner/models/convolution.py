@@ -135,10 +135,20 @@ class ConvNet(nn.Module):
         self.crf = CRF(shape.num_labels) if shape.use_crf else None
 
     def logits(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None) -> torch.Tensor:
+        return self.logits_and_states(input_ids, attention_mask)[0]
+
+    def logits_and_states(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None,
+                          keep_states: bool = False) -> tuple[torch.Tensor, list[torch.Tensor]]:
+        """The logits, and with ``keep_states`` each block's input and output as a
+        transformer's ``hidden_states`` number them (0: the projected embeddings, ``i``:
+        block ``i``'s output), which distillation matches to the teacher's layers."""
         if attention_mask is None:
             attention_mask = torch.ones_like(input_ids)
         h = self.project(self.dropout(self.embeddings(input_ids)))
         keep = attention_mask[..., None].to(h.dtype)
+        states = [h] if keep_states else []
         for block in self.blocks:
             h = block(h, keep)
-        return self.classifier(self.dropout(h))
+            if keep_states:
+                states.append(h)
+        return self.classifier(self.dropout(h)), states

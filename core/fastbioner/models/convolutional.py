@@ -77,10 +77,12 @@ class ConvTagger(PreTrainedModel):
         self.net.embeddings = value
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None,
-                labels: torch.Tensor | None = None, **kwargs) -> TokenClassifierOutput:
-        logits = self.net.logits(input_ids, attention_mask)
+                labels: torch.Tensor | None = None, output_hidden_states: bool = False,
+                **kwargs) -> TokenClassifierOutput:
+        logits, states = self.net.logits_and_states(input_ids, attention_mask, keep_states=output_hidden_states)
         loss = self.gold_loss(logits, labels) if labels is not None else None
-        return TokenClassifierOutput(loss=loss, logits=logits)
+        return TokenClassifierOutput(loss=loss, logits=logits,
+                                     hidden_states=tuple(states) if output_hidden_states else None)
 
     def gold_loss(self, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         return first_subword_nll(self.net.crf, logits, labels)
