@@ -326,12 +326,18 @@ def scores_section(metrics: dict, twin: str | None, model: str) -> list[str]:
     if not twin:
         return [f"## Devel scores ({where}, recorded by the evaluation above)", "", *scores_table(metrics)]
     final = final_builds().get(model, {})
+    own = final.get("max_steps", final.get("twin_best_step"))
+    trained = ("this model trained that many steps" if own == final.get("twin_best_step") else
+               f"this model trained {own} steps, started before its twin ended")
     run = (f" Its twin's run: `{final['twin_command']}` (kept weights at step {final['twin_best_step']} of "
-           f"{final['twin_steps']}; this model trained that many steps)." if final.get("twin_command") else "")
+           f"{final['twin_steps']}; {trained})." if final.get("twin_command") else "")
+    twin_manifest = registry_manifest(twin)
+    compacted = (twin_manifest.compression or {}).get("compacted_from") if twin_manifest else None
+    made = f" (`{twin}` is `{compacted}` compacted)" if compacted else ""
     return [f"## Devel scores of its twin `{twin}` ({where})", "",
             f"This model learnt from devel's labels too, so no devel figure of its own is reported or chose "
-            f"anything: these are the scores recorded for `{twin}`, the same recipe trained on train alone, "
-            f"which its card shows as the twin's.{run}", "", *scores_table(metrics), "",
+            f"anything: these are the scores recorded for `{twin}`{made}, the same recipe trained on train "
+            f"alone, which its card shows as the twin's.{run}", "", *scores_table(metrics), "",
             "Its precision modes were compared with float32 by agreement on the devel abstracts (no gold "
             "labels: it trained on them); `auto` may take a mode whose agreement bounds the F1 it can lose "
             "within 0.3 points."]
@@ -394,8 +400,10 @@ def recheck_precision(out: Path, devel: str, docs: str) -> dict:
 
     manifest = read_manifest(out)
     name = manifest.name
+    # A final build learnt devel's labels: its modes are compared by agreement alone.
+    gold = [] if (manifest.metrics.get("source") or {}).get("twin") else ["--devel", devel]
     steps = [("models import", ["fastbioner", "models", "import", str(out), "--name", name]),
-             ("benchmark", ["fastbioner", "benchmark", name, "--docs", docs, "--devel", devel])]
+             ("benchmark", ["fastbioner", "benchmark", name, "--docs", docs, *gold])]
     with tempfile.TemporaryDirectory(prefix="fastbioner-recheck-") as home:
         previous = os.environ.get("FASTBIONER_HOME")
         os.environ["FASTBIONER_HOME"] = home  # the commands' registry: never the user's own
@@ -461,7 +469,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--name", help="registry name of the compacted model (default: MODEL-compact)")
     parser.add_argument("--out", default=str(OUT), help="the folder to replace (default: %(default)s)")
     parser.add_argument("--corpus", nargs="+", default=[str(p) for p in CORPUS], metavar="FILE",
-                        help="text whose wordpieces the compacted model keeps (default: the README's corpora)")
+                        help="text whose wordpieces the compacted model keeps (default: the README's corpora; "
+                             "devel.tsv too for a final build)")
     parser.add_argument("--keep-vocabulary", action="store_true",
                         help="keep every wordpiece instead (as `fastbioner compact --keep-vocabulary`)")
     parser.add_argument("--int8-embeddings", action="store_true",
@@ -489,8 +498,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("MODEL is required (unless --recheck-precision)")
     name = args.name or f"{args.model}-compact"
     invocation = "python -m experiments.build_default_model " + shlex.join(sys.argv[1:] if argv is None else argv)
-    flags = compact_options(args.corpus, args.keep_vocabulary, args.int8_embeddings)
     twin = args.twin or (final_builds().get(args.model) or {}).get("twin")
+    corpus = list(args.corpus)
+    if twin and corpus == [str(p) for p in CORPUS]:
+        corpus.append(str(DEVEL))  # a final build learnt devel's words too: its pieces are kept
+    flags = compact_options(corpus, args.keep_vocabulary, args.int8_embeddings)
     try:
         if args.dry_run:
             dry_run(args.model, name, out, flags, args.devel, args.docs, args.overwrite, twin, args.summary)

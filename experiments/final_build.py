@@ -95,8 +95,10 @@ def final_args(row: runs.Row, steps: int) -> list[str]:
     return out
 
 
-def final_command(row: runs.Row, seed: int, results: dict) -> list[str]:
-    steps = int(twin_run(row, seed, results)["best_step"])
+def final_command(row: runs.Row, seed: int, results: dict, steps: int | None = None) -> list[str]:
+    """``steps``: given when the build starts before its twin has ended (the twin's
+    planned steps, say); else the step whose weights the twin kept."""
+    steps = steps or int(twin_run(row, seed, results)["best_step"])
     return ["fastbioner", *final_args(row, steps), "--name", final_name(row, seed), "--seed", str(seed),
             *RUN_EXTRAS]
 
@@ -118,6 +120,7 @@ def record_build(row: runs.Row, seed: int, command: list[str], results: dict, pa
     twin = twin_run(row, seed, results)
     training = manifest.training or {}
     entry = {"row": row.id, "seed": seed, "command": runs.portable(shlex.join(command)),
+             "max_steps": int(command[command.index("--max-steps") + 1]),
              "twin": row.model_name(seed), "twin_command": twin.get("command"), "twin_f1": twin.get("f1"),
              "twin_per_type": {t: s.get("f1") for t, s in (twin.get("per_type") or {}).items()},
              "twin_best_step": twin.get("best_step"), "twin_steps": twin.get("steps"),
@@ -146,6 +149,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("row", help="row id in experiments/runs.toml (the chosen recipe)")
     parser.add_argument("--seed", type=int, default=runs.SEED, help="the twin's seed (default %(default)s)")
+    parser.add_argument("--steps", type=int, default=None,
+                        help="train this many steps, not the step the twin kept: for a build started before its "
+                             "twin has ended (its planned steps); recorded beside the twin's kept step")
     parser.add_argument("--dry-run", action="store_true", help="print the command, run nothing")
     args = parser.parse_args(argv)
     rows = {r.id: r for r in runs.all_rows()}
@@ -153,14 +159,14 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"no row {args.row!r} in {runs.RUNS}")
     row, results = rows[args.row], runs.load_results()
     try:
-        command = final_command(row, args.seed, results)
+        command = final_command(row, args.seed, results, args.steps)
     except FinalBuildError as exc:
         print(f"final_build: {exc}", file=sys.stderr)
         return 2
     print(runs.portable(shlex.join(command)))
     if args.dry_run:
         return 0
-    name, steps = final_name(row, args.seed), int(twin_run(row, args.seed, results)["best_step"])
+    name, steps = final_name(row, args.seed), int(command[command.index("--max-steps") + 1])
     if not registered_from(name, steps):
         started = time.monotonic()
         rc = subprocess.run([sys.executable, "-m", "fastbioner.cli.main", *command[1:]]).returncode
@@ -168,7 +174,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"final_build: the run ended with code {rc}; start it again to resume", file=sys.stderr)
             return rc
         print(f"final_build: {name} trained in {time.monotonic() - started:.0f} s")
-    entry = record_build(row, args.seed, command, results)
+    try:
+        entry = record_build(row, args.seed, command, runs.load_results())  # the twin may have ended since
+    except FinalBuildError as exc:
+        print(f"final_build: {name} is built; not recorded yet: {exc}; run this again once it has",
+              file=sys.stderr)
+        return 2
     print(f"final_build: {name} recorded in {runs.portable(str(FINAL_BUILDS))} (twin {entry['twin']}, "
           f"devel F1 {100 * entry['twin_f1']:.2f} at step {entry['twin_best_step']})")
     return 0

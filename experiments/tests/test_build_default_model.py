@@ -291,6 +291,17 @@ def test_a_shipped_folders_precision_is_checked_again_without_touching_its_weigh
     build.recheck_precision(out, str(devel), str(src))  # again: both checks listed, one table
     text = (out / "BUILD.md").read_text(encoding="utf-8")
     assert text.count("fastbioner benchmark shipped --docs") == 2 and text.count("| mode |") == 1
+    assert all(m.get("f1") is not None for m in read_manifest(out).speed["modes"].values())
+    # A final build (its card shows a twin's scores) learnt devel's labels: checked again
+    # by agreement alone, never scored on devel.
+    manifest = read_manifest(out)
+    manifest.metrics = {**manifest.metrics, "source": {"model": "shipped", "twin": "shipped-twin"}}
+    write_manifest(out, manifest)
+    speed = build.recheck_precision(out, str(devel), str(src))
+    assert all(m.get("f1") is None and "f1_loss_bound" in m for m in speed["modes"].values())
+    checks = [line for line in (out / "BUILD.md").read_text(encoding="utf-8").splitlines()
+              if line.startswith("fastbioner benchmark shipped")]
+    assert len(checks) == 3 and "--devel" in checks[0] and "--devel" not in checks[-1]
 
 
 def test_build_md_names_no_path_of_the_machine_that_built_it():

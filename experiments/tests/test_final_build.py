@@ -60,3 +60,15 @@ def test_a_finished_build_is_recorded_with_its_twin(final):
     assert entry["twin"] == "bc5cdr-pkd-x-bf16-s13" and entry["twin_f1"] == 0.8611
     assert entry["twin_best_step"] == 6006 and entry["steps"] == 6006 and entry["train_seconds"] == 1100.5
     assert entry["twin_per_type"] == {"Disease": 0.8147} and "--max-steps 6006" in entry["command"]
+
+
+def test_a_build_started_before_its_twin_ended_trains_the_steps_given_and_says_so(final, capsys):
+    module, row, results = final
+    later = module.runs.Row("bc5cdr/pkd-y", 5, "bc5cdr", "pkd y", "bc5cdr-pkd-y-bf16", ROW_ARGS, 6)
+    command = module.final_command(later, 13, results, steps=7000)  # no twin recorded yet: the steps given
+    assert command[command.index("--max-steps") + 1] == "7000"
+    with pytest.raises(module.FinalBuildError, match="no recorded run"):
+        module.final_command(later, 13, results)
+    register("bc5cdr-pkd-x-trdev-s13", kind="student", training={"steps": 7000}, config={"training": {"max_steps": 7000}})
+    entry = module.record_build(row, 13, module.final_command(row, 13, results, steps=7000), results)
+    assert entry["max_steps"] == 7000 and entry["twin_best_step"] == 6006  # both kept: they differ
