@@ -69,6 +69,7 @@ def test_a_build_started_before_its_twin_ended_trains_the_steps_given_and_says_s
     assert command[command.index("--max-steps") + 1] == "7000"
     with pytest.raises(module.FinalBuildError, match="no recorded run"):
         module.final_command(later, 13, results)
-    register("bc5cdr-pkd-x-trdev-s13", kind="student", training={"steps": 7000}, config={"training": {"max_steps": 7000}})
+    register("bc5cdr-pkd-x-trdev-s13", kind="student", training={"steps": 7000},
+             config={"training": {"max_steps": 7000}})
     entry = module.record_build(row, 13, module.final_command(row, 13, results, steps=7000), results)
     assert entry["max_steps"] == 7000 and entry["twin_best_step"] == 6006  # both kept: they differ
