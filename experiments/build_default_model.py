@@ -380,6 +380,9 @@ def build(model: str, name: str, out: Path, compact_flags: list[str], devel: str
             with step(label):
                 run_command(argv)
         with step("writing BUILD.md"):
+            # The manifest names no folder of this machine (the base model's, the corpora's).
+            shipped = staged / "fastbioner.json"
+            shipped.write_text(runs.portable(shipped.read_text(encoding="utf-8")), encoding="utf-8")
             files = sorted(f for f in staged.iterdir() if f.is_file())
             manifest = read_manifest(staged)
             text = build_md(name, model, chain, shown, manifest.metrics, files, invocation, manifest.speed, twin)

@@ -138,6 +138,7 @@ def fake_cli(fail: str | None = None):
             folder.mkdir()
             (folder / "model.safetensors").write_bytes(b"w" * 1000)
             write_manifest(folder, Manifest(name=folder.name, kind="student", metrics={"f1": 0.5},
+                                            base_model=str(Path.home() / "bases" / "minilm"),
                                             compression={"compacted_from": argv[2]}))
         elif argv[1] == "evaluate":
             registry.update_manifest(argv[2], metrics={**SCORES, "source": {"file": argv[3]}})
@@ -182,6 +183,7 @@ def test_build_replaces_the_folder_and_writes_how(chain_registry, monkeypatch, c
     assert "| int8 | 10,969 | 0.9978 | 80.41 | 0.01 | yes |" in md and "runs **int8**" in md
     assert "(a machine without that mode runs float32)" in md
     assert json.loads((out / "fastbioner.json").read_text())["speed"]["precision"] == "int8"
+    assert json.loads((out / "fastbioner.json").read_text())["base_model"] == "~/bases/minilm"  # no home folder
     assert "| Chemical | 90.00 | 90.00 | 90.00 | 20 |" in md and "| overall | 80.00 | 90.00 | 84.70 | 30 |" in md
     assert "| model.safetensors | 1,000 |" in md
     assert str(out / "BUILD.md") in capsys.readouterr().out
