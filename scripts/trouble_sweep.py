@@ -443,7 +443,7 @@ def build_runs(tmp: Path, only: str | None) -> tuple[list[Run], list]:
         R(f"rank out {label}", "rank", ok, "--model", T, "--top", "1", "--out", dest, "--quiet")
         R(f"tag-corpus out {label}", "tag-corpus", ok, "--model", T, "--out", dest, "--quiet")
         R(f"agree json {label}", "agree", ok, ok, "--json", dest)
-        R(f"models export out {label}", "models", "export", "bc5cdr-cnn-unl-distilled", dest)
+        R(f"models export out {label}", "models", "export", "bc5cdr-cnn-fast-v2", dest)
     # odd names: too long for the file system, control characters, links to devices, loops
     group[0] = "names"
     longname = str(tmp / ("n" * 300 + ".pubtator"))
@@ -474,7 +474,7 @@ def build_runs(tmp: Path, only: str | None) -> tuple[list[Run], list]:
         R(f"tag-corpus out {label}", "tag-corpus", ok, "--model", T, "--out", dest, "--quiet")
         R(f"agree json {label}", "agree", ok, ok, "--json", dest)
         R(f"evaluate json {label}", "evaluate", T, str(files["conll_badtags.conll"]), "--json", dest, "--quiet")
-        R(f"models export out {label}", "models", "export", "bc5cdr-cnn-unl-distilled", dest)
+        R(f"models export out {label}", "models", "export", "bc5cdr-cnn-fast-v2", dest)
     R("tag same input twice", "tag", ok, ok, "--model", T, "--out", o(".jsonl"), "--format", "jsonl", "--quiet")
     R("tag out is input", "tag", str(tmp / "in" / "dup_ids.pubtator"), "--model", T, "--out",
       str(tmp / "in" / "dup_ids.pubtator"), "--format", "pubtator", "--quiet")
