@@ -10,7 +10,7 @@ from ..registry import KINDS, ModelEntry, Registry
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("models", help="list, show, import, export and delete registered models",
+    p = subparsers.add_parser("models", help="list, show, describe, import, export and delete registered models",
                               description="Manage the model registry (FASTBIONER_HOME/models when "
                                           "FASTBIONER_HOME is set, else the user data folder).")
     sub = p.add_subparsers(dest="models_command", metavar="ACTION", required=True)
