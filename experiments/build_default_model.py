@@ -484,7 +484,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--overwrite", action="store_true", help="replace a registered model named NAME")
     parser.add_argument("--twin", metavar="NAME",
                         help="a final build on train + devel: the registered train-only twin whose devel scores "
-                             "its card shows (default: the twin final_builds.json records, when registered)")
+                             "its card shows (default: the twin final_builds.json records for MODEL)")
     parser.add_argument("--summary", metavar="TEXT", help="the card's first line: what the model is for")
     parser.add_argument("--dry-run", action="store_true", help="print the commands, run none")
     args = parser.parse_args(argv)

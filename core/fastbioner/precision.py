@@ -5,7 +5,7 @@ A reduced-precision mode (bf16, fp16, int8) is only picked by ``auto`` when the
 model's manifest holds a passing check for it: its entities on devel were compared
 with float32's and it lost at most :data:`MAX_F1_LOSS_POINTS` F1 points (or, for a
 model that trained on devel's labels, its entities agree with float32's closely
-enough that it cannot have lost more: :data:`MIN_AGREEMENT_WITHOUT_GOLD`). A model
+enough that it cannot have lost more: :attr:`PrecisionCheck.f1_loss_bound`). A model
 never checked is tagged in float32 unless the user asks for a mode by name; the
 checks are written by ``fastbioner benchmark`` (see :mod:`fastbioner.speed`).
 """
@@ -31,13 +31,6 @@ MAX_F1_LOSS_POINTS = 0.3
 SPEEDUP_WORTH_F1 = 1.5
 SAME_F1_POINTS = 0.05   # F1 losses closer than this are the same (int8 at 0.01 is lossless)
 
-# A check without gold labels: a final model trained on train + devel has no held-out
-# labelled text here, so its modes are compared with float32 by agreement alone. When
-# a fraction 1 - a of its entities changes (a: the agreement, entity F1 against
-# float32's), F1 against any gold moves by at most about 1 - a (every entity dropped a
-# right one, every entity added a wrong one): so agreement >= 0.997 bounds the loss at
-# MAX_F1_LOSS_POINTS, and 100 x (1 - a) stands for the loss where none was measured.
-MIN_AGREEMENT_WITHOUT_GOLD = 1 - MAX_F1_LOSS_POINTS / 100
 
 
 class Precision(str, Enum):
@@ -125,7 +118,12 @@ class PrecisionCheck:
     @property
     def f1_loss_bound(self) -> float:
         """The F1 points this mode may lose: measured against gold when it was, else
-        the bound its agreement with float32 sets (:data:`MIN_AGREEMENT_WITHOUT_GOLD`)."""
+        the bound its agreement with float32 sets. A check without gold is a final model's
+        (trained on train + devel: no held-out labelled text here). When a fraction 1 - a
+        of its entities changes (a: the agreement, entity F1 against float32's), F1
+        against any gold moves by at most about 1 - a (every entity dropped a right one,
+        every entity added a wrong one): so 100 x (1 - a) points, and agreement >= 0.997
+        passes within :data:`MAX_F1_LOSS_POINTS`."""
         measured = self.f1_loss_points
         return measured if measured is not None else round(100.0 * (1.0 - self.agreement), 4)
 
