@@ -105,6 +105,31 @@ def test_a_term_ratio_that_cannot_apply_is_refused_with_the_reason(ratios, calib
         MethodConfig(name="fastbioner", calibrate=calibrate, term_ratios=ratios).to_method()
 
 
+def test_pkd_s_hidden_term_keeps_pkd_s_weight_under_fastbioner_calibration(trained, tmp_path):
+    """fastbioner-cal-pkd is pkd plus the calibrated, centred attention term: calibration
+    scales the attention term to the gold term's pull and leaves the normalised hidden
+    term at pkd's own weight, so the question "does FastBioNER's attention signal add to
+    pkd?" is asked with pkd's hidden term exactly as pkd runs it."""
+    method = MethodConfig(name="fastbioner-cal-pkd").to_method()
+    pkd = MethodConfig(name="pkd").to_method()
+    assert method.calibrated_terms == ("attention",) and "hidden" not in method.term_names
+    for step in (0, 50, 99):
+        assert method.weights(step, 100)[1]["hidden-norm"] == pkd.weights(step, 100)[1]["hidden-norm"]
+        assert method.weights(step, 100)[1]["soft"] == pkd.weights(step, 100)[1]["soft"]
+    registry = fresh_registry(trained, tmp_path)
+    _, bio = trained
+    result = distill(config(bio, "fastbioner-cal-pkd", epochs=1, dev=False, m={"calibration_batches": 1}),
+                     "calpkd", registry=registry)
+    cal = Calibration.from_dict(registry.get("calpkd").manifest.to_dict()["training"]["calibration"])
+    assert set(cal.scales) == {"attention"}
+    gold = cal.mean_weighted_norms["gold"]
+    assert cal.scales["attention"] * cal.mean_weighted_norms["attention"] == pytest.approx(gold, rel=1e-6)
+    assert cal.mean_weighted_norms["hidden-norm"] > 0  # measured, reported, not scaled
+    assert any("calibrated term scales" in n for n in result.notes)
+    with pytest.raises(ConfigError, match="keeps that term at its own weight"):
+        MethodConfig(name="fastbioner-cal-pkd", term_ratios={"hidden-norm": 2.0}).to_method()
+
+
 def test_a_method_brings_its_own_calibration_and_attention_form_unless_told(trained, tmp_path):
     """fastbioner-cal calibrates, centres attention scores and holds phi at 0.5 by itself; the manifest
     saves what the run used, and an explicit setting overrides the method's."""

@@ -24,7 +24,6 @@ from typing import Any, Iterable, Sequence
 
 import torch
 
-from .methods import MATCHING_TERMS
 from .objective import _ANCHOR, DistillationObjective
 
 LABEL_TERMS = ("gold", "soft", "prob-mse", "logit-mse")
@@ -118,12 +117,13 @@ def _mean(xs: Iterable[float]) -> float:
 
 def calibrate(objective: DistillationObjective, batches: Iterable, params: Sequence[torch.Tensor],
               total_steps: int, ratio: float = 1.0, ratios: dict[str, float] | None = None) -> Calibration:
-    """Scale every matching term so that, at step 0 and averaged over ``batches``,
+    """Scale every matching term (but those a method keeps at their own weight) so that, at step 0 and averaged over ``batches``,
     its weighted gradient norm is ``ratio`` (or its own entry in ``ratios``) times the
     reference label term's: gold
     (its weighted norm, or its plain norm where the schedule gives it no weight at
     the start, as TinyBERT's first stage does), else soft labels."""
     names = objective.method.term_names
+    calibrated = objective.method.calibrated_terms
     reference = next((n for n in ("gold", "soft") if n in names), None)
     measures = [measure_terms(objective, b, params, 0, total_steps) for b in batches]
     if reference is None or not measures:
@@ -133,7 +133,7 @@ def calibrate(objective: DistillationObjective, batches: Iterable, params: Seque
     ref_norm = weighted[reference] or _mean(m.grad_norms[reference] for m in measures)
     scales = {}
     for name in names:
-        if name in MATCHING_TERMS and weighted[name] > 0 and math.isfinite(weighted[name]) and ref_norm > 0:
+        if name in calibrated and weighted[name] > 0 and math.isfinite(weighted[name]) and ref_norm > 0:
             scales[name] = (ratios or {}).get(name, ratio) * ref_norm / weighted[name]
     return Calibration(scales, reference, ratio, len(measures), weighted, values, dict(ratios or {}))
 

@@ -56,6 +56,9 @@ class Term:
     name: str
     share: str = "fixed"  # "w", "1-w" or "fixed"
     coefficient: float = 1.0
+    # A matching term that calibration leaves at its own weight (a term carried over
+    # from another method at that method's strength); others are scaled when asked.
+    calibrated: bool = True
 
     def weight(self, w: float) -> float:
         if self.share == "w":
@@ -96,6 +99,12 @@ class Method:
 
     def uses(self, *names: str) -> bool:
         return any(t.name in names for t in self.terms)
+
+    @property
+    def calibrated_terms(self) -> tuple[str, ...]:
+        """The matching terms a calibration scales (every one but those kept at their
+        own weight)."""
+        return tuple(t.name for t in self.terms if t.name in MATCHING_TERMS and t.calibrated)
 
     def check_learnable(self) -> None:
         """Refuse a method (after dropped terms) whose every weight is 0 for part of
@@ -148,6 +157,18 @@ METHODS: dict[str, Method] = {
         temperature=2.0, calibrate="grad-norm", attention="centred",
         summary="FastBioNER calibrated: matching terms scaled to the gold term's gradient norm, centred "
                 "attention scores, T = 2, phi held at 0.5"),
+    # The last open question about the named method (issue 51): does FastBioNER's own
+    # intermediate-layer signal add anything once its hidden term is Patient KD's? The
+    # calibrated method with its hidden MSE replaced by pkd's normalised distance at
+    # pkd's weight (10, fixed, not calibrated, which is what made pkd lead): with phi
+    # at 0.5 this is pkd plus the calibrated, centred attention term and nothing else.
+    "fastbioner-cal-pkd": Method(
+        "fastbioner-cal-pkd", ScheduleConfig("constant", alpha=0.5),
+        (Term("soft", "w"), Term("gold", "1-w"), Term("hidden-norm", "fixed", 10.0, calibrated=False),
+         Term("attention", "w")),
+        temperature=2.0, calibrate="grad-norm", attention="centred",
+        summary="calibrated FastBioNER with Patient KD's normalised hidden term at pkd's weight: pkd plus the "
+                "calibrated, centred attention term"),
 }
 METHOD_NAMES = tuple(METHODS)
 
@@ -260,5 +281,10 @@ class MethodConfig(Settings):
         if missing:
             raise ConfigError(f"--term-ratio {', '.join(missing)}: not a term of {self.name} "
                               f"({', '.join(method.term_names)})")
+        fixed = [t for t in self.term_ratios if t not in method.calibrated_terms]
+        if fixed:
+            raise ConfigError(f"--term-ratio {', '.join(fixed)}: {self.name} keeps that term at its own weight "
+                              f"(calibration scales {', '.join(method.calibrated_terms) or 'none'}); use "
+                              f"--term-weight")
         method.check_learnable()
         return method
