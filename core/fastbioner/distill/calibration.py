@@ -117,9 +117,9 @@ def _mean(xs: Iterable[float]) -> float:
 
 def calibrate(objective: DistillationObjective, batches: Iterable, params: Sequence[torch.Tensor],
               total_steps: int, ratio: float = 1.0, ratios: dict[str, float] | None = None) -> Calibration:
-    """Scale every matching term (but those a method keeps at their own weight) so that, at step 0 and averaged over ``batches``,
-    its weighted gradient norm is ``ratio`` (or its own entry in ``ratios``) times the
-    reference label term's: gold
+    """Scale every matching term (but those a method keeps at their own weight) so
+    that, at step 0 and averaged over ``batches``, its weighted gradient norm is
+    ``ratio`` (or its own entry in ``ratios``) times the reference label term's: gold
     (its weighted norm, or its plain norm where the schedule gives it no weight at
     the start, as TinyBERT's first stage does), else soft labels."""
     names = objective.method.term_names
