@@ -33,7 +33,8 @@ def spacy_section(sp: dict) -> list[str]:
     train, score, timing = sp.get("train") or {}, sp.get("score") or {}, sp.get("time")
     if score:
         types = ", ".join(f"{t} {pct(v)}" for t, v in sorted(score.get("per_type_f1", {}).items()))
-        out.append(f"spaCy 3.7 CNN NER ({train.get('config', 'efficiency config')}, trained on `train.tsv` here in "
+        config = train.get('config', 'efficiency config')
+        out.append(f"spaCy {train.get('spacy', '3.7')} CNN NER ({config}, trained on `train.tsv` here in "
                    f"{minutes(train.get('train_seconds'))}, at most {train.get('max_steps')} steps, stopped by its "
                    f"default patience): devel F1 **{pct(score['devel_f1'])}** ({types}), scored on the BIO tokens "
                    f"as `fastbioner evaluate` scores (`{score.get('command')}`; trained by `{train.get('command')}`).")
@@ -102,6 +103,9 @@ def frontier_points(sp: dict, results: dict) -> list[dict]:
         f1, size, source = model_scores(m["model"], results, m)
         # A model that ran below float32 (its recorded check let --precision auto pick it) says so.
         label = m["model"] + (f" ({m['precision']})" if m.get("precision") else "")
+        # A final build (trained on train + devel) is placed at its train-only twin's devel F1.
+        if m.get("scores_of_twin"):
+            source = f"its twin {m['scores_of_twin']} ({source})"
         points.append({"model": label, "seconds": m["median_seconds"], "speed": m["vs_spacy_speed"],
                        "f1": f1, "size_bytes": size, "source": source, "peer": False})
     return points

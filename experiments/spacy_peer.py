@@ -99,8 +99,10 @@ def train(args) -> dict:
                     "--paths.train", str(WORK / "train.spacy"), "--paths.dev", str(WORK / "devel.spacy"),
                     "--training.max_steps", str(args.max_steps), "--nlp.batch_size", "256"],
                    check=True, env={**os.environ, "OMP_NUM_THREADS": str(args.threads)})
+    import spacy
+
     return {"train_seconds": round(time.monotonic() - t0, 1), "max_steps": args.max_steps,
-            "config": "spacy init config -l en -p ner -o efficiency (defaults)"}
+            "config": "spacy init config -l en -p ner -o efficiency (defaults)", "spacy": spacy.__version__}
 
 
 def score(args) -> dict:
@@ -196,6 +198,11 @@ def record_model_scores(timing: dict) -> None:
             entry["devel_f1"] = m.metrics["f1"]
             entry["per_type_f1"] = {t: v["f1"] for t, v in (m.metrics.get("per_type") or {}).items()}
             entry["size_bytes"] = m.size_bytes or None
+            # A final build (trained on train + devel) carries its train-only twin's devel
+            # scores: said so, as its card says it.
+            twin = (m.metrics.get("source") or {}).get("twin")
+            if twin:
+                entry["scores_of_twin"] = twin
             # `fastbioner tag` ran the precision `--precision auto` picks from the recorded
             # checks (int8 for the fast model): its devel F1 is that mode's, not float32's.
             # The per-type scores stay float32's (a check records the overall F1 only).

@@ -167,6 +167,31 @@ def test_a_timed_model_is_scored_at_the_precision_auto_runs(tmp_path):
     assert unchecked["devel_f1"] == 0.8042 and "precision" not in unchecked
 
 
+def test_a_final_build_is_placed_at_its_twins_devel_scores_and_says_so(tmp_path):
+    """A model trained on train + devel carries its train-only twin's devel scores
+    (`models describe --scores-from`): the timing record and the frontier name the twin."""
+    peer = load("spacy_peer")
+    report = load("benchmark_report")
+    final = tmp_path / "final"
+    final.mkdir()
+    write_manifest(final, Manifest(name="final", kind="student", size_bytes=9_800_000, metrics={
+        "f1": 0.8317, "per_type": {"Chemical": {"f1": 0.8618}}, "source": {"twin": "cnn-s13"}}))
+    own = tmp_path / "own"
+    own.mkdir()
+    write_manifest(own, Manifest(name="own", kind="student", metrics={"f1": 0.80}))
+    sp = {"time": {"documents": "d.txt", "rounds": 1, "threads": 2, "seconds": {"spacy": [4.0]},
+                   "median_seconds": {"spacy": 4.0},
+                   "models": [{"model": str(final), "seconds": [3.0], "median_seconds": 3.0, "vs_spacy_speed": 1.33},
+                              {"model": str(own), "seconds": [5.0], "median_seconds": 5.0, "vs_spacy_speed": 0.8}]}}
+    peer.record_model_scores(sp["time"])
+    final_entry, own_entry = sp["time"]["models"]
+    assert final_entry["scores_of_twin"] == "cnn-s13" and final_entry["devel_f1"] == 0.8317
+    assert "scores_of_twin" not in own_entry
+    points = {p["model"]: p for p in report.frontier_points(sp, {})}
+    assert points[str(final)]["source"] == "its twin cnn-s13 (spacy_peer.json)"
+    assert points[str(own)]["source"] == "spacy_peer.json"
+
+
 def test_a_student_is_measured_against_its_own_teacher_and_teachers_against_the_first(tmp_path, monkeypatch):
     report = load("benchmark_report")
     tables = load("runs")

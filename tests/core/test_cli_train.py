@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -94,6 +95,10 @@ def test_train_evaluate_and_manage_models(encoder, bio, tmp_path, capsys):
     assert described["metrics"]["source"]["twin"] == long_name and described["metrics"]["sentences"] == 1
     assert main(["models", "show", "again"]) == 0
     assert f"devel scores (of its twin {long_name}" in capsys.readouterr().out
+    assert main(["models", "list"]) == 0
+    listed = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
+    assert re.search(r" \d\.\d{4}\* ", listed["again"]) and "*" not in listed[long_name]  # its F1, marked
+    assert "* its twin's devel F1" in listed["*"]
     assert main(["models", "describe", "again", "--scores-from", "again"]) == 2
     assert "names the model itself" in capsys.readouterr().err
     assert main(["evaluate", str(tmp_path / "exported"), str(bio), "--json", "-"]) == 0

@@ -53,9 +53,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     rm.set_defaults(func=delete_command)
 
 
+TWIN_MARK = "*"
+
+
+def _twin(entry: ModelEntry) -> str | None:
+    """The twin whose devel scores a final model carries (``models describe --scores-from``)."""
+    return (entry.manifest.metrics.get("source") or {}).get("twin")
+
+
 def _f1(entry: ModelEntry) -> str:
     f1 = entry.manifest.metrics.get("f1")
-    return f"{f1:.4f}" if isinstance(f1, (int, float)) else "-"
+    if not isinstance(f1, (int, float)):
+        return "-"
+    return f"{f1:.4f}" + (TWIN_MARK if _twin(entry) else "")
 
 
 def _size(n: int) -> str:
@@ -79,6 +89,9 @@ def list_command(args: argparse.Namespace) -> int:
             m = e.manifest
             print(f"{e.name:<{w}}{m.kind:<9}{m.layers or '-':>7}{m.width or '-':>7}{m.parameters:>12,}"
                   f"{_size(m.size_bytes):>11}{_f1(e):>10}  {m.parent or ''}")
+        if any(_twin(e) for e in entries):
+            print(f"{TWIN_MARK} its twin's devel F1: the model itself trained on devel too "
+                  f"(fastbioner models show NAME names the twin)")
     for name, problem in registry.problems():
         print(f"warning: {name}: {problem}", file=sys.stderr)
     return 0
