@@ -1,6 +1,7 @@
-"""The main window: assembles the panels, actions and controllers and wires their
-signals together. Behaviour lives in the controllers (curation, project, loading,
-tagging) and, below them, in the core."""
+"""The main window: assembles the panels and controllers and wires their signals
+together; its commands, menus and toolbar are built in window_commands. Behaviour
+lives in the controllers (curation, project, loading, tagging) and, below them, in
+the core."""
 
 from __future__ import annotations
 
@@ -17,11 +18,9 @@ from fastbioner.project import PROJECT_SUFFIX, DocStatus
 
 from .adjudication import install as install_adjudication
 from .curation import CurationController
-from .dialogs.about import show_about
 from .dialogs.load_errors import LoadErrorsDialog
 from .dialogs.settings_dialog import SettingsDialog
 from .jobs import QUIET_KIND, Job, JobManager
-from .keyboard import CurationKeys
 from .loading import FileLoader, LoadResult
 from .models.workspace import Workspace
 from .project import ProjectController
@@ -35,25 +34,10 @@ from .widgets.job_strip import JobStrip
 from .widgets.jobs_panel import JobsPanel
 from .widgets.legend import Legend
 from .widgets.model_picker import FoundModel, ListingRelay, ModelCard, ModelPicker, list_models
+from .window_commands import build_actions, build_menus
 
 PROJECT_FILTER = f"FastBioNER projects (*{PROJECT_SUFFIX})"
 LAYOUT_VERSION = 1
-
-
-def redo_keys() -> list[QKeySequence]:
-    """Redo: Ctrl+Y and Ctrl+Shift+Z everywhere, and the platform's own keys, each once.
-    Binding a key twice (the platform's Redo is Ctrl+Y on Windows) makes Qt call it
-    ambiguous and do nothing. Only keys with Ctrl (Cmd on a Mac): a keyboard's
-    dedicated Redo key, which X11 binds, showed in the help as "Redo", as if it were a
-    key combination."""
-    keys: list[QKeySequence] = []
-    for key in [QKeySequence("Ctrl+Y"), QKeySequence("Ctrl+Shift+Z"),
-                *QKeySequence.keyBindings(QKeySequence.StandardKey.Redo)]:
-        if key.count() != 1 or not key[0].keyboardModifiers() & Qt.KeyboardModifier.ControlModifier:
-            continue
-        if all(k.toString() != key.toString() for k in keys):
-            keys.append(key)
-    return keys
 
 
 class MainWindow(QMainWindow):
@@ -75,8 +59,8 @@ class MainWindow(QMainWindow):
         self.training = TrainingController(self.workspace, self.jobs, self.settings, self.picker,
                                            lambda select: self.refresh_models(select=select), self)
         self.training.message.connect(lambda msg: self.statusBar().showMessage(msg, 10000))
-        self._build_actions()
-        self._build_menus()
+        build_actions(self)  # the commands, their keys, the menus and toolbar (window_commands)
+        build_menus(self)
         self._connect()
         # File > Compare with another annotation…, the Adjudicate menu and its dock.
         self.adjudication = install_adjudication(self)
@@ -165,103 +149,6 @@ class MainWindow(QMainWindow):
         action.triggered.connect(slot)
         self.addAction(action)
         return action
-
-    def _build_actions(self) -> None:
-        K = QKeySequence.StandardKey
-        self.open_action = self._action("&Open files…", self.open_files_dialog, K.Open, "Open abstracts")
-        self.open_folder_action = self._action("Open &folder…", self.open_folder_dialog, "Ctrl+Shift+O")
-        self.open_project_action = self._action("Open &project…", self.open_project_dialog)
-        self.fetch_action = self._action("Fetch from Pub&Med…", self.fetch_dialog,
-                                         tip="Fetch abstracts by PMID or query")
-        self.save_action = self._action("&Save project", self.save, K.Save)
-        self.save_as_action = self._action("Save project &as…", self.save_as, K.SaveAs)
-        self.export_action = self._action("&Export…", self.export_dialog, "Ctrl+E")
-        # Some platforms bind no key to Quit or Preferences: Ctrl+Q and Ctrl+, then.
-        self.quit_action = self._action("&Quit", self.close, K.Quit if QKeySequence(K.Quit).count() else "Ctrl+Q")
-        self.undo_action = self.stack.createUndoAction(self, "&Undo")
-        self.undo_action.setShortcut(K.Undo)
-        self.redo_action = self.stack.createRedoAction(self, "&Redo")
-        self.redo_action.setShortcuts(redo_keys())
-        # Undo and redo keep the curator on the entity they changed (CurationKeys.history).
-        for action, step, name in ((self.undo_action, self.undo, "Undo"), (self.redo_action, self.redo, "Redo")):
-            action.triggered.disconnect()
-            action.triggered.connect(step)
-            action.setProperty("help_name", name)  # the help page's name, not "Undo Relabel as …"
-        self.addActions([self.undo_action, self.redo_action])  # window-wide, wherever the focus is
-        self.find_action = self._action("&Find document…", self.find, K.Find)
-        self.accept_all_action = self._action("Accept all suggestions", lambda: self.curation.accept(None),
-                                              "Ctrl+Return")
-        self.reject_all_action = self._action("Reject all suggestions", lambda: self.curation.reject(None),
-                                              "Ctrl+Shift+Backspace")
-        self.mark_reviewed_action = self._action("Mark document reviewed", self.toggle_reviewed, "Ctrl+M",
-                                                 "Mark the document reviewed (again: reopen it for review)")
-        self.next_action = self._action("Next document", lambda: self.documents.step(1), "Ctrl+PgDown")
-        self.prev_action = self._action("Previous document", lambda: self.documents.step(-1), "Ctrl+PgUp")
-        self.next_review_action = self._action("Next document needing review", self.next_needing_review, "Ctrl+R")
-        self.keys = CurationKeys(self.view, self.entities, self.curation, self)
-        self.tag_doc_action = self._action("&Tag document", self.tag_document, "Ctrl+T",
-                                           "Tag the document being read with the chosen model")
-        self.tag_all_action = self._action("Tag &all", self.tag_all, "Ctrl+Shift+T",
-                                           "Tag every document (or the selected ones) with the chosen model")
-        self.refresh_models_action = self._action("Refresh models", lambda: self.refresh_models())
-        self.distill_action = self._action("&Distil a student…", lambda: self.training_dialog("distill"))
-        self.train_action = self._action("&Fine-tune a teacher…", lambda: self.training_dialog("teacher"))
-        self.leftovers_action = self._action("&Interrupted runs…", self.leftovers_dialog,
-                                             tip="Resume or delete the checkpoints of cancelled training runs")
-        self.settings_action = self._action("&Preferences…", self.settings_dialog,
-                                            K.Preferences if QKeySequence(K.Preferences).count() else "Ctrl+,")
-        self.about_action = self._action("&About FastBioNER Studio", lambda: show_about(self))
-        self.shortcuts_action = self._action("&Keyboard shortcuts", self.show_shortcuts, "F1")
-
-    def _build_menus(self) -> None:
-        bar = self.menuBar()
-        file = bar.addMenu("&File")
-        for a in (self.open_action, self.open_folder_action, self.fetch_action, self.open_project_action,
-                  None, self.save_action,
-                  self.save_as_action, self.export_action, None, self.quit_action):
-            file.addSeparator() if a is None else file.addAction(a)
-        edit = bar.addMenu("&Edit")
-        for a in (self.undo_action, self.redo_action, None, self.find_action, None, self.settings_action):
-            edit.addSeparator() if a is None else edit.addAction(a)
-        curate = bar.addMenu("&Curate")
-        keys = self.keys
-        for a in (keys.next_entity, keys.previous_entity, None, keys.accept, keys.reject, keys.delete,
-                  keys.edit_concept, None, *keys.label_actions):
-            curate.addSeparator() if a is None else curate.addAction(a)
-        exact = curate.addMenu("Label the exact selection")
-        exact.addActions(keys.exact_label_actions)
-        boundary = curate.addMenu("Boundary")
-        boundary.addActions([keys.extend_end, keys.shrink_end, keys.extend_start, keys.shrink_start])
-        for a in (None, self.accept_all_action, self.reject_all_action, None, self.mark_reviewed_action,
-                  self.next_review_action, None, self.next_action, self.prev_action):
-            curate.addSeparator() if a is None else curate.addAction(a)
-        model = bar.addMenu("&Model")
-        for a in (self.tag_doc_action, self.tag_all_action, None, self.distill_action, self.train_action,
-                  self.leftovers_action, None, self.refresh_models_action):
-            model.addSeparator() if a is None else model.addAction(a)
-        view = bar.addMenu("&View")
-        for dock in (self.documents_dock, self.card_dock, self.jobs_dock):
-            view.addAction(dock.toggleViewAction())
-        help_menu = bar.addMenu("&Help")
-        help_menu.addAction(self.shortcuts_action)
-        help_menu.addAction(self.about_action)
-        tools = self.addToolBar("Main")
-        tools.setObjectName("main-toolbar")
-        for a in (self.open_action, self.save_action, None):
-            tools.addSeparator() if a is None else tools.addAction(a)
-        # Short toolbar buttons; the Edit menu's items name the command undone.
-        for text, slot, signal in (("Undo", self.undo, self.stack.canUndoChanged),
-                                   ("Redo", self.redo, self.stack.canRedoChanged)):
-            button = tools.addAction(text, slot)
-            button.setEnabled(False)
-            signal.connect(button.setEnabled)
-        tools.addSeparator()
-        tools.addWidget(QLabel(" Model: "))
-        tools.addWidget(self.picker)
-        tools.addAction(self.tag_doc_action)
-        tools.addAction(self.tag_all_action)
-        tools.addSeparator()
-        tools.addAction(self.distill_action)
 
     def _connect(self) -> None:
         ws = self.workspace
