@@ -213,22 +213,40 @@ def compact_options(corpus: list[str], keep_vocabulary: bool = False, int8_embed
     return vocabulary + (["--int8-embeddings"] if int8_embeddings else [])
 
 
-def commands(model: str, name: str, compact_flags: list[str], devel: str, docs: str, dest: str, overwrite: bool,
-             twin: str | None = None, summary: str | None = None) -> list[tuple[str, list[str]]]:
-    """(step, argv): the README's compact, evaluate --record, benchmark and export steps;
-    for a final build (``twin``), the twin's scores and a check by agreement instead."""
-    compact = ["fastbioner", "compact", model, "--name", name, *compact_flags]
-    said = ["--summary", summary] if summary else []
-    steps = [("compact", compact + (["--overwrite"] if overwrite else []))]
-    if twin:
-        steps += [("models describe", ["fastbioner", "models", "describe", name, "--scores-from", twin, *said]),
-                  ("benchmark", ["fastbioner", "benchmark", name, "--docs", docs])]
-    else:
-        steps.append(("evaluate --record", ["fastbioner", "evaluate", name, devel, "--record"]))
-        if said:
-            steps.append(("models describe", ["fastbioner", "models", "describe", name, *said]))
-        steps.append(("benchmark", ["fastbioner", "benchmark", name, "--docs", docs, "--devel", devel]))
-    return steps + [("models export", ["fastbioner", "models", "export", name, dest])]
+@dataclass(frozen=True)
+class BuildPlan:
+    """What one build makes: the student to compact, the name and folder it gets, the
+    compaction's flags, the files it is scored and timed on, and for a final build on
+    train + devel the twin whose devel scores its card shows."""
+
+    model: str
+    name: str
+    out: Path
+    compact_flags: list[str]
+    devel: str
+    docs: str
+    overwrite: bool = False
+    twin: str | None = None
+    summary: str | None = None
+
+    def commands(self, dest: Path | None = None) -> list[tuple[str, list[str]]]:
+        """(step, argv): the README's compact, evaluate --record, benchmark and export
+        steps (exporting to ``dest``, else ``out``); for a final build (``twin``), the
+        twin's scores and a check by agreement instead."""
+        name = self.name
+        compact = ["fastbioner", "compact", self.model, "--name", name, *self.compact_flags]
+        said = ["--summary", self.summary] if self.summary else []
+        steps = [("compact", compact + (["--overwrite"] if self.overwrite else []))]
+        if self.twin:
+            steps += [("models describe", ["fastbioner", "models", "describe", name, "--scores-from", self.twin,
+                                           *said]),
+                      ("benchmark", ["fastbioner", "benchmark", name, "--docs", self.docs])]
+        else:
+            steps.append(("evaluate --record", ["fastbioner", "evaluate", name, self.devel, "--record"]))
+            if said:
+                steps.append(("models describe", ["fastbioner", "models", "describe", name, *said]))
+            steps.append(("benchmark", ["fastbioner", "benchmark", name, "--docs", self.docs, "--devel", self.devel]))
+        return steps + [("models export", ["fastbioner", "models", "export", name, str(dest or self.out)])]
 
 
 def run_command(argv: list[str]) -> None:
@@ -364,19 +382,18 @@ def swap_in(new: Path, out: Path, work: Path) -> None:
         raise
 
 
-def build(model: str, name: str, out: Path, compact_flags: list[str], devel: str, docs: str, overwrite: bool,
-          invocation: str, twin: str | None = None, summary: str | None = None) -> None:
+def build(plan: BuildPlan, invocation: str) -> None:
     from fastbioner import read_manifest
 
-    chain = model_chain(model, runs.load_results(RESULTS))
-    if twin and registry_manifest(twin) is None:
-        raise BuildError(f"the twin {twin} is not a registered model (see `fastbioner models list`)")
-    shown = commands(model, name, compact_flags, devel, docs, str(out), overwrite, twin, summary)
+    chain = model_chain(plan.model, runs.load_results(RESULTS))
+    if plan.twin and registry_manifest(plan.twin) is None:
+        raise BuildError(f"the twin {plan.twin} is not a registered model (see `fastbioner models list`)")
+    out = plan.out
     out.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{out.name}.build-", dir=out.parent))  # beside out: renames
     try:
         staged = work / out.name
-        for label, argv in commands(model, name, compact_flags, devel, docs, str(staged), overwrite, twin, summary):
+        for label, argv in plan.commands(dest=staged):
             with step(label):
                 run_command(argv)
         with step("writing BUILD.md"):
@@ -385,7 +402,9 @@ def build(model: str, name: str, out: Path, compact_flags: list[str], devel: str
             shipped.write_text(runs.portable(shipped.read_text(encoding="utf-8")), encoding="utf-8")
             files = sorted(f for f in staged.iterdir() if f.is_file())
             manifest = read_manifest(staged)
-            text = build_md(name, model, chain, shown, manifest.metrics, files, invocation, manifest.speed, twin)
+            # BUILD.md shows the commands as they export to the folder itself.
+            text = build_md(plan.name, plan.model, chain, plan.commands(), manifest.metrics, files, invocation,
+                            manifest.speed, plan.twin)
             (staged / "BUILD.md").write_text(runs.portable(text), encoding="utf-8")
         with step(f"replacing {out}"):
             swap_in(staged, out, work)
@@ -450,16 +469,15 @@ def recheck_build_md(text: str, speed: dict, steps: list[tuple[str, list[str]]],
             + "\n".join(precision_table(speed)) + "\n\n" + "\n".join(files_table(files)))
 
 
-def dry_run(model: str, name: str, out: Path, compact_flags: list[str], devel: str, docs: str,
-            overwrite: bool, twin: str | None = None, summary: str | None = None) -> None:
-    for m in model_chain(model, runs.load_results(RESULTS)):
+def dry_run(plan: BuildPlan) -> None:
+    for m in model_chain(plan.model, runs.load_results(RESULTS)):
         print(f"# {m.name}: {m.what}; {m.origin}")
         if m.command:
             print(m.command)
     print("# this script would run:")
-    for _, argv in commands(model, name, compact_flags, devel, docs, str(out), overwrite, twin, summary):
+    for _, argv in plan.commands():
         print(shlex.join(argv))
-    print(f"# and write {out / 'BUILD.md'}")
+    print(f"# and write {plan.out / 'BUILD.md'}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -506,12 +524,12 @@ def main(argv: list[str] | None = None) -> int:
     if twin and corpus == [str(p) for p in CORPUS]:
         corpus.append(str(DEVEL))  # a final build learnt devel's words too: its pieces are kept
     flags = compact_options(corpus, args.keep_vocabulary, args.int8_embeddings)
+    plan = BuildPlan(args.model, name, out, flags, args.devel, args.docs, args.overwrite, twin, args.summary)
     try:
         if args.dry_run:
-            dry_run(args.model, name, out, flags, args.devel, args.docs, args.overwrite, twin, args.summary)
+            dry_run(plan)
         else:
-            build(args.model, name, out, flags, args.devel, args.docs, args.overwrite, invocation, twin,
-                  args.summary)
+            build(plan, invocation)
     except BuildError as exc:
         print(f"build_default_model: {exc}; {out} is left as it was", file=sys.stderr)
         return 1
