@@ -106,6 +106,7 @@ def frontier_points(sp: dict, results: dict) -> list[dict]:
         # A final build (trained on train + devel) is placed at its train-only twin's devel F1.
         if m.get("scores_of_twin"):
             source = f"its twin {m['scores_of_twin']} ({source})"
+            label += " (its twin's F1)"
         points.append({"model": label, "seconds": m["median_seconds"], "speed": m["vs_spacy_speed"],
                        "f1": f1, "size_bytes": size, "source": source, "peer": False})
     return points

@@ -188,7 +188,7 @@ def test_a_final_build_is_placed_at_its_twins_devel_scores_and_says_so(tmp_path)
     assert final_entry["scores_of_twin"] == "cnn-s13" and final_entry["devel_f1"] == 0.8317
     assert "scores_of_twin" not in own_entry
     points = {p["model"]: p for p in report.frontier_points(sp, {})}
-    assert points[str(final)]["source"] == "its twin cnn-s13 (spacy_peer.json)"
+    assert points[f"{final} (its twin's F1)"]["source"] == "its twin cnn-s13 (spacy_peer.json)"
     assert points[str(own)]["source"] == "spacy_peer.json"
 
 
