@@ -348,6 +348,40 @@ def test_unlabelled_text_takes_part_with_confidence_weights(trained, tmp_path):
     assert result.training.total_steps == 4  # 15 labelled + 2 unlabelled sentences, batches of 5
 
 
+def test_a_convolutional_student_over_other_subwords_stops_at_once_saying_to_take_hinton(trained, tmp_path,
+                                                                                        monkeypatch, capsys):
+    """pkd is a convolutional student's default; over the embeddings of an encoder that
+    cuts words into other subwords than the teacher's, its hidden term cannot compare
+    them: the run stops with one line naming the way out, and registers nothing."""
+    from transformers import BertConfig, BertForTokenClassification, BertTokenizerFast
+
+    from fastbioner.cli.main import main
+    from tests.core.test_distill_alignment import other_vocab
+
+    registry = fresh_registry(trained, tmp_path)
+    _, bio = trained
+    other = tmp_path / "other"  # a tagger whose wordpieces lack "naloxone" and "hypertension"
+    other.mkdir()
+    (other / "vocab.txt").write_text("\n".join(other_vocab()) + "\n", encoding="utf-8")
+    BertTokenizerFast(vocab=str(other / "vocab.txt"), do_lower_case=True, model_max_length=64).save_pretrained(other)
+    labels = registry.get("tiny-teacher").manifest.labels
+    BertForTokenClassification(BertConfig(
+        vocab_size=len(other_vocab()), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+        intermediate_size=32, max_position_embeddings=64, id2label=dict(enumerate(labels)),
+        label2id={label: i for i, label in enumerate(labels)})).save_pretrained(other)
+    monkeypatch.setenv("FASTBIONER_HOME", str(registry.root.parent))
+    (registry.root.parent / "models").symlink_to(registry.root)
+    args = ["distill", "--teacher", "tiny-teacher", "--train", str(bio), "--student-from", "cnn",
+            "--student-embeddings", str(other), "--conv-width", "16", "--conv-layers", "2", "--epochs", "1",
+            "--batch-size", "5", "--quiet"]
+    assert main([*args, "--name", "by-default"]) != 0
+    err = capsys.readouterr().err
+    assert "other subwords" in err and "--method hinton" in err and "Traceback" not in err
+    assert "by-default" not in [e.name for e in registry.list()]
+    assert main([*args, "--name", "by-hinton", "--method", "hinton"]) == 0
+    assert registry.get("by-hinton").manifest.method == "hinton"
+
+
 @pytest.mark.parametrize("method", ["pkd", "fastbioner-cal"])
 def test_unlabelled_text_trains_the_matching_terms_too(trained, tmp_path, method):
     """A method that matches hidden states (pkd's normalised distance, FastBioNER's

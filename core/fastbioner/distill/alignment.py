@@ -84,9 +84,10 @@ class SubwordAligner:
         raise FastBioNERError(
             f"{_sequence(teacher, row)} splits into other "
             f"subwords with the student's tokenizer ({' '.join(s_tokens[:12])} ...) than with the "
-            f"teacher's ({' '.join(t_tokens[:12])} ...); the token-level terms (hidden, attention) "
-            f"need the same subwords: use a student with the teacher's tokenizer, or drop those terms "
-            f"(--drop-terms hidden,attention) and learn from word-level soft labels")
+            f"teacher's ({' '.join(t_tokens[:12])} ...); the token-level terms (hidden, attention, "
+            f"hidden-norm, embedding) need the same subwords: use a student with the teacher's tokenizer, "
+            f"or learn from word-level soft labels (--method hinton, or --drop-terms naming the method's "
+            f"token-level terms, e.g. hidden,attention)")
 
     @staticmethod
     def _tokens(tokenizer, batch: Batch, row: int) -> list[str]:

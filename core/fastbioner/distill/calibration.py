@@ -171,6 +171,9 @@ def fit_projections(objective: DistillationObjective, batches: Iterable) -> dict
     pairs: dict[str, list[tuple[torch.Tensor, torch.Tensor]]] = {name: [] for name in wanted}
     with torch.no_grad():
         for batch in batches:
+            if objective.aligner is not None:
+                # Another tokenizer: the same subwords (else the clear message), before pairing positions.
+                objective.aligner.check(batch.teacher, batch.student)
             sb = batch.student
             s = capture(objective.student, sb.input_ids, sb.attention_mask, list(range(0, n + 1)), [], "scores")
             t = objective.teacher.outputs(batch.teacher)

@@ -58,8 +58,8 @@ def default_method(source: str, layers: int | None = None) -> str:
     """The method a student from ``source`` (of ``layers`` of the teacher's layers;
     None: the CLI's depth) is distilled by unless told: the CLI, the app's dialog and its
     recipes all take it from here. The teacher's own layers: the method that led at that
-    depth, else at the nearest depth measured; any other student: the table's (hinton: soft and
-    gold labels, which needs neither the teacher's tokenizer nor its layers)."""
+    depth, else at the nearest depth measured; any other student: the table's entry for
+    its kind (docs/decisions.md)."""
     return _table().for_student(source, layers).method
 
 
