@@ -81,7 +81,7 @@ def test_a_changed_table_changes_the_clis_defaults(tmp_path, monkeypatch):
     cfg = config_from_args(build_parser().parse_args(base))
     assert cfg.student.layers == 4 and cfg.training.epochs == 9
     assert cfg.training.learning_rate == table().by_depth[4].learning_rate
-    edited = _edited(tmp_path, "[small.cnn]\nmethod = \"hinton\"\nlearning_rate = 1e-3\nepochs = 10",
+    edited = _edited(tmp_path, "[small.cnn]\nmethod = \"pkd\"\nlearning_rate = 1e-3\nepochs = 10",
                      "[small.cnn]\nmethod = \"og\"\nlearning_rate = 2e-3\nepochs = 12")
     monkeypatch.setattr(defaults_table, "table", lambda: load(edited))
     cfg = config_from_args(build_parser().parse_args(base + ["--student-from", "cnn"]))
