@@ -348,6 +348,17 @@ def test_unlabelled_text_takes_part_with_confidence_weights(trained, tmp_path):
     assert result.training.total_steps == 4  # 15 labelled + 2 unlabelled sentences, batches of 5
 
 
+def test_mention_replaced_copies_train_with_the_labelled_text_and_the_manifest_says_so(trained, tmp_path):
+    registry = fresh_registry(trained, tmp_path)
+    _, bio = trained
+    result = distill(config(bio, epochs=1, dev=False, mention_copies=1, mention_rate=1.0), "s", registry=registry)
+    # every one of the 15 sentences names something: 15 copies, 30 sentences in batches of 5
+    assert result.training.total_steps == 6
+    assert any("15 mention-replaced training sentences" in n for n in result.notes)
+    saved = registry.get("s").manifest.config
+    assert (saved["mention_copies"], saved["mention_rate"]) == (1, 1.0)
+
+
 def test_a_convolutional_student_over_other_subwords_stops_at_once_saying_to_take_hinton(trained, tmp_path,
                                                                                         monkeypatch, capsys):
     """pkd is a convolutional student's default; over the embeddings of an encoder that

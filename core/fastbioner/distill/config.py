@@ -158,6 +158,11 @@ class DistillConfig(Settings):
                                      kind="paths")
     unlabeled_format: str | None = opt(None, "format of the unlabelled files (default: guess)")
     unlabeled_limit: int = opt(0, "take the first N unlabelled sentences (0: all)", metavar="N")
+    mention_copies: int = opt(0, "add N copies of the training documents in which mentions are replaced by "
+                                 "other mentions of the same type from the training data (mention "
+                                 "replacement; 0: none)", flag="--mention-replacement", metavar="N")
+    mention_rate: float = opt(0.5, "in those copies, the chance that a mention is replaced",
+                              flag="--mention-replacement-rate", metavar="P")
     encoding: EncodingConfig = field(default_factory=EncodingConfig)
     # The default student (the teacher's layers, at the table's depth): its rate and epochs, as the CLI's.
     training: TrainingConfig = field(default_factory=lambda: TrainingConfig(
@@ -181,6 +186,10 @@ class DistillConfig(Settings):
             raise ConfigError(f"teacher_cache must be one of {', '.join(CACHE_MODES)}")
         if self.unlabeled_limit < 0 or self.cache_memory_mb < 0:
             raise ConfigError("unlabeled_limit and cache_memory_mb must not be negative")
+        if self.mention_copies < 0:
+            raise ConfigError("mention_copies must not be negative")
+        if not 0.0 < self.mention_rate <= 1.0:
+            raise ConfigError(f"mention_rate must be above 0 and at most 1, not {self.mention_rate}")
         self.student.validate()
         self.method.validate()
         self.encoding.validate()

@@ -35,6 +35,7 @@ from ..registry import Manifest, ModelEntry, Registry, now_iso
 from ..formats import read_tagged_files
 from ..training import Trainer, TrainingResult, diverged_at, move_to, seed_everything
 from .alignment import SubwordAligner, same_vocabulary
+from .augment import replace_mentions
 from .calibration import Calibration, calibrate, fit_projections
 from .capture import prepare_for_capture
 from .config import DistillConfig, StudentConfig
@@ -265,8 +266,16 @@ def prepare_run(config: DistillConfig, method: Method, registry: Registry, repor
     t_encoder = WordEncoder(t_tok, labels, enc.max_length, enc.window_overlap, enc.label_mode)
     s_encoder = None if shared else WordEncoder(built.tokenizer, labels, enc.max_length,
                                                 enc.window_overlap, enc.label_mode)
-    data = encode(t_encoder, s_encoder, [(s.words, s.tags) for s in train], unlabeled,
-                  runs.document_keys(train, enc.context, config.train_files[0]), enc.context)
+    # Mention-replaced copies are labelled text too (their tags hold by construction);
+    # ``train`` stays the data as given.
+    augmented = replace_mentions(train, config.mention_copies, config.mention_rate, config.training.seed)
+    labelled = list(train) + augmented
+    data = encode(t_encoder, s_encoder, [(s.words, s.tags) for s in labelled], unlabeled,
+                  runs.document_keys(labelled, enc.context, config.train_files[0]), enc.context)
+    if config.mention_copies:
+        notes.append(f"{len(augmented)} mention-replaced training sentences ({config.mention_copies} "
+                     f"cop{'y' if config.mention_copies == 1 else 'ies'} of the documents in which a "
+                     f"mention was replaced, each mention at {config.mention_rate:g})")
     if unlabeled:
         notes.append(f"{len(unlabeled)} unlabelled sentences with confidence-weighted soft labels")
 
