@@ -146,7 +146,7 @@ def _model_limit(tokenizer: SubwordTokenizer) -> int:
     return int(limit) if isinstance(limit, int) and 0 < limit < 100_000 else 512
 
 
-def _document_runs(documents: Sequence[Any]) -> list[tuple[int, int] | None]:
+def document_runs(documents: Sequence[Any]) -> list[tuple[int, int] | None]:
     """For each sentence, the range [first, last) of the consecutive sentences that
     share its document key; None for a key of None (no document)."""
     out: list[tuple[int, int] | None] = [None] * len(documents)
@@ -229,7 +229,7 @@ class WordEncoder:
         row_of = {s: r for r, s in enumerate(nonempty)}
         if documents is not None and len(documents) != len(sentences):
             raise ValueError(f"{len(documents)} document keys for {len(sentences)} sentences")
-        spans = _document_runs(documents) if documents is not None else None
+        spans = document_runs(documents) if documents is not None else None
         for s, words in enumerate(sentences):
             if s not in row_of:  # an empty sentence needs no model input
                 continue

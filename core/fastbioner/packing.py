@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from .config import CONTEXTS
-from .encoding import Window, WordEncoder, _document_runs
+from .encoding import Window, WordEncoder, document_runs
 
 
 @dataclass(frozen=True)
@@ -81,7 +81,7 @@ def merge(sentences: Sequence[Sequence[str]], tags: Sequence[Sequence[str]] | No
         raise ValueError(f"{len(documents)} document keys for {len(sentences)} sentences")
     if tags is not None and len(tags) != len(sentences):
         raise ValueError(f"{len(tags)} tag sequences for {len(sentences)} sentences")
-    runs = _document_runs(documents)
+    runs = document_runs(documents)
     words_out: list[list[str]] = []
     tags_out: list[list[str]] | None = [] if tags is not None else None
     parts: list[tuple[int, ...]] = []

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import random
 from dataclasses import replace
-from itertools import groupby
 from typing import Sequence
 
+from ..encoding import document_runs
 from ..labels import TaggedSentence, iob2_chunks
 
 # Marks an augmented copy's document id, so it is never read with its original.
@@ -51,7 +51,7 @@ def replace_mentions(sentences: Sequence[TaggedSentence], copies: int, rate: flo
     rng = random.Random(seed)
     pool = mention_pool(sentences)
     position = {typ: {name: i for i, name in enumerate(names)} for typ, names in pool.items()}
-    documents = [list(group) for _, group in _documents(sentences)]
+    documents = _documents(sentences)
     out: list[TaggedSentence] = []
     for copy in range(1, copies + 1):
         for document in documents:
@@ -80,10 +80,16 @@ def replace_mentions(sentences: Sequence[TaggedSentence], copies: int, rate: flo
     return out
 
 
-def _documents(sentences: Sequence[TaggedSentence]):
-    """Runs of sentences sharing a document id; each id-less sentence alone."""
-    counter = iter(range(len(sentences)))
-    return groupby(sentences, key=lambda s: s.doc_id if s.doc_id is not None else ("alone", next(counter)))
+def _documents(sentences: Sequence[TaggedSentence]) -> list[list[TaggedSentence]]:
+    """Runs of sentences sharing a document id (as packed context joins them); each
+    id-less sentence alone."""
+    runs = document_runs([s.doc_id for s in sentences])
+    out, i = [], 0
+    while i < len(sentences):
+        first, last = runs[i] or (i, i + 1)
+        out.append(list(sentences[first:last]))
+        i = last
+    return out
 
 
 def _other(names: list[tuple[str, ...]], own: int, rng: random.Random) -> tuple[str, ...]:
