@@ -153,13 +153,19 @@ def expected_seconds(job: dict, results: dict, ran: float | None = None, pace: f
     if per_step is not None:
         at, run_then = job["pace_to"]
         return max(0.0, per_step * (total - at) - (ran - run_then))
-    if ran is not None and total and step >= PACE_AFTER * total:  # a run started before the marks
+    start = job.get("pace_from")
+    if ran is not None and total and step >= PACE_AFTER * total and not start:  # a run started before the marks
         return ran * (total - step) / step
     need, local = recorded_wall(job, results, this_cpu())
     if need is None:
         return None
     if not local:
         need *= pace
+    if ran is not None and start and total:
+        # This attempt began at step start[0] with its clock at start[1]: the recorded wall's
+        # share from that step on, less what the attempt has run. Not ``need - ran``: a job
+        # dropped and added again resumes its checkpoint with its clock back at 0.
+        return max(0.0, need * max(0.0, 1.0 - start[0] / total) - (ran - start[1]))
     if ran is not None:
         return max(0.0, need - ran)
     if total:

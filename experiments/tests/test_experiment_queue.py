@@ -417,6 +417,25 @@ def test_a_resumed_runs_time_left_goes_by_this_attempts_pace_between_its_checkpo
     assert runner.expected_seconds(job, {}, ran=job["run_seconds"]) == pytest.approx(1630.0)
 
 
+def test_a_job_added_again_after_a_drop_is_given_the_time_its_checkpoint_leaves(tmp_path, monkeypatch):
+    """``drop --stop`` then ``add`` resumes a run from its checkpoint with its clock at 0:
+    three minutes into the new attempt, with half the steps left, it has about half the
+    recorded wall to go, not three minutes' worth over the whole checkpoint (the estimate
+    finish-by trusts)."""
+    queue = load("experiment_queue")
+    monkeypatch.setattr(queue.qs, "EXP", tmp_path)
+    runner = queue.queue_runner
+    job = {**_distill_job("x/og-3", 15), "state": "running", "run_seconds": 0.0, "pace_from": [6000, 0.0]}
+    latest = _latest_checkpoint(queue, job)
+    latest.mkdir(parents=True)
+    (latest / "state.json").write_text(json.dumps({"state": {"step": 6500, "total_steps": 12000}}))
+    results = _recorded("x/og-3", 13, 3000.0)
+    assert runner.expected_seconds(job, results, ran=180.0) == pytest.approx(3000.0 * 0.5 - 180.0)
+    # A job resumed without a drop keeps its clock: the same share, less this attempt's run.
+    job.update(run_seconds=2000.0, pace_from=[6000, 2000.0])
+    assert runner.expected_seconds(job, results, ran=2180.0) == pytest.approx(3000.0 * 0.5 - 180.0)
+
+
 def _a_short_run_recorded_and_a_long_one_queued():
     """Results holding a 3-layer run of 40 minutes and a 6-layer one of 80 (seed 14), and
     the 6-layer row's seed-13 job: (results, job)."""
