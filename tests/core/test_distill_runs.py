@@ -559,3 +559,23 @@ def test_a_convolutional_student_matches_the_teachers_hidden_states_through_w_h(
     dropped = [n for n in training["notes"] if "term(s) dropped" in n]
     assert dropped == ([] if method == "pkd" else
                        ["ConvTagger: no attention or embedding output to match, so attention term(s) dropped"])
+
+
+def test_a_convolutional_student_learns_from_whole_documents_with_packed_context(trained, tmp_path):
+    """--student-from cnn --context packed --method pkd: the teacher's windows are whole
+    documents and so are the CNN's (its blocks matched to the teacher's layers on them);
+    its manifest keeps the setting, so its tagger reads a file's documents whole too."""
+    from fastbioner.inference import Tagger
+
+    registry = fresh_registry(trained, tmp_path)
+    docs = write_documents(tmp_path / "docs.conll", SENTENCES)
+    cfg = config(docs, "pkd", epochs=2, dev=False, student=StudentConfig(source="cnn", conv_width=8, conv_layers=2))
+    cfg.encoding.context = "packed"
+    result = distill(cfg, "cnn-packed", registry=registry)
+    assert result.training.total_steps == 2  # 3 documents, one window each: one batch an epoch
+    assert "hidden-norm" in result.entry.manifest.training["terms"]
+    tagger = Tagger.load(registry.get("cnn-packed").path)
+    assert tagger.context == "packed"
+    words = [[w for w, _ in s] for s in SENTENCES]
+    got = tagger.predict_words(words, documents=["d"] * len(words))
+    assert [len(p.tags) for p in got] == [len(w) for w in words]
