@@ -161,7 +161,9 @@ def test_first_launch_with_a_model_tagged_samples_are_not_modified(qtbot, tmp_pa
         app_module.start_session(window, [])
         qtbot.waitUntil(lambda: len(window.workspace) >= 20 and window.workspace.entry(19).tagged_by == "default",
                         timeout=60000)
-        qtbot.waitUntil(lambda: not window.tagging.busy, timeout=60000)
+        # The run's end as the app acts on it (``finished``, then ``applied``): ``busy`` turns
+        # false when its result arrives, a moment before its thread has ended.
+        qtbot.waitUntil(lambda: window.tagging.job is not None and window.tagging.job.ended, timeout=60000)
         assert window.stack.count() == 1 and not window.projects.modified
     finally:
         window.jobs.cancel_all()
