@@ -34,6 +34,12 @@ class ModelError(FastBioNERError):
     """A model folder or registry entry that cannot be used (missing, corrupt, too new)."""
 
 
+class DiskSpaceError(FastBioNERError):
+    """Not enough free disk for what a run is about to write (a teacher cache): said
+    before it starts, since a memory-mapped file that meets a full disk ends the
+    process with a bus error, not a message."""
+
+
 class InputWarning(UserWarning):
     """Input that was read after a repair (invalid tag sequence, span off token
     boundaries ...): issued through :mod:`warnings`, its text names file and line."""

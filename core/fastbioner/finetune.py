@@ -315,6 +315,15 @@ def fine_tune(model_ref: str, config: FineTuneConfig, name: str, *, registry: Re
         tc = settings.training
         seed_everything(tc.seed)
         notes: list[str] = []
+        if context != "sentence" and all(s.doc_id is None for s in [*reviewed_sentences, *dev]):
+            # The model was trained reading whole documents, but these files mark none
+            # (a BIO .tsv): read them sentence by sentence, as the tagger reads such a
+            # file, rather than refuse a curator's reviewed sentences.
+            # The saved model keeps its documents' setting: it still tags whole documents.
+            context = "sentence"
+            notes.append(f"{start_name} reads whole documents, but the reviewed file(s) mark none (no -DOCSTART- "
+                         "lines): trained and scored sentence by sentence; convert PubTator or BioC with "
+                         "`fastbioner convert` to keep the documents")
         if dev:
             train, held, n_docs, n_held = reviewed_sentences, [], len(_units(reviewed_sentences)), 0
             check_sentences, dev_source = dev, f"dev file {Path(settings.dev_file).name}"

@@ -336,3 +336,27 @@ def test_a_compacted_convolutional_student_is_fine_tuned_at_its_own_learning_rat
     assert table and all(torch.equal(before[k], after[k]) for k in table)  # the int8 table is frozen
     assert any(not torch.equal(before[k].float(), after[k].float()) for k in before if k not in table)
     assert len(_tags(entry.path, SENTENCES)) == len(SENTENCES)
+
+
+def test_a_model_that_reads_whole_documents_is_fine_tuned_on_a_bio_file_without_them(start_model, tmp_path):
+    """The shipped default reads whole abstracts (packed context); a curator's reviewed
+    BIO .tsv often has no -DOCSTART- lines. Fine-tune reads it sentence by sentence
+    (as the tagger reads such a file), says so, and the new model still reads documents."""
+    import json
+
+    folder = tmp_path / "packed-start"
+    shutil.copytree(start_model, folder)
+    manifest_path = folder / "fastbioner.json"
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    manifest.setdefault("config", {}).setdefault("encoding", {})["context"] = "packed"
+    manifest_path.write_text(json.dumps(manifest), encoding="utf-8")
+
+    train = tmp_path / "reviewed.tsv"  # sentences only, no documents
+    train.write_text("\n\n".join("\n".join(f"{w}\t{t}" for w, t in s) for s in _disease_only(SENTENCES)) + "\n",
+                     encoding="utf-8")
+    registry = Registry(tmp_path / "reg")
+    result = fine_tune(str(folder), _config(train, epochs=2), "reviewed", registry=registry)
+    assert any("-DOCSTART-" in note and "sentence by sentence" in note for note in result.notes)
+    assert result.reviewed_types == ["Disease"]
+    assert registry.get("reviewed").manifest.config["encoding"]["context"] == "packed"
+    assert len(_tags(registry.get("reviewed").path, SENTENCES)) == len(SENTENCES)

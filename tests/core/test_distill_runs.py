@@ -214,6 +214,51 @@ def test_a_cancelled_shared_cache_build_is_resumed_by_the_next_run(trained, tmp_
     assert not list(folder.glob("*.part")) and not (folder / ".progress.json").exists()
 
 
+def test_a_teacher_cache_the_disk_cannot_hold_is_refused_before_it_is_written(trained, tmp_path, monkeypatch):
+    """A memory-mapped cache that meets a full disk kills the run with a bus error (and
+    the app with it): the run says so first, in one line, and keeps what an earlier
+    build cached for when space is freed."""
+    import shutil
+    from collections import namedtuple
+
+    from fastbioner.errors import DiskSpaceError
+
+    registry = fresh_registry(trained, tmp_path)
+    _, bio = trained
+    token = CancelToken()
+
+    def cancel_while_caching(e):
+        if e.stage == "teacher-cache" and e.step:
+            token.cancel()
+
+    # An earlier hinton run (logits only) stopped half way; this run's method reads
+    # hidden states and attention too, which are not there yet.
+    cfg = config(bio, epochs=1, dev=False, teacher_cache="shared", t={"eval_batch_size": 2})
+    with pytest.raises(Cancelled):
+        distill(config(bio, method="hinton", epochs=1, dev=False, teacher_cache="shared",
+                       t={"eval_batch_size": 2}), "s", registry=registry, on_event=cancel_while_caching, cancel=token)
+    parts_before = sorted(f for f in _shared_cache_files(registry) if f.endswith(".part"))
+    assert parts_before == [".logits.f16.part"]
+
+    usage = namedtuple("usage", "total used free")
+    real = shutil.disk_usage
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: usage(2**40, 2**40 - 2**20, 2**20))  # 1 MiB free
+    for c in (cfg, config(bio, epochs=1, dev=False, teacher_cache="disk")):
+        with pytest.raises(DiskSpaceError) as refused:
+            distill(c, "s", registry=registry)
+        assert "GiB are free" in str(refused.value) and "--teacher-cache none" in str(refused.value)
+        assert not registry.exists("s")
+    assert sorted(f for f in _shared_cache_files(registry) if f.endswith(".part")) == parts_before
+    assert [n for n in registry_leftovers(registry) if n.startswith((".staging", ".teacher-cache-"))
+            and n != ".teacher-cache-shared"] == []
+
+    monkeypatch.setattr(shutil, "disk_usage", real)
+    distill(cfg, "s", registry=registry)
+    files = _shared_cache_files(registry)
+    assert "logits.f16" in files and any(f.startswith("hidden") for f in files)
+    assert not [f for f in files if f.endswith(".part")]
+
+
 def test_a_second_run_building_the_same_shared_cache_builds_privately(trained, tmp_path):
     """The build lock is held: a run starting meanwhile neither reads nor writes the
     resumable parts, and still ends with a whole cache."""

@@ -184,6 +184,7 @@ def _teacher_source(config: DistillConfig, method: Method, built: BuiltStudent, 
         info["key"] = key
     cache = TeacherCache(data.teacher_windows, needs, labels, width, heads, folder, shared=mode == "shared")
     cleanup.callback(cache.close)
+    cache.check_disk_space()
     cache.fill(teacher.to(device), data.teacher_encoder, data.teacher_windows,
                config.training.eval_batch_size, reporter, device)
     if cache.reused:

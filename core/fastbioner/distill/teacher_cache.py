@@ -32,6 +32,7 @@ import contextlib
 import hashlib
 import json
 import os
+import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +42,7 @@ import numpy as np
 import torch
 
 from ..encoding import Batch, Window, WordEncoder, length_sorted_batches
+from ..errors import DiskSpaceError
 from ..jobs import ProgressReporter
 from .capture import capture, heads_of
 from .losses import head_average
@@ -49,6 +51,8 @@ from .losses import head_average
 SHARED_CACHE_FOLDER = ".teacher-cache-shared"
 # How often a resumable build records how far it got (flushing its parts first).
 PROGRESS_EVERY_SECONDS = 60.0
+# Free disk a cache build leaves for everything else (checkpoints, the model, logs).
+DISK_MARGIN_BYTES = 2**30
 
 
 @dataclass
@@ -274,6 +278,33 @@ class TeacherCache:
     def nbytes(self) -> int:
         return sum(f.nbytes for f in self.fields)
 
+    def bytes_to_write(self) -> int:
+        """The disk this cache's build still needs: the fields not yet there, less what
+        an interrupted build's parts already hold (their files are sparse until written)."""
+        if self.folder is None:
+            return 0
+        need = 0
+        for f in self.fields:
+            if f.ready:
+                continue
+            held = f.building.stat().st_blocks * 512 if f.kept and f.building is not None else 0
+            need += max(f.nbytes - held, 0)
+        return need
+
+    def check_disk_space(self, free_bytes: int | None = None) -> None:
+        """Raise :class:`DiskSpaceError` when the folder's disk cannot take the build
+        (keeping a margin of 1 GiB for everything else), before a byte is written."""
+        need = self.bytes_to_write()
+        if not need:
+            return
+        free = shutil.disk_usage(self.folder).free if free_bytes is None else free_bytes
+        if need + DISK_MARGIN_BYTES > free:
+            raise DiskSpaceError(
+                f"the teacher's outputs need {need / 2**30:.1f} GiB on disk in {self.folder.parent}, and "
+                f"{free / 2**30:.1f} GiB are free (1 GiB kept for the rest): free some space (old shared caches "
+                f"under {SHARED_CACHE_FOLDER} can go: each is rebuilt when needed), or pass --teacher-cache none "
+                f"(the teacher runs at every step: slower, no disk)")
+
     def fill(self, teacher: torch.nn.Module, encoder: WordEncoder, windows: Sequence[Window],
              batch_size: int, reporter: ProgressReporter, device: torch.device | str = "cpu") -> None:
         """Run the teacher over every window (longest first, ``batch_size`` at a time)
@@ -342,7 +373,9 @@ class TeacherCache:
         if resumable:
             self._save_progress()
         for f in self.fields:
-            f.discard(keep_part=resumable)
+            # A part an earlier build left stays, even when this run stopped before
+            # adding to it (a disk-space refusal): the next run reads on from it.
+            f.discard(keep_part=resumable or f.kept)
         if self._lock is not None:
             if not resumable and self._building:  # stopped before a window was cached
                 self._progress_path.unlink(missing_ok=True)
