@@ -416,7 +416,15 @@ def run(slots: int) -> int:
     signal.signal(signal.SIGTERM, lambda *_: stop.update(now=True))
     try:
         while not stop["now"]:
-            if not step(slots):
+            try:
+                more = step(slots)
+            except OSError as e:
+                # A full disk (the runs' teacher caches fill it) must not end the runner and
+                # leave its runs unwatched: the state file is written whole or not at all
+                # (queue_state.locked_state), so the next poll tries again.
+                log(f"could not update the queue ({e}); trying again in {POLL_SECONDS} s")
+                more = True
+            if not more:
                 log("nothing left to run")
                 break
             for _ in range(POLL_SECONDS):

@@ -557,3 +557,25 @@ def test_a_commit_however_named_pins_one_worktree(tmp_path, monkeypatch):
     assert qs.resolve_commit(full[:7]) == qs.resolve_commit(full) == qs.head_commit() == full[:12]
     with pytest.raises(SystemExit, match="nosuchref: not a commit"):
         qs.resolve_commit("nosuchref")
+
+
+def test_the_runner_outlives_a_full_disk_and_goes_on_watching(tmp_path, monkeypatch, capsys):
+    """Session 40: the teacher caches filled the disk, writing the queue's state failed
+    and the runner died with its run still going. Now it says so and polls again."""
+    queue = load("experiment_queue")
+    monkeypatch.setattr(queue.qs, "EXP", tmp_path)
+    monkeypatch.setattr(queue.queue_runner, "POLL_SECONDS", 0)
+    monkeypatch.setattr(queue.queue_runner, "ensure_base_models", lambda: None)
+    calls = []
+
+    def step(slots):
+        calls.append(slots)
+        if len(calls) == 1:
+            raise OSError(28, "No space left on device")
+        return False
+
+    monkeypatch.setattr(queue.queue_runner, "step", step)
+    assert queue.queue_runner.run(2) == 0
+    assert calls == [2, 2]
+    out = capsys.readouterr().out
+    assert "could not update the queue" in out and "No space left on device" in out
