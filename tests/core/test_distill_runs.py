@@ -170,6 +170,18 @@ def test_a_shared_teacher_cache_is_read_by_later_runs_instead_of_running_the_tea
     assert not [f for f in files if f.endswith(".part")]
 
 
+def _cancel_while_caching(cfg, registry):
+    """Run ``cfg`` and cancel it once the teacher's pass has cached its first batch."""
+    token = CancelToken()
+
+    def on_event(e):
+        if e.stage == "teacher-cache" and e.step:
+            token.cancel()
+
+    with pytest.raises(Cancelled):
+        distill(cfg, "s", registry=registry, on_event=on_event, cancel=token)
+
+
 def test_a_cancelled_shared_cache_build_is_resumed_by_the_next_run(trained, tmp_path):
     """A session's end or a cancel in the middle of the teacher's pass: no field is
     left looking whole, and the next run caches only the windows still missing,
@@ -178,16 +190,9 @@ def test_a_cancelled_shared_cache_build_is_resumed_by_the_next_run(trained, tmp_
 
     registry = fresh_registry(trained, tmp_path)
     _, bio = trained
-    token = CancelToken()
-
-    def cancel_while_caching(e):
-        if e.stage == "teacher-cache" and e.step:
-            token.cancel()
-
     # Batches of 2 windows, so the build is cancelled with batches still to run.
     cfg = config(bio, epochs=1, dev=False, teacher_cache="shared", t={"eval_batch_size": 2})
-    with pytest.raises(Cancelled):
-        distill(cfg, "s", registry=registry, on_event=cancel_while_caching, cancel=token)
+    _cancel_while_caching(cfg, registry)
     files = _shared_cache_files(registry)
     assert [f for f in files if f.endswith(".f16")] == []          # nothing looks whole
     parts = [f for f in files if f.endswith(".part")]
@@ -225,18 +230,11 @@ def test_a_teacher_cache_the_disk_cannot_hold_is_refused_before_it_is_written(tr
 
     registry = fresh_registry(trained, tmp_path)
     _, bio = trained
-    token = CancelToken()
-
-    def cancel_while_caching(e):
-        if e.stage == "teacher-cache" and e.step:
-            token.cancel()
-
     # An earlier hinton run (logits only) stopped half way; this run's method reads
     # hidden states and attention too, which are not there yet.
     cfg = config(bio, epochs=1, dev=False, teacher_cache="shared", t={"eval_batch_size": 2})
-    with pytest.raises(Cancelled):
-        distill(config(bio, method="hinton", epochs=1, dev=False, teacher_cache="shared",
-                       t={"eval_batch_size": 2}), "s", registry=registry, on_event=cancel_while_caching, cancel=token)
+    _cancel_while_caching(config(bio, method="hinton", epochs=1, dev=False, teacher_cache="shared",
+                                 t={"eval_batch_size": 2}), registry)
     parts_before = sorted(f for f in _shared_cache_files(registry) if f.endswith(".part"))
     assert parts_before == [".logits.f16.part"]
 
