@@ -148,10 +148,10 @@ def folder_config(folder: str | Path) -> tuple[Any, str]:
         return read_light_config(folder), str(folder)
     except Unsupported:
         pass
-    from transformers import AutoConfig
-
+    from .modeling import transformers_api
     from .models import register_architectures
 
+    AutoConfig = transformers_api().AutoConfig  # first imported under a lock (see transformers_api)
     register_architectures()  # the folder may hold one of the project's own model types
     try:
         cfg = AutoConfig.from_pretrained(str(folder), trust_remote_code=False)

@@ -14,6 +14,7 @@ place, :mod:`fastbioner.loading`.
 from __future__ import annotations
 
 import contextlib
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
@@ -83,9 +84,27 @@ def _is_local(ref: str | Path) -> bool:
     return p.exists() or str(ref).startswith((".", "/", "~")) or p.is_absolute()
 
 
+_TRANSFORMERS_LOCK = threading.Lock()
+
+
+def transformers_api():
+    """The ``transformers`` package, its first import done under a lock. Its lazy
+    module is not safe to import from two threads at once: on the app's first launch
+    the tagging worker and another worker both reached ``from transformers import
+    AutoTokenizer`` and one got "cannot import name" from the half-imported package.
+    The names used here are resolved while the lock is held."""
+    with _TRANSFORMERS_LOCK:
+        import transformers
+
+        for name in ("AutoConfig", "AutoModel", "AutoModelForTokenClassification", "AutoTokenizer",
+                     "PretrainedConfig", "PreTrainedModel"):
+            getattr(transformers, name)
+    return transformers
+
+
 def load_tokenizer(ref: str | Path):
     """A fast tokenizer (needed to map subwords back to words)."""
-    from transformers import AutoTokenizer
+    AutoTokenizer = transformers_api().AutoTokenizer
 
     if _is_local(ref) and not Path(ref).is_dir():
         raise ModelError(f"{ref}: no such model folder")
@@ -107,7 +126,7 @@ def tagger_labels(ref: str | Path) -> list[str] | None:
     """The labels ``ref`` tags with when its config names a token-classification
     model (a trained tagger, head included); None for a base encoder or a config that
     cannot be read (loading the model then says why)."""
-    from transformers import AutoConfig
+    AutoConfig = transformers_api().AutoConfig
 
     from .models import register_architectures
 
@@ -133,7 +152,8 @@ def load_token_classifier(ref: str | Path, labels: Sequence[str] | None = None,
     Extra ``kwargs`` go to ``from_pretrained`` (e.g. ``attn_implementation="eager"``).
     """
     import torch
-    from transformers import AutoModelForTokenClassification
+
+    AutoModelForTokenClassification = transformers_api().AutoModelForTokenClassification
 
     from .models import register_architectures
 
