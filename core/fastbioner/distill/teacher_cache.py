@@ -287,17 +287,17 @@ class TeacherCache:
         for f in self.fields:
             if f.ready:
                 continue
-            held = f.building.stat().st_blocks * 512 if f.kept and f.building is not None else 0
+            held = f.building.stat().st_blocks * 512 if f.kept else 0  # a kept part has its file
             need += max(f.nbytes - held, 0)
         return need
 
-    def check_disk_space(self, free_bytes: int | None = None) -> None:
+    def check_disk_space(self) -> None:
         """Raise :class:`DiskSpaceError` when the folder's disk cannot take the build
         (keeping a margin of 1 GiB for everything else), before a byte is written."""
         need = self.bytes_to_write()
         if not need:
             return
-        free = shutil.disk_usage(self.folder).free if free_bytes is None else free_bytes
+        free = shutil.disk_usage(self.folder).free
         if need + DISK_MARGIN_BYTES > free:
             raise DiskSpaceError(
                 f"the teacher's outputs need {need / 2**30:.1f} GiB on disk in {self.folder.parent}, and "
