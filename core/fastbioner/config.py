@@ -109,6 +109,25 @@ class EncodingConfig(Settings):
         _check(self.context in CONTEXTS, f"context must be one of {', '.join(CONTEXTS)}")
 
 
+def reading_description(manifest: dict[str, Any]) -> str:
+    """What a model reads around each sentence when it tags, in a few plain words, from
+    the encoding its manifest saved (what :class:`fastbioner.inference.Tagger` follows).
+    A model saved without one (imported from elsewhere) reads sentence by sentence, as
+    the tagger does then."""
+    config = manifest.get("config") if isinstance(manifest, dict) else None
+    encoding = config.get("encoding") if isinstance(config, dict) else None
+    encoding = encoding if isinstance(encoding, dict) else {}
+    context = encoding.get("context") or "sentence"
+    length = encoding.get("max_length") or EncodingConfig.max_length
+    if context == "packed":
+        # Said because a curator's BIO file without -DOCSTART- lines gives it no documents.
+        return (f"each document whole (title and abstract), in overlapping windows of {length} subwords; "
+                "a BIO file without -DOCSTART- lines sentence by sentence")
+    if context == "document":
+        return f"each sentence with its neighbours in the document, up to {length} subwords"
+    return f"each sentence on its own, up to {length} subwords"
+
+
 @dataclass
 class TrainingConfig(Settings):
     """The shared training loop's settings (teacher fine-tuning and distillation)."""

@@ -10,6 +10,8 @@ from typing import Any
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QComboBox, QStyle, QStyleOptionComboBox, QStylePainter, QTextBrowser, QWidget
 
+from fastbioner.config import reading_description
+
 
 @dataclass
 class ModelListing:
@@ -146,6 +148,7 @@ def card_html(name: str, manifest: dict[str, Any]) -> str:
     method = _first(m, "method")
     if method:
         rows.append(("Method", method))
+    rows.append(("Reads", reading_description(m)))
     learnt = trained_on_text(m)
     if learnt:
         rows.append(("Trained on", learnt))

@@ -94,7 +94,9 @@ def test_train_evaluate_and_manage_models(encoder, bio, tmp_path, capsys):
     assert described["summary"] == "The accurate one."
     assert described["metrics"]["source"]["twin"] == long_name and described["metrics"]["sentences"] == 1
     assert main(["models", "show", "again"]) == 0
-    assert f"devel scores (of its twin {long_name}" in capsys.readouterr().out
+    shown = capsys.readouterr().out
+    assert f"devel scores (of its twin {long_name}" in shown
+    assert "reads: each sentence on its own, up to" in shown  # trained on sentences: tags them so
     assert main(["models", "list"]) == 0
     listed = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
     assert re.search(r" \d\.\d{4}\* ", listed["again"]) and "*" not in listed[long_name]  # its F1, marked

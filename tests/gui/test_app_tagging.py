@@ -102,6 +102,11 @@ def test_model_card_shows_shape_size_scores_per_type_and_speed():
                                                            "vocab_after": 30522, "vocabulary_kept": True,
                                                            "embedding_storage": "int8"}}})
     assert "float16, embedding table in int8, whole vocabulary (30,522 pieces)" in whole
+    # What it reads when it tags: the curator's BIO file without documents reads differently.
+    packed = card_html("p", {"config": {"encoding": {"context": "packed", "max_length": 128}}})
+    assert "each document whole (title and abstract), in overlapping windows of 128 subwords" in packed
+    assert "without -DOCSTART- lines sentence by sentence" in packed
+    assert "each sentence on its own" in card_html("imported", {"kind": "teacher"})  # as the tagger reads it
 
 
 def _write_abstracts(folder, n):

@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 
+from ..config import reading_description
 from ..registry import KINDS, ModelEntry, Registry
 
 
@@ -107,6 +108,7 @@ def show_command(args: argparse.Namespace) -> int:
     print(f"  kind {m.kind}, base {m.base_model or '-'}, {m.model_type} {m.layers} layers x {m.width}, "
           f"{m.parameters:,} parameters, {_size(m.size_bytes)}")
     print(f"  labels: {' '.join(m.labels)}")
+    print(f"  reads: {reading_description(m.to_dict())}")
     if m.parent:
         print(f"  parent: {m.parent}" + (f", method {m.method}" if m.method else ""))
     for d in m.training_data:
