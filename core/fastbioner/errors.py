@@ -40,6 +40,11 @@ class DiskSpaceError(FastBioNERError):
     process with a bus error, not a message."""
 
 
+# Free disk a teacher cache's build leaves for everything else (checkpoints, the
+# model, logs); the run checks it, and `--estimate` says when a cache would not fit.
+DISK_MARGIN_BYTES = 2**30
+
+
 class InputWarning(UserWarning):
     """Input that was read after a repair (invalid tag sequence, span off token
     boundaries ...): issued through :mod:`warnings`, its text names file and line."""

@@ -19,7 +19,10 @@ threads, into a throwaway registry, and extrapolates:
 - devel scoring: a forward pass is taken as a third of a training step (a backward
   pass costs about twice a forward), scaled to the devel windows as the run's
   context cuts them, once per evaluation;
-- setting up: loading the models and encoding the data, as measured.
+- setting up: loading the models and encoding the data, as measured;
+- the teacher cache's size, exact (from the windows the run encodes), and where the
+  run would keep it: memory, or the models folder's disk, whose free space is read
+  (a cache bigger than the disk can take stops the run before its first step).
 
 Nothing of the measuring run is kept; it cancels cleanly like any job.
 """
@@ -27,12 +30,15 @@ Nothing of the measuring run is kept; it cancels cleanly like any job.
 from __future__ import annotations
 
 import math
+import shutil
 import tempfile
 import time
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any, Optional
 
 from .jobs import CancelToken, EventCallback, ProgressEvent, ProgressReporter, run_job, sub_progress
+from .errors import DISK_MARGIN_BYTES
 from .registry import Registry
 
 
@@ -49,6 +55,9 @@ class RunEstimate:
     measured_steps: int
     ensemble_seconds: float = 0.0  # several teachers' soft labels: each one's pass over the training data
     teachers: int = 1
+    cache_bytes: int = 0          # the teacher cache the run would build (0: none)
+    cache_place: str = ""         # "memory", "disk" or "shared" (the models folder's disk); "": no cache
+    disk_free_bytes: int = 0      # free on the models folder's disk, read when the cache goes there
 
     def describe(self) -> str:
         parts = [f"{self.steps:,} steps at {self.step_seconds:.2f} s"]
@@ -60,11 +69,47 @@ class RunEstimate:
             parts.append(f"{self.evaluations} devel scoring{'s' if self.evaluations > 1 else ''} "
                          f"{_duration(self.evaluation_seconds)}")
         parts.append(f"setup {_duration(self.setup_seconds)}")
-        return (f"about {_duration(self.total_seconds)} ({'; '.join(parts)}), "
+        text = (f"about {_duration(self.total_seconds)} ({'; '.join(parts)}), "
                 f"measured from {self.measured_steps} steps on this machine")
+        return text + self._cache_text()
+
+    def _cache_text(self) -> str:
+        if not self.cache_bytes or not self.cache_place:
+            return ""
+        size = _bytes(self.cache_bytes)
+        if self.cache_place == "memory":
+            return f"; the teacher cache takes {size} of memory"
+        text = f"; the teacher cache takes {size} on disk ({_bytes(self.disk_free_bytes)} free)"
+        if self.cache_bytes + DISK_MARGIN_BYTES > self.disk_free_bytes:
+            text += (": more than the disk can take (1 GiB is kept free), so the run would stop before "
+                     "its first step; free some space or pass --teacher-cache none")
+        return text
 
     def to_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+def _bytes(n: float) -> str:
+    return f"{n / 2**30:.1f} GiB" if n >= 2**30 else f"{n / 2**20:.0f} MiB"
+
+
+def _cache_place(config, cache_bytes: int) -> str:
+    """Where the real run keeps its teacher cache (the runner's rule for ``auto``)."""
+    mode = config.teacher_cache
+    if mode == "none" or not cache_bytes:
+        return ""
+    if mode == "auto":
+        return "memory" if cache_bytes <= config.cache_memory_mb * 2**20 else "disk"
+    return mode
+
+
+def _free_bytes(folder: Path) -> int:
+    """Free space on the disk of ``folder``, or of its nearest existing parent (a
+    registry not created yet)."""
+    for place in (folder, *folder.parents):
+        if place.exists():
+            return shutil.disk_usage(place).free
+    return 0
 
 
 def _duration(seconds: float) -> str:
@@ -119,11 +164,13 @@ def estimate_run(config, *, registry: Registry | None = None, steps: int = 10,
                 from .distill.runner import distill
                 result = distill(probe, "estimate", registry=scratch, on_event=watch, cancel=reporter.cancel)
                 teacher_total = float(result.teacher_cache.get("teacher_seconds", 0.0))
+                cache_bytes = int(result.teacher_cache.get("cache_bytes", 0))
             else:
                 from .teacher import train_teacher
                 result = train_teacher(probe, "estimate", registry=scratch, on_event=watch,
                                        cancel=reporter.cancel)
                 teacher_total = 0.0
+                cache_bytes = 0
         training = result.training
         measured = training.steps
         gaps = [b - a for a, b in zip(step_times, step_times[1:])]
@@ -157,9 +204,12 @@ def estimate_run(config, *, registry: Registry | None = None, steps: int = 10,
         evaluations, scoring = _devel_scoring(config, registry, total_steps, per_epoch, step)
         setup = max(0.0, first_step_at[0] - sum(gaps) / len(gaps)) if first_step_at else 0.0
         total = setup + step * total_steps + teacher_pass + ensemble + scoring
+        place = _cache_place(config, cache_bytes) if teacher_pass else ""
+        free = _free_bytes(registry.root) if place in ("disk", "shared") else 0
         # Unrounded: describe() rounds for people; a short probe's parts can be a few ms.
         return RunEstimate(total, setup, step, total_steps, teacher_pass, scoring,
-                           evaluations, measured, ensemble, 1 + len(config.extra_teachers) if several else 1)
+                           evaluations, measured, ensemble, 1 + len(config.extra_teachers) if several else 1,
+                           cache_bytes if place else 0, place, free)
 
     return run_job(job, on_event, cancel)
 

@@ -32,6 +32,9 @@ def test_run_time_estimate_measures_a_few_steps_and_registers_nothing(trained, t
         + estimate.evaluation_seconds
     assert estimate.total_seconds == pytest.approx(parts)
     assert "measured from 3 steps" in estimate.describe()
+    # The teacher cache the run built, sized before it (the probe runs the teacher live).
+    assert estimate.cache_bytes == real.teacher_cache["bytes"] > 0 and estimate.cache_place == "memory"
+    assert f"the teacher cache takes {real.teacher_cache['bytes'] / 2**20:.0f} MiB of memory" in estimate.describe()
     assert [e.name for e in registry.list()] == ["real", "tiny-teacher"]  # the probe left nothing
     assert registry_leftovers(registry) == []
     steps = [e.step for e in events if e.stage == "estimate"]
@@ -134,3 +137,25 @@ def test_cli_estimate_prints_the_run_time_and_trains_nothing(trained, tmp_path, 
     assert code == 0, out.err
     assert "estimated run time: about" in out.out and "6 steps" in out.out and "measured from 3 steps" in out.out
     assert not registry.exists("later")
+
+
+def test_run_time_estimate_says_when_the_teacher_cache_would_not_fit_on_the_disk(trained, tmp_path, monkeypatch):
+    """A cache kept on disk is sized against the models folder's free space: a run that
+    would stop at its DiskSpaceError is told so by its estimate, with what to do; a run
+    without a cache (or a method that reads no teacher) says nothing of one."""
+    import fastbioner.estimate as estimating
+    from fastbioner.estimate import estimate_run
+
+    registry = fresh_registry(trained, tmp_path)
+    _, bio = trained
+    roomy = estimate_run(config(bio, epochs=2, teacher_cache="disk"), registry=registry, steps=2)
+    assert roomy.cache_place == "disk" and roomy.cache_bytes > 0 and roomy.disk_free_bytes > 0
+    assert "on disk (" in roomy.describe() and "more than the disk" not in roomy.describe()
+    monkeypatch.setattr(estimating, "_free_bytes", lambda folder: 2**29)  # a disk with 512 MiB left
+    full = estimate_run(config(bio, epochs=2, teacher_cache="shared"), registry=registry, steps=2)
+    assert full.cache_place == "shared" and full.cache_bytes == roomy.cache_bytes
+    assert "more than the disk can take" in full.describe() and "--teacher-cache none" in full.describe()
+    for cfg in (config(bio, epochs=2, teacher_cache="none"), config(bio, "og", epochs=2, teacher_cache="disk")):
+        bare = estimate_run(cfg, registry=registry, steps=2)
+        assert bare.cache_bytes == 0 and "teacher cache" not in bare.describe()
+    assert registry_leftovers(registry) == []

@@ -160,12 +160,13 @@ def _teacher_source(config: DistillConfig, method: Method, built: BuiltStudent, 
         # over the default model's text took one core 29 minutes).
         return None, {"mode": "unused"}
     mode = config.teacher_cache
-    if mode == "none":
-        return LiveTeacher(teacher, needs), {"mode": "none"}
     width = hidden_width(teacher)
     heads = getattr(teacher.config, "num_attention_heads", 1)
     labels = teacher.config.num_labels
     estimate = TeacherCache.estimate_bytes(data.teacher_windows, needs, labels, width, heads)
+    if mode == "none":
+        # The size a cache would have had: what `--estimate` (which runs the teacher live) reports.
+        return LiveTeacher(teacher, needs), {"mode": "none", "cache_bytes": estimate}
     if mode == "auto":
         mode = "memory" if estimate <= config.cache_memory_mb * 2**20 else "disk"
     folder = None

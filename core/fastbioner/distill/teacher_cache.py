@@ -42,7 +42,7 @@ import numpy as np
 import torch
 
 from ..encoding import Batch, Window, WordEncoder, length_sorted_batches
-from ..errors import DiskSpaceError
+from ..errors import DISK_MARGIN_BYTES, DiskSpaceError
 from ..jobs import ProgressReporter
 from .capture import capture, heads_of
 from .losses import head_average
@@ -51,8 +51,6 @@ from .losses import head_average
 SHARED_CACHE_FOLDER = ".teacher-cache-shared"
 # How often a resumable build records how far it got (flushing its parts first).
 PROGRESS_EVERY_SECONDS = 60.0
-# Free disk a cache build leaves for everything else (checkpoints, the model, logs).
-DISK_MARGIN_BYTES = 2**30
 
 
 @dataclass
