@@ -37,6 +37,32 @@ def env_for(commit: str, threads: int = 1) -> dict[str, str]:
     return env
 
 
+def bf16_here() -> bool:
+    """Whether this CPU runs bfloat16 natively (AVX512-BF16 or AMX), read from its flags
+    (the runner imports no torch); True where they cannot be read, leaving torch to say."""
+    from fastbioner.precision import cpu_flags_say_bf16
+
+    return cpu_flags_say_bf16() is not False
+
+
+def launched_args(job: dict, bf16: bool) -> list[str]:
+    """The job's command as this machine runs it. ``--cpu-bf16`` is a run-only setting
+    (``fastbioner.runs.RUN_ONLY``: where it runs, like ``--device``) that a CPU without
+    native bfloat16 refuses, so a row queued with it fails on such a machine three times:
+    there it is left off, and the job remembers it so its result says fp32."""
+    args = list(job["args"])
+    if "--cpu-bf16" in args and not bf16:
+        args.remove("--cpu-bf16")
+        job["bf16_left_off"] = True
+    return args
+
+
+def recorded_args(job: dict) -> list[str]:
+    """The command a finished job's result gives: as it ran (``--cpu-bf16`` out when an
+    attempt ran without it)."""
+    return [a for a in job["args"] if not (job.get("bf16_left_off") and a == "--cpu-bf16")]
+
+
 def log(msg: str) -> None:
     line = f"{time.strftime('%Y-%m-%d %H:%M:%S')} {msg}"
     print(line, flush=True)
@@ -48,7 +74,7 @@ def record(job: dict, wall: float | None) -> float | None:
     if row is None:  # a row renamed since it was queued: keep the result under its old id
         row = runs.Row(job["row"], -1, job["row"].split("/")[0], job["row"], job["model"], (), 0,
                                per_seed_name=False)  # job["model"] is already the seed's name
-    command = shlex.join(["fastbioner", *job["args"]])
+    command = shlex.join(["fastbioner", *recorded_args(job)])
     entry = runs.result_entry(row, job["seed"], command, wall, qs.manifest(job["model"]), job["commit"])
     entry["epochs"] = int(job["args"][job["args"].index("--epochs") + 1]) if "--epochs" in job["args"] else None
     runs.record(row, job["seed"], entry)
@@ -229,7 +255,11 @@ def start_job(job: dict, threads: int = 1) -> int:
     folder = qs.code_dir(commit)
     logs = qs.EXP / "logs"
     logs.mkdir(parents=True, exist_ok=True)
-    args = [*job["args"], "--threads", str(threads), "--quiet"]
+    launched = launched_args(job, bf16_here())
+    args = [*launched, "--threads", str(threads), "--quiet"]
+    if len(launched) < len(job["args"]):
+        log(f"{job['row']} seed {job['seed']}: this CPU has no native bfloat16, so --cpu-bf16 is left off "
+            f"(a run-only setting); the run trains in fp32 and is recorded without it")
     if job["args"][0] == "distill" and _knows_shared_cache(folder):
         # The teacher's outputs on the training data are the same for every student of
         # a teacher (every seed, method and learning rate): computed once, on disk, and

@@ -579,3 +579,34 @@ def test_the_runner_outlives_a_full_disk_and_goes_on_watching(tmp_path, monkeypa
     assert calls == [2, 2]
     out = capsys.readouterr().out
     assert "could not update the queue" in out and "No space left on device" in out
+
+
+def test_on_a_cpu_without_bfloat16_a_bf16_row_runs_and_is_recorded_in_fp32(tmp_path, monkeypatch):
+    """--cpu-bf16 is refused by a CPU without native bfloat16 (an EPYC without AVX512):
+    the row would fail three times there. The runner leaves it off, says so, and records
+    the command the run trained with; where bfloat16 is native the flag stays."""
+    queue = load("experiment_queue")
+    runner = queue.queue_runner
+    job = {"row": "bc5cdr/cnn", "seed": 13, "model": "cnn-bf16-s13", "commit": "abc", "attempts": 0,
+           "args": ["distill", "--epochs", "10", "--cpu-bf16", "--name", "cnn-bf16-s13"]}
+    assert runner.launched_args(dict(job), bf16=True) == job["args"]
+    fp32 = dict(job)
+    assert "--cpu-bf16" not in runner.launched_args(fp32, bf16=False) and fp32["bf16_left_off"]
+    assert runner.recorded_args(fp32) == ["distill", "--epochs", "10", "--name", "cnn-bf16-s13"]
+    assert runner.recorded_args(job) == job["args"]
+    # The real starter, its process replaced: what it launches and what the result says.
+    monkeypatch.setattr(queue.qs, "EXP", tmp_path)
+    monkeypatch.setattr(runner, "bf16_here", lambda: False)
+    monkeypatch.setattr(runner.qs, "code_dir", lambda commit: tmp_path / "code" / commit)  # no worktree made
+    launched = []
+    monkeypatch.setattr(runner.subprocess, "Popen",
+                        lambda argv, **kw: launched.append(argv) or type("P", (), {"pid": 4242})())
+    assert runner.start_job(job) == 4242
+    assert "--cpu-bf16" not in launched[0] and job["bf16_left_off"]
+    recorded = {}
+    monkeypatch.setattr(runner.runs, "all_rows", lambda: [])
+    monkeypatch.setattr(runner.qs, "manifest", lambda model: {})
+    monkeypatch.setattr(runner.runs, "result_entry", lambda row, seed, command, *a: {"command": command, "f1": 0.8})
+    monkeypatch.setattr(runner.runs, "record", lambda row, seed, entry: recorded.update(entry))
+    runner.record(job, 100.0)
+    assert recorded["command"] == "fastbioner distill --epochs 10 --name cnn-bf16-s13"
