@@ -139,10 +139,20 @@ def estimate_run(config, *, registry: Registry | None = None, steps: int = 10,
     method = config.method.to_method() if distilling else None
     several = distilling and bool(config.extra_teachers) and method.uses("soft")
     if distilling:
+        from .distill.runner import model_path
+
         # The teacher as the real run finds it, but run live so its cost is timed apart;
         # the other teachers are timed on a sample (_relative_teacher_costs), not here.
+        # The probe registers into a scratch registry, where the real one's names do not
+        # resolve: every model the run reads is named by its folder (a student started
+        # from a registered model, a small student's --student-embeddings).
+        student = config.student
+        if student.source != "teacher" and not student.small:
+            student = replace(student, source=model_path(student.source, registry))
+        if student.small and student.embeddings != "teacher":
+            student = replace(student, embeddings=model_path(student.embeddings, registry))
         probe = replace(probe, teacher=str(registry.resolve(config.teacher).path), teacher_cache="none",
-                        extra_teachers=[])
+                        extra_teachers=[], student=student)
 
     def job(reporter: ProgressReporter) -> RunEstimate:
         step_times: list[float] = []
@@ -163,13 +173,13 @@ def estimate_run(config, *, registry: Registry | None = None, steps: int = 10,
             if distilling:
                 from .distill.runner import distill
                 result = distill(probe, "estimate", registry=scratch, on_event=watch, cancel=reporter.cancel)
-                teacher_total = float(result.teacher_cache.get("teacher_seconds", 0.0))
+                teacher_calls = [float(t) for t in result.teacher_cache.get("teacher_call_seconds", [])]
                 cache_bytes = int(result.teacher_cache.get("cache_bytes", 0))
             else:
                 from .teacher import train_teacher
                 result = train_teacher(probe, "estimate", registry=scratch, on_event=watch,
                                        cancel=reporter.cancel)
-                teacher_total = 0.0
+                teacher_calls = []
                 cache_bytes = 0
         training = result.training
         measured = training.steps
@@ -188,9 +198,15 @@ def estimate_run(config, *, registry: Registry | None = None, steps: int = 10,
         compute = training.compute_seconds
         typical = sum(sizes) / len(sizes)
         fixed = max(0.0, sum(gaps[k - 1] - compute[k] for k in timed) / len(timed))
-        per_position = sum(compute[k] for k in timed) / sum(sizes[k] for k in timed)
-        teacher_per_step = teacher_total / sum(sizes[:measured]) * typical
-        step = max(1e-6, fixed + per_position * typical - teacher_per_step)
+        # The live teacher's part of each step, taken out step by step and over the same
+        # timed steps: its first call pays for lazy initialisation too, and a large
+        # teacher over a small student (a CNN under MPNet) is most of every step, so
+        # counting that call against the others left the student's step at nothing.
+        teacher = _teacher_per_step(teacher_calls, measured, config.training.grad_accum_steps)
+        timed_positions = sum(sizes[k] for k in timed)
+        per_position = sum(max(0.0, compute[k] - teacher[k]) for k in timed) / timed_positions
+        teacher_per_step = sum(teacher[k] for k in timed) / timed_positions * typical
+        step = max(1e-6, fixed + per_position * typical)
         per_epoch = training.steps_per_epoch
         total_steps = per_epoch * config.training.epochs
         if config.training.max_steps:
@@ -212,6 +228,15 @@ def estimate_run(config, *, registry: Registry | None = None, steps: int = 10,
                            cache_bytes if place else 0, place, free)
 
     return run_job(job, on_event, cancel)
+
+
+def _teacher_per_step(calls: list[float], steps: int, calls_per_step: int) -> list[float]:
+    """The live teacher's seconds in each of the measured ``steps`` (one call per
+    micro-batch); calls made before the first step (calibration's) are left out."""
+    calls = calls[-steps * calls_per_step:] if len(calls) >= steps * calls_per_step else []
+    if not calls:
+        return [0.0] * steps
+    return [sum(calls[k * calls_per_step:(k + 1) * calls_per_step]) for k in range(steps)]
 
 
 def _relative_teacher_costs(config, registry: Registry, reporter: ProgressReporter,

@@ -159,3 +159,35 @@ def test_run_time_estimate_says_when_the_teacher_cache_would_not_fit_on_the_disk
         bare = estimate_run(cfg, registry=registry, steps=2)
         assert bare.cache_bytes == 0 and "teacher cache" not in bare.describe()
     assert registry_leftovers(registry) == []
+
+
+def test_run_time_estimate_finds_the_registered_models_a_student_is_made_from(trained, tmp_path, monkeypatch):
+    """A student started from a registered model, or a small student over a registered
+    model's embeddings, names it by its registry name: the probe (which registers into a
+    scratch registry) must still find it there, not ask the Hugging Face hub for it."""
+    from fastbioner.distill.config import StudentConfig
+    from fastbioner.estimate import estimate_run
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # a name the probe does not find fails at once
+    registry = fresh_registry(trained, tmp_path)
+    _, bio = trained
+    for student in (StudentConfig(source="tiny-teacher", layers=1),
+                    StudentConfig(source="cnn", embeddings="tiny-teacher", conv_width=16, conv_layers=2)):
+        estimate = estimate_run(config(bio, "pkd", epochs=2, student=student, teacher_cache="memory"),
+                                registry=registry, steps=2)
+        assert estimate.steps == 6 and estimate.cache_bytes > 0  # 15 sentences in batches of 5, 2 epochs
+    assert [e.name for e in registry.list()] == ["tiny-teacher"] and registry_leftovers(registry) == []
+
+
+def test_the_live_teachers_time_leaves_each_measured_step_on_its_own():
+    """The teacher's seconds are taken out of the step they were spent in: calibration's
+    calls before the first step are not a step's, a step of several micro-batches holds
+    several calls, and the first step's slow call (lazy initialisation) stays with the
+    first step, which the estimate leaves out (it once counted against every step and
+    left a CNN under MPNet a step of 0.00 s)."""
+    from fastbioner.estimate import _teacher_per_step
+
+    calibration, steps = [0.5, 0.5], [9.0, 1.0, 1.1, 0.9]  # the first: lazy initialisation
+    assert _teacher_per_step(calibration + steps, 4, 1) == steps
+    assert _teacher_per_step([4.0, 5.0, 0.5, 0.5, 0.6, 0.4], 3, 2) == [9.0, 1.0, 1.0]
+    assert _teacher_per_step([], 3, 1) == [0.0, 0.0, 0.0]  # no live teacher (og, a teacher run)

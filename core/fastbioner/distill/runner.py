@@ -80,7 +80,7 @@ def build_student(cfg: StudentConfig, teacher, teacher_tokenizer, labels: Sequen
     if cfg.small:
         embeddings_from, tokenizer, where = None, teacher_tokenizer, "the teacher's embeddings"
         if cfg.embeddings != "teacher":
-            ref = _model_path(cfg.embeddings, registry)
+            ref = model_path(cfg.embeddings, registry)
             embeddings_from, tokenizer, where = load_token_classifier(ref), load_tokenizer(ref), cfg.embeddings
         crf = "+CRF" if cfg.crf else ""
         if cfg.convolutional:
@@ -95,7 +95,7 @@ def build_student(cfg: StudentConfig, teacher, teacher_tokenizer, labels: Sequen
                                         cfg.crf, cfg.dropout, embeddings_from)
             shape, mapping = cfg.source, []
         return BuiltStudent(student, tokenizer, mapping, f"{shape}{crf} over {where}")
-    ref = _model_path(cfg.source, registry)
+    ref = model_path(cfg.source, registry)
     own = tagger_labels(ref)
     # A tagger already trained for these labels (a registered student refined further,
     # a MiniLM fine-tuned on the corpus) keeps its own head; a base encoder, or a tagger
@@ -115,7 +115,7 @@ def build_student(cfg: StudentConfig, teacher, teacher_tokenizer, labels: Sequen
                         f"{cfg.source} ({n} layers{', its own tagging head' if keeps_head else ''})")
 
 
-def _model_path(ref: str, registry: Registry) -> str:
+def model_path(ref: str, registry: Registry) -> str:
     """A registry name's folder; anything else (a folder, a hub id) as it is."""
     with contextlib.suppress(ModelError):
         return str(registry.resolve(ref).path)
@@ -213,7 +213,7 @@ def _cache_figures(source, info: dict[str, Any], epochs_run: float) -> dict[str,
     elif isinstance(source, LiveTeacher):
         # Not rounded: a run-time estimate extrapolates from a few tiny steps, where
         # the teacher's share can be well under 10 ms.
-        info.update(teacher_seconds=source.seconds)
+        info.update(teacher_seconds=source.seconds, teacher_call_seconds=list(source.call_seconds))
     return info
 
 

@@ -83,12 +83,18 @@ class LiveTeacher:
         self.teacher = teacher
         self.needs = needs
         self.seconds = 0.0  # time spent in the teacher's forward pass
+        # ... and in each call, in order: a run-time estimate takes the teacher out of
+        # each measured step (the first call pays for lazy initialisation, as the first
+        # step does, and must leave with it).
+        self.call_seconds: list[float] = []
 
     def outputs(self, batch: Batch) -> TeacherOutputs:
         t0 = time.perf_counter()
         with torch.no_grad():
             out = _run(self.teacher, batch, self.needs)
-        self.seconds += time.perf_counter() - t0
+        took = time.perf_counter() - t0
+        self.seconds += took
+        self.call_seconds.append(took)
         return out
 
 
