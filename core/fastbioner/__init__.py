@@ -77,6 +77,7 @@ _EXPORTS: dict[str, str] = {
     "checkpoint_progress": "fastbioner.run_progress",
     "diverged_at": "fastbioner.run_progress",
     "cpu_model_name": "fastbioner.cpu",
+    "cpu_flags_say_bf16": "fastbioner.precision",
     "loss_points_text": "fastbioner.precision",
     # jobs and errors
     "CancelToken": "fastbioner.jobs",
