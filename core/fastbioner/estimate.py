@@ -29,6 +29,7 @@ Nothing of the measuring run is kept; it cancels cleanly like any job.
 
 from __future__ import annotations
 
+import bisect
 import math
 import shutil
 import tempfile
@@ -91,16 +92,6 @@ class RunEstimate:
 
 def _bytes(n: float) -> str:
     return f"{n / 2**30:.1f} GiB" if n >= 2**30 else f"{n / 2**20:.0f} MiB"
-
-
-def _cache_place(config, cache_bytes: int) -> str:
-    """Where the real run keeps its teacher cache (the runner's rule for ``auto``)."""
-    mode = config.teacher_cache
-    if mode == "none" or not cache_bytes:
-        return ""
-    if mode == "auto":
-        return "memory" if cache_bytes <= config.cache_memory_mb * 2**20 else "disk"
-    return mode
 
 
 def _free_bytes(folder: Path) -> int:
@@ -173,7 +164,7 @@ def estimate_run(config, *, registry: Registry | None = None, steps: int = 10,
             if distilling:
                 from .distill.runner import distill
                 result = distill(probe, "estimate", registry=scratch, on_event=watch, cancel=reporter.cancel)
-                teacher_calls = [float(t) for t in result.teacher_cache.get("teacher_call_seconds", [])]
+                teacher_calls = result.teacher_calls
                 cache_bytes = int(result.teacher_cache.get("cache_bytes", 0))
             else:
                 from .teacher import train_teacher
@@ -202,7 +193,7 @@ def estimate_run(config, *, registry: Registry | None = None, steps: int = 10,
         # timed steps: its first call pays for lazy initialisation too, and a large
         # teacher over a small student (a CNN under MPNet) is most of every step, so
         # counting that call against the others left the student's step at nothing.
-        teacher = _teacher_per_step(teacher_calls, measured, config.training.grad_accum_steps)
+        teacher = _teacher_per_step(teacher_calls, step_times[:measured])
         timed_positions = sum(sizes[k] for k in timed)
         per_position = sum(max(0.0, compute[k] - teacher[k]) for k in timed) / timed_positions
         teacher_per_step = sum(teacher[k] for k in timed) / timed_positions * typical
@@ -220,7 +211,9 @@ def estimate_run(config, *, registry: Registry | None = None, steps: int = 10,
         evaluations, scoring = _devel_scoring(config, registry, total_steps, per_epoch, step)
         setup = max(0.0, first_step_at[0] - sum(gaps) / len(gaps)) if first_step_at else 0.0
         total = setup + step * total_steps + teacher_pass + ensemble + scoring
-        place = _cache_place(config, cache_bytes) if teacher_pass else ""
+        # Where the real run keeps its cache ("" for none: the teacher runs at every step).
+        place = config.cache_place(cache_bytes) if teacher_pass and cache_bytes else ""
+        place = "" if place == "none" else place
         free = _free_bytes(registry.root) if place in ("disk", "shared") else 0
         # Unrounded: describe() rounds for people; a short probe's parts can be a few ms.
         return RunEstimate(total, setup, step, total_steps, teacher_pass, scoring,
@@ -230,13 +223,18 @@ def estimate_run(config, *, registry: Registry | None = None, steps: int = 10,
     return run_job(job, on_event, cancel)
 
 
-def _teacher_per_step(calls: list[float], steps: int, calls_per_step: int) -> list[float]:
-    """The live teacher's seconds in each of the measured ``steps`` (one call per
-    micro-batch); calls made before the first step (calibration's) are left out."""
-    calls = calls[-steps * calls_per_step:] if len(calls) >= steps * calls_per_step else []
-    if not calls:
-        return [0.0] * steps
-    return [sum(calls[k * calls_per_step:(k + 1) * calls_per_step]) for k in range(steps)]
+def _teacher_per_step(calls: list[tuple[float, float]], step_ends: list[float]) -> list[float]:
+    """The live teacher's seconds in each measured step, from its calls (``(start,
+    seconds)``) and the time each step ended (both ``time.monotonic()``): a call belongs
+    to the first step that ended after it started. Calls before the first step ended
+    (calibration's, the first step's own) count for the first step, which the estimate
+    leaves out."""
+    per_step = [0.0] * len(step_ends)
+    for started, seconds in calls:
+        k = bisect.bisect_left(step_ends, started)
+        if k < len(step_ends):
+            per_step[k] += seconds
+    return per_step
 
 
 def _relative_teacher_costs(config, registry: Registry, reporter: ProgressReporter,

@@ -181,13 +181,31 @@ def test_run_time_estimate_finds_the_registered_models_a_student_is_made_from(tr
 
 def test_the_live_teachers_time_leaves_each_measured_step_on_its_own():
     """The teacher's seconds are taken out of the step they were spent in: calibration's
-    calls before the first step are not a step's, a step of several micro-batches holds
-    several calls, and the first step's slow call (lazy initialisation) stays with the
-    first step, which the estimate leaves out (it once counted against every step and
-    left a CNN under MPNet a step of 0.00 s)."""
+    calls before the first step are not a timed step's, a step of several micro-batches
+    holds several calls, a step may make none (a schedule's weight on the teacher's terms
+    at 0), and the first step's slow call (lazy initialisation) stays with the first step,
+    which the estimate leaves out (it once counted against every step and left a CNN
+    under MPNet a step of 0.00 s)."""
     from fastbioner.estimate import _teacher_per_step
 
-    calibration, steps = [0.5, 0.5], [9.0, 1.0, 1.1, 0.9]  # the first: lazy initialisation
-    assert _teacher_per_step(calibration + steps, 4, 1) == steps
-    assert _teacher_per_step([4.0, 5.0, 0.5, 0.5, 0.6, 0.4], 3, 2) == [9.0, 1.0, 1.0]
-    assert _teacher_per_step([], 3, 1) == [0.0, 0.0, 0.0]  # no live teacher (og, a teacher run)
+    ends = [10.0, 20.0, 30.0, 40.0]  # when each measured step ended
+    calibration, first = [(1.0, 0.5), (2.0, 0.5)], [(3.0, 9.0)]
+    assert _teacher_per_step(calibration + first + [(11.0, 1.0), (21.0, 1.1), (31.0, 0.9)], ends) == \
+        [10.0, 1.0, 1.1, 0.9]
+    assert _teacher_per_step([(3.0, 4.0), (12.0, 0.5), (15.0, 0.5), (22.0, 0.6), (25.0, 0.4)], ends[:3]) == \
+        [4.0, 1.0, 1.0]
+    assert _teacher_per_step([(3.0, 4.0), (12.0, 0.5)], ends) == [4.0, 0.5, 0.0, 0.0]  # phi at 0: no calls
+    assert _teacher_per_step([], ends[:3]) == [0.0, 0.0, 0.0]  # no live teacher (og, a teacher run)
+
+
+def test_a_live_teachers_calls_are_timed_for_the_estimate_but_not_saved_with_the_model(trained, tmp_path):
+    """The per-call seconds the estimate reads come with the run's result; the model's
+    manifest keeps only the total (a long run would otherwise save a number a step)."""
+    registry = fresh_registry(trained, tmp_path)
+    _, bio = trained
+    result = distill(config(bio, epochs=2, dev=False, teacher_cache="none"), "live", registry=registry)
+    # One call a step while the schedule still weighs the teacher's terms (fastbioner's phi reaches 0).
+    assert 0 < len(result.teacher_calls) <= result.training.steps == 6
+    saved = registry.get("live").manifest.training["teacher_cache"]
+    assert saved["mode"] == "none" and saved["teacher_seconds"] > 0 and "teacher_calls" not in saved
+    assert sum(s for _, s in result.teacher_calls) == pytest.approx(saved["teacher_seconds"])

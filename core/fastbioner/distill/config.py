@@ -175,6 +175,13 @@ class DistillConfig(Settings):
                              choices=CACHE_MODES)
     cache_memory_mb: int = opt(4096, "auto cache: memory when the cache fits this many MB, else disk")
 
+    def cache_place(self, cache_bytes: int) -> str:
+        """Where a teacher cache of ``cache_bytes`` is kept: ``teacher_cache`` with auto
+        resolved (memory when it fits ``cache_memory_mb``, else disk)."""
+        if self.teacher_cache != "auto":
+            return self.teacher_cache
+        return "memory" if cache_bytes <= self.cache_memory_mb * 2**20 else "disk"
+
     def validate(self) -> None:
         if not self.teacher:
             raise ConfigError("a teacher (registry name or folder) is required")

@@ -14,7 +14,7 @@ import contextlib
 import json
 import shutil
 import tempfile
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
@@ -60,6 +60,10 @@ class DistillResult:
     compression: dict[str, Any]
     teacher_cache: dict[str, Any]
     notes: list[str]
+    # The live teacher's calls (--teacher-cache none) as (time.monotonic() at the start,
+    # seconds): for a run-time estimate, which takes them out of its measured steps; not
+    # saved with the model.
+    teacher_calls: list[tuple[float, float]] = field(default_factory=list)
 
 
 @dataclass
@@ -167,8 +171,7 @@ def _teacher_source(config: DistillConfig, method: Method, built: BuiltStudent, 
     if mode == "none":
         # The size a cache would have had: what `--estimate` (which runs the teacher live) reports.
         return LiveTeacher(teacher, needs), {"mode": "none", "cache_bytes": estimate}
-    if mode == "auto":
-        mode = "memory" if estimate <= config.cache_memory_mb * 2**20 else "disk"
+    mode = config.cache_place(estimate)
     folder = None
     info: dict[str, Any] = {"mode": mode}
     if mode == "disk":
@@ -213,7 +216,7 @@ def _cache_figures(source, info: dict[str, Any], epochs_run: float) -> dict[str,
     elif isinstance(source, LiveTeacher):
         # Not rounded: a run-time estimate extrapolates from a few tiny steps, where
         # the teacher's share can be well under 10 ms.
-        info.update(teacher_seconds=source.seconds, teacher_call_seconds=list(source.call_seconds))
+        info.update(teacher_seconds=source.seconds)
     return info
 
 
@@ -421,7 +424,8 @@ def distill(config: DistillConfig, name: str, *, registry: Registry | None = Non
 
         entry = runs.install(registry, name, built.model, built.tokenizer, manifest_for, overwrite=overwrite,
                              reporter=reporter, checkpoint=ckpt)
-        return DistillResult(entry, report, result, figures["compression"], cache_info, notes)
+        calls = list(source.calls) if isinstance(source, LiveTeacher) else []
+        return DistillResult(entry, report, result, figures["compression"], cache_info, notes, calls)
 
     return run_job(job, on_event, cancel)
 

@@ -83,18 +83,19 @@ class LiveTeacher:
         self.teacher = teacher
         self.needs = needs
         self.seconds = 0.0  # time spent in the teacher's forward pass
-        # ... and in each call, in order: a run-time estimate takes the teacher out of
-        # each measured step (the first call pays for lazy initialisation, as the first
-        # step does, and must leave with it).
-        self.call_seconds: list[float] = []
+        # ... and in each call, as (time.monotonic() at its start, seconds): a run-time
+        # estimate takes the teacher out of the step each call fell in (a step may make
+        # none, once a schedule's weight on the teacher's terms reaches 0; the first pays
+        # for lazy initialisation, as the first step does, and must stay with it).
+        self.calls: list[tuple[float, float]] = []
 
     def outputs(self, batch: Batch) -> TeacherOutputs:
-        t0 = time.perf_counter()
+        started, t0 = time.monotonic(), time.perf_counter()
         with torch.no_grad():
             out = _run(self.teacher, batch, self.needs)
         took = time.perf_counter() - t0
         self.seconds += took
-        self.call_seconds.append(took)
+        self.calls.append((started, took))
         return out
 
 
