@@ -424,7 +424,7 @@ def distill(config: DistillConfig, name: str, *, registry: Registry | None = Non
 
         entry = runs.install(registry, name, built.model, built.tokenizer, manifest_for, overwrite=overwrite,
                              reporter=reporter, checkpoint=ckpt)
-        calls = list(source.calls) if isinstance(source, LiveTeacher) else []
+        calls = list(source.timed_calls) if isinstance(source, LiveTeacher) else []
         return DistillResult(entry, report, result, figures["compression"], cache_info, notes, calls)
 
     return run_job(job, on_event, cancel)

@@ -87,7 +87,7 @@ class LiveTeacher:
         # estimate takes the teacher out of the step each call fell in (a step may make
         # none, once a schedule's weight on the teacher's terms reaches 0; the first pays
         # for lazy initialisation, as the first step does, and must stay with it).
-        self.calls: list[tuple[float, float]] = []
+        self.timed_calls: list[tuple[float, float]] = []
 
     def outputs(self, batch: Batch) -> TeacherOutputs:
         started, t0 = time.monotonic(), time.perf_counter()
@@ -95,7 +95,7 @@ class LiveTeacher:
             out = _run(self.teacher, batch, self.needs)
         took = time.perf_counter() - t0
         self.seconds += took
-        self.calls.append((started, took))
+        self.timed_calls.append((started, took))
         return out
 
 
