@@ -39,12 +39,12 @@ def main() -> int:
 
     import torch
 
-    from fastbioner.config import TrainingConfig
-    from fastbioner.distill.config import DistillConfig, StudentConfig
-    from fastbioner.distill.methods import MethodConfig
-    from fastbioner.distill.runner import distill
-    from fastbioner.estimate import estimate_run
-    from fastbioner.registry import Registry
+    from fastbioner.base.config import TrainingConfig
+    from fastbioner.train.distill.config import DistillConfig, StudentConfig
+    from fastbioner.train.distill.methods import MethodConfig
+    from fastbioner.train.distill.runner import distill
+    from fastbioner.train.estimate import estimate_run
+    from fastbioner.models.registry import Registry
 
     torch.set_num_threads(args.threads)
     with tempfile.TemporaryDirectory(prefix="bench-estimate-") as work:

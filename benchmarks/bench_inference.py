@@ -18,9 +18,9 @@ documents.
    model's default mode) on the first ``--compare-docs`` documents.
 
 Systems are timed side by side, round by round (see
-:func:`fastbioner.speed.interleaved_timing`): this machine is shared and noisy, so
+:func:`fastbioner.infer.speed.interleaved_timing`): this machine is shared and noisy, so
 the ratios are the result, not the absolute times. Tokens are the word tokens of
-``fastbioner.text``, the same count for every system. ``--record`` writes section
+``fastbioner.io.text``, the same count for every system. ``--record`` writes section
 2's figures into the model's manifest (``speed``).
 """
 
@@ -35,16 +35,16 @@ import time
 from pathlib import Path
 from typing import Any, Iterator
 
-from fastbioner.documents import Document, Source, Span
-from fastbioner.formats import read_documents
-from fastbioner.inference import Tagger, TaggerConfig
-from fastbioner.modeling import load_token_classifier, load_tokenizer, pick_device
-from fastbioner.precision import MAX_F1_LOSS_POINTS, hardware_name
-from fastbioner.registry import Registry
-from fastbioner.speed import (
+from fastbioner.io.documents import Document, Source, Span
+from fastbioner.io.formats import read_documents
+from fastbioner.infer.inference import Tagger, TaggerConfig
+from fastbioner.models.modeling import load_token_classifier, load_tokenizer, pick_device
+from fastbioner.models.precision import MAX_F1_LOSS_POINTS, hardware_name
+from fastbioner.models.registry import Registry
+from fastbioner.infer.speed import (
     devel_f1, interleaved_timing, mode_records, precision_taggers, record_speed, span_agreement, speed_record,
 )
-from fastbioner.text import document_sentences
+from fastbioner.io.text import document_sentences
 
 
 class PeakMemory:

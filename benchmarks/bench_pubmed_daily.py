@@ -55,7 +55,7 @@ def rss_mb() -> float:
 
 
 def source_abstracts() -> list:
-    from fastbioner.formats import read_documents
+    from fastbioner.io.formats import read_documents
 
     docs = []
     for name in ("CDR_TrainingSet.PubTator.txt", "CDR_DevelopmentSet.PubTator.txt"):
@@ -76,7 +76,7 @@ def document(sources: list, i: int, pmid: int, revised: bool = False):
     with the first sentence of another abstract appended (chosen by ``i`` and the pass),
     so that lengths and sentence mixes keep changing as in real PubMed and no two
     documents share a text: the tagger keeps meeting input shapes it has not seen."""
-    from fastbioner.documents import Document
+    from fastbioner.io.documents import Document
 
     source, passes = sources[i % len(sources)], i // len(sources)
     abstract = source.abstract
@@ -87,7 +87,7 @@ def document(sources: list, i: int, pmid: int, revised: bool = False):
 
 
 def write_pubmed(path: Path, docs: list, deleted: list[int] = ()) -> Path:
-    from fastbioner.formats import pubmed_xml
+    from fastbioner.io.formats import pubmed_xml
 
     pubmed_xml.write(docs, path)
     if deleted:
@@ -181,8 +181,8 @@ def main() -> int:
     args = ap.parse_args()
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-    from fastbioner.defaults import model_to_tag
-    from fastbioner.inference import TaggerConfig
+    from fastbioner.models.shipped import model_to_tag
+    from fastbioner.infer.inference import TaggerConfig
     from fastbioner.scale import CorpusOptions
 
     model = model_to_tag(args.model)

@@ -40,9 +40,9 @@ def typical_sample():
     annotations: a Document."""
     from dataclasses import replace
 
-    from fastbioner.defaults import samples_folder
-    from fastbioner.formats import pubtator
-    from fastbioner.text import tokenize
+    from fastbioner.models.shipped import samples_folder
+    from fastbioner.io.formats import pubtator
+    from fastbioner.io.text import tokenize
 
     (path,) = sorted(samples_folder().glob("*.pubtator"))
     docs = sorted(pubtator.read(path), key=lambda d: len(tokenize(d.text)))
@@ -62,9 +62,9 @@ def compare_cuts(tagger, sample, rounds: int = 30) -> dict:
     import contextlib
     from dataclasses import replace
 
-    import fastbioner.inference as inference
-    from fastbioner.defaults import samples_folder
-    from fastbioner.formats import pubtator
+    import fastbioner.infer.inference as inference
+    from fastbioner.models.shipped import samples_folder
+    from fastbioner.io.formats import pubtator
 
     cut = inference.token_budget_batches
 
@@ -109,9 +109,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="also time the in-process tagging with and without the padding cuts of "
                              "token_budget_batches, alternated (the abstract, then the 20 shipped samples)")
     args = parser.parse_args(argv)
-    from fastbioner.documents import Document
-    from fastbioner.formats import pubtator
-    from fastbioner.text import tokenize
+    from fastbioner.io.documents import Document
+    from fastbioner.io.formats import pubtator
+    from fastbioner.io.text import tokenize
 
     if args.toy:
         text = ABSTRACT.split("|t|")[1].split("\n")[0] + " " + ABSTRACT.split("|a|")[1].strip()
@@ -146,8 +146,8 @@ def main(argv: list[str] | None = None) -> int:
         figures["help_seconds"] = statistics.median(timed([*exe, "--help"], env) for _ in range(args.repeat))
         figures["tag_one_abstract_process_seconds"] = statistics.median(timed(tag, env) for _ in range(args.repeat))
 
-        from fastbioner.defaults import default_model
-        from fastbioner.inference import Tagger, TaggerConfig
+        from fastbioner.models.shipped import default_model
+        from fastbioner.infer.inference import Tagger, TaggerConfig
 
         name = args.model or default_model().name
         tagger = Tagger.load(name, TaggerConfig(threads=args.threads))

@@ -50,8 +50,8 @@ WORKER_COUNTS = (1, 8, 64, 512)
 
 
 def corpus_documents(limit: int) -> tuple[list, str]:
-    from fastbioner.documents import Document
-    from fastbioner.formats import read_documents
+    from fastbioner.io.documents import Document
+    from fastbioner.io.formats import read_documents
 
     if SHARED.is_file():
         docs = list(read_documents(SHARED))[:limit]
@@ -67,7 +67,7 @@ def corpus_documents(limit: int) -> tuple[list, str]:
 
 def write_files(docs: list, folder: Path, files: int) -> list[Path]:
     """Gzipped PubMed files of consecutive documents; the last deletes the first PMID."""
-    from fastbioner.formats import pubmed_xml
+    from fastbioner.io.formats import pubmed_xml
 
     per = -(-len(docs) // files)
     paths = []
@@ -88,11 +88,11 @@ def write_files(docs: list, folder: Path, files: int) -> list[Path]:
 
 
 def pick_model(name: str | None) -> tuple[str, str]:
-    from fastbioner.inference import Tagger
+    from fastbioner.infer.inference import Tagger
 
     try:
         if name is None:
-            from fastbioner.defaults import default_model
+            from fastbioner.models.shipped import default_model
 
             name = default_model().name
         Tagger.load(name)
@@ -117,7 +117,7 @@ except ImportError:  # run as a script: benchmarks/ is sys.path[0]
 
 
 def run_config(config: str, paths: list[Path], model: str, threads: int, cpus: int, workdir: Path) -> dict:
-    from fastbioner.inference import TaggerConfig
+    from fastbioner.infer.inference import TaggerConfig
     from fastbioner.scale import CorpusOptions, tag_corpus
 
     load_before = [round(x, 2) for x in os.getloadavg()]

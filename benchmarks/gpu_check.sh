@@ -61,7 +61,7 @@ $FB benchmark gpu-check-model --docs "$DOCS" --devel "$DEVEL" --device "$DEVICE"
 echo "== 3. tag-corpus ($DEVICE)"
 $PY - "$DOCS" "$WORK/pubmed.xml.gz" <<'PY'
 import sys
-from fastbioner.formats import pubmed_xml, read_documents
+from fastbioner.io.formats import pubmed_xml, read_documents
 pubmed_xml.write(read_documents(sys.argv[1]), sys.argv[2])
 PY
 for precision in $PRECISIONS; do

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import torch
 
-from fastbioner.formats import read_documents
-from fastbioner.inference import Tagger, TaggerConfig
+from fastbioner.io.formats import read_documents
+from fastbioner.infer.inference import Tagger, TaggerConfig
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -6,7 +6,7 @@ what to review, three seeds each:
 
 - ``random``: the first N of the pool shuffled by the seed;
 - ``queue``: ``rank``, review, fine-tune, re-rank: the shipped model ranks the pool
-  (fastbioner.ranking's order), the curator reviews the top of it, the model is
+  (fastbioner.infer.ranking's order), the curator reviews the top of it, the model is
   fine-tuned on everything reviewed so far (from the shipped model, with
   fine-tune's defaults), the new model ranks what is left, and so on up to N.
 
@@ -50,7 +50,7 @@ TABLE_START, TABLE_END = "<!-- simulated-curator-table -->", "<!-- /simulated-cu
 
 
 def read_pool(path: Path):
-    from fastbioner.formats import read_documents
+    from fastbioner.io.formats import read_documents
 
     docs = list(read_documents(path))
     for d in docs:  # as `convert --map-label SpecificDisease=Disease ...` does
@@ -60,8 +60,8 @@ def read_pool(path: Path):
 
 def rank_positions(model_ref: str, docs, positions: list[int], threads: int) -> list[int]:
     """``positions`` of ``docs`` in the queue's order under ``model_ref``."""
-    from fastbioner.inference import Tagger, TaggerConfig
-    from fastbioner.ranking import RankedDocument, order_key
+    from fastbioner.infer.inference import Tagger, TaggerConfig
+    from fastbioner.infer.ranking import RankedDocument, order_key
 
     tagger = Tagger.load(model_ref, TaggerConfig(threads=threads, precision="fp32"))
     scored = []
@@ -74,9 +74,9 @@ def rank_positions(model_ref: str, docs, positions: list[int], threads: int) -> 
 
 def update(start: str, docs, chosen: list[int], seed: int, threads: int, registry, name: str, work: Path):
     """fine-tune ``start`` on the chosen documents; (result, wall seconds)."""
-    from fastbioner.finetune import fine_tune
-    from fastbioner.finetune_config import FineTuneConfig
-    from fastbioner.formats import write_documents
+    from fastbioner.train.finetune import fine_tune
+    from fastbioner.train.finetune_config import FineTuneConfig
+    from fastbioner.io.formats import write_documents
 
     train = work / f"{name}.conll"
     write_documents([docs[p] for p in chosen], train)
@@ -90,7 +90,7 @@ def update(start: str, docs, chosen: list[int], seed: int, threads: int, registr
 
 def settings() -> dict:
     """fine-tune's defaults this run used (they may change after it)."""
-    from fastbioner.finetune_config import FineTuneConfig
+    from fastbioner.train.finetune_config import FineTuneConfig
 
     c = FineTuneConfig().for_model("bert")  # the shipped default model's kind
     return {"epochs": c.training.epochs, "learning_rate": c.training.learning_rate,
@@ -101,7 +101,7 @@ def settings() -> dict:
 def score(registry, name: str, threads: int) -> dict:
     import torch
 
-    from fastbioner.evaluation import evaluate_model
+    from fastbioner.infer.evaluation import evaluate_model
 
     torch.set_num_threads(threads)
     report = evaluate_model(str(registry.get(name).path), DEVEL, registry=registry)
@@ -141,8 +141,8 @@ def label(record: dict) -> str:
 
 
 def run(args) -> None:
-    from fastbioner.defaults import shipped_model_folder
-    from fastbioner.registry import Registry
+    from fastbioner.models.shipped import shipped_model_folder
+    from fastbioner.models.registry import Registry
 
     docs = read_pool(POOL)
     start = str(shipped_model_folder())

@@ -30,7 +30,7 @@ from benchmarks.results_file import write_keeping_earlier
 from . import runs
 
 ROWS = ("bc5cdr/og-3", "bc5cdr/fastbioner-cal-3")
-# The line ``--estimate`` prints (fastbioner.estimate.RunEstimate.describe).
+# The line ``--estimate`` prints (fastbioner.train.estimate.RunEstimate.describe).
 STEP = re.compile(r"([\d,]+) steps at ([\d.]+) s")
 
 

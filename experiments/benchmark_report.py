@@ -16,8 +16,9 @@ from .report_pull import load_pull, pull_section
 from .report_gpu import gpu_section
 from .report_precision import precision_section
 from .runs import CALIBRATED_VARIANT
-from .report_format import (NOT_RUN, converged, f1_cell, mb, millions, minutes, pct,
-                           teacher_builds, teacher_f1_for, wall_cell)
+from .report_format import (
+    NOT_RUN, converged, f1_cell, mb, millions, minutes, pct, teacher_builds, teacher_f1_for, wall_cell,
+)
 from .report_standing import PAPER, standing_section
 # The frontier's parts, here too for the tests and scripts that read the report as one module.
 from .report_frontier import LEGACY_DEFAULT, frontier_points, pareto, spacy_section  # noqa: F401

@@ -282,9 +282,9 @@ def scores_table(metrics: dict) -> list[str]:
 
 def mode_without(speed: dict) -> str:
     """What ``auto`` runs, by these checks, on a machine that lacks the mode chosen here
-    (a CPU without bfloat16, say): :func:`fastbioner.precision.auto_precision` over the
+    (a CPU without bfloat16, say): :func:`fastbioner.models.precision.auto_precision` over the
     other modes."""
-    from fastbioner.precision import Precision, auto_precision, checks_from_manifest
+    from fastbioner.models.precision import Precision, auto_precision, checks_from_manifest
 
     chosen = speed.get("precision")
     mode = auto_precision([m for m in Precision if m not in (Precision.AUTO,) and m.value != chosen],

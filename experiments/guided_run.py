@@ -1,6 +1,6 @@
 #!/usr/bin/env python
 """One real guided run, as the distillation dialog's "Fine-tune a teacher first" runs
-it (``fastbioner.guided.fine_tune_then_distill``): curated documents -> a teacher
+it (``fastbioner.train.guided.fine_tune_then_distill``): curated documents -> a teacher
 fine-tuned from a base encoder -> a distilled, compacted student, both registered.
 Prints the wall time of the chain and of each stage, the devel scores of teacher and
 student, and the student's size against its teacher.

@@ -58,12 +58,12 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, argparse.Namespace]:
 def main(argv: list[str] | None = None) -> int:
     from fastbioner import Registry
     from fastbioner.cli.distill import config_from_args
-    from fastbioner.distill.calibration import calibrate, fit_projections, measure_terms
-    from fastbioner.distill.data import PairedBatches
-    from fastbioner.distill.losses import attention_mse
-    from fastbioner.distill.runner import batches_total, prepare_run
-    from fastbioner.jobs import ProgressReporter
-    from fastbioner.training import linear_warmup_decay, move_to
+    from fastbioner.train.distill.calibration import calibrate, fit_projections, measure_terms
+    from fastbioner.train.distill.data import PairedBatches
+    from fastbioner.train.distill.losses import attention_mse
+    from fastbioner.train.distill.runner import batches_total, prepare_run
+    from fastbioner.base.jobs import ProgressReporter
+    from fastbioner.train.training import linear_warmup_decay, move_to
 
     args, dargs = parse(sys.argv[1:] if argv is None else argv)
     config = config_from_args(dargs)
@@ -138,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def recorded_calibration(model: str, registry):
     """The calibration a registered student's run applied (its manifest's copy)."""
-    from fastbioner.distill.calibration import Calibration
+    from fastbioner.train.distill.calibration import Calibration
 
     saved = (registry.get(model).manifest.training or {}).get("calibration")
     if not saved:
@@ -149,7 +149,7 @@ def recorded_calibration(model: str, registry):
 def attention_forms(objective, first, attention_mse) -> list[dict]:
     """Per batch, summed over the mapped layers: score MSE, centred score MSE, and
     probability MSE (softmax over the real keys of both sides)."""
-    from fastbioner.distill.capture import capture
+    from fastbioner.train.distill.capture import capture
 
     print("\nattention matching, summed over layers: scores | row-centred scores | probabilities")
     out = []

@@ -47,7 +47,7 @@ def bf16_here() -> bool:
 
 def launched_args(job: dict, bf16: bool) -> list[str]:
     """The job's command as this machine runs it. ``--cpu-bf16`` is a run-only setting
-    (``fastbioner.runs.RUN_ONLY``: where it runs, like ``--device``) that a CPU without
+    (``fastbioner.train.runs.RUN_ONLY``: where it runs, like ``--device``) that a CPU without
     native bfloat16 refuses, so a row queued with it fails on such a machine three times:
     there it is left off, and the job remembers it so its result says fp32."""
     args = list(job["args"])
@@ -228,8 +228,12 @@ def made_by_current_prerequisites(entry: dict, job: dict, results: dict) -> bool
 
 def _knows_shared_cache(code: Path) -> bool:
     """Code pinned before ``--teacher-cache shared`` existed does not accept it."""
-    config = code / "core" / "fastbioner" / "distill" / "config.py"
-    return config.is_file() and '"shared"' in config.read_text(encoding="utf-8")
+    # distill/ sat at the package's top before the core was split into layers (issue 66)
+    for config in (code / "core" / "fastbioner" / "train" / "distill" / "config.py",
+                   code / "core" / "fastbioner" / "distill" / "config.py"):
+        if config.is_file():
+            return '"shared"' in config.read_text(encoding="utf-8")
+    return False
 
 
 def threads_for(job: dict, jobs: list[dict], busy: int, slots: int) -> int:

@@ -14,7 +14,7 @@ from pathlib import Path
 from .report_format import pct
 
 TABLES = (1, 2, 4)  # table 4: the ablations given the triple's seeds (the phi-schedule variants)
-B_DEFAULT = 0.3  # --b's default (fastbioner.distill.schedules.ScheduleConfig)
+B_DEFAULT = 0.3  # --b's default (fastbioner.train.distill.schedules.ScheduleConfig)
 PLOT = "benchmarks-convergence.png"
 
 

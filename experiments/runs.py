@@ -41,7 +41,7 @@ UNLABELED_VARIANT = "cal-unlabeled"
 UNLABELED_BASELINE = "unlabeled"
 # The calibrated variant these tables follow (phi constant at 0.5; the method
 # fastbioner-cal): not the recommended method, which is the library's default
-# (fastbioner/defaults.toml).
+# (fastbioner/base/defaults.toml).
 CALIBRATED_VARIANT = "cal-constant-phi"
 # The tables' students train 6 epochs; table 0's learning-rate grid ran 3, and its
 # EPOCH_SWEEP rows run the chosen rate for 6 (whether 3 epochs is enough).

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Which per-document uncertainty figure predicts the model's errors best: tag each
 annotated document with a model, count its real errors against the gold spans, and
-print how well each candidate figure (fastbioner.uncertainty) orders the documents by
+print how well each candidate figure (fastbioner.infer.uncertainty) orders the documents by
 them.
 
     OMP_NUM_THREADS=1 python -m experiments.uncertainty_figures \\

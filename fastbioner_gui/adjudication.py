@@ -4,7 +4,7 @@ agreement; the Adjudication dock walks every difference, and each decision (keep
 mine, take theirs, keep both, drop both, move a side's boundary) is one undo step.
 
 "Mine" is the document as it stands (gold, accepted and added entities, never pending
-suggestions); the rules are the core's (:mod:`fastbioner.adjudication`). A document
+suggestions); the rules are the core's (:mod:`fastbioner.curate.adjudication`). A document
 whose differences are all decided becomes reviewed, so it exports like any reviewed
 work. :func:`install` hooks all of it into the main window.
 """
@@ -19,12 +19,13 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QAbstractItemView, QFileDialog, QHBoxLayout, QHeaderView, QLabel, QPushButton,
                                QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
 
-from fastbioner import adjudication as rules
-from fastbioner.agreement import (ONLY_A, ONLY_B, OTHER_BOUNDARY, OTHER_LABEL, Counts, Difference, compare_spans,
-                                  match_documents)
-from fastbioner.documents import Document, Span
-from fastbioner.errors import FastBioNERError
-from fastbioner.project import DocStatus
+from fastbioner.curate import adjudication as rules
+from fastbioner.curate.agreement import (
+    ONLY_A, ONLY_B, OTHER_BOUNDARY, OTHER_LABEL, Counts, Difference, compare_spans, match_documents,
+)
+from fastbioner.io.documents import Document, Span
+from fastbioner.base.errors import FastBioNERError
+from fastbioner.curate.project import DocStatus
 
 from .models.workspace import Workspace
 from .undo import DocState, SpanChange, SpansCommand, state_of, status_after_edit
@@ -355,7 +356,7 @@ class AdjudicationPanel(QWidget):
 def compare_documents_job(path: str):
     """Read another curator's file in a worker thread (a big file must not freeze the app)."""
     def job(on_event, cancel):
-        from fastbioner.formats import read_documents
+        from fastbioner.io.formats import read_documents
 
         return list(read_documents(path))
     return job

@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from fastbioner.errors import FastBioNERError
+from fastbioner.base.errors import FastBioNERError
 
 # Platforms that need no display server.
 _HEADLESS_PLATFORMS = ("offscreen", "minimal", "vnc", "eglfs", "linuxfb", "vkkhrdisplay")
@@ -33,7 +33,7 @@ def display_available(environ=os.environ, platform: str = sys.platform) -> bool:
 
 
 def sample_files() -> list[str]:
-    from fastbioner.defaults import samples_folder
+    from fastbioner.models.shipped import samples_folder
 
     return [str(p) for p in sorted(samples_folder().glob("*")) if p.is_file() and not p.name.startswith(".")]
 
@@ -84,7 +84,7 @@ def report_home_problem(window) -> str | None:
     the problem, or None."""
     from PySide6.QtWidgets import QLabel
 
-    from fastbioner.project import home_problem
+    from fastbioner.curate.project import home_problem
 
     problem = home_problem()
     if problem:

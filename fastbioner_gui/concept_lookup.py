@@ -1,7 +1,7 @@
 """Concept lookup in the app: the entity table's concept cell completes by name or id,
 and accepting a suggestion fills in the id its text usually names.
 
-The dictionary is the one shipped with the app (``fastbioner.concepts``, built from
+The dictionary is the one shipped with the app (``fastbioner.curate.concepts``, built from
 the BC5CDR and NCBI-disease training sets) plus the gold and accepted entities of
 every open document; it is rebuilt (lazily, on the next lookup) whenever documents
 are opened or a project replaces the working set.
@@ -19,8 +19,8 @@ from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import QCompleter, QLineEdit, QToolTip
 
-from fastbioner.concepts import ConceptDictionary, propose_for_accepted, shipped_dictionary
-from fastbioner.documents import Span
+from fastbioner.curate.concepts import ConceptDictionary, propose_for_accepted, shipped_dictionary
+from fastbioner.io.documents import Span
 
 from .models.entity_table import CONCEPT, LABEL
 from .models.workspace import Workspace

@@ -1,5 +1,5 @@
 """Turns the reading view's gestures into undoable edits of the current document,
-using the core's curation rules (:mod:`fastbioner.curation`)."""
+using the core's curation rules (:mod:`fastbioner.curate.curation`)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from typing import Callable, Sequence
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoStack
 
-from fastbioner import curation
-from fastbioner.documents import Source, Span
-from fastbioner.project import DocStatus
+from fastbioner.curate import curation
+from fastbioner.io.documents import Source, Span
+from fastbioner.curate.project import DocStatus
 
 from .models.workspace import Workspace
 from .undo import SpanChange, SpansCommand, edit_command, state_of

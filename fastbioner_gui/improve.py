@@ -1,6 +1,6 @@
 """Model > Improve the model from my reviews (issue 47): one background job that
 continues training the model in use on the project's reviewed documents
-(:func:`fastbioner.finetune.fine_tune`, the library's ``fastbioner fine-tune``), with
+(:func:`fastbioner.train.finetune.fine_tune`, the library's ``fastbioner fine-tune``), with
 progress and cancel in the jobs panel. A share of the reviewed documents is held
 back (the library's rule) and the job's result says how the model scored on them
 before and after. The new model is registered and offered with its card; the model
@@ -49,8 +49,8 @@ class ImproveOutcome:
 def improve(model: str, train_file: str, name: str, on_event, cancel) -> ImproveOutcome:
     """The job (worker thread): fine-tune ``model`` on ``train_file`` with the
     library's defaults and register the result as ``name``."""
-    from fastbioner.finetune import fine_tune
-    from fastbioner.finetune_config import FineTuneConfig
+    from fastbioner.train.finetune import fine_tune
+    from fastbioner.train.finetune_config import FineTuneConfig
 
     from .tagging import registered
 
@@ -62,7 +62,7 @@ def improve(model: str, train_file: str, name: str, on_event, cancel) -> Improve
 def outcome_notes(result) -> list[str]:
     """The job's result in a curator's words: the scores on the held-back reviewed
     documents before and after, what was learned and kept, how long it took."""
-    from fastbioner.estimate import _duration
+    from fastbioner.train.estimate import _duration
 
     notes = []
     if result.before is not None and result.after is not None:

@@ -2,9 +2,9 @@
 
 A job is any callable ``fn(on_event, cancel) -> result`` (the core's job protocol with
 its arguments already bound). :class:`JobManager.start` moves a :class:`_Worker` onto
-its own ``QThread``; the worker passes each :class:`~fastbioner.jobs.ProgressEvent` out
+its own ``QThread``; the worker passes each :class:`~fastbioner.base.jobs.ProgressEvent` out
 through a signal, so the GUI thread only ever receives events and never waits. Cancel
-only sets the core's :class:`~fastbioner.jobs.CancelToken`; the job stops at its next
+only sets the core's :class:`~fastbioner.base.jobs.CancelToken`; the job stops at its next
 check and cleans up after itself.
 """
 
@@ -16,8 +16,8 @@ from typing import Any, Callable
 
 from PySide6.QtCore import QCoreApplication, QDeadlineTimer, QElapsedTimer, QObject, Qt, QThread, Signal, Slot
 
-from fastbioner.errors import FastBioNERError
-from fastbioner.jobs import CancelToken, Cancelled, EventCallback, JobState, ProgressEvent
+from fastbioner.base.errors import FastBioNERError
+from fastbioner.base.jobs import CancelToken, Cancelled, EventCallback, JobState, ProgressEvent
 
 JobFunction = Callable[[EventCallback, CancelToken], Any]
 # Jobs of this kind are housekeeping (listing models): the jobs panel does not show them.

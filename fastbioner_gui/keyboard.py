@@ -22,7 +22,7 @@ from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMessageBox, QWidget
 
-from fastbioner.documents import Source, Span
+from fastbioner.io.documents import Source, Span
 
 from .curation import CurationController, relabel_targets
 from .widgets.document_view import DocumentView

@@ -13,9 +13,9 @@ from typing import Sequence
 
 from PySide6.QtCore import QObject, Signal
 
-from fastbioner.documents import Document
-from fastbioner.errors import InputWarning
-from fastbioner.jobs import CancelToken, EventCallback
+from fastbioner.io.documents import Document
+from fastbioner.base.errors import InputWarning
+from fastbioner.base.jobs import CancelToken, EventCallback
 
 from .jobs import Job, JobManager
 from .models.workspace import Workspace
@@ -55,7 +55,7 @@ class LoadResult:
 def read_files(paths: Sequence[str | Path], on_event: EventCallback, cancel: CancelToken) -> LoadResult:
     """The job: the core's multi-file reader (folders searched, one progress step per
     file, a bad file's error kept while the others load), grouped by file."""
-    from fastbioner.formats import read_any
+    from fastbioner.io.formats import read_any
 
     batch = read_any(paths, on_event=on_event, cancel=cancel)
     by_file: dict[str, list[Document]] = {}

@@ -12,9 +12,9 @@ from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKe
 from PySide6.QtWidgets import (QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox, QSplitter,
                                QVBoxLayout, QWidget)
 
-from fastbioner.documents import Source
-from fastbioner.errors import FastBioNERError
-from fastbioner.project import PROJECT_SUFFIX, DocStatus
+from fastbioner.io.documents import Source
+from fastbioner.base.errors import FastBioNERError
+from fastbioner.curate.project import PROJECT_SUFFIX, DocStatus
 
 from .adjudication import install as install_adjudication
 from .curation import CurationController
@@ -348,7 +348,7 @@ class MainWindow(QMainWindow):
 
     # Models --------------------------------------------------------------
     def refresh_models(self, select: str | None = None) -> Job:
-        from fastbioner.registry import default_root
+        from fastbioner.models.registry import default_root
 
         # Start-up says what it waits for (the first scan registers the shipped
         # models: seconds on a busy machine).

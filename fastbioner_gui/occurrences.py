@@ -6,7 +6,7 @@ identical string of the document or of the whole project.
 The dialog shows the case rule (exact or ignore case) and whole tokens, both
 selectable, and a preview count that is recomputed as they change; applying is one
 undo step however many documents it touches. The rules are the core's
-(:mod:`fastbioner.occurrences`); this is the acting many entities at once takes,
+(:mod:`fastbioner.curate.occurrences`); this is the acting many entities at once takes,
 where Ctrl+A then a number key only relabels the entities of one table.
 """
 
@@ -19,8 +19,8 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFormLayout,
                                QHBoxLayout, QLabel, QRadioButton, QVBoxLayout, QWidget)
 
-from fastbioner import occurrences as rules
-from fastbioner.documents import Source, Span
+from fastbioner.curate import occurrences as rules
+from fastbioner.io.documents import Source, Span
 
 from .models.workspace import Workspace
 from .undo import DocState, SpanChange, SpansCommand, state_of, status_after_edit
@@ -35,7 +35,7 @@ KEY = "Ctrl+Shift+A"
 
 
 class Occurrences(QObject):
-    """Previews and applies a :class:`fastbioner.occurrences.Rule` over the workspace."""
+    """Previews and applies a :class:`fastbioner.curate.occurrences.Rule` over the workspace."""
 
     def __init__(self, workspace: Workspace, stack, parent: QObject | None = None):
         super().__init__(parent)

@@ -16,8 +16,8 @@ from pathlib import Path
 from PySide6.QtCore import QLockFile, QObject, QTimer, Signal
 from PySide6.QtGui import QUndoStack
 
-from fastbioner.errors import FastBioNERError
-from fastbioner.project import PROJECT_SUFFIX, Project, autosave_folder, load_project, save_project
+from fastbioner.base.errors import FastBioNERError
+from fastbioner.curate.project import PROJECT_SUFFIX, Project, autosave_folder, load_project, save_project
 
 from .models.workspace import Workspace
 

@@ -4,7 +4,7 @@ document (Ctrl+L, preselecting the chemical and disease entities selected in the
 entity table or the reading view), remove the selected one (Ctrl+Delete in the
 panel; Ctrl+Shift+L goes to the panel).
 Each is one undo step, and relations follow concept-id edits (the rule is the
-core's, :func:`fastbioner.relations.follow_concept_edit`): the id edit and the
+core's, :func:`fastbioner.curate.relations.follow_concept_edit`): the id edit and the
 relations it renames are one undo step too.
 """
 
@@ -17,9 +17,9 @@ from PySide6.QtGui import QAction, QKeySequence, QUndoCommand
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QDialog, QDialogButtonBox, QFormLayout, QHBoxLayout,
                                QHeaderView, QLabel, QPushButton, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
 
-from fastbioner import relations as rules
-from fastbioner.curation import normalize_concept_id
-from fastbioner.documents import Span
+from fastbioner.curate import relations as rules
+from fastbioner.curate.curation import normalize_concept_id
+from fastbioner.io.documents import Span
 
 from .models.workspace import Workspace
 
@@ -34,7 +34,7 @@ Relations = tuple[tuple[str, ...], ...]
 
 class RelationsCommand(QUndoCommand):
     """One document's relations before and after (BioC's argument names kept aligned,
-    :func:`fastbioner.relations.set_relations`)."""
+    :func:`fastbioner.curate.relations.set_relations`)."""
 
     def __init__(self, workspace: Workspace, row: int, before: Relations, after: Relations, text: str,
                  parent: QUndoCommand | None = None):

@@ -2,7 +2,7 @@
 relabel from the keyboard (Prodigy's binary stream), the ones the model is least
 sure of first (issue 47).
 
-Order: documents by how unsure the model was of them (fastbioner.uncertainty's
+Order: documents by how unsure the model was of them (fastbioner.infer.uncertainty's
 figure, the documents panel's Unsure column), most unsure first, documents not yet
 tagged with the figure last; within a document, the least confident suggestion
 first. Reviewed documents are left out (their curator has finished them).
@@ -21,9 +21,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QDockWidget, QGridLayout, QLabel, QPushButton, QSizePolicy, QVBoxLayout, QWidget)
 
-from fastbioner.documents import Document, Source, Span
-from fastbioner.project import DocStatus
-from fastbioner.uncertainty import stored_uncertainty
+from fastbioner.io.documents import Document, Source, Span
+from fastbioner.curate.project import DocStatus
+from fastbioner.infer.uncertainty import stored_uncertainty
 
 from .models.palette import label_color
 

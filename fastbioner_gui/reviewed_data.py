@@ -12,8 +12,8 @@ import hashlib
 import os
 from pathlib import Path
 
-from fastbioner.documents import Document, Source
-from fastbioner.project import DocStatus, user_home
+from fastbioner.io.documents import Document, Source
+from fastbioner.curate.project import DocStatus, user_home
 
 from .models.workspace import Workspace
 
@@ -38,7 +38,7 @@ def training_folder() -> Path:
 def reviewed_training_file(workspace: Workspace, folder: Path | None = None) -> str | None:
     """The reviewed documents as a BIO file (gold and accepted entities), named by a
     hash of its content; None when no document is reviewed."""
-    from fastbioner.export import ExportSettings, export_documents
+    from fastbioner.curate.export import ExportSettings, export_documents
 
     docs = reviewed_documents(workspace)
     if not docs:

@@ -8,10 +8,10 @@ from dataclasses import dataclass, fields
 
 from PySide6.QtCore import QSettings
 
-from fastbioner.project import user_home
+from fastbioner.curate.project import user_home
 
 DEVICES = ("auto", "cpu", "cuda")
-PRECISIONS = ("auto", "fp32", "bf16", "fp16", "int8")  # fastbioner.inference.TaggerConfig's
+PRECISIONS = ("auto", "fp32", "bf16", "fp16", "int8")  # fastbioner.infer.inference.TaggerConfig's
 
 
 @dataclass

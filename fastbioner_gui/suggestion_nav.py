@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Callable, Iterator
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QKeySequence
 
-from fastbioner.documents import Source, Span
+from fastbioner.io.documents import Source, Span
 
 if TYPE_CHECKING:  # pragma: no cover
     from .main_window import MainWindow

@@ -1,5 +1,5 @@
 """Tagging documents with a registry model in the background: the job that runs the
-core's :class:`~fastbioner.inference.Tagger` over chunks of documents with progress
+core's :class:`~fastbioner.infer.inference.Tagger` over chunks of documents with progress
 and cancel, and the controller that merges each chunk's results into the documents
 as soon as it is tagged (the curator sees suggestions arrive), all of one run as one
 undoable step, and keeps what merged when the run is cancelled."""
@@ -13,8 +13,8 @@ from typing import Callable, Sequence
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoStack
 
-from fastbioner.documents import Document, Span
-from fastbioner.jobs import CancelToken, EventCallback, run_job
+from fastbioner.io.documents import Document, Span
+from fastbioner.base.jobs import CancelToken, EventCallback, run_job
 
 from .curation import tagging_change
 from .jobs import Job, JobManager
@@ -39,7 +39,7 @@ class TaggingResult:
 
 
 def tagger_config(settings: AppSettings):
-    from fastbioner.inference import TaggerConfig
+    from fastbioner.infer.inference import TaggerConfig
 
     return TaggerConfig(device=settings.device, precision=settings.precision,
                         threads=settings.threads or None, max_batch_size=settings.batch_size)
@@ -56,8 +56,8 @@ def tag_rows(model: str, rows: Sequence[int], docs: Sequence[Document], settings
     def job(reporter) -> TaggingResult:
         reporter.stage("load", message=f"loading {model}")
         # Imported once the stage is reported: the import of torch takes seconds.
-        from fastbioner.inference import Tagger
-        from fastbioner.text import document_sentences
+        from fastbioner.infer.inference import Tagger
+        from fastbioner.io.text import document_sentences
 
         tagger = Tagger.load(registered(model), tagger_config(settings))
         provenance = dict(tagger.describe())
@@ -96,8 +96,8 @@ def tag_rows(model: str, rows: Sequence[int], docs: Sequence[Document], settings
 def registered(model: str) -> str:
     """``model``'s registry name, registering a shipped model first when the window
     offered it before the model scan registered it (a first start)."""
-    from fastbioner.defaults import model_to_tag
-    from fastbioner.registry import Registry
+    from fastbioner.models.shipped import model_to_tag
+    from fastbioner.models.registry import Registry
 
     from .widgets.model_picker import shipped_default
 
@@ -116,7 +116,7 @@ class _Relay(QObject):
 
     chunk = Signal(object)    # dict row -> spans
     loaded = Signal(object)   # provenance
-    unsure = Signal(object)   # dict row -> the document's uncertainty (fastbioner.uncertainty)
+    unsure = Signal(object)   # dict row -> the document's uncertainty (fastbioner.infer.uncertainty)
 
 
 @dataclass
@@ -184,7 +184,7 @@ class TaggingController(QObject):
         """Each tagged document keeps how unsure the model was of it in its metadata
         (saved with the project), where the documents panel sorts by it. Not an edit:
         no undo step. True when a figure was recorded."""
-        from fastbioner.uncertainty import METADATA_KEY
+        from fastbioner.infer.uncertainty import METADATA_KEY
 
         recorded = False
         for row in rows:

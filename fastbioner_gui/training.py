@@ -6,7 +6,7 @@ of documents may score far below the one in use).
 
 The main window only wires menus to :meth:`TrainingController.open_dialog` and
 :meth:`open_leftovers` and shows :attr:`message` in its status bar; the runs themselves
-are the library's jobs (``fastbioner.guided``, ``fastbioner.teacher``), run by the
+are the library's jobs (``fastbioner.train.guided``, ``fastbioner.train.teacher``), run by the
 :class:`~fastbioner_gui.jobs.JobManager` off the GUI thread.
 """
 

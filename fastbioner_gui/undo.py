@@ -10,9 +10,11 @@ from typing import Sequence
 
 from PySide6.QtGui import QUndoCommand
 
-from fastbioner.curation import status_after_edit  # the library's review-status rule (used here, imported from here)
-from fastbioner.documents import Span
-from fastbioner.project import DocStatus
+from fastbioner.curate.curation import (  # the library's review-status rule (used here, imported from here)
+    status_after_edit,
+)
+from fastbioner.io.documents import Span
+from fastbioner.curate.project import DocStatus
 
 from .models.workspace import Workspace
 

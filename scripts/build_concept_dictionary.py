@@ -24,10 +24,10 @@ import json
 import sys
 from pathlib import Path
 
-from fastbioner.concepts import ConceptDictionary, concept_parts, same_concept
-from fastbioner.documents import Document
-from fastbioner.errors import FastBioNERError
-from fastbioner.formats import read_documents
+from fastbioner.curate.concepts import ConceptDictionary, concept_parts, same_concept
+from fastbioner.io.documents import Document
+from fastbioner.base.errors import FastBioNERError
+from fastbioner.io.formats import read_documents
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT.parent / "shared" / "data"

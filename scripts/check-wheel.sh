@@ -14,7 +14,7 @@ cd "$work"
 export FASTBIONER_HOME="$work/home"
 where="$("$work/venv/bin/python" -c 'import fastbioner; print(fastbioner.__file__)')"
 case "$where" in "$repo"/*) echo "check-wheel: fastbioner was imported from the checkout ($where)" >&2; exit 1;; esac
-sample="$("$work/venv/bin/python" -c 'from fastbioner.defaults import samples_folder; print(next(samples_folder().glob("*.pubtator")))')"
+sample="$("$work/venv/bin/python" -c 'from fastbioner.models.shipped import samples_folder; print(next(samples_folder().glob("*.pubtator")))')"
 case "$sample" in "$repo"/*) echo "check-wheel: the samples were found in the checkout ($sample)" >&2; exit 1;; esac
 "$work/venv/bin/fastbioner" tag "$sample" --out "$work/tagged.jsonl" --format jsonl --threads 1
 entities="$("$work/venv/bin/python" -c 'import json,sys; print(sum(len(json.loads(l).get("spans", [])) for l in open(sys.argv[1])))' "$work/tagged.jsonl")"

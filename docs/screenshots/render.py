@@ -59,9 +59,9 @@ def dialog_only() -> int:
     os.environ["FASTBIONER_DEFAULT_MODEL"] = str(work / "no-default-model")
     from PySide6.QtWidgets import QApplication
 
-    from fastbioner.documents import Source
-    from fastbioner.export import ExportSettings, export_documents
-    from fastbioner.formats import read_any
+    from fastbioner.io.documents import Source
+    from fastbioner.curate.export import ExportSettings, export_documents
+    from fastbioner.io.formats import read_any
     from fastbioner_gui.app import sample_files
     from fastbioner_gui.dialogs.training_dialog import TrainingDialog
     from fastbioner_gui.main_window import MainWindow
@@ -152,7 +152,7 @@ def main() -> int:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtWidgets import QApplication
 
-    from fastbioner.registry import Registry
+    from fastbioner.models.registry import Registry
     from fastbioner_gui.app import sample_files
     from fastbioner_gui.dialogs.training_dialog import TrainingDialog
     from fastbioner_gui.main_window import MainWindow

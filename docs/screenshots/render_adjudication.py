@@ -38,7 +38,7 @@ def main(argv: list[str]) -> int:
     if not os.environ["FASTBIONER_DEFAULT_MODEL"]:
         del os.environ["FASTBIONER_DEFAULT_MODEL"]
     from fastbioner.cli.main import main as cli
-    from fastbioner.formats import read_documents, write_documents
+    from fastbioner.io.formats import read_documents, write_documents
 
     if len(argv) == 2:
         mine, theirs = Path(argv[0]), Path(argv[1])

@@ -45,8 +45,8 @@ def main() -> int:
     from PySide6.QtGui import QPainter
     from PySide6.QtWidgets import QApplication, QLineEdit
 
-    from fastbioner.documents import Source
-    from fastbioner.formats import read_documents
+    from fastbioner.io.documents import Source
+    from fastbioner.io.formats import read_documents
     from fastbioner_gui.main_window import MainWindow
 
     docs = list(itertools.islice(read_documents(DEVEL), 8))

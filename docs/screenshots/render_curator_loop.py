@@ -52,7 +52,7 @@ def main() -> int:
     from PySide6.QtCore import Qt
     from PySide6.QtWidgets import QApplication
 
-    from fastbioner.formats import read_documents
+    from fastbioner.io.formats import read_documents
     from fastbioner_gui.dialogs.training_dialog import TrainingDialog
     from fastbioner_gui.main_window import MainWindow
 
@@ -120,8 +120,8 @@ def improve_offer(app, window, gold, folder: Path) -> None:
     """Model > Improve the model from my reviews on the first 20 abstracts, reviewed
     as NCBI-disease annotated them (every mention type as Disease): the offer of the
     new model, with its before/after scores on the 5 held back."""
-    from fastbioner.documents import Source
-    from fastbioner.project import DocStatus
+    from fastbioner.io.documents import Source
+    from fastbioner.curate.project import DocStatus
 
     ws = window.workspace
     for row in range(20):

@@ -8,7 +8,8 @@ import importlib.util
 import sys
 from pathlib import Path
 
-from fastbioner.registry import Manifest, Registry, write_manifest
+from fastbioner.models.registry import Registry
+from fastbioner.models.manifest import Manifest, write_manifest
 
 REPO = Path(__file__).resolve().parents[2]
 

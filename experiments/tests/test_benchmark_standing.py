@@ -232,7 +232,7 @@ def test_the_teachers_build_to_build_spread_is_stated_from_its_builds():
 def test_the_report_names_each_depths_default_method_as_core_picks_it():
     report = load("report_standing")
     tables = load("runs")
-    from fastbioner.distill.config import default_method
+    from fastbioner.train.distill.config import default_method
 
     seeds = lambda *f1s: {str(13 + i): {"seed": 13 + i, "f1": f} for i, f in enumerate(f1s)}  # noqa: E731
     results = tables.aggregate({"bc5cdr/cal-constant-phi-3": seeds(0.826, 0.827, 0.825),
@@ -243,7 +243,7 @@ def test_the_report_names_each_depths_default_method_as_core_picks_it():
     # The variants are compared with each other: the one seed is the other variant's.
     assert "against `bc5cdr/cal-hidden200-3`" in three and "-1.10 F1, one seed of the other variant" in three
     last = lines[-1]
-    from fastbioner.distill.config import teacher_layers_methods_summary
+    from fastbioner.train.distill.config import teacher_layers_methods_summary
     assert teacher_layers_methods_summary() in last  # core's rule, worded by core
     for layers in (3, 4, 6):
         said = last.split(f"{default_method('teacher', layers)} at ", 1)[1].split(" layers", 1)[0]

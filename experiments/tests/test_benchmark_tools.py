@@ -10,7 +10,7 @@ import json
 import pytest
 
 from experiments.tests.bench_scripts import load, register
-from fastbioner.registry import Manifest, write_manifest
+from fastbioner.models.manifest import Manifest, write_manifest
 
 
 def test_a_student_is_measured_against_its_own_teacher_and_teachers_against_the_first(tmp_path, monkeypatch):
@@ -89,7 +89,7 @@ def test_the_teachers_combined_are_set_against_the_best_of_them_and_marked_stale
 def test_the_training_precision_bench_reads_the_step_time_estimate_prints():
     """bench_training_precision parses the line `--estimate` prints: a change to that
     line must not leave the script reading nothing (or the wrong number)."""
-    from fastbioner.estimate import RunEstimate
+    from fastbioner.train.estimate import RunEstimate
 
     bench = load("bench_training_precision")
     line = RunEstimate(total_seconds=5000.0, setup_seconds=30.0, step_seconds=1.23, steps=1710,
@@ -245,7 +245,7 @@ def test_the_reports_count_of_rows_run_is_taken_from_the_results_not_typed():
 
 
 def test_the_teacher_ensemble_script_scores_the_teachers_combined_and_records_their_builds(tmp_path, monkeypatch):
-    from fastbioner.registry import Registry
+    from fastbioner.models.registry import Registry
     from tests.tiny_models import make_tiny_model
 
     script = load("teacher_ensemble")
@@ -280,7 +280,7 @@ def test_the_train_fit_script_scores_each_registered_seed_and_its_teacher_once(t
     """Every seed of the named rows whose model is in the registry is scored on the
     training file, then the teacher they learnt from (once); a seed whose model is gone
     is named, not scored; a second call scores only what is new."""
-    from fastbioner.registry import Registry
+    from fastbioner.models.registry import Registry
     from tests.tiny_models import make_tiny_model
 
     script = load("train_fit")

@@ -12,10 +12,11 @@ from pathlib import Path
 import pytest
 
 from experiments.tests.bench_scripts import SPEED, load, register
-from fastbioner.config import TeacherConfig
-from fastbioner.distill.config import DistillConfig, StudentConfig
-from fastbioner.distill.methods import MethodConfig
-from fastbioner.registry import Manifest, Registry, write_manifest
+from fastbioner.base.config import TeacherConfig
+from fastbioner.train.distill.config import DistillConfig, StudentConfig
+from fastbioner.train.distill.methods import MethodConfig
+from fastbioner.models.registry import Registry
+from fastbioner.models.manifest import Manifest, write_manifest
 
 
 # -- build_default_model.py ----------------------------------------------------------
@@ -260,9 +261,9 @@ def test_a_shipped_folders_precision_is_checked_again_without_touching_its_weigh
     and its record lands in the folder's manifest and BUILD.md; the weights and the
     user's registry are untouched."""
     from fastbioner.cli.main import main
-    from fastbioner.documents import Document
-    from fastbioner.formats import write_documents
-    from fastbioner.registry import read_manifest
+    from fastbioner.io.documents import Document
+    from fastbioner.io.formats import write_documents
+    from fastbioner.models.manifest import read_manifest
 
     build = load("build_default_model")
     monkeypatch.setattr(build, "run_command", lambda argv: main([*argv[1:], "--quiet"] if argv[1] == "benchmark"

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from experiments.tests.bench_scripts import SPEED, load, register
-from fastbioner.registry import Manifest, write_manifest
+from fastbioner.models.manifest import Manifest, write_manifest
 
 
 # -- spacy_peer.py time --------------------------------------------------------------

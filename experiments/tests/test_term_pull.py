@@ -90,7 +90,7 @@ def test_section_11_tables_the_pulls_and_says_which_row_pulls_hardest_and_what_i
 def test_a_trained_calibrated_student_is_measured_with_the_scales_its_run_recorded():
     import pytest
     from experiments.tests.bench_scripts import register
-    from fastbioner.registry import Registry
+    from fastbioner.models.registry import Registry
 
     ls = load("loss_scales")
     cal = {"scales": {"hidden": 0.9, "attention": 0.0087}, "reference": "gold", "ratio": 1.0, "batches": 4}

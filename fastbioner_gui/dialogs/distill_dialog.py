@@ -1,5 +1,5 @@
 """Model > Distil a student…: the distillation form (:class:`DistillDialog`), the
-guided path of :mod:`fastbioner.guided` over the shared :class:`~.training_dialog.TrainingForm`:
+guided path of :mod:`fastbioner.train.guided` over the shared :class:`~.training_dialog.TrainingForm`:
 recipes described by their measured time and benchmark quality, the project's reviewed
 documents, a teacher fine-tuned first when there is none, the research settings under
 *Advanced*."""
@@ -15,9 +15,11 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout
                                QSpinBox, QVBoxLayout, QWidget)
 
 from fastbioner import SMALL_SOURCES  # the public API; loads a dataclass module, no torch
-from fastbioner.errors import FastBioNERError
-from fastbioner.guided import (DEFAULT_RECIPE, RECIPE_EPOCHS, RECIPE_NOTE, RECIPES, base_encoders, base_models_folder,
-                               compact_by_default, encoder_layers, recipe, student_layer_choices)
+from fastbioner.base.errors import FastBioNERError
+from fastbioner.train.guided import (
+    DEFAULT_RECIPE, RECIPE_EPOCHS, RECIPE_NOTE, RECIPES, base_encoders, base_models_folder, compact_by_default,
+    encoder_layers, recipe, student_layer_choices,
+)
 
 from ..settings import settings_store
 from .training_dialog import CUSTOM, STUDENT_SOURCES, TrainingForm, data_stem, recipe_f1, unique_name
@@ -25,7 +27,7 @@ from .training_widgets import AdvancedMethodSettings, FileList
 
 
 class DistillDialog(TrainingForm):
-    """Model > Distil a student…: the guided path (:mod:`fastbioner.guided`). A recipe
+    """Model > Distil a student…: the guided path (:mod:`fastbioner.train.guided`). A recipe
     fills the settings, the research settings wait under Advanced, a new user with no
     teacher fine-tunes one first in the same job, the student is compacted after
     training unless asked not to."""
@@ -125,7 +127,7 @@ class DistillDialog(TrainingForm):
         self.method.currentTextChanged.connect(self._method_changed)
         self._method_changed(self.method.currentText())
         # The method, its settings and the research behind the recipes: under Advanced.
-        from fastbioner.distill.config import teacher_layers_methods_summary
+        from fastbioner.train.distill.config import teacher_layers_methods_summary
 
         research = QLabel(f"{RECIPE_NOTE} Each recipe distils the teacher's own layers by the method that led "
                           f"at its depth ({teacher_layers_methods_summary()}) at the CLI's learning rate for "
@@ -140,7 +142,7 @@ class DistillDialog(TrainingForm):
         self.advanced.toggled.connect(lambda _on: self._refit())
 
     def _follow_rules(self) -> None:
-        from fastbioner.distill.config import default_epochs, default_learning_rate, default_method
+        from fastbioner.train.distill.config import default_epochs, default_learning_rate, default_method
 
         # A recurrent student learns from scratch at a larger rate, a convolutional one
         # for more epochs, one of another tokenizer by soft and gold labels only; the
@@ -263,7 +265,7 @@ class DistillDialog(TrainingForm):
     # Recipes ---------------------------------------------------------------------------
     def recipe_quality(self, r) -> str:
         """The quality a recipe's student reached in the benchmarks, from the library's
-        table (fastbioner.distill.config.teacher_layers_f1), for the depth it gives."""
+        table (fastbioner.train.distill.config.teacher_layers_f1), for the depth it gives."""
         n = r.student_layers(self.teacher_layers())
         figures = recipe_f1()
         if n in figures:
@@ -288,7 +290,7 @@ class DistillDialog(TrainingForm):
     def recipe_time(self, r) -> str:
         """The run time measured on this machine for this teacher and recipe: in this
         opening, else in an earlier one (remembered with the day it was measured)."""
-        from fastbioner.estimate import _duration
+        from fastbioner.train.estimate import _duration
 
         seconds = self._measured_seconds.get(r.name)
         if seconds is not None:
@@ -413,7 +415,7 @@ class DistillDialog(TrainingForm):
             return None
         from dataclasses import replace
 
-        from fastbioner.config import TeacherConfig, TrainingConfig
+        from fastbioner.base.config import TeacherConfig, TrainingConfig
 
         training = replace(config.training, learning_rate=TrainingConfig().learning_rate)
         return TeacherConfig(base_model=self.base_encoder_ref(), train_files=list(config.train_files),
@@ -429,7 +431,7 @@ class DistillDialog(TrainingForm):
         return {**super()._settings_key(config, teacher), "compact": not self.keep_full_precision.isChecked()}
 
     def run_function(self, config, teacher, name: str):
-        from fastbioner.guided import fine_tune_then_distill
+        from fastbioner.train.guided import fine_tune_then_distill
 
         teacher_name = self.new_teacher_name() if teacher is not None else None
         compact = not self.keep_full_precision.isChecked()

@@ -15,12 +15,13 @@ from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QComboBox, QDialog, QDia
                                QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit, QPushButton, QRadioButton,
                                QVBoxLayout, QWidget)
 
-from fastbioner.curation import select_sources
-from fastbioner.documents import Document, Source
-from fastbioner.errors import FastBioNERError
-from fastbioner.export import (EXPORT_FORMATS, REVIEWED_SOURCES, ExportResult, ExportSettings, export_documents,
-                               extension)
-from fastbioner.project import DocStatus
+from fastbioner.curate.curation import select_sources
+from fastbioner.io.documents import Document, Source
+from fastbioner.base.errors import FastBioNERError
+from fastbioner.curate.export import (
+    EXPORT_FORMATS, REVIEWED_SOURCES, ExportResult, ExportSettings, export_documents, extension,
+)
+from fastbioner.curate.project import DocStatus
 
 from ..jobs import Job, JobManager
 from ..models.workspace import Workspace

@@ -1,5 +1,5 @@
 """File > Fetch from PubMed: abstracts by PMIDs or by a query, fetched by the core's
-job (:func:`fastbioner.fetch.fetch_pubmed`) in the background, then added to the
+job (:func:`fastbioner.net.fetch.fetch_pubmed`) in the background, then added to the
 workspace. The dialog stays open to show progress and what was added. *Cancel fetch*
 (or closing the dialog) cuts the request under way at once; nothing is added then.
 PMIDs already open are not downloaded again. Time limits are the core's, as in the
@@ -14,11 +14,12 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QButtonGroup, QDialog, QDialogButtonBox, QFormLayout, QLabel, QLineEdit,
                                QPlainTextEdit, QProgressBar, QRadioButton, QSpinBox, QVBoxLayout, QWidget)
 
-from fastbioner.documents import Document
-from fastbioner.errors import FastBioNERError
-from fastbioner.fetch import (API_KEY_ENV, DEFAULT_MAX_RESULTS, MAX_RESULTS_LIMIT, PATIENCE_SECONDS, FetchResult,
-                              fetch_pubmed, parse_pmids)
-from fastbioner.jobs import ProgressEvent
+from fastbioner.io.documents import Document
+from fastbioner.base.errors import FastBioNERError
+from fastbioner.net.fetch import (
+    API_KEY_ENV, DEFAULT_MAX_RESULTS, MAX_RESULTS_LIMIT, PATIENCE_SECONDS, FetchResult, fetch_pubmed, parse_pmids,
+)
+from fastbioner.base.jobs import ProgressEvent
 
 from ..jobs import Job, JobManager
 from ..models.workspace import Workspace

@@ -18,14 +18,14 @@ COLUMNS = ("Model", "Run", "Progress", "Size", "Saved")
 
 
 def _list(on_event=None, cancel=None):
-    from fastbioner.leftovers import list_leftovers
+    from fastbioner.train.leftovers import list_leftovers
 
     return list_leftovers()
 
 
 def _delete(name: str):
     def run(on_event=None, cancel=None):
-        from fastbioner.leftovers import delete_leftover
+        from fastbioner.train.leftovers import delete_leftover
 
         return delete_leftover(name)
     return run
@@ -45,21 +45,21 @@ def resume_job(leftover: Any):
     run = leftover.run or {}
     name = leftover.name
     if run.get("kind") == "distill":
-        from fastbioner.distill.config import DistillConfig
+        from fastbioner.train.distill.config import DistillConfig
 
         config = DistillConfig.from_dict(run["config"])
 
         def fn(on_event, cancel):
-            from fastbioner.guided import fine_tune_then_distill
+            from fastbioner.train.guided import fine_tune_then_distill
 
             return fine_tune_then_distill(None, None, config, name, resume=True, on_event=on_event, cancel=cancel)
         return f"Resume distilling {name}", fn, config
-    from fastbioner.config import TeacherConfig
+    from fastbioner.base.config import TeacherConfig
 
     config = TeacherConfig.from_dict(run["config"])
 
     def fn(on_event, cancel):
-        from fastbioner.teacher import train_teacher
+        from fastbioner.train.teacher import train_teacher
 
         return train_teacher(config, name, resume=True, on_event=on_event, cancel=cancel)
     return f"Resume fine-tuning {name}", fn, config
@@ -115,7 +115,7 @@ class LeftoversDialog(QDialog):
         return self.listing
 
     def _show(self, leftovers: list[Any]) -> None:
-        from fastbioner.leftovers import human_size
+        from fastbioner.train.leftovers import human_size
 
         self.leftovers = list(leftovers)
         self.table.setRowCount(len(self.leftovers))
@@ -161,7 +161,7 @@ class LeftoversDialog(QDialog):
         return job
 
     def delete(self) -> Job | None:
-        from fastbioner.leftovers import human_size
+        from fastbioner.train.leftovers import human_size
 
         left = self.selected()
         if left is None:

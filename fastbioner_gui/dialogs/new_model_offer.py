@@ -17,7 +17,7 @@ from ..widgets.model_picker import card_html, manifest_dict
 def offer_html(result: Any, current: str) -> str:
     """The offer's text: the card (devel F1 per type included), the size check, the
     run's notes, and which model stays in use until the curator decides."""
-    from fastbioner.guided import size_check
+    from fastbioner.train.guided import size_check
 
     entry = result.entry
     parts = [card_html(entry.name, manifest_dict(entry))]

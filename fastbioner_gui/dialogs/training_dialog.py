@@ -34,7 +34,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, 
                                QSpinBox, QVBoxLayout, QWidget)
 
 from fastbioner import SMALL_SOURCES  # the public API; loads a dataclass module, no torch
-from fastbioner.errors import FastBioNERError
+from fastbioner.base.errors import FastBioNERError
 
 from ..jobs import QUIET_KIND, Job, JobManager
 from ..models.workspace import Workspace
@@ -63,15 +63,15 @@ def data_stem(paths: Sequence[str], fallback: str) -> str:
 
 def recipe_f1() -> dict[int, tuple[float, float]]:
     """The leading method's BC5CDR devel F1 (mean, spread) by student depth, from the
-    library's defaults table (fastbioner/defaults.toml), not a copy."""
-    from fastbioner.distill.config import teacher_layers_f1
+    library's defaults table (fastbioner/base/defaults.toml), not a copy."""
+    from fastbioner.train.distill.config import teacher_layers_f1
 
     return teacher_layers_f1()
 
 
 def unique_name(base: str) -> str:
     """``base``, or ``base-2``, ``base-3`` … when the registry has it already."""
-    from fastbioner.registry import Registry
+    from fastbioner.models.registry import Registry
 
     registry = Registry()
     name, n = base, 1
@@ -106,7 +106,7 @@ class TrainingForm(QDialog):
                  teachers: Sequence[str] = (), parent: QWidget | None = None,
                  manifests: dict[str, dict] | None = None):
         super().__init__(parent)
-        from fastbioner.config import TrainingConfig
+        from fastbioner.base.config import TrainingConfig
 
         self.workspace = workspace
         self.jobs = jobs
@@ -273,14 +273,14 @@ class TrainingForm(QDialog):
         return train
 
     def _training(self):
-        from fastbioner.config import TrainingConfig
+        from fastbioner.base.config import TrainingConfig
 
         return TrainingConfig(epochs=self.epochs.value(), learning_rate=self.learning_rate.value(),
                               batch_size=self.batch_size.value(), device=self.device.currentText(),
                               threads=self.settings.threads, cpu_bf16=self.cpu_bf16.isChecked())
 
     def _cpu_bf16_allowed(self) -> None:
-        from fastbioner.precision import cpu_flags_say_bf16  # torch-free: the GUI thread
+        from fastbioner.models.precision import cpu_flags_say_bf16  # torch-free: the GUI thread
 
         # On "auto" a GPU, if any, takes its own mixed precision and ignores this.
         allowed = self.device.currentText() != "cuda" and cpu_flags_say_bf16() is not False
@@ -374,7 +374,7 @@ class TrainingForm(QDialog):
             return None
         config, teacher = checked
         self.show_error("")
-        from fastbioner.estimate import estimate_run
+        from fastbioner.train.estimate import estimate_run
 
         probe = teacher if teacher is not None else config
         job = self.jobs.start("Estimate run time",
@@ -460,14 +460,14 @@ class TeacherDialog(TrainingForm):
         form.addRow("Base model", self.base)
 
     def build_config(self, train: list[str] | None = None):
-        from fastbioner.config import TeacherConfig
+        from fastbioner.base.config import TeacherConfig
 
         train = self._training_files() if train is None else train
         return TeacherConfig(base_model=self.base.text().strip(), train_files=train,
                              dev_file=self.dev_file.text().strip() or None, training=self._training())
 
     def run_function(self, config, teacher, name: str):
-        from fastbioner.teacher import train_teacher
+        from fastbioner.train.teacher import train_teacher
 
         def run(on_event, cancel):
             return train_teacher(config, name, on_event=on_event, cancel=cancel)

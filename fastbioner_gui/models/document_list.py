@@ -8,8 +8,8 @@ from collections import Counter
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt
 
-from fastbioner.project import DocStatus
-from fastbioner.uncertainty import METADATA_KEY, stored_uncertainty
+from fastbioner.curate.project import DocStatus
+from fastbioner.infer.uncertainty import METADATA_KEY, stored_uncertainty
 
 from .palette import label_color
 from .refilter import refilter_rows
@@ -55,7 +55,7 @@ class DocumentListModel(QAbstractTableModel):
 
     def uncertainty_column(self) -> int:
         """How unsure the model that tagged the document was of it (issue 47): the
-        expected number of wrongly tagged words (fastbioner.uncertainty); empty
+        expected number of wrongly tagged words (fastbioner.infer.uncertainty); empty
         before tagging. Sorting by it, most unsure first, is the review queue's order."""
         return 2 + len(self._labels)
 

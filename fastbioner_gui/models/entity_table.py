@@ -8,8 +8,8 @@ from __future__ import annotations
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt, Signal
 from PySide6.QtGui import QFont
 
-from fastbioner.curation import entity_state, is_low_confidence
-from fastbioner.documents import Document, Source, Span
+from fastbioner.curate.curation import entity_state, is_low_confidence
+from fastbioner.io.documents import Document, Source, Span
 
 from .palette import label_color
 from .refilter import refilter_rows

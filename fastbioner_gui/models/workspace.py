@@ -1,4 +1,4 @@
-"""The open working set as a Qt object: a :class:`fastbioner.project.Project` plus the
+"""The open working set as a Qt object: a :class:`fastbioner.curate.project.Project` plus the
 signals every view listens to. All changes to documents go through here (and, for
 curation, through the undo commands that call :meth:`Workspace.set_spans`)."""
 
@@ -8,8 +8,8 @@ from typing import Iterable, Sequence
 
 from PySide6.QtCore import QObject, Signal
 
-from fastbioner.documents import Document, Span
-from fastbioner.project import DocStatus, Project, ProjectEntry, entry_for
+from fastbioner.io.documents import Document, Span
+from fastbioner.curate.project import DocStatus, Project, ProjectEntry, entry_for
 
 # Labels offered even before any document or model brings them, in legend order.
 DEFAULT_LABELS = ("Disease", "Chemical")

@@ -17,7 +17,7 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QCheckBox, QVBoxLayout, QWidget
 
-from fastbioner.jobs import ProgressEvent
+from fastbioner.base.jobs import ProgressEvent
 
 from .flow_layout import FlowLayout
 
@@ -48,7 +48,7 @@ def _is_score(key: str, value: object) -> bool:
 
 def part_of(stage: str) -> str:
     """The part of a chained job a stage belongs to: ``"teacher"`` of
-    ``"teacher: train"`` (the prefix :func:`fastbioner.jobs.relay` gives), ``""`` for a
+    ``"teacher: train"`` (the prefix :func:`fastbioner.base.jobs.relay` gives), ``""`` for a
     job of one part."""
     return stage.split(": ", 1)[0] if ": " in stage else ""
 

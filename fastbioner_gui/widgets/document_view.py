@@ -19,8 +19,8 @@ from PySide6.QtGui import (QAction, QColor, QContextMenuEvent, QFont, QMouseEven
                            QTextCharFormat, QTextCursor, QTextDocument, QTextFormat)
 from PySide6.QtWidgets import QMenu, QTextEdit, QToolTip, QWidget
 
-from fastbioner.curation import LOW_CONFIDENCE, is_low_confidence, spans_at
-from fastbioner.documents import Document, Source, Span
+from fastbioner.curate.curation import LOW_CONFIDENCE, is_low_confidence, spans_at
+from fastbioner.io.documents import Document, Source, Span
 
 from ..models.palette import blend, label_color, readable, strong_color, text_on
 

@@ -7,7 +7,7 @@ from PySide6.QtCore import QItemSelectionModel, Qt, Signal
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
                                QTableView, QVBoxLayout, QWidget)
 
-from fastbioner.project import DocStatus, needs_review
+from fastbioner.curate.project import DocStatus, needs_review
 
 from ..models.document_list import ID_COLUMN, TITLE_COLUMN, DocumentFilter, DocumentListModel
 from ..models.workspace import Workspace

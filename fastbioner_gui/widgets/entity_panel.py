@@ -7,7 +7,7 @@ from PySide6.QtGui import QAction, QRegularExpressionValidator
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLineEdit,
                                QStyledItemDelegate, QTableView, QVBoxLayout, QWidget)
 
-from fastbioner.documents import Span
+from fastbioner.io.documents import Span
 
 from ..models.entity_table import (COLUMNS, CONCEPT, END, LABEL, SCORE, SHOWN_STATES, START, STATE, TEXT,
                                    EntityFilter, EntityTableModel)

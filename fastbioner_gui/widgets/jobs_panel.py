@@ -8,7 +8,7 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QProgressBar, QPushButton,
                                QSplitter, QVBoxLayout, QWidget)
 
-from fastbioner.jobs import JobState
+from fastbioner.base.jobs import JobState
 
 from ..jobs import CURVE_KINDS, QUIET_KIND, Job, JobManager
 from .job_strip import ElidedLabel, show_progress

@@ -10,7 +10,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QComboBox, QStyle, QStyleOptionComboBox, QStylePainter, QTextBrowser, QWidget
 
-from fastbioner.config import reading_description
+from fastbioner.base.config import reading_description
 
 
 @dataclass
@@ -30,9 +30,9 @@ class FoundModel:
 def shipped_default() -> FoundModel | None:
     """The shipped default model as its folder describes it (None: none shipped).
     Quick: the registration that copies it and imports torch comes after."""
-    from fastbioner.defaults import shipped_model_folder
-    from fastbioner.errors import ModelError
-    from fastbioner.registry import MANIFEST, read_manifest
+    from fastbioner.models.shipped import shipped_model_folder
+    from fastbioner.base.errors import ModelError
+    from fastbioner.models.manifest import MANIFEST, read_manifest
 
     folder = shipped_model_folder()
     if not (folder / "config.json").is_file():
@@ -56,9 +56,9 @@ def list_models(on_event=None, cancel=None, on_default=None) -> ModelListing:
     registering the shipped models on first use. ``on_default`` gets the shipped
     default (a :class:`FoundModel`) first, as soon as its folder is read: the app can
     tag with it while the registration (seconds on a first start) goes on."""
-    from fastbioner.defaults import shipped_models
-    from fastbioner.errors import ModelError
-    from fastbioner.registry import Registry
+    from fastbioner.models.shipped import shipped_models
+    from fastbioner.base.errors import ModelError
+    from fastbioner.models.registry import Registry
 
     found = shipped_default()
     if found is not None and on_default is not None:

@@ -10,14 +10,14 @@ from pathlib import Path
 import torch
 from safetensors.torch import save_file
 
-from fastbioner import distributed
-from fastbioner.config import TrainingConfig
-from fastbioner.encoding import WindowBatches, WordEncoder
-from fastbioner.losses import CrossEntropy
-from fastbioner.modeling import load_token_classifier, load_tokenizer, model_labels
-from fastbioner.formats import read_tagged_files
-from fastbioner.teacher import TokenClassificationObjective
-from fastbioner.training import Trainer
+from fastbioner.train import distributed
+from fastbioner.base.config import TrainingConfig
+from fastbioner.models.encoding import WindowBatches, WordEncoder
+from fastbioner.models.losses import CrossEntropy
+from fastbioner.models.modeling import load_token_classifier, load_tokenizer, model_labels
+from fastbioner.io.formats import read_tagged_files
+from fastbioner.train.teacher import TokenClassificationObjective
+from fastbioner.train.training import Trainer
 
 
 def main() -> None:

@@ -2,11 +2,11 @@
 run configuration they vary, and a registry holding only the tiny teacher (the
 ``trained`` fixture of ``conftest.py`` builds that teacher once per module)."""
 
-from fastbioner.config import TeacherConfig, TrainingConfig
-from fastbioner.distill.config import DistillConfig, StudentConfig
-from fastbioner.distill.methods import MethodConfig
-from fastbioner.registry import Registry
-from fastbioner.teacher import train_teacher
+from fastbioner.base.config import TeacherConfig, TrainingConfig
+from fastbioner.train.distill.config import DistillConfig, StudentConfig
+from fastbioner.train.distill.methods import MethodConfig
+from fastbioner.models.registry import Registry
+from fastbioner.train.teacher import train_teacher
 from tests.tiny_models import make_tiny_model
 
 SENTENCES = [

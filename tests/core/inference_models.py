@@ -58,8 +58,8 @@ def trained_tagger_folder(base: Path, steps: int = 60, seed: int = 0) -> Path:
         return _trained[key]
     import torch
 
-    from fastbioner.encoding import WordEncoder
-    from fastbioner.modeling import load_token_classifier, load_tokenizer, save_model
+    from fastbioner.models.encoding import WordEncoder
+    from fastbioner.models.modeling import load_token_classifier, load_tokenizer, save_model
 
     folder = make_tiny_model(Path(base) / f"trained-{key}", LABELS, hidden=32, intermediate=64)
     model = load_token_classifier(folder)

@@ -1,17 +1,17 @@
-"""Adjudication rules (``fastbioner.adjudication``) and the annotator a span came from,
+"""Adjudication rules (``fastbioner.curate.adjudication``) and the annotator a span came from,
 kept by JSONL, BioC and project files and dropped, with a note, by PubTator and BIO."""
 
 from __future__ import annotations
 
 import pytest
 
-from fastbioner.adjudication import (
+from fastbioner.curate.adjudication import (
     BOTH, MINE, NEITHER, THEIRS, decide, move_boundary, queue, undecided,
 )
-from fastbioner.agreement import ONLY_B, OTHER_BOUNDARY, OTHER_LABEL
-from fastbioner.documents import Document, Source, Span
-from fastbioner.formats import read_documents, write_documents
-from fastbioner.project import Project, load_project, save_project
+from fastbioner.curate.agreement import ONLY_B, OTHER_BOUNDARY, OTHER_LABEL
+from fastbioner.io.documents import Document, Source, Span
+from fastbioner.io.formats import read_documents, write_documents
+from fastbioner.curate.project import Project, load_project, save_project
 
 TEXT = "Acute renal failure after cisplatin and lithium carbonate toxicity."
 NAMES = ("alice", "bob")

@@ -1,4 +1,4 @@
-"""Agreement between annotators (``fastbioner.agreement``, ``fastbioner agree``): the
+"""Agreement between annotators (``fastbioner.curate.agreement``, ``fastbioner agree``): the
 measures against their references (seqeval's strict IOB2 F1, scikit-learn's
 ``cohen_kappa_score``, Fleiss' published example), their symmetry, and the command's
 output and errors."""
@@ -16,13 +16,13 @@ from seqeval.metrics import f1_score, precision_score, recall_score
 from seqeval.scheme import IOB2
 from sklearn.metrics import cohen_kappa_score
 
-from fastbioner.agreement import (
+from fastbioner.curate.agreement import (
     OTHER_BOUNDARY, OTHER_LABEL, ONLY_A, ONLY_B, cohen_kappa, compare_documents, compare_spans, fleiss_kappa,
     match_documents, token_tags,
 )
 from fastbioner.cli.main import main
-from fastbioner.documents import Document, Span
-from fastbioner.formats import read_documents
+from fastbioner.io.documents import Document, Span
+from fastbioner.io.formats import read_documents
 
 TEXT = "Acute renal failure after cisplatin and lithium carbonate toxicity."
 

@@ -14,8 +14,8 @@ from seqeval.scheme import IOB2
 from sklearn.metrics import cohen_kappa_score
 
 from fastbioner.cli.main import main
-from fastbioner.formats import read_documents, write_documents
-from fastbioner.formats.conll import read_tagged_sentences
+from fastbioner.io.formats import read_documents, write_documents
+from fastbioner.io.formats.conll import read_tagged_sentences
 
 pytestmark = [pytest.mark.shared_data, pytest.mark.slow]
 

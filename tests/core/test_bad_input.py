@@ -9,9 +9,9 @@ import json
 import pytest
 
 from fastbioner.cli.main import main
-from fastbioner.documents import Document, Passage, Span
-from fastbioner.errors import InputError
-from fastbioner.formats import bioc, conll, jsonl, pubmed_xml, pubtator, read_any
+from fastbioner.io.documents import Document, Passage, Span
+from fastbioner.base.errors import InputError
+from fastbioner.io.formats import bioc, conll, jsonl, pubmed_xml, pubtator, read_any
 
 GOOD = {"id": "1", "text": "Cocaine seizures.",
         "passages": [{"start": 0, "end": 17, "kind": "abstract", "label": None}],
@@ -101,7 +101,7 @@ def test_jsonl_fields_of_the_wrong_type_or_range_name_file_and_line(tmp_path, li
 
 
 def test_a_lone_surrogate_never_reaches_the_tagger(tmp_path):
-    from fastbioner.tagging import count_documents
+    from fastbioner.infer.tagging import count_documents
 
     path = jsonl_file(tmp_path, '{"id": "2", "text": "abc \\ud800 def"}')
     # ``tag`` reads every input through this before a model sees a word.

@@ -11,8 +11,8 @@ import pytest
 
 from fastbioner.cli.config_flags import config_fields
 from fastbioner.cli.main import build_parser
-from fastbioner.config import TeacherConfig
-from fastbioner.distill.config import DistillConfig
+from fastbioner.base.config import TeacherConfig
+from fastbioner.train.distill.config import DistillConfig
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -78,11 +78,11 @@ def test_every_setting_has_a_flag_with_the_configs_default(cls, command):
 
 
 def test_distill_defaults_follow_the_student():
-    """The CLI resolves each default from the defaults table (fastbioner/defaults.toml) by
+    """The CLI resolves each default from the defaults table (fastbioner/base/defaults.toml) by
     the student's kind and depth; tests/core/test_defaults_table.py shows that a changed
     table changes them."""
     from fastbioner.cli.distill import config_from_args
-    from fastbioner.defaults_table import table
+    from fastbioner.base.defaults import table
 
     defaults = table()
     parser = build_parser()
@@ -128,8 +128,8 @@ def test_distill_help_names_each_depths_method_once(monkeypatch, capsys):
     rule reads the same whichever depths share a method."""
     from dataclasses import replace
 
-    from fastbioner import defaults_table
-    from fastbioner.distill import config
+    from fastbioner.base import defaults as defaults_table
+    from fastbioner.train.distill import config
 
     real = defaults_table.table()
 

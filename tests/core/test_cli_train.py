@@ -138,9 +138,9 @@ def test_a_cancelled_run_says_nothing_was_registered_and_how_to_resume_only_when
     import argparse
 
     from fastbioner.cli.training_options import run_training
-    from fastbioner.jobs import Cancelled
-    from fastbioner.registry import Registry
-    from fastbioner.runs import checkpoint_folder
+    from fastbioner.base.jobs import Cancelled
+    from fastbioner.models.registry import Registry
+    from fastbioner.train.runs import checkpoint_folder
 
     monkeypatch.setenv("FASTBIONER_HOME", str(tmp_path))
 

@@ -7,9 +7,9 @@ import pytest
 import torch
 from transformers import AutoModelForTokenClassification, AutoTokenizer
 
-from fastbioner.compact import compact_model
-from fastbioner.errors import ModelError
-from fastbioner.jobs import CancelToken, Cancelled
+from fastbioner.models.compact import compact_model
+from fastbioner.base.errors import ModelError
+from fastbioner.base.jobs import CancelToken, Cancelled
 from tiny_models import make_tiny_model
 
 CORPUS = ["Cocaine induced seizures in rats.", "Lithium carbonate toxicity and renal failure.",
@@ -63,7 +63,7 @@ def test_refuses_existing_destination_and_leaves_nothing_on_cancel(tmp_path):
 
 def test_cli_compact_registers_a_smaller_model_with_its_provenance(tmp_path, capsys):
     from fastbioner.cli.main import main
-    from fastbioner.registry import Registry
+    from fastbioner.models.registry import Registry
 
     registry = Registry()
     registry.import_folder(make_tiny_model(tmp_path / "src"), name="tiny")
@@ -82,9 +82,9 @@ def test_cli_compact_registers_a_smaller_model_with_its_provenance(tmp_path, cap
 def test_compaction_and_corpus_stats_end_with_a_final_event(tmp_path):
     """Every long operation follows the job protocol: its last event says how it
     ended (the app's jobs panel and the CLI's bar close on it)."""
-    from fastbioner.corpus_stats import corpus_stats
-    from fastbioner.documents import Document
-    from fastbioner.jobs import Cancelled, CancelToken, JobState
+    from fastbioner.io.corpus_stats import corpus_stats
+    from fastbioner.io.documents import Document
+    from fastbioner.base.jobs import Cancelled, CancelToken, JobState
 
     src = make_tiny_model(tmp_path / "m")
     events = []
@@ -104,8 +104,8 @@ def test_compaction_and_corpus_stats_end_with_a_final_event(tmp_path):
 def _conv_student(tmp_path, width=8):
     """A tiny convolutional student over a tiny model's embeddings (16 wide), its CRF
     and scores made non-trivial."""
-    from fastbioner.distill.students import convolutional_student
-    from fastbioner.modeling import load_token_classifier, load_tokenizer, save_model
+    from fastbioner.train.distill.students import convolutional_student
+    from fastbioner.models.modeling import load_token_classifier, load_tokenizer, save_model
 
     teacher_folder = make_tiny_model(tmp_path / "t")
     student = convolutional_student(load_token_classifier(teacher_folder), width=width, layers=2).eval()
@@ -117,8 +117,8 @@ def _conv_student(tmp_path, width=8):
 
 
 def _light_logits(folder, text):
-    from fastbioner.light.small import load_conv_classifier
-    from fastbioner.loading import token_logits
+    from fastbioner.models.light.small import load_conv_classifier
+    from fastbioner.models.loading import token_logits
 
     tok = AutoTokenizer.from_pretrained(folder)
     enc = tok(text, return_tensors="pt")
@@ -165,7 +165,7 @@ def test_folding_the_projection_is_exact_and_int8_is_refused_for_transformers(tm
 
 def test_cli_compact_keeps_the_vocabulary_of_a_convolutional_student(tmp_path, capsys):
     from fastbioner.cli.main import main
-    from fastbioner.registry import Registry
+    from fastbioner.models.registry import Registry
 
     registry = Registry()
     registry.import_folder(_conv_student(tmp_path), name="cnn")

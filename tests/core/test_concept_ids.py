@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from fastbioner import curation
-from fastbioner.documents import Document, Source, Span
-from fastbioner.formats import read_documents, write_documents
+from fastbioner.curate import curation
+from fastbioner.io.documents import Document, Source, Span
+from fastbioner.io.formats import read_documents, write_documents
 
 
 def _document() -> Document:

@@ -3,9 +3,9 @@ mention text, completing a concept cell, and the file the app ships."""
 
 import pytest
 
-from fastbioner.concepts import ConceptDictionary, concept_parts, same_concept, shipped_dictionary
-from fastbioner.documents import Document, Source, Span
-from fastbioner.errors import InputError
+from fastbioner.curate.concepts import ConceptDictionary, concept_parts, same_concept, shipped_dictionary
+from fastbioner.io.documents import Document, Source, Span
+from fastbioner.base.errors import InputError
 
 
 def _doc(text, *spans):
@@ -121,7 +121,7 @@ def test_rebuilding_the_dictionary_from_the_training_sets_gives_the_shipped_file
 
 
 def test_an_accepted_suggestion_without_an_id_gets_the_proposed_one():
-    from fastbioner.concepts import propose_for_accepted
+    from fastbioner.curate.concepts import propose_for_accepted
 
     text = "Cocaine and aspirin."
     d = ConceptDictionary()

@@ -1,11 +1,11 @@
-"""One CPU description (fastbioner.cpu) for the speed figures, the bf16 check and the
+"""One CPU description (fastbioner.base.cpu) for the speed figures, the bf16 check and the
 research records; a system without /proc/cpuinfo still gets a name."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from fastbioner.cpu import describe_cpu
+from fastbioner.base.cpu import describe_cpu
 
 CPUINFO = """processor\t: 0
 vendor_id\t: AuthenticAMD

@@ -9,8 +9,8 @@ import random
 import pytest
 import torch
 
-from fastbioner.documents import Document
-from fastbioner.inference import Tagger, TaggerConfig
+from fastbioner.io.documents import Document
+from fastbioner.infer.inference import Tagger, TaggerConfig
 from tiny_models import WORDS, make_tiny_encoder, make_tiny_model
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
@@ -45,7 +45,7 @@ def test_tagging_on_cuda_matches_the_cpu(model, precision):
 
 
 def test_tag_corpus_on_cuda_gives_the_cpu_shards(model, tmp_path):
-    from fastbioner.formats import write_documents
+    from fastbioner.io.formats import write_documents
     from fastbioner.scale import tag_corpus
 
     src = tmp_path / "docs.jsonl"

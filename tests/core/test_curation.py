@@ -1,7 +1,7 @@
 """The curation rules the app relies on: snapping, edits, suggestions, re-tagging."""
 
-from fastbioner import curation
-from fastbioner.documents import Document, Source, Span
+from fastbioner.curate import curation
+from fastbioner.io.documents import Document, Source, Span
 
 TEXT = "Lithium carbonate-induced renal failure in rats."
 

@@ -10,17 +10,17 @@ import pytest
 import torch
 
 from fastbioner.cli.main import main
-from fastbioner.documents import Document, Source, Span
-from fastbioner.finetune import fine_tune, relabel_head, soft_targets, split_held_back
-from fastbioner.finetune_config import FineTuneConfig, held_back_count
-from fastbioner.config import TrainingConfig
-from fastbioner.formats import read_documents, write_documents
-from fastbioner.inference import Tagger, TaggerConfig
-from fastbioner.jobs import Cancelled, CancelToken
-from fastbioner.labels import TaggedSentence
-from fastbioner.modeling import load_token_classifier
-from fastbioner.registry import Registry
-from fastbioner.uncertainty import METADATA_KEY, document_uncertainty
+from fastbioner.io.documents import Document, Source, Span
+from fastbioner.train.finetune import fine_tune, relabel_head, soft_targets, split_held_back
+from fastbioner.train.finetune_config import FineTuneConfig, held_back_count
+from fastbioner.base.config import TrainingConfig
+from fastbioner.io.formats import read_documents, write_documents
+from fastbioner.infer.inference import Tagger, TaggerConfig
+from fastbioner.base.jobs import Cancelled, CancelToken
+from fastbioner.io.labels import TaggedSentence
+from fastbioner.models.modeling import load_token_classifier
+from fastbioner.models.registry import Registry
+from fastbioner.infer.uncertainty import METADATA_KEY, document_uncertainty
 from tests.core.distill_setup import SENTENCES, registry_leftovers
 from tiny_models import make_tiny_encoder, make_tiny_model
 
@@ -282,7 +282,7 @@ def test_simulated_curator_renders_its_table_and_plot_from_the_results(tmp_path,
 
 
 def test_cancelled_rank_writes_nothing(tmp_path, tiny):
-    from fastbioner.ranking import rank_files
+    from fastbioner.infer.ranking import rank_files
 
     src, out = tmp_path / "docs.jsonl", tmp_path / "out.jsonl"
     write_documents(_docs(False), src)
@@ -307,10 +307,10 @@ def test_a_compacted_convolutional_student_is_fine_tuned_at_its_own_learning_rat
     its other labels, and takes the small models' learning rate when none is given."""
     from safetensors.torch import load_file
 
-    from fastbioner.compact import compact_model
-    from fastbioner.distill.runner import distill
-    from fastbioner.distill.config import StudentConfig
-    from fastbioner.finetune_config import SMALL_MODEL_LEARNING_RATE
+    from fastbioner.models.compact import compact_model
+    from fastbioner.train.distill.runner import distill
+    from fastbioner.train.distill.config import StudentConfig
+    from fastbioner.train.finetune_config import SMALL_MODEL_LEARNING_RATE
     from tests.core.distill_setup import config as distill_config
     from tests.core.distill_setup import fresh_registry
 

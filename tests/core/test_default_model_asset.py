@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from fastbioner.defaults import assets_folder
-from fastbioner.registry import read_manifest
+from fastbioner.models.shipped import assets_folder
+from fastbioner.models.manifest import read_manifest
 
 ASSETS_MODEL = assets_folder() / "default-model"
 
@@ -32,9 +32,9 @@ def test_shipped_models_are_small_safetensors_students_with_their_scores():
 
 
 def test_shipped_model_tags_a_sample_abstract(tmp_path, monkeypatch):
-    from fastbioner.defaults import default_model
-    from fastbioner.formats import read_documents
-    from fastbioner.inference import Tagger, TaggerConfig
+    from fastbioner.models.shipped import default_model
+    from fastbioner.io.formats import read_documents
+    from fastbioner.infer.inference import Tagger, TaggerConfig
 
     entry = default_model()  # registered in the test's private registry on first use
     assert entry.registered and Path(entry.path) != ASSETS_MODEL

@@ -1,4 +1,4 @@
-"""The defaults table (fastbioner/defaults.toml) is the one source of a distillation's
+"""The defaults table (fastbioner/base/defaults.toml) is the one source of a distillation's
 defaults: the CLI, the recipes and the config resolve through it, each entry names its
 decision record, and a changed table changes what they resolve."""
 
@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from fastbioner import defaults_table
-from fastbioner.config import ConfigError
-from fastbioner.defaults_table import load, table
+from fastbioner.base import defaults as defaults_table
+from fastbioner.base.config import ConfigError
+from fastbioner.base.defaults import load, table
 
 REPO = Path(__file__).resolve().parents[2]
-SHIPPED = REPO / "core" / "fastbioner" / "defaults.toml"
+SHIPPED = REPO / "core" / "fastbioner" / "base" / "defaults.toml"
 
 
 def _anchors(page: Path) -> set[str]:
@@ -40,14 +40,14 @@ def test_every_default_points_at_a_decision_record_that_exists():
 
 
 def test_the_small_kinds_are_the_librarys():
-    from fastbioner.distill.config import SMALL_SOURCES
+    from fastbioner.train.distill.config import SMALL_SOURCES
 
     assert set(table().small) == set(SMALL_SOURCES)
 
 
 def test_the_table_travels_with_the_package():
     data = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
-    assert "defaults.toml" in data["tool"]["setuptools"]["package-data"]["fastbioner"]
+    assert "base/defaults.toml" in data["tool"]["setuptools"]["package-data"]["fastbioner"]
     assert load(SHIPPED) == table()
 
 
@@ -62,7 +62,7 @@ def _edited(tmp_path: Path, old: str, new: str) -> Path:
 def test_a_changed_table_changes_the_clis_defaults(tmp_path, monkeypatch):
     from fastbioner.cli.distill import config_from_args
     from fastbioner.cli.main import build_parser
-    from fastbioner.guided import recipe
+    from fastbioner.train.guided import recipe
 
     base = ["distill", "--teacher", "t", "--train", "x.tsv", "--name", "s"]
     before = config_from_args(build_parser().parse_args(base + ["--layers", "3"]))
@@ -101,7 +101,7 @@ def test_the_clis_help_states_the_tables_values(monkeypatch, capsys):
 
 
 def test_ui_strings_carry_no_result_figures():
-    from fastbioner import guided
+    from fastbioner.train import guided
 
     # the note under the app's recipes points at the records, it does not copy them
     assert not re.search(r"\d", guided.RECIPE_NOTE)

@@ -6,16 +6,16 @@ import pytest
 import torch
 from transformers import BertConfig, BertModel, BertTokenizerFast
 
-from fastbioner.distill.alignment import SubwordAligner, same_vocabulary
-from fastbioner.distill.data import PairedBatches, encode
-from fastbioner.distill.methods import MethodConfig
-from fastbioner.distill.objective import DistillationObjective, ObjectiveParts
-from fastbioner.distill.students import projection_for, truncate_layers, uniform_layer_map
-from fastbioner.distill.teacher_cache import LiveTeacher, teacher_needs
-from fastbioner.encoding import WordEncoder
-from fastbioner.errors import FastBioNERError
-from fastbioner.losses import CrossEntropy
-from fastbioner.modeling import load_token_classifier, load_tokenizer, model_labels
+from fastbioner.train.distill.alignment import SubwordAligner, same_vocabulary
+from fastbioner.train.distill.data import PairedBatches, encode
+from fastbioner.train.distill.methods import MethodConfig
+from fastbioner.train.distill.objective import DistillationObjective, ObjectiveParts
+from fastbioner.train.distill.students import projection_for, truncate_layers, uniform_layer_map
+from fastbioner.train.distill.teacher_cache import LiveTeacher, teacher_needs
+from fastbioner.models.encoding import WordEncoder
+from fastbioner.base.errors import FastBioNERError
+from fastbioner.models.losses import CrossEntropy
+from fastbioner.models.modeling import load_token_classifier, load_tokenizer, model_labels
 from tests.tiny_models import _vocab, make_tiny_model
 
 SENTENCES = [(["naloxone", "reverses", "hypertension"], ["B-Chemical", "O", "B-Disease"]),
@@ -128,7 +128,7 @@ def test_minilm_and_mpnet_cut_bc5cdr_into_the_same_subwords(shared_data):
     an all-mpnet-base-v2 teacher sees the same subwords under other ids."""
     from pathlib import Path
 
-    from fastbioner.formats.conll import read_tagged_sentences
+    from fastbioner.io.formats.conll import read_tagged_sentences
 
     bases = Path.home() / ".cache" / "fastbioner" / "base-models"
     mpnet, minilm = bases / "all-mpnet-base-v2", bases / "all-MiniLM-L6-v2"

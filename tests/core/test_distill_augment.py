@@ -4,10 +4,10 @@ stand-in for a name throughout its document, and are the same for the same seed.
 
 import pytest
 
-from fastbioner.distill.augment import COPY_MARK, mention_pool, replace_mentions
-from fastbioner.distill.config import DistillConfig
-from fastbioner.config import ConfigError
-from fastbioner.labels import TaggedSentence, check_tags, iob2_chunks
+from fastbioner.train.distill.augment import COPY_MARK, mention_pool, replace_mentions
+from fastbioner.train.distill.config import DistillConfig
+from fastbioner.base.config import ConfigError
+from fastbioner.io.labels import TaggedSentence, check_tags, iob2_chunks
 
 
 def _sentence(pairs, doc=None):

@@ -6,15 +6,15 @@ import itertools
 import pytest
 import torch
 
-from fastbioner.distill.capture import capture, prepare_for_capture
-from fastbioner.models.crf import CRF
-from fastbioner.models.positions import first_positions, gather_positions
-from fastbioner.distill.losses import (
+from fastbioner.train.distill.capture import capture, prepare_for_capture
+from fastbioner.models.architectures.crf import CRF
+from fastbioner.models.architectures.positions import first_positions, gather_positions
+from fastbioner.train.distill.losses import (
     attention_mse, confidence_weights, hidden_mse, logit_mse,
     normalized_hidden_mse, prob_mse, soft_label_loss,
 )
-from fastbioner.distill.students import student_from_teacher
-from fastbioner.modeling import load_token_classifier
+from fastbioner.train.distill.students import student_from_teacher
+from fastbioner.models.modeling import load_token_classifier
 from tests.tiny_models import make_tiny_model, make_tiny_mpnet
 
 IDS = torch.tensor([[2, 40, 41, 42, 43, 3], [2, 44, 45, 3, 0, 0]])

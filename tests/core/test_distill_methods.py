@@ -5,9 +5,9 @@ import math
 
 import pytest
 
-from fastbioner.config import ConfigError
-from fastbioner.distill.config import DistillConfig
-from fastbioner.distill.methods import METHOD_NAMES, MethodConfig
+from fastbioner.base.config import ConfigError
+from fastbioner.train.distill.config import DistillConfig
+from fastbioner.train.distill.methods import METHOD_NAMES, MethodConfig
 
 
 def weights(name, step, total=100, **kw):

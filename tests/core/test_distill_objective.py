@@ -5,15 +5,15 @@ weighted by the teacher's confidence in the soft term."""
 import pytest
 import torch
 
-from fastbioner.distill.alignment import DistillBatch
-from fastbioner.distill.losses import confidence_weights, soft_label_loss
-from fastbioner.distill.methods import MethodConfig
-from fastbioner.distill.objective import DistillationObjective
-from fastbioner.distill.students import freeze, student_from_teacher, uniform_layer_map
-from fastbioner.distill.teacher_cache import LiveTeacher, teacher_needs
-from fastbioner.encoding import WordEncoder
-from fastbioner.losses import CrossEntropy
-from fastbioner.modeling import load_token_classifier, load_tokenizer, model_labels
+from fastbioner.train.distill.alignment import DistillBatch
+from fastbioner.train.distill.losses import confidence_weights, soft_label_loss
+from fastbioner.train.distill.methods import MethodConfig
+from fastbioner.train.distill.objective import DistillationObjective
+from fastbioner.train.distill.students import freeze, student_from_teacher, uniform_layer_map
+from fastbioner.train.distill.teacher_cache import LiveTeacher, teacher_needs
+from fastbioner.models.encoding import WordEncoder
+from fastbioner.models.losses import CrossEntropy
+from fastbioner.models.modeling import load_token_classifier, load_tokenizer, model_labels
 from tests.tiny_models import make_tiny_model
 
 WORDS = [["naloxone", "reverses", "hypertension"], ["lithium", "toxicity"]]

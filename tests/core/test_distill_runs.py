@@ -7,12 +7,12 @@ import math
 import pytest
 import torch
 
-from fastbioner.distill.config import StudentConfig
-from fastbioner.distill.methods import METHOD_NAMES, MethodConfig
-from fastbioner.distill.runner import distill
-from fastbioner.errors import FastBioNERError
-from fastbioner.jobs import Cancelled, CancelToken, JobState
-from fastbioner.modeling import load_token_classifier
+from fastbioner.train.distill.config import StudentConfig
+from fastbioner.train.distill.methods import METHOD_NAMES, MethodConfig
+from fastbioner.train.distill.runner import distill
+from fastbioner.base.errors import FastBioNERError
+from fastbioner.base.jobs import Cancelled, CancelToken, JobState
+from fastbioner.models.modeling import load_token_classifier
 from tests.core.distill_setup import SENTENCES, config, fresh_registry, registry_leftovers
 from tests.tiny_models import make_tiny_model, write_documents
 
@@ -45,15 +45,15 @@ def test_every_method_runs_end_to_end_and_lowers_its_loss(trained, tmp_path, met
 def result_objective(trained, registry, method, student_cfg):
     """Loss of the method's objective (weights of step 0) over every batch, for the
     untrained student and the registered one."""
-    from fastbioner.distill import runner
-    from fastbioner.distill.data import PairedBatches, encode
-    from fastbioner.distill.objective import DistillationObjective, ObjectiveParts
-    from fastbioner.distill.teacher_cache import LiveTeacher, teacher_needs
-    from fastbioner.models.recurrent import RecurrentTagger
-    from fastbioner.encoding import WordEncoder
-    from fastbioner.losses import CrossEntropy
-    from fastbioner.modeling import load_tokenizer, model_labels
-    from fastbioner.distill.students import freeze
+    from fastbioner.train.distill import runner
+    from fastbioner.train.distill.data import PairedBatches, encode
+    from fastbioner.train.distill.objective import DistillationObjective, ObjectiveParts
+    from fastbioner.train.distill.teacher_cache import LiveTeacher, teacher_needs
+    from fastbioner.models.architectures.recurrent import RecurrentTagger
+    from fastbioner.models.encoding import WordEncoder
+    from fastbioner.models.losses import CrossEntropy
+    from fastbioner.models.modeling import load_tokenizer, model_labels
+    from fastbioner.train.distill.students import freeze
 
     _, bio = trained
     t_entry = registry.get("tiny-teacher")
@@ -140,8 +140,8 @@ def test_a_convolutional_student_from_another_models_embeddings_learns_and_tags_
     soft labels and the gold labels, is registered with its shape in the manifest,
     and tags through the light engine (no transformers) as the tagger loads it."""
     from fastbioner.cli.main import main
-    from fastbioner.inference import Tagger, TaggerConfig
-    from fastbioner.models.convolutional import ConvTagger
+    from fastbioner.infer.inference import Tagger, TaggerConfig
+    from fastbioner.models.architectures.convolutional import ConvTagger
 
     registry = fresh_registry(trained, tmp_path)
     _, bio = trained
@@ -175,7 +175,7 @@ def test_distillation_with_packed_context_runs_end_to_end(trained, tmp_path):
     sequence for teacher, student and a second teacher's soft labels; each unlabelled
     document (here a paragraph of one sentence) is a sequence of its own; devel is scored per original sentence; the
     student's manifest (and so its tagger) keeps the setting."""
-    from fastbioner.inference import Tagger
+    from fastbioner.infer.inference import Tagger
 
     registry = fresh_registry(trained, tmp_path)
     docs = write_documents(tmp_path / "docs.conll", SENTENCES)
@@ -321,9 +321,9 @@ def test_cli_distills_and_prints_the_scores(trained, tmp_path, monkeypatch, caps
 def test_a_cpu_bf16_run_selects_on_bf16_scorings_and_reports_an_fp32_scoring(trained, tmp_path, monkeypatch):
     """--cpu-bf16: the devel scorings during training (which pick the weights) run under
     bf16 autocast; the figures registered come from scoring the picked weights in fp32."""
-    from fastbioner import runs
+    from fastbioner.train import runs
 
-    monkeypatch.setattr("fastbioner.training.cpu_has_bf16", lambda: True)  # emulated where not native
+    monkeypatch.setattr("fastbioner.train.training.cpu_has_bf16", lambda: True)  # emulated where not native
     calls = []
     real = runs.score_devel
 
@@ -346,8 +346,8 @@ def test_a_run_that_diverged_says_so_in_its_notes_and_manifest(trained, tmp_path
     """A student whose devel F1 collapsed mid-run (a learning rate too high for its
     depth) keeps its best weights, and the run tells the user what happened and what
     to change, in the notes the CLI prints and the app shows, and in the manifest."""
-    from fastbioner.distill import runner
-    from fastbioner.training import diverged_at
+    from fastbioner.train.distill import runner
+    from fastbioner.train.training import diverged_at
 
     assert diverged_at([{"step": 3, "f1": 0.7}, {"step": 6, "f1": 0.02}, {"step": 9, "f1": 0.6}]) == 6
     assert diverged_at([{"step": 3, "f1": 0.05}, {"step": 6, "f1": 0.02}]) is None  # never learnt: not this
@@ -373,9 +373,9 @@ def test_the_cli_and_the_guided_path_follow_one_compaction_rule(trained, tmp_pat
     the same rule, and --compact / --no-compact override it."""
     from dataclasses import replace
 
-    from fastbioner import defaults_table
+    from fastbioner.base import defaults as defaults_table
     from fastbioner.cli.main import main
-    from fastbioner.guided import compact_by_default
+    from fastbioner.train.guided import compact_by_default
 
     registry = fresh_registry(trained, tmp_path)
     _, bio = trained
@@ -415,7 +415,7 @@ def test_a_convolutional_student_matches_the_teachers_hidden_states_through_w_h(
     assert values and values[-1] < values[0], values  # the blocks moved towards the teacher's layers
     training = result.entry.manifest.training
     teacher_layers = load_token_classifier(registry.get("tiny-teacher").path).config.num_hidden_layers
-    from fastbioner.distill.students import uniform_layer_map
+    from fastbioner.train.distill.students import uniform_layer_map
     assert training["layer_map"] == uniform_layer_map(teacher_layers, 2)
     assert term in training["terms"] and "attention" not in training["terms"]
     dropped = [n for n in training["notes"] if "term(s) dropped" in n]
@@ -427,7 +427,7 @@ def test_a_convolutional_student_learns_from_whole_documents_with_packed_context
     """--student-from cnn --context packed --method pkd: the teacher's windows are whole
     documents and so are the CNN's (its blocks matched to the teacher's layers on them);
     its manifest keeps the setting, so its tagger reads a file's documents whole too."""
-    from fastbioner.inference import Tagger
+    from fastbioner.infer.inference import Tagger
 
     registry = fresh_registry(trained, tmp_path)
     docs = write_documents(tmp_path / "docs.conll", SENTENCES)

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from fastbioner.distill.schedules import ScheduleConfig, constant, dynamic_phi, linear_decay, two_stage
+from fastbioner.train.distill.schedules import ScheduleConfig, constant, dynamic_phi, linear_decay, two_stage
 
 
 @pytest.mark.parametrize("b", [0.0, 0.3, 0.5])

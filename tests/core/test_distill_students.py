@@ -4,14 +4,14 @@ from another encoder (W_h only when widths differ), and the recurrent student.""
 import pytest
 import torch
 
-from fastbioner.distill.capture import capture
-from fastbioner.distill.students import convolutional_student, recurrent_student
-from fastbioner.models.recurrent import RecurrentTagger
-from fastbioner.distill.students import (
+from fastbioner.train.distill.capture import capture
+from fastbioner.train.distill.students import convolutional_student, recurrent_student
+from fastbioner.models.architectures.recurrent import RecurrentTagger
+from fastbioner.train.distill.students import (
     projection_for, student_from_teacher, truncate_layers, uniform_layer_map,
 )
-from fastbioner.errors import FastBioNERError
-from fastbioner.modeling import load_token_classifier, save_model, load_tokenizer
+from fastbioner.base.errors import FastBioNERError
+from fastbioner.models.modeling import load_token_classifier, save_model, load_tokenizer
 from tests.tiny_models import make_tiny_encoder, make_tiny_model, make_tiny_mpnet
 
 
@@ -201,10 +201,10 @@ def test_convolutional_student_ignores_padding_and_sees_only_its_window(tmp_path
 
 
 def _build(source, teacher_folder, tmp_path, layers=None):
-    from fastbioner.distill.config import StudentConfig
-    from fastbioner.distill.runner import build_student
-    from fastbioner.modeling import model_labels
-    from fastbioner.registry import Registry
+    from fastbioner.train.distill.config import StudentConfig
+    from fastbioner.train.distill.runner import build_student
+    from fastbioner.models.modeling import model_labels
+    from fastbioner.models.registry import Registry
 
     teacher = load_token_classifier(teacher_folder)
     return teacher, build_student(StudentConfig(source=str(source), layers=layers), teacher,

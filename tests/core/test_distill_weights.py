@@ -6,12 +6,12 @@ import json
 import pytest
 import torch
 
-from fastbioner.config import ConfigError
-from fastbioner.distill.calibration import Calibration, fit_projection
-from fastbioner.distill.config import StudentConfig
-from fastbioner.distill.losses import attention_mse, centre_rows
-from fastbioner.distill.methods import MethodConfig
-from fastbioner.distill.runner import distill
+from fastbioner.base.config import ConfigError
+from fastbioner.train.distill.calibration import Calibration, fit_projection
+from fastbioner.train.distill.config import StudentConfig
+from fastbioner.train.distill.losses import attention_mse, centre_rows
+from fastbioner.train.distill.methods import MethodConfig
+from fastbioner.train.distill.runner import distill
 from tests.core.distill_setup import config, fresh_registry
 from tests.tiny_models import make_tiny_model
 
@@ -156,7 +156,7 @@ def test_a_method_brings_its_own_calibration_and_attention_form_unless_told(trai
 
 
 def test_calibration_of_a_resumed_run_is_the_one_its_first_start_measured(trained, tmp_path):
-    from fastbioner.jobs import Cancelled, CancelToken
+    from fastbioner.base.jobs import Cancelled, CancelToken
 
     registry = fresh_registry(trained, tmp_path)
     _, bio = trained
@@ -233,7 +233,7 @@ def test_least_squares_w_h_starts_a_narrower_student_with_a_smaller_hidden_loss(
 
 
 def test_projection_learning_rate_is_its_own():
-    from fastbioner.training import _param_groups
+    from fastbioner.train.training import _param_groups
 
     student, proj = torch.nn.Linear(4, 4), torch.nn.Linear(4, 8)
     groups = _param_groups({"student": student, "hidden_projection": proj}, 0.01, {"hidden_projection": 1e-3})
@@ -275,7 +275,7 @@ def test_term_weight_flags_reach_the_config():
 def test_several_teachers_soft_labels_combine_by_confidence():
     import numpy as np
 
-    from fastbioner.label_ensembles import combine
+    from fastbioner.infer.label_ensembles import combine
 
     sure = np.array([[10.0, 0.0, 0.0]])      # a confident teacher: label 0
     unsure = np.array([[0.0, 0.2, 0.0]])     # a hesitant one: label 1, barely
@@ -336,8 +336,8 @@ def test_a_resumed_multi_teacher_run_reads_the_teachers_soft_labels_back(trained
 
     from fastbioner.cli.distill import config_from_args
     from fastbioner.cli.main import build_parser
-    from fastbioner.jobs import Cancelled, CancelToken
-    from fastbioner.runs import checkpoint_folder
+    from fastbioner.base.jobs import Cancelled, CancelToken
+    from fastbioner.train.runs import checkpoint_folder
 
     registry = fresh_registry(trained, tmp_path)
     _, bio = trained
@@ -370,7 +370,7 @@ def test_a_resumed_multi_teacher_run_reads_the_teachers_soft_labels_back(trained
 def test_stored_word_logits_are_read_only_under_their_own_key(tmp_path):
     import numpy as np
 
-    from fastbioner.distill.ensemble import load_logits, logits_key, save_logits
+    from fastbioner.train.distill.ensemble import load_logits, logits_key, save_logits
 
     weights = tmp_path / "model.safetensors"
     weights.write_bytes(b"one teacher")

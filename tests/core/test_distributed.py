@@ -88,7 +88,7 @@ def test_train_teacher_under_torchrun_registers_one_model(setup, tmp_path):
 
 
 def test_leave_destroys_the_process_group_so_the_process_exits_cleanly(tmp_path):
-    from fastbioner import distributed
+    from fastbioner.train import distributed
 
     torch.distributed.init_process_group("gloo", rank=0, world_size=1, init_method=f"file://{tmp_path / 'rdv'}")
     assert distributed.initialised() and distributed.world_size() == 1

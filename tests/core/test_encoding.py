@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from fastbioner.encoding import (IGNORE_INDEX, LengthGroupedBatches, WindowBatches, WordEncoder,
-                                 length_sorted_batches)
+from fastbioner.models.encoding import (
+    IGNORE_INDEX, LengthGroupedBatches, WindowBatches, WordEncoder, length_sorted_batches,
+)
 from tiny_models import make_tiny_tokenizer
 
 LABELS = ["O", "B-Chemical", "I-Chemical", "B-Disease", "I-Disease"]
@@ -163,7 +164,7 @@ def test_document_context_surrounds_a_sentence_without_changing_its_labels():
     """With document keys, a sentence is read with its neighbours (nearest first, as
     far as the window allows); the context carries no label and stitching still
     gives each word its own sentence's prediction."""
-    from fastbioner.encoding import WordEncoder
+    from fastbioner.models.encoding import WordEncoder
     from tests.tiny_models import make_tiny_tokenizer
 
     tok = make_tiny_tokenizer(_tmp() / "tok")

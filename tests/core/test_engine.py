@@ -1,4 +1,4 @@
-"""The engine choice (:mod:`fastbioner.loading`): a plain BERT folder tags through the
+"""The engine choice (:mod:`fastbioner.models.loading`): a plain BERT folder tags through the
 light engine with exactly the spans transformers gives, from the Tagger and from
 ``fastbioner tag``, without importing transformers; anything else, or a forced
 choice, loads with transformers."""
@@ -15,12 +15,12 @@ import pytest
 
 import fastbioner
 from fastbioner.cli.main import main
-from fastbioner.config import ConfigError
-from fastbioner.documents import Document
-from fastbioner.errors import FastBioNERError
-from fastbioner.inference import Tagger, TaggerConfig
-from fastbioner.loading import ENGINE_VARIABLE
-from fastbioner.precision import cpu_has_int8
+from fastbioner.base.config import ConfigError
+from fastbioner.io.documents import Document
+from fastbioner.base.errors import FastBioNERError
+from fastbioner.infer.inference import Tagger, TaggerConfig
+from fastbioner.models.loading import ENGINE_VARIABLE
+from fastbioner.models.precision import cpu_has_int8
 from tiny_models import make_tiny_model, make_tiny_mpnet
 
 TEXTS = [
@@ -47,8 +47,8 @@ def cnn_folder(tmp_path_factory, bert_folder):
     transitions matter (random, not the zeros it starts with)."""
     import torch
 
-    from fastbioner.distill.students import convolutional_student
-    from fastbioner.modeling import load_token_classifier, load_tokenizer, save_model
+    from fastbioner.train.distill.students import convolutional_student
+    from fastbioner.models.modeling import load_token_classifier, load_tokenizer, save_model
 
     torch.manual_seed(2)
     student = convolutional_student(load_token_classifier(bert_folder), width=16, layers=2, kernel_size=3)

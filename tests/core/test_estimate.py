@@ -1,13 +1,13 @@
-"""Run-time estimates (fastbioner.estimate): a few real steps of a teacher or
+"""Run-time estimates (fastbioner.train.estimate): a few real steps of a teacher or
 distillation run, extrapolated; nothing is registered, several teachers are timed on
 a sample, devel scoring follows the run's context. Asserted on counts and on how the
 measured parts add up, never on their size."""
 
 import pytest
 
-from fastbioner.config import TeacherConfig, TrainingConfig
-from fastbioner.distill.runner import distill
-from fastbioner.jobs import Cancelled, CancelToken, JobState
+from fastbioner.base.config import TeacherConfig, TrainingConfig
+from fastbioner.train.distill.runner import distill
+from fastbioner.base.jobs import Cancelled, CancelToken, JobState
 from tests.core.distill_setup import SENTENCES, config, fresh_registry, registry_leftovers
 from tests.tiny_models import write_documents
 
@@ -15,7 +15,7 @@ pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def test_run_time_estimate_measures_a_few_steps_and_registers_nothing(trained, tmp_path):
-    from fastbioner.estimate import estimate_run
+    from fastbioner.train.estimate import estimate_run
 
     registry = fresh_registry(trained, tmp_path)
     _, bio = trained
@@ -47,10 +47,10 @@ def test_run_time_estimate_of_several_teachers_times_them_on_a_sample(trained, t
     """Several teachers each tag all the training text before a run's first step; the
     estimate times them on a sample of sentences instead of making those passes, and
     counts the first teacher's cache pass only for a method that reads it."""
-    import fastbioner.distill.ensemble as ensemble
-    import fastbioner.distill.runner as runner
-    import fastbioner.estimate as estimating
-    from fastbioner.estimate import estimate_run
+    import fastbioner.train.distill.ensemble as ensemble
+    import fastbioner.train.distill.runner as runner
+    import fastbioner.train.estimate as estimating
+    from fastbioner.train.estimate import estimate_run
 
     registry = fresh_registry(trained, tmp_path)
     _, bio = trained
@@ -84,7 +84,7 @@ def test_run_time_estimate_of_several_teachers_times_them_on_a_sample(trained, t
 
 
 def test_run_time_estimate_of_a_teacher_run_and_its_cancel(trained, tmp_path):
-    from fastbioner.estimate import estimate_run
+    from fastbioner.train.estimate import estimate_run
 
     registry = fresh_registry(trained, tmp_path)
     _, bio = trained
@@ -107,7 +107,7 @@ def test_run_time_estimate_of_a_teacher_run_and_its_cancel(trained, tmp_path):
 def test_run_time_estimate_scores_devel_by_the_windows_of_packed_context(trained, tmp_path):
     """With packed context devel is scored in a window per document, not per sentence:
     the estimate's scoring scales to those windows."""
-    from fastbioner.estimate import estimate_run
+    from fastbioner.train.estimate import estimate_run
 
     registry = fresh_registry(trained, tmp_path)
     docs = write_documents(tmp_path / "docs.conll", SENTENCES)
@@ -143,8 +143,8 @@ def test_run_time_estimate_says_when_the_teacher_cache_would_not_fit_on_the_disk
     """A cache kept on disk is sized against the models folder's free space: a run that
     would stop at its DiskSpaceError is told so by its estimate, with what to do; a run
     without a cache (or a method that reads no teacher) says nothing of one."""
-    import fastbioner.estimate as estimating
-    from fastbioner.estimate import estimate_run
+    import fastbioner.train.estimate as estimating
+    from fastbioner.train.estimate import estimate_run
 
     registry = fresh_registry(trained, tmp_path)
     _, bio = trained
@@ -165,8 +165,8 @@ def test_run_time_estimate_finds_the_registered_models_a_student_is_made_from(tr
     """A student started from a registered model, or a small student over a registered
     model's embeddings, names it by its registry name: the probe (which registers into a
     scratch registry) must still find it there, not ask the Hugging Face hub for it."""
-    from fastbioner.distill.config import StudentConfig
-    from fastbioner.estimate import estimate_run
+    from fastbioner.train.distill.config import StudentConfig
+    from fastbioner.train.estimate import estimate_run
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # a name the probe does not find fails at once
     registry = fresh_registry(trained, tmp_path)
@@ -186,7 +186,7 @@ def test_the_live_teachers_time_leaves_each_measured_step_on_its_own():
     at 0), and the first step's slow call (lazy initialisation) stays with the first step,
     which the estimate leaves out (it once counted against every step and left a CNN
     under MPNet a step of 0.00 s)."""
-    from fastbioner.estimate import _teacher_per_step
+    from fastbioner.train.estimate import _teacher_per_step
 
     ends = [10.0, 20.0, 30.0, 40.0]  # when each measured step ended
     calibration, first = [(1.0, 0.5), (2.0, 0.5)], [(3.0, 9.0)]

@@ -7,10 +7,10 @@ import math
 import pytest
 import torch
 
-from fastbioner.evaluation import EvaluationReport, evaluate_model, score_tags
-from fastbioner.jobs import Cancelled, CancelToken, JobState
-from fastbioner.labels import invalid_iob2_positions
-from fastbioner.modeling import load_token_classifier, load_tokenizer
+from fastbioner.infer.evaluation import EvaluationReport, evaluate_model, score_tags
+from fastbioner.base.jobs import Cancelled, CancelToken, JobState
+from fastbioner.io.labels import invalid_iob2_positions
+from fastbioner.models.modeling import load_token_classifier, load_tokenizer
 from tiny_models import make_tiny_model
 
 GOLD = [["B-Chemical", "I-Chemical", "O", "B-Disease"], ["O", "B-Disease", "I-Disease", "O"]]
@@ -73,7 +73,7 @@ def tiny(tmp_path_factory):
 
 
 def _tagger(model, tok, **kw):
-    from fastbioner.inference import Tagger, TaggerConfig
+    from fastbioner.infer.inference import Tagger, TaggerConfig
 
     return Tagger(model, tok, TaggerConfig(device="cpu", precision="fp32", **kw))
 
@@ -81,7 +81,7 @@ def _tagger(model, tok, **kw):
 def test_predictions_read_the_first_subword_of_each_word(tiny):
     """The one prediction path (the Tagger, used by evaluation and training-time
     scoring): each word takes its first subword's label, repaired to valid IOB2."""
-    from fastbioner.labels import repair_iob2
+    from fastbioner.io.labels import repair_iob2
 
     _, model, tok = tiny
     words = ["cocaine", "xqzinduced", "heart", "failure"]
@@ -151,7 +151,7 @@ def test_word_probabilities_are_the_distributions_predict_words_labels_from(tiny
 def test_confidence_weighting_lets_a_sure_model_outvote_two_hesitant_ones():
     import numpy as np
 
-    from fastbioner.label_ensembles import combined_labels
+    from fastbioner.infer.label_ensembles import combined_labels
 
     sure = np.array([[0.99, 0.01, 0.0]])
     hesitant = np.array([[0.2, 0.8, 0.0]])
@@ -174,7 +174,7 @@ def test_a_model_combined_with_itself_scores_as_the_model_alone(tiny, tmp_path):
 
 
 def test_models_with_other_labels_are_not_combined(tiny, tmp_path):
-    from fastbioner.errors import ModelError
+    from fastbioner.base.errors import ModelError
 
     folder, _, _ = tiny
     other = make_tiny_model(tmp_path / "other", labels=["O", "B-Gene", "I-Gene"], seed=4)

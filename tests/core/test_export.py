@@ -3,9 +3,9 @@ and the count of overlapping spans BIO could not hold."""
 
 from __future__ import annotations
 
-from fastbioner.documents import Document, Source, Span
-from fastbioner.export import ExportSettings, export_documents
-from fastbioner.formats import read_documents
+from fastbioner.io.documents import Document, Source, Span
+from fastbioner.curate.export import ExportSettings, export_documents
+from fastbioner.io.formats import read_documents
 
 
 def _docs() -> list[Document]:

@@ -9,11 +9,12 @@ import pytest
 
 from eutils_fake import FakeEutils, closed_port_url, make_articles
 from fastbioner.cli.main import main
-from fastbioner.errors import InputError
-from fastbioner.fetch import (BATCH_SIZE, EutilsClient, EutilsSettings, FetchError, RateLimiter, fetch_pubmed,
-                              parse_pmids)
-from fastbioner.formats import read_documents
-from fastbioner.jobs import CancelToken, Cancelled, JobState
+from fastbioner.base.errors import InputError
+from fastbioner.net.fetch import (
+    BATCH_SIZE, EutilsClient, EutilsSettings, FetchError, RateLimiter, fetch_pubmed, parse_pmids,
+)
+from fastbioner.io.formats import read_documents
+from fastbioner.base.jobs import CancelToken, Cancelled, JobState
 
 
 class FakeClock:
@@ -277,7 +278,7 @@ def test_real_pubmed_records_come_through_as_the_reader_reads_their_files(shared
     the fetched documents equal those read from the files."""
     import re
 
-    from fastbioner.formats import pubmed_xml
+    from fastbioner.io.formats import pubmed_xml
 
     files = sorted((shared_data / "pubmed-xml").glob("*.xml"))
     records, expected = {}, []

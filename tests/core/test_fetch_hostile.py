@@ -21,9 +21,17 @@ import pytest
 
 from eutils_fake import FakeEutils, make_articles
 from fastbioner.cli.main import main
-from fastbioner.fetch import EutilsClient, EutilsSettings, FetchError, RateLimiter, fetch_pubmed, loads_json, printable
-from fastbioner.formats import read_documents
-from fastbioner.jobs import CancelToken, Cancelled
+from fastbioner.net.fetch import (
+    EutilsClient,
+    EutilsSettings,
+    FetchError,
+    RateLimiter,
+    fetch_pubmed,
+    loads_json,
+    printable,
+)
+from fastbioner.io.formats import read_documents
+from fastbioner.base.jobs import CancelToken, Cancelled
 
 
 class FakeClock:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from fastbioner.documents import Document, Source, Span
-from fastbioner.errors import InputError
-from fastbioner.formats import bioc
+from fastbioner.io.documents import Document, Source, Span
+from fastbioner.base.errors import InputError
+from fastbioner.io.formats import bioc
 
 BIOC = """<?xml version='1.0' encoding='UTF-8'?><!DOCTYPE collection SYSTEM 'BioC.dtd'>
 <collection><source>PubTator</source><date/><key/>

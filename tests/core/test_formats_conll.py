@@ -6,9 +6,9 @@ import warnings
 
 import pytest
 
-from fastbioner.documents import Document, Source, Span
-from fastbioner.errors import InputError, InputWarning
-from fastbioner.formats import conll
+from fastbioner.io.documents import Document, Source, Span
+from fastbioner.base.errors import InputError, InputWarning
+from fastbioner.io.formats import conll
 
 BIO = ("Lithium\tB-Chemical\ncarbonate\tI-Chemical\ntoxicity\tB-Disease\n.\tO\n\n"
        "Naloxone\tB-Chemical\nhelped\tO\n.\tO\n\n")

@@ -21,9 +21,9 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from fastbioner.documents import Document, Source, Span
-from fastbioner.errors import InputError
-from fastbioner.formats import FORMATS, bioc, conll, jsonl, medline, plain, pubmed_xml, pubtator
+from fastbioner.io.documents import Document, Source, Span
+from fastbioner.base.errors import InputError
+from fastbioner.io.formats import FORMATS, bioc, conll, jsonl, medline, plain, pubmed_xml, pubtator
 
 EXAMPLES = settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow,
                                                              HealthCheck.function_scoped_fixture])
@@ -221,7 +221,7 @@ def documents(draw, sources=tuple(Source), scores=True, relations=True) -> Docum
 def no_fsync(monkeypatch):
     """Thousands of tiny files in a temporary folder: their durability is not under
     test, and fsync is most of the time a write takes."""
-    monkeypatch.setattr("fastbioner.fileio.os.fsync", lambda fd: None)
+    monkeypatch.setattr("fastbioner.io.fileio.os.fsync", lambda fd: None)
 
 
 def write_read(module, docs, name):

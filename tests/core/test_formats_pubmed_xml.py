@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from fastbioner.errors import InputError
-from fastbioner.formats import pubmed_xml
+from fastbioner.base.errors import InputError
+from fastbioner.io.formats import pubmed_xml
 
 EFETCH = """<?xml version="1.0" ?>
 <!DOCTYPE PubmedArticleSet PUBLIC "-//NLM//DTD PubMedArticle, 1st January 2019//EN" "https://dtd.nlm.nih.gov/ncbi/pubmed/out/pubmed_190101.dtd">
@@ -83,7 +83,7 @@ def gzipped(tmp_path, text, name="pubmed25n0002.xml.gz"):
 
 
 def test_gzipped_update_file_reports_its_deleted_pmids(tmp_path):
-    from fastbioner.formats import guess_format, read_documents
+    from fastbioner.io.formats import guess_format, read_documents
 
     path = gzipped(tmp_path, UPDATE)
     assert guess_format(path) == "pubmed"
@@ -132,7 +132,7 @@ def test_entities_are_refused_while_streaming(tmp_path):
 
 
 def test_gzipped_round_trip_and_other_formats_refuse_gzip(tmp_path):
-    from fastbioner.formats import read_documents
+    from fastbioner.io.formats import read_documents
 
     docs = list(pubmed_xml.read(write(tmp_path, EFETCH)))
     out = tmp_path / "o.xml.gz"
@@ -145,7 +145,7 @@ def test_gzipped_round_trip_and_other_formats_refuse_gzip(tmp_path):
 def test_an_id_that_would_not_read_back_is_refused_and_nothing_written(tmp_path):
     """The reader strips a <PMID> and needs one, so the writer refuses white space in
     an id, or none (found by the round-trip property test: "0\\t" came back as "0")."""
-    from fastbioner.documents import Document
+    from fastbioner.io.documents import Document
 
     for bad in ("0\t", " 12", "1 2", ""):
         out = tmp_path / "out.xml"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from fastbioner.documents import Document, Passage, Span
-from fastbioner.errors import InputError
-from fastbioner.formats import pubtator
+from fastbioner.io.documents import Document, Passage, Span
+from fastbioner.base.errors import InputError
+from fastbioner.io.formats import pubtator
 
 TITLE = "Lithium carbonate toxicity in a newborn."
 ABSTRACT = "A newborn with tricuspid regurgitation had a high serum lithium level."

@@ -6,11 +6,12 @@ import warnings
 
 import pytest
 
-from fastbioner.documents import Document, Span
-from fastbioner.errors import InputError, InputWarning
-from fastbioner.formats import (FORMATS, format_for_path, format_module, guess_format, read_any, read_documents,
-                                write_documents)
-from fastbioner.jobs import CancelToken, Cancelled
+from fastbioner.io.documents import Document, Span
+from fastbioner.base.errors import InputError, InputWarning
+from fastbioner.io.formats import (
+    FORMATS, format_for_path, format_module, guess_format, read_any, read_documents, write_documents,
+)
+from fastbioner.base.jobs import CancelToken, Cancelled
 
 PUBTATOR = "1|t|Cocaine kills.\n1|a|Rats died.\n1\t0\t7\tCocaine\tChemical\tD003042\n\n"
 
@@ -136,8 +137,8 @@ def test_warnings_are_input_warnings(tmp_path):
 def test_reading_a_folder_ends_with_its_final_event(tmp_path):
     """The multi-file reader is a job like the others: its last event says it ended,
     with the files read and skipped."""
-    from fastbioner.formats import read_any
-    from fastbioner.jobs import JobState
+    from fastbioner.io.formats import read_any
+    from fastbioner.base.jobs import JobState
 
     (tmp_path / "a.pubtator").write_text("1|t|Cocaine toxicity\n1|a|Seizures.\n\n", encoding="utf-8")
     (tmp_path / "b.jsonl").write_text("{not json\n", encoding="utf-8")

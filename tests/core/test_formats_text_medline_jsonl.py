@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from fastbioner.documents import Document, Passage, Source, Span
-from fastbioner.errors import InputError
-from fastbioner.formats import jsonl, medline, plain
+from fastbioner.io.documents import Document, Passage, Source, Span
+from fastbioner.base.errors import InputError
+from fastbioner.io.formats import jsonl, medline, plain
 
 MEDLINE = """PMID- 111
 OWN - NLM

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import pytest
 
-from fastbioner.config import TeacherConfig, TrainingConfig
-from fastbioner.distill.config import DistillConfig, StudentConfig
-from fastbioner.distill.methods import MethodConfig
-from fastbioner.errors import ModelError
-from fastbioner.guided import fine_tune_then_distill
-from fastbioner.jobs import Cancelled, CancelToken, JobState
-from fastbioner.registry import Registry
+from fastbioner.base.config import TeacherConfig, TrainingConfig
+from fastbioner.train.distill.config import DistillConfig, StudentConfig
+from fastbioner.train.distill.methods import MethodConfig
+from fastbioner.base.errors import ModelError
+from fastbioner.train.guided import fine_tune_then_distill
+from fastbioner.base.jobs import Cancelled, CancelToken, JobState
+from fastbioner.models.registry import Registry
 from tests.core.distill_setup import write_bio
 from tests.tiny_models import make_tiny_encoder
 
@@ -72,7 +72,7 @@ def test_a_base_encoder_becomes_a_teacher_then_a_compacted_student_in_one_job(se
 def test_by_default_the_student_keeps_full_precision_as_the_table_says(setup):
     """Unless told, the guided path follows the defaults table's compaction rule (the
     CLI's too: docs/decisions.md#compaction), which keeps full precision."""
-    from fastbioner.guided import compact_by_default
+    from fastbioner.train.guided import compact_by_default
 
     registry, bio, base = setup
     teacher, student = _configs(base, bio)

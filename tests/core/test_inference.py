@@ -11,11 +11,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fastbioner.documents import Document, Source, Span
-from fastbioner.errors import ModelError
-from fastbioner.inference import Tagger, TaggerConfig, token_budget_batches
-from fastbioner.labels import invalid_iob2_positions, iob2_chunks
-from fastbioner.text import document_sentences, tokenize
+from fastbioner.io.documents import Document, Source, Span
+from fastbioner.base.errors import ModelError
+from fastbioner.infer.inference import Tagger, TaggerConfig, token_budget_batches
+from fastbioner.io.labels import invalid_iob2_positions, iob2_chunks
+from fastbioner.io.text import document_sentences, tokenize
 from inference_models import TYPE_OF, planted_text, trained_tagger_folder
 from tiny_models import make_tiny_model
 
@@ -204,7 +204,7 @@ def test_one_abstracts_sentences_are_cut_where_that_saves_padding():
     """One abstract fits one batch of the budget, but padding its short sentences to
     the longest costs more than a second batch: it is cut, and no cut costs more
     (padded positions plus the overhead per batch) than leaving it whole."""
-    from fastbioner.inference import least_padding
+    from fastbioner.infer.inference import least_padding
 
     lengths = [32, 57, 19, 36, 30, 33, 27, 35, 32]          # a real abstract's sentences
     batches = token_budget_batches(lengths, token_budget=8192, max_rows=256, overhead=32)
@@ -241,8 +241,8 @@ def test_threads_setting_is_applied(trained):
 
 
 def test_crf_student_tags_through_its_own_decoder(trained, tmp_path):
-    from fastbioner.distill.students import recurrent_student
-    from fastbioner.modeling import load_token_classifier, load_tokenizer, save_model
+    from fastbioner.train.distill.students import recurrent_student
+    from fastbioner.models.modeling import load_token_classifier, load_tokenizer, save_model
 
     student = recurrent_student(load_token_classifier(trained), hidden_size=16, use_crf=True)
     folder = save_model(student, load_tokenizer(trained), tmp_path / "rnn")
@@ -276,8 +276,8 @@ def test_a_recurrent_student_evaluates_in_a_fresh_process(trained, tmp_path):
     import subprocess
     import sys
 
-    from fastbioner.distill.students import recurrent_student
-    from fastbioner.modeling import load_token_classifier, load_tokenizer, save_model
+    from fastbioner.train.distill.students import recurrent_student
+    from fastbioner.models.modeling import load_token_classifier, load_tokenizer, save_model
 
     student = recurrent_student(load_token_classifier(trained), hidden_size=16, use_crf=True)
     folder = save_model(student, load_tokenizer(trained), tmp_path / "rnn")
@@ -295,7 +295,7 @@ def test_batches_are_cut_for_padding_on_the_cpu_only():
     """A GPU's call costs thousands of positions: there the budget's batches stay whole."""
     import torch
 
-    from fastbioner.inference import BATCH_OVERHEAD_POSITIONS, padding_cut_overhead
+    from fastbioner.infer.inference import BATCH_OVERHEAD_POSITIONS, padding_cut_overhead
 
     assert padding_cut_overhead(torch.device("cpu")) == BATCH_OVERHEAD_POSITIONS
     assert padding_cut_overhead(torch.device("cuda")) is None

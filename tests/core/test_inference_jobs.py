@@ -11,16 +11,16 @@ from dataclasses import replace
 import pytest
 
 from fastbioner.cli.main import main
-from fastbioner.documents import Document, Source, Span
-from fastbioner.errors import FastBioNERError, InputError
-from fastbioner.formats import read_documents, write_documents
-from fastbioner.inference import Tagger, TaggerConfig
-from fastbioner.jobs import CancelToken, Cancelled, JobState
-from fastbioner.precision import (
+from fastbioner.io.documents import Document, Source, Span
+from fastbioner.base.errors import FastBioNERError, InputError
+from fastbioner.io.formats import read_documents, write_documents
+from fastbioner.infer.inference import Tagger, TaggerConfig
+from fastbioner.base.jobs import CancelToken, Cancelled, JobState
+from fastbioner.models.precision import (
     Precision, PrecisionCheck, available_precisions, choose_precision, loss_points_text,
 )
-from fastbioner.registry import Registry
-from fastbioner.tagging import tag_files
+from fastbioner.models.registry import Registry
+from fastbioner.infer.tagging import tag_files
 from inference_models import planted_text, trained_tagger_folder
 
 SEPARATORS = [" ", ", ", " (", ") ", "\u00a0", " ; "]
@@ -203,7 +203,7 @@ def test_a_mode_a_hair_better_than_float32_prints_no_loss_not_a_negative_zero():
 def test_auto_takes_the_faster_of_two_passing_modes_timed_on_one_machine(monkeypatch):
     import torch
 
-    from fastbioner import precision
+    from fastbioner.models import precision
 
     monkeypatch.setattr(precision, "available_precisions",
                         lambda device: [Precision.BF16, Precision.INT8, Precision.FP32])
@@ -231,7 +231,7 @@ def test_auto_pays_for_speed_with_f1_only_when_the_speed_is_worth_it(monkeypatch
     speed, 1.66x: int8. Without a timed float32, the passing modes alone decide."""
     import torch
 
-    from fastbioner import precision
+    from fastbioner.models import precision
 
     cpu = torch.device("cpu")
 
@@ -294,7 +294,7 @@ def test_speed_is_timed_after_each_mode_has_seen_the_documents_on_a_gpu():
     there, so the recorded speed is the steady one; on a CPU a few documents warm it."""
     import torch
 
-    from fastbioner.speed import interleaved_timing, warmup_documents
+    from fastbioner.infer.speed import interleaved_timing, warmup_documents
 
     assert warmup_documents(torch.device("cuda"), 500) == 500
     assert warmup_documents(torch.device("cpu"), 500) == 8
@@ -357,7 +357,7 @@ def test_benchmark_command_records_speed_and_auto_follows_it(trained, tmp_path, 
 def test_a_reduced_mode_measured_elsewhere_counts_for_auto_here():
     """int8 checked on the build machine, bf16 on another: a record with only fp32 and
     bf16 merged with the earlier one keeps int8 and chooses over both."""
-    from fastbioner.speed import merged_speed
+    from fastbioner.infer.speed import merged_speed
 
     def mode(name, loss):
         return {"precision": name, "f1_loss_points": loss, "default_allowed": loss <= 0.3, "agreement": 0.99,
@@ -370,14 +370,14 @@ def test_a_reduced_mode_measured_elsewhere_counts_for_auto_here():
     merged = merged_speed(earlier, now)
     assert set(merged["modes"]) == {"fp32", "bf16", "int8"}
     assert merged["modes"]["bf16"]["f1_loss_points"] == 2.0  # measured now: replaces nothing, kept as measured
-    from fastbioner.precision import cpu_has_int8
+    from fastbioner.models.precision import cpu_has_int8
 
     assert merged["precision"] == ("int8" if cpu_has_int8() else "fp32")  # bf16 lost too much
     assert merged_speed(None, now) is now
 
 
 def test_evaluation_scores_through_the_engine(trained, tagger, tmp_path):
-    from fastbioner.evaluation import evaluate_model
+    from fastbioner.infer.evaluation import evaluate_model
     from inference_models import random_tagged_sentence
 
     rng = random.Random(11)
@@ -394,7 +394,7 @@ def test_evaluation_scores_through_the_engine(trained, tagger, tmp_path):
 
 
 def test_span_agreement_counts_exact_offsets_and_type():
-    from fastbioner.speed import span_agreement
+    from fastbioner.infer.speed import span_agreement
 
     reference = [[Span(0, 5, "Chemical"), Span(6, 9, "Disease")], [], [Span(3, 4, "Disease")]]
     other = [[Span(0, 5, "Chemical"), Span(6, 10, "Disease")], [Span(1, 2, "Chemical")],

@@ -6,12 +6,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fastbioner.documents import Document, Source, Span
-from fastbioner.labels import (
+from fastbioner.io.documents import Document, Source, Span
+from fastbioner.io.labels import (
     bio_labels, detect_scheme, document_tagged_sentences, entity_types, from_iob2, iob2_chunks,
     repair_iob2, spans_to_tags, split_tag, tags_to_spans, to_iob2,
 )
-from fastbioner.text import split_sentences
+from fastbioner.io.text import split_sentences
 
 IOB2 = ["B-Chem", "I-Chem", "O", "B-Dis", "B-Dis", "I-Dis", "O", "B-Chem"]
 IOB1 = ["I-Chem", "I-Chem", "O", "I-Dis", "B-Dis", "I-Dis", "O", "I-Chem"]

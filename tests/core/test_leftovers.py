@@ -1,4 +1,4 @@
-"""Interrupted runs' checkpoints (fastbioner.leftovers): listed with their size and the
+"""Interrupted runs' checkpoints (fastbioner.train.leftovers): listed with their size and the
 step reached, the settings a run recorded read back for a resume, deleted by model
 name only (no path escapes the registry's .checkpoints)."""
 
@@ -8,10 +8,10 @@ import json
 
 import pytest
 
-from fastbioner.config import TeacherConfig
-from fastbioner.errors import ModelError
-from fastbioner.leftovers import checkpoints_root, delete_leftover, human_size, list_leftovers, record_run
-from fastbioner.registry import Registry
+from fastbioner.base.config import TeacherConfig
+from fastbioner.base.errors import ModelError
+from fastbioner.train.leftovers import checkpoints_root, delete_leftover, human_size, list_leftovers, record_run
+from fastbioner.models.registry import Registry
 
 
 def _checkpoint(registry, name, step, total, size):

@@ -1,4 +1,4 @@
-"""The light engine's BERT (:mod:`fastbioner.light.bert`) against transformers'
+"""The light engine's BERT (:mod:`fastbioner.models.light.bert`) against transformers'
 ``BertForTokenClassification`` on the same weights: the same logits, with padding,
 in every precision mode; what the tagger reads from a model; folders it refuses."""
 
@@ -10,14 +10,14 @@ import json
 import pytest
 import torch
 
-from fastbioner.errors import ModelError
-from fastbioner.inference import _position_limit
-from fastbioner.light import Unsupported
-from fastbioner.light.bert import load_bert_classifier
-from fastbioner.light.config import read_config
-from fastbioner.loading import token_logits
-from fastbioner.modeling import load_token_classifier, model_labels, model_shape
-from fastbioner.precision import Precision, apply_precision, cpu_has_int8
+from fastbioner.base.errors import ModelError
+from fastbioner.infer.inference import _position_limit
+from fastbioner.models.light import Unsupported
+from fastbioner.models.light.bert import load_bert_classifier
+from fastbioner.models.light.config import read_config
+from fastbioner.models.loading import token_logits
+from fastbioner.models.modeling import load_token_classifier, model_labels, model_shape
+from fastbioner.models.precision import Precision, apply_precision, cpu_has_int8
 from tiny_models import make_tiny_encoder, make_tiny_model, make_tiny_mpnet
 
 VOCAB = 60

@@ -1,4 +1,4 @@
-"""The light engine's tokenizer (:mod:`fastbioner.light.tokenizer`: tokenizer.json read
+"""The light engine's tokenizer (:mod:`fastbioner.models.light.tokenizer`: tokenizer.json read
 by the ``tokenizers`` library, no transformers) against transformers' AutoTokenizer:
 the same subword ids and word ids for odd words, the same special tokens, pad id and
 length limit, the same WordEncoder windows; and the tokenizer folders it leaves to
@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from fastbioner.encoding import WordEncoder
-from fastbioner.light import Unsupported
-from fastbioner.light.tokenizer import load_wordpiece_tokenizer
-from fastbioner.modeling import load_tokenizer
+from fastbioner.models.encoding import WordEncoder
+from fastbioner.models.light import Unsupported
+from fastbioner.models.light.tokenizer import load_wordpiece_tokenizer
+from fastbioner.models.modeling import load_tokenizer
 from tiny_models import _vocab
 
 DEFAULT_MODEL = Path(__file__).resolve().parents[2] / "assets" / "default-model"
@@ -94,8 +94,8 @@ def test_tiny_tokenizers_give_the_same_windows(tiny):
 
 @pytest.mark.skipif(not DEFAULT_MODEL.is_dir(), reason="assets/default-model is absent")
 def test_the_default_models_tokenizer_matches_on_real_abstracts():
-    from fastbioner.formats import read_documents
-    from fastbioner.text import document_sentences
+    from fastbioner.io.formats import read_documents
+    from fastbioner.io.text import document_sentences
 
     sentences = [s.words for doc in read_documents(SAMPLE) for s in document_sentences(doc)]
     words = [w for s in sentences for w in s]

@@ -1,6 +1,6 @@
-"""One way to load a model (:mod:`fastbioner.loading`): the folder's config.json says
+"""One way to load a model (:mod:`fastbioner.models.loading`): the folder's config.json says
 which code runs it, no environment variable needed, and every load passes the one
-folder check (:func:`fastbioner.model_checks.check_model_folder`) first."""
+folder check (:func:`fastbioner.models.checks.check_model_folder`) first."""
 
 from __future__ import annotations
 
@@ -8,11 +8,12 @@ import json
 
 import pytest
 
-from fastbioner.encoding import SubwordTokenizer
-from fastbioner.errors import ModelError
-from fastbioner.inference import Tagger, TaggerConfig
-from fastbioner.loading import (CNN_MODEL_TYPE, ENGINE_VARIABLE, RNN_MODEL_TYPE, TRANSFORMER_CRF_MODEL_TYPE,
-                                load_for_tagging, model_kind)
+from fastbioner.models.encoding import SubwordTokenizer
+from fastbioner.base.errors import ModelError
+from fastbioner.infer.inference import Tagger, TaggerConfig
+from fastbioner.models.loading import (
+    CNN_MODEL_TYPE, ENGINE_VARIABLE, RNN_MODEL_TYPE, TRANSFORMER_CRF_MODEL_TYPE, load_for_tagging, model_kind,
+)
 from tiny_models import make_tiny_encoder, make_tiny_model, make_tiny_mpnet
 
 
@@ -47,9 +48,9 @@ def test_the_folder_says_which_kind_it_holds(bert_folder, tmp_path):
 def test_the_kinds_name_the_architectures_model_types():
     """The loader reads model types without importing transformers; they must be the
     ones the project's architectures write into config.json."""
-    from fastbioner.models.convolutional import ConvTaggerConfig
-    from fastbioner.models.recurrent import RecurrentTaggerConfig
-    from fastbioner.models.transformer_crf import TransformerCRFConfig
+    from fastbioner.models.architectures.convolutional import ConvTaggerConfig
+    from fastbioner.models.architectures.recurrent import RecurrentTaggerConfig
+    from fastbioner.models.architectures.transformer_crf import TransformerCRFConfig
 
     assert (ConvTaggerConfig.model_type, RecurrentTaggerConfig.model_type, TransformerCRFConfig.model_type) == \
         (CNN_MODEL_TYPE, RNN_MODEL_TYPE, TRANSFORMER_CRF_MODEL_TYPE)
@@ -58,7 +59,7 @@ def test_the_kinds_name_the_architectures_model_types():
 def test_no_environment_variable_is_needed(bert_folder, monkeypatch):
     monkeypatch.delenv(ENGINE_VARIABLE, raising=False)
     tagger = Tagger.load(bert_folder, TaggerConfig(precision="fp32"))
-    assert type(tagger.model).__module__ == "fastbioner.light.bert"
+    assert type(tagger.model).__module__ == "fastbioner.models.light.bert"
     assert isinstance(tagger.tokenizer, SubwordTokenizer)  # tokenizers' own Tokenizer, no transformers object
     forced = Tagger.load(bert_folder, TaggerConfig(precision="fp32", engine="transformers"))
     assert type(forced.model).__name__ == "BertForTokenClassification"
@@ -68,7 +69,7 @@ def test_no_environment_variable_is_needed(bert_folder, monkeypatch):
 def test_every_load_passes_the_folder_check(bert_folder, monkeypatch, engine):
     """check_model_folder is the single gate: whichever engine runs the folder, its
     refusal stops the load before anything is built."""
-    import fastbioner.model_checks as model_checks
+    import fastbioner.models.checks as model_checks
 
     def refuse(folder, check_manifest=True):
         raise ModelError(f"{folder}: refused by the folder check")

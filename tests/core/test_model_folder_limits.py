@@ -20,11 +20,12 @@ from pathlib import Path
 
 import pytest
 
-from fastbioner import registry as registry_module
+from fastbioner.models import registry as registry_module
 from fastbioner.cli.main import main
-from fastbioner.errors import InputError, ModelError
-from fastbioner.model_checks import LIMITS, check_model_folder
-from fastbioner.registry import MANIFEST, Registry
+from fastbioner.base.errors import InputError, ModelError
+from fastbioner.models.checks import LIMITS, check_model_folder
+from fastbioner.models.registry import Registry
+from fastbioner.models.manifest import MANIFEST
 from tiny_models import make_tiny_model
 
 REPO = Path(__file__).resolve().parents[2]
@@ -156,7 +157,7 @@ def test_an_import_error_found_in_the_copy_names_the_users_folder(src):
 def test_the_shipped_and_tiny_models_pass_and_the_limits_hold_them(tiny_folder):
     checked = check_model_folder(tiny_folder)
     assert checked.labels == LABELS and checked.parameters == 25_413
-    from fastbioner.defaults import more_model_folders, shipped_model_folder
+    from fastbioner.models.shipped import more_model_folders, shipped_model_folder
 
     for folder in [shipped_model_folder(), *more_model_folders()]:
         if (folder / "config.json").is_file():
@@ -298,7 +299,7 @@ def test_sigterm_while_torch_is_imported_exits_143_without_a_traceback(tmp_path)
 
 
 def test_a_fifo_is_not_a_project(tmp_path):
-    from fastbioner.project import load_project
+    from fastbioner.curate.project import load_project
 
     fifo = tmp_path / "pipe.fbproj"
     os.mkfifo(fifo)

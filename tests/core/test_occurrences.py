@@ -4,9 +4,10 @@ preview counts that are shown before it happens."""
 
 import pytest
 
-from fastbioner.documents import Document, Source, Span
-from fastbioner.occurrences import (ACCEPT, ADD, EXACT, IGNORE_CASE, RELABEL, REJECT, Rule, apply_rule,
-                                    find_occurrences, preview)
+from fastbioner.io.documents import Document, Source, Span
+from fastbioner.curate.occurrences import (
+    ACCEPT, ADD, EXACT, IGNORE_CASE, RELABEL, REJECT, Rule, apply_rule, find_occurrences, preview,
+)
 
 TEXT = "Lithium toxicity. lithium and LITHIUM; lithiumchloride. Lithium\nlevel high."
 
@@ -31,7 +32,7 @@ def test_case_rule_and_whole_tokens_decide_what_is_identical():
 
 
 def test_the_whole_token_rule_is_the_tokenizers():
-    from fastbioner.curation import token_bounds
+    from fastbioner.curate.curation import token_bounds
 
     text = "Na+/K+ ATPase; 5-HT_3 and α-tocopherol (αT), lithium2 lithium_x x-lithium lithium."
     for phrase in ["lithium", "T", "Na", "K+", "α", "HT", "tocopherol", "3", "x"]:

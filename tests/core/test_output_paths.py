@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from fastbioner.cli.main import main
-from fastbioner.errors import InputError
-from fastbioner.fileio import atomic_write
+from fastbioner.base.errors import InputError
+from fastbioner.io.fileio import atomic_write
 
 REPO = Path(__file__).resolve().parents[2]
 PUBTATOR = "1|t|Cocaine.\n1|a|Seizures.\n1\t0\t7\tCocaine\tChemical\tD1\n\n"
@@ -141,7 +141,7 @@ def test_sigterm_and_sighup_leave_no_temporary_file(src, tmp_path, signum):
     script = textwrap.dedent(f"""
         import sys, threading
         from fastbioner.cli.main import main
-        from fastbioner.formats import jsonl
+        from fastbioner.io.formats import jsonl
         real = jsonl.document_to_dict
         def stuck(doc):
             print("writing", flush=True)   # the temporary file exists now

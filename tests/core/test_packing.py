@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from fastbioner import packing
-from fastbioner.encoding import IGNORE_INDEX, WordEncoder
+from fastbioner.models import packing
+from fastbioner.models.encoding import IGNORE_INDEX, WordEncoder
 from tests.tiny_models import make_tiny_tokenizer
 
 LABELS = ["O", "B-Chemical", "I-Chemical", "B-Disease", "I-Disease"]
@@ -130,8 +130,8 @@ def test_distillation_data_packs_labelled_documents_apart_from_unlabelled_text(t
     with a message that names the document."""
     from transformers import BertTokenizerFast
 
-    from fastbioner.distill.data import encode
-    from fastbioner.errors import FastBioNERError
+    from fastbioner.train.distill.data import encode
+    from fastbioner.base.errors import FastBioNERError
     from tests.tiny_models import _vocab
 
     words, tags, keys = _documents(n_docs=2, repeat=1)
@@ -159,7 +159,7 @@ def test_unlabelled_documents_are_packed_on_their_own(tok):
     """Unlabelled text read with its documents (as the distillation reads files): each
     unlabelled abstract is one sequence, like the labelled ones, but never joined to a
     labelled document, not even one with the same id."""
-    from fastbioner.distill.data import UnlabeledText, encode
+    from fastbioner.train.distill.data import UnlabeledText, encode
 
     words, tags, keys = _documents(n_docs=2, repeat=1)
     labelled = list(zip(words, tags))
@@ -177,7 +177,7 @@ def test_unlabelled_documents_are_packed_on_their_own(tok):
 
 
 def test_reading_unlabelled_files_keeps_their_documents(tmp_path):
-    from fastbioner.distill.data import read_unlabeled
+    from fastbioner.train.distill.data import read_unlabeled
 
     path = tmp_path / "abstracts.pubtator"
     path.write_text("1|t|Lithium toxicity.\n1|a|Rats had seizures. Naloxone helped.\n\n"

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from fastbioner.documents import Document, Source, Span
-from fastbioner.errors import InputError
-from fastbioner.project import DocStatus, Project, ProjectEntry, load_project, save_project
+from fastbioner.io.documents import Document, Source, Span
+from fastbioner.base.errors import InputError
+from fastbioner.curate.project import DocStatus, Project, ProjectEntry, load_project, save_project
 
 
 def _project() -> Project:
@@ -102,7 +102,7 @@ def test_a_version_1_project_opens_with_curated_read_as_in_review(tmp_path):
 
 
 def test_reviewed_documents_are_the_ones_marked_reviewed():
-    from fastbioner.project import needs_review, reviewed_documents
+    from fastbioner.curate.project import needs_review, reviewed_documents
 
     project = _project()
     assert reviewed_documents(project) == [project.entries[0].document]  # CURATED is REVIEWED's old name
@@ -177,7 +177,7 @@ def test_a_file_cut_short_against_its_header_is_reported(tmp_path):
 def test_extra_fields_and_the_next_version_are_read(tmp_path):
     """Fields a later version adds (a document's review status, a header note) do not
     stop this one reading the file."""
-    from fastbioner.project import PROJECT_VERSION
+    from fastbioner.curate.project import PROJECT_VERSION
 
     path = tmp_path / "p.fbproj"
     save_project(_project(), path)

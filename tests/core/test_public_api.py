@@ -43,7 +43,7 @@ def test_import_loads_nothing_but_the_package():
 def test_tagging_side_never_loads_training_or_distillation():
     loaded = loaded_after("Tagger", "TaggerConfig", "read_documents", "write_documents", "tag_files",
                           "Registry", "default_model", "Document", "Span")
-    assert "fastbioner.inference" in loaded  # the probe did load the tagger
+    assert "fastbioner.infer.inference" in loaded  # the probe did load the tagger
     training = sorted(m for m in loaded if m.startswith("fastbioner.") and m.split(".")[1] in
                       ("distill", "training", "teacher", "finetune", "checkpoints", "runs", "estimate", "guided"))
     assert training == []
@@ -51,15 +51,15 @@ def test_tagging_side_never_loads_training_or_distillation():
 
 def test_reading_documents_loads_no_torch():
     loaded = loaded_after("read_documents", "write_documents", "Document")
-    assert "fastbioner.formats" in loaded and "torch" not in loaded
+    assert "fastbioner.io.formats" in loaded and "torch" not in loaded
 
 
 def test_every_exported_name_resolves_to_its_object():
-    from fastbioner.distill.runner import distill
-    from fastbioner.finetune import fine_tune
-    from fastbioner.formats import read_documents
-    from fastbioner.inference import Tagger
-    from fastbioner.teacher import train_teacher
+    from fastbioner.train.distill.runner import distill
+    from fastbioner.train.finetune import fine_tune
+    from fastbioner.io.formats import read_documents
+    from fastbioner.infer.inference import Tagger
+    from fastbioner.train.teacher import train_teacher
 
     for name in fastbioner.__all__:
         assert getattr(fastbioner, name) is not None, name
@@ -69,7 +69,7 @@ def test_every_exported_name_resolves_to_its_object():
     assert fastbioner.distill_student is distill
     assert fastbioner.fine_tune is fine_tune
     # the subpackage keeps its name: the call is exported as distill_student
-    assert fastbioner.distill.__name__ == "fastbioner.distill"
+    assert fastbioner.train.distill.__name__ == "fastbioner.train.distill"
 
 
 def test_unknown_names_fail_as_attributes_do():
@@ -85,8 +85,8 @@ def test_dir_lists_the_api():
 
 
 def test_the_app_takes_distillation_vocabulary_from_the_api():
-    from fastbioner.distill.config import SMALL_SOURCES
-    from fastbioner.distill.methods import TERM_NAMES
+    from fastbioner.train.distill.config import SMALL_SOURCES
+    from fastbioner.train.distill.methods import TERM_NAMES
 
     ns: dict = {}
     exec("from fastbioner import SMALL_SOURCES, TERM_NAMES", ns)
@@ -105,7 +105,7 @@ def test_every_exported_name_is_documented():
 
 def test_the_documented_quick_start_runs(tmp_path, monkeypatch):
     """The reference page's first example, on a shipped sample, with the shipped model."""
-    from fastbioner.defaults import samples_folder, shipped_model_folder
+    from fastbioner.models.shipped import samples_folder, shipped_model_folder
 
     if not (shipped_model_folder() / "config.json").is_file():
         pytest.skip("no shipped default model")

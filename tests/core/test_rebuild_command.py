@@ -8,7 +8,7 @@ import shlex
 import fastbioner
 from fastbioner.cli import distill, train
 from fastbioner.cli.main import build_parser
-from fastbioner.registry import Manifest
+from fastbioner.models.manifest import Manifest
 
 
 def _parsed(command: str) -> dict:

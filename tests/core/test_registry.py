@@ -7,10 +7,10 @@ import os
 
 import pytest
 
-from fastbioner.errors import ModelError
-from fastbioner.modeling import load_token_classifier, model_labels
-from fastbioner.registry import (MANIFEST, Manifest, Registry, default_root, read_manifest,
-                                 write_manifest)
+from fastbioner.base.errors import ModelError
+from fastbioner.models.modeling import load_token_classifier, model_labels
+from fastbioner.models.registry import Registry, default_root
+from fastbioner.models.manifest import MANIFEST, Manifest, read_manifest, write_manifest
 from tiny_models import make_tiny_model
 
 

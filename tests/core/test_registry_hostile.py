@@ -12,8 +12,9 @@ import threading
 import pytest
 
 from fastbioner.cli.main import main
-from fastbioner.errors import ModelError
-from fastbioner.registry import MANIFEST, Registry
+from fastbioner.base.errors import ModelError
+from fastbioner.models.registry import Registry
+from fastbioner.models.manifest import MANIFEST
 from tiny_models import make_tiny_model
 
 

@@ -1,15 +1,15 @@
 """Relations between a document's concepts: the panel's rows (ids with names), adding
 and removing one, relations following a concept-id edit (the rule in
-fastbioner.relations), and round trips of edited relations through PubTator, BioC,
+fastbioner.curate.relations), and round trips of edited relations through PubTator, BioC,
 JSONL and the project file."""
 
 import pytest
 
-from fastbioner import relations as R
-from fastbioner.curation import set_concept_id
-from fastbioner.documents import Document, Source, Span
-from fastbioner.formats import bioc, jsonl, pubtator, read_documents
-from fastbioner.project import Project, ProjectEntry, load_project, save_project
+from fastbioner.curate import relations as R
+from fastbioner.curate.curation import set_concept_id
+from fastbioner.io.documents import Document, Source, Span
+from fastbioner.io.formats import bioc, jsonl, pubtator, read_documents
+from fastbioner.curate.project import Project, ProjectEntry, load_project, save_project
 
 
 def _doc():

@@ -17,10 +17,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from fastbioner.cli.main import main
-from fastbioner.documents import Document
-from fastbioner.errors import InputError
-from fastbioner.formats import ReadLimits, read_documents, write_documents
-from fastbioner.formats.pubmed_xml import PubmedReader
+from fastbioner.io.documents import Document
+from fastbioner.base.errors import InputError
+from fastbioner.io.formats import ReadLimits, read_documents, write_documents
+from fastbioner.io.formats.pubmed_xml import PubmedReader
 from pubmed_files import article, write_pubmed_gz
 from tiny_models import make_tiny_model
 
@@ -253,7 +253,7 @@ def test_non_ascii_digit_ids_are_never_pmids():
 
 
 def test_tag_corpus_keeps_non_ascii_digit_ids_apart(tmp_path, tiny):
-    from fastbioner.inference import TaggerConfig
+    from fastbioner.infer.inference import TaggerConfig
     from fastbioner.scale import CorpusOptions, tag_corpus
 
     a = tmp_path / "in" / "a.jsonl"
@@ -273,8 +273,8 @@ def test_tag_corpus_keeps_non_ascii_digit_ids_apart(tmp_path, tiny):
 def test_a_large_file_of_a_folder_is_checked_then_streamed_not_held(tmp_path):
     import warnings
 
-    from fastbioner.errors import InputWarning
-    from fastbioner.formats import read_any
+    from fastbioner.base.errors import InputWarning
+    from fastbioner.io.formats import read_any
 
     folder = tmp_path / "in"
     folder.mkdir()

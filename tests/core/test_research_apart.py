@@ -27,13 +27,13 @@ RESEARCH = REPO / "experiments"
 STILL_DEEP = {
     # Measures the distillation terms' scales at the first batches: it drives the
     # calibration, capture and loss internals themselves (what it studies).
-    "experiments.loss_scales": {"fastbioner.cli", "fastbioner.cli.distill", "fastbioner.distill.calibration",
-                                "fastbioner.distill.data", "fastbioner.distill.losses",
-                                "fastbioner.distill.runner", "fastbioner.jobs",
-                                "fastbioner.training", "fastbioner.distill.capture"},
+    "experiments.loss_scales": {"fastbioner.cli", "fastbioner.cli.distill", "fastbioner.train.distill.calibration",
+                                "fastbioner.train.distill.data", "fastbioner.train.distill.losses",
+                                "fastbioner.train.distill.runner", "fastbioner.base.jobs",
+                                "fastbioner.train.training", "fastbioner.train.distill.capture"},
     # Re-decides `--precision auto` from a model's recorded checks for another machine
     # (what a CPU without the chosen mode runs), for the model card.
-    "experiments.build_default_model": {"fastbioner.precision"},
+    "experiments.build_default_model": {"fastbioner.models.precision"},
 }
 
 
@@ -84,8 +84,9 @@ def test_the_research_area_uses_the_public_api_only():
 def test_the_contract_sees_a_deep_import(tmp_path):
     """The check above would catch one (it reads imports inside functions too)."""
     module = tmp_path / "probe.py"
-    module.write_text("def f():\n    from fastbioner.distill.runner import distill\n    import fastbioner.training\n")
-    assert [m for m, _ in _imports(module)] == ["fastbioner.distill.runner", "fastbioner.training"]
+    module.write_text("def f():\n    from fastbioner.train.distill.runner import distill\n"
+                      "    import fastbioner.train.training\n")
+    assert [m for m, _ in _imports(module)] == ["fastbioner.train.distill.runner", "fastbioner.train.training"]
 
 
 SYS_PATH_EDIT = re.compile(r"sys\.path\.(insert|append|extend)\(|sys\.path\s*(\+=|=[^=])|syspath_prepend")

@@ -1,11 +1,11 @@
-"""The review-status rules are the library's (fastbioner.curation), the app applies them."""
+"""The review-status rules are the library's (fastbioner.curate.curation), the app applies them."""
 
 from __future__ import annotations
 
 import pytest
 
-from fastbioner.curation import status_after_edit, status_after_tagging
-from fastbioner.project import DocStatus
+from fastbioner.curate.curation import status_after_edit, status_after_tagging
+from fastbioner.curate.project import DocStatus
 
 ALL = (DocStatus.NEW, DocStatus.TAGGED, DocStatus.IN_REVIEW, DocStatus.REVIEWED)
 

@@ -10,9 +10,9 @@ import sys
 import torch
 
 import fastbioner
-from fastbioner.checkpoints import TrainingState, save_checkpoint
-from fastbioner.registry import Registry
-from fastbioner.runs import checkpoint_folder
+from fastbioner.train.checkpoints import TrainingState, save_checkpoint
+from fastbioner.models.registry import Registry
+from fastbioner.train.runs import checkpoint_folder
 
 
 def _checkpoint(registry: Registry, name: str, state: TrainingState) -> None:

@@ -1,11 +1,11 @@
-"""What teacher and distillation runs share (fastbioner.runs): one fingerprint,
+"""What teacher and distillation runs share (fastbioner.train.runs): one fingerprint,
 resolved settings in the manifest, training files by name."""
 
 import json
 
-from fastbioner.config import TeacherConfig, TrainingConfig
-from fastbioner.distill.config import DistillConfig
-from fastbioner.runs import fingerprint, manifest_config
+from fastbioner.base.config import TeacherConfig, TrainingConfig
+from fastbioner.train.distill.config import DistillConfig
+from fastbioner.train.runs import fingerprint, manifest_config
 from tests.core.distill_setup import config, fresh_registry
 
 DATA = [{"file": "train.tsv", "role": "train", "sha256": "ab"}]
@@ -33,7 +33,7 @@ def test_manifest_config_names_files_and_leaves_nothing_unset():
 
 
 def test_a_distilled_students_manifest_holds_the_resolved_method(trained, tmp_path):
-    from fastbioner.distill.runner import distill
+    from fastbioner.train.distill.runner import distill
 
     registry = fresh_registry(trained, tmp_path)
     _, bio = trained
@@ -46,7 +46,7 @@ def test_a_distilled_students_manifest_holds_the_resolved_method(trained, tmp_pa
 def test_training_files_may_be_pubtator_documents(tmp_path):
     """A PubTator (or BioC, JSONL) file trains as its sentences tagged from its
     entities, each keeping its document's id for document context."""
-    from fastbioner.formats import read_tagged_files
+    from fastbioner.io.formats import read_tagged_files
 
     path = tmp_path / "two.pubtator"
     path.write_text("1|t|Cocaine toxicity\n1|a|Seizures followed. Naloxone helped.\n"
@@ -65,10 +65,10 @@ def test_devel_scored_in_bf16_runs_the_model_under_bf16_autocast(tmp_path):
     out bf16), and the scores are still computed; without it, fp32 throughout."""
     import torch
 
-    from fastbioner.config import EncodingConfig
-    from fastbioner.labels import TaggedSentence
-    from fastbioner.modeling import load_token_classifier, load_tokenizer
-    from fastbioner.runs import score_devel
+    from fastbioner.base.config import EncodingConfig
+    from fastbioner.io.labels import TaggedSentence
+    from fastbioner.models.modeling import load_token_classifier, load_tokenizer
+    from fastbioner.train.runs import score_devel
     from tiny_models import make_tiny_model
 
     folder = make_tiny_model(tmp_path / "m", layers=1, seed=2)

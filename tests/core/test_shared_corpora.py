@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from fastbioner.formats import conll, guess_format, pubtator, read_any, read_documents, write_documents
-from fastbioner.labels import document_tagged_sentences
+from fastbioner.io.formats import conll, guess_format, pubtator, read_any, read_documents, write_documents
+from fastbioner.io.labels import document_tagged_sentences
 
 pytestmark = pytest.mark.shared_data
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from fastbioner.defaults import model_to_tag, more_model_folders, shipped_models
-from fastbioner.errors import ModelError
-from fastbioner.registry import Registry, manifest_from_folder, write_manifest
+from fastbioner.models.shipped import model_to_tag, more_model_folders, shipped_models
+from fastbioner.base.errors import ModelError
+from fastbioner.models.registry import Registry, manifest_from_folder
+from fastbioner.models.manifest import write_manifest
 from tiny_models import make_tiny_model
 
 
@@ -63,7 +64,7 @@ def test_without_a_default_the_message_says_how_to_name_a_model(shipped, monkeyp
 def test_a_shipped_models_newer_precision_checks_reach_a_registry_that_holds_it(shipped):
     """The checks were run again in the shipped folder (int8 newly allowed): a machine
     that registered the model before tags with them; a check the user ran later stays."""
-    from fastbioner.defaults import default_model
+    from fastbioner.models.shipped import default_model
 
     default, _ = shipped
     assert default_model().manifest.speed == {}

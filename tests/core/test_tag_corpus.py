@@ -12,11 +12,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from fastbioner.cli.main import main
-from fastbioner.errors import InputError
-from fastbioner.documents import Document
-from fastbioner.formats import write_documents
-from fastbioner.inference import Tagger, TaggerConfig
-from fastbioner.jobs import CancelToken, Cancelled
+from fastbioner.base.errors import InputError
+from fastbioner.io.documents import Document
+from fastbioner.io.formats import write_documents
+from fastbioner.infer.inference import Tagger, TaggerConfig
+from fastbioner.base.jobs import CancelToken, Cancelled
 from fastbioner.scale import CorpusOptions, tag_corpus
 from pubmed_files import article, baseline_series, write_pubmed_gz
 from tiny_models import make_tiny_model
@@ -251,7 +251,7 @@ def test_a_documents_spans_do_not_depend_on_its_chunk_mates(model, series, tmp_p
     """The same documents tagged in chunks of 1, 7 and 64 give identical rows (spans and
     float32 scores, exactly). int8 scales each activation tensor by its largest value,
     so a document batched with others got other scores."""
-    from fastbioner.precision import Precision, available_precisions
+    from fastbioner.models.precision import Precision, available_precisions
     import torch
 
     if Precision(precision) not in available_precisions(torch.device("cpu")):

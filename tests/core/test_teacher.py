@@ -7,13 +7,14 @@ import json
 
 import pytest
 
-from fastbioner.config import EncodingConfig, LossConfig, TeacherConfig, TrainingConfig
-from fastbioner.errors import ModelError
-from fastbioner.jobs import Cancelled, CancelToken, JobState
-from fastbioner.modeling import load_token_classifier
-from fastbioner.registry import Registry, file_sha256
-from fastbioner.runs import checkpoint_folder
-from fastbioner.teacher import train_teacher
+from fastbioner.base.config import EncodingConfig, LossConfig, TeacherConfig, TrainingConfig
+from fastbioner.base.errors import ModelError
+from fastbioner.base.jobs import Cancelled, CancelToken, JobState
+from fastbioner.models.modeling import load_token_classifier
+from fastbioner.models.registry import Registry
+from fastbioner.models.manifest import file_sha256
+from fastbioner.train.runs import checkpoint_folder
+from fastbioner.train.teacher import train_teacher
 from tiny_models import make_tiny_encoder, write_documents
 
 SENTENCES = [
@@ -143,9 +144,9 @@ def test_a_teacher_trained_with_document_context_reads_documents(encoder_folder,
     sentence its neighbours; the setting is saved, devel is scored with the same
     context, the tagger takes it from the manifest; a file without documents is
     refused with a clear message."""
-    from fastbioner.documents import Document
-    from fastbioner.errors import InputError
-    from fastbioner.inference import Tagger
+    from fastbioner.io.documents import Document
+    from fastbioner.base.errors import InputError
+    from fastbioner.infer.inference import Tagger
 
     conll = write_documents(tmp_path / "docs.conll", SENTENCES)
     cfg = make_config(encoder_folder, [conll], conll, epochs=1)
@@ -168,8 +169,8 @@ def test_a_teacher_trained_with_packed_context_reads_each_document_as_one_sequen
     """--context packed: each -DOCSTART- document is one windowed sequence in training
     and devel scoring; the manifest records it, the tagger takes it from there and
     still answers per original sentence."""
-    from fastbioner.documents import Document
-    from fastbioner.inference import Tagger, TaggerConfig
+    from fastbioner.io.documents import Document
+    from fastbioner.infer.inference import Tagger, TaggerConfig
 
     conll = write_documents(tmp_path / "docs.conll", SENTENCES)
     cfg = make_config(encoder_folder, [conll], conll, epochs=1)
@@ -188,8 +189,8 @@ def test_a_teacher_trained_with_packed_context_reads_each_document_as_one_sequen
     assert tagger.encoder.overlap == 8
     assert Tagger.load("packed", TaggerConfig(window_overlap=4)).encoder.overlap == 4
     # the speed record's devel F1 reads the documents as evaluate does
-    from fastbioner.evaluation import evaluate_model
-    from fastbioner.speed import devel_f1
+    from fastbioner.infer.evaluation import evaluate_model
+    from fastbioner.infer.speed import devel_f1
 
     packed_f1 = devel_f1(Tagger.load("packed", TaggerConfig(precision="fp32")), conll)
     assert packed_f1 == pytest.approx(evaluate_model("packed", conll).f1)
@@ -203,7 +204,7 @@ def test_a_teacher_trained_with_packed_context_reads_each_document_as_one_sequen
     for context in ("packed", "sentence"):
         got = Tagger.load("packed", TaggerConfig(context=context)).predict_words(words, documents=keys)
         assert [len(p.tags) for p in got] == [len(p.scores) for p in got] == [len(w) for w in words]
-    from fastbioner.text import document_sentences
+    from fastbioner.io.text import document_sentences
     doc = Document("2", "Lithium carbonate toxicity in rats. The dose was increased. Aspirin caused pain.")
     sentences = document_sentences(doc)
     per_sentence = tagger.tag_sentences(sentences, documents=[0] * len(sentences))
@@ -220,11 +221,11 @@ def test_a_crf_head_teacher_trains_reloads_and_decodes_with_viterbi(encoder_fold
     import subprocess
     import sys
 
-    from fastbioner.distill.config import DistillConfig, StudentConfig
-    from fastbioner.distill.methods import MethodConfig
-    from fastbioner.distill.runner import distill
-    from fastbioner.documents import Document
-    from fastbioner.inference import Tagger
+    from fastbioner.train.distill.config import DistillConfig, StudentConfig
+    from fastbioner.train.distill.methods import MethodConfig
+    from fastbioner.train.distill.runner import distill
+    from fastbioner.io.documents import Document
+    from fastbioner.infer.inference import Tagger
 
     train_a, _, dev = data
     cfg = make_config(encoder_folder, [train_a], dev, epochs=2)

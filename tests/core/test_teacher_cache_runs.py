@@ -5,8 +5,8 @@ disk cannot hold is refused before it is written."""
 
 import pytest
 
-from fastbioner.distill.runner import distill
-from fastbioner.jobs import Cancelled, CancelToken
+from fastbioner.train.distill.runner import distill
+from fastbioner.base.jobs import Cancelled, CancelToken
 from tests.core.distill_setup import config, fresh_registry, registry_leftovers
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -33,7 +33,7 @@ def test_teacher_cache_gives_what_the_live_teacher_gives(trained, tmp_path):
 
 
 def _shared_cache_files(registry):
-    from fastbioner.distill.teacher_cache import SHARED_CACHE_FOLDER
+    from fastbioner.train.distill.teacher_cache import SHARED_CACHE_FOLDER
 
     root = registry.root / SHARED_CACHE_FOLDER
     return sorted(p.name for p in root.glob("*/*")) if root.exists() else []
@@ -121,7 +121,7 @@ def test_a_teacher_cache_the_disk_cannot_hold_is_refused_before_it_is_written(tr
     import shutil
     from collections import namedtuple
 
-    from fastbioner.errors import DiskSpaceError
+    from fastbioner.base.errors import DiskSpaceError
 
     registry = fresh_registry(trained, tmp_path)
     _, bio = trained
@@ -157,7 +157,7 @@ def test_a_second_run_building_the_same_shared_cache_builds_privately(trained, t
     resumable parts, and still ends with a whole cache."""
     import filelock
 
-    from fastbioner.distill.teacher_cache import SHARED_CACHE_FOLDER
+    from fastbioner.train.distill.teacher_cache import SHARED_CACHE_FOLDER
 
     registry = fresh_registry(trained, tmp_path)
     _, bio = trained

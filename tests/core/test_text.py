@@ -6,8 +6,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fastbioner.documents import Document, Passage
-from fastbioner.text import document_sentences, split_sentences, tokenize
+from fastbioner.io.documents import Document, Passage
+from fastbioner.io.text import document_sentences, split_sentences, tokenize
 
 
 def words(text, start=0, end=None):

@@ -8,11 +8,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from fastbioner.checkpoints import has_checkpoint
-from fastbioner.config import LossConfig, TrainingConfig
-from fastbioner.jobs import Cancelled, CancelToken, JobState, run_job
-from fastbioner.losses import FocalLoss, balanced_class_weights, make_token_loss
-from fastbioner.training import Trainer
+from fastbioner.train.checkpoints import has_checkpoint
+from fastbioner.base.config import LossConfig, TrainingConfig
+from fastbioner.base.jobs import Cancelled, CancelToken, JobState, run_job
+from fastbioner.models.losses import FocalLoss, balanced_class_weights, make_token_loss
+from fastbioner.train.training import Trainer
 
 
 class Batches:
@@ -143,7 +143,7 @@ def test_resume_with_other_settings_is_refused(tmp_path):
         run_job(lambda r: Trainer({"net": net}, objective_for(net), Batches(), config(),
                                   checkpoint_dir=tmp_path).run(r),
                 lambda e: token.cancel() if e.step == 2 else None, token)
-    from fastbioner.config import ConfigError
+    from fastbioner.base.config import ConfigError
     with pytest.raises(ConfigError, match="other settings"):
         Trainer({"net": Net()}, objective_for(net), Batches(), config(learning_rate=0.1),
                 checkpoint_dir=tmp_path, resume=True)
@@ -158,7 +158,7 @@ def test_grad_accumulation_counts_optimisation_steps():
 def test_the_cpu_optimiser_is_fused_adamw_and_makes_the_same_update():
     # The fused kernel replaces torch's per-tensor loop on the CPU (40% of a student's
     # step): it must stay AdamW, groups and weight decay included.
-    from fastbioner.training import _adamw, _param_groups
+    from fastbioner.train.training import _adamw, _param_groups
 
     net = Net()
     trainer = Trainer({"net": net}, objective_for(net), Batches(), config())
@@ -245,7 +245,7 @@ def test_diverging_loss_is_a_clear_error():
     def objective(batch, step, total):
         return net(batch[0]).sum() * float("nan"), {}
 
-    from fastbioner.errors import FastBioNERError
+    from fastbioner.base.errors import FastBioNERError
     with pytest.raises(FastBioNERError, match="diverged"):
         run(Trainer({"net": net}, objective, Batches(), config()))
 
@@ -288,7 +288,7 @@ def test_all_ignored_positions_give_zero_loss():
 def test_cpu_bf16_trains_the_step_under_bf16_autocast_and_keeps_fp32_weights(monkeypatch):
     """--cpu-bf16: the objective runs under CPU bf16 autocast (a linear layer's output is
     bf16), the loss still falls, and the weights the optimiser updates stay fp32."""
-    monkeypatch.setattr("fastbioner.training.cpu_has_bf16", lambda: True)  # emulated where not native
+    monkeypatch.setattr("fastbioner.train.training.cpu_has_bf16", lambda: True)  # emulated where not native
     net = Net()
     seen = []
 
@@ -311,7 +311,7 @@ def test_cpu_bf16_trains_the_step_under_bf16_autocast_and_keeps_fp32_weights(mon
 
 
 def test_cpu_bf16_on_a_cpu_without_native_bfloat16_is_refused_with_a_reason(monkeypatch):
-    monkeypatch.setattr("fastbioner.training.cpu_has_bf16", lambda: False)
+    monkeypatch.setattr("fastbioner.train.training.cpu_has_bf16", lambda: False)
     net = Net()
     with pytest.raises(Exception, match="no native bfloat16"):
         Trainer({"net": net}, objective_for(net), Batches(), config(cpu_bf16=True))

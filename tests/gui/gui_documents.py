@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fastbioner.documents import Document, Source, Span
+from fastbioner.io.documents import Document, Source, Span
 
 TITLE = "Lithium carbonate toxicity in a newborn infant."
 ABSTRACT = "A newborn with heart failure and a high serum lithium level is described."

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 
-from fastbioner.documents import Source, Span
-from fastbioner.export import ExportSettings, export_documents
-from fastbioner.formats import read_documents, write_documents
-from fastbioner.project import DocStatus, load_project
+from fastbioner.io.documents import Source, Span
+from fastbioner.curate.export import ExportSettings, export_documents
+from fastbioner.io.formats import read_documents, write_documents
+from fastbioner.curate.project import DocStatus, load_project
 from fastbioner_gui.dialogs.shortcuts import shortcut_rows
 from gui_documents import make_documents
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextCursor
 
-from fastbioner.documents import Source, Span
-from fastbioner.project import DocStatus
+from fastbioner.io.documents import Source, Span
+from fastbioner.curate.project import DocStatus
 from fastbioner_gui.curation import tagging_change, tagging_command_of
 from fastbioner_gui.models.entity_table import STATE
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLineEdit
 
-from fastbioner import occurrences as rules
-from fastbioner.documents import Document, Source, Span
-from fastbioner.project import load_project
+from fastbioner.curate import occurrences as rules
+from fastbioner.io.documents import Document, Source, Span
+from fastbioner.curate.project import load_project
 from fastbioner_gui.dialogs.shortcuts import shortcuts_html
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 
-from fastbioner.jobs import JobState
+from fastbioner.base.jobs import JobState
 
 from eutils_fake import FakeEutils, closed_port_url, make_articles
 
@@ -131,7 +131,7 @@ def test_the_retry_message_gives_way_when_the_next_try_starts(window, fake, qtbo
 def test_a_server_that_never_answers_fails_within_the_fetch_limit(window, fake, qtbot, monkeypatch):
     """The CLI's limits: each try has ``timeout`` in all, the fetch ``patience`` (shrunk
     here to 0.3 s and 1 s); the dialog shows the one line."""
-    from fastbioner import fetch
+    from fastbioner.net import fetch
 
     settings = fetch.EutilsSettings.from_env
     monkeypatch.setattr(fetch.EutilsSettings, "from_env", classmethod(

@@ -8,8 +8,8 @@ import json
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent
 
-from fastbioner.documents import Source
-from fastbioner.formats import read_documents, write_documents
+from fastbioner.io.documents import Source
+from fastbioner.io.formats import read_documents, write_documents
 from fastbioner_gui.dialogs.export_dialog import ALL, REVIEWED, ExportDialog
 from fastbioner_gui.dialogs.load_errors import LoadErrorsDialog
 from gui_documents import make_documents

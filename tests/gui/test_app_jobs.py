@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from fastbioner.errors import InputError
-from fastbioner.jobs import JobState, run_job
+from fastbioner.base.errors import InputError
+from fastbioner.base.jobs import JobState, run_job
 from fastbioner_gui.jobs import JobManager
 
 

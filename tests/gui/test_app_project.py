@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QMessageBox
 
-from fastbioner.documents import Source, Span
-from fastbioner.project import DocStatus, load_project
+from fastbioner.io.documents import Source, Span
+from fastbioner.curate.project import DocStatus, load_project
 from fastbioner_gui import app as app_module
 from fastbioner_gui.main_window import MainWindow
 

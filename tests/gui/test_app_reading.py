@@ -8,8 +8,8 @@ from PySide6.QtCore import QEvent, QPoint, Qt
 from PySide6.QtGui import QHelpEvent, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QApplication, QToolTip
 
-from fastbioner.documents import Document, Source, Span
-from fastbioner.project import DocStatus
+from fastbioner.io.documents import Document, Source, Span
+from fastbioner.curate.project import DocStatus
 from fastbioner_gui.models.palette import label_color
 
 from gui_documents import make_document

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from PySide6.QtWidgets import QMessageBox
 
-from fastbioner.documents import Source
-from fastbioner.project import autosave_folder, load_project, save_project
+from fastbioner.io.documents import Source
+from fastbioner.curate.project import autosave_folder, load_project, save_project
 from fastbioner_gui import app as app_module
 from fastbioner_gui.loading import read_files
 from fastbioner_gui.main_window import MainWindow
@@ -57,7 +57,7 @@ CHILD = """
 import sys
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
-from fastbioner.documents import Document
+from fastbioner.io.documents import Document
 from fastbioner_gui.main_window import MainWindow
 
 app = QApplication([])
@@ -142,7 +142,7 @@ BAD_HEADERS = [
 
 @pytest.mark.parametrize("changes", BAD_HEADERS)
 def test_a_bad_last_project_is_reported_and_the_app_starts(window, qtbot, monkeypatch, tmp_path, changes):
-    from fastbioner.project import Project, entry_for
+    from fastbioner.curate.project import Project, entry_for
     from gui_documents import make_documents
 
     path = tmp_path / "last.fbproj"
@@ -161,7 +161,7 @@ def test_a_bad_last_project_is_reported_and_the_app_starts(window, qtbot, monkey
 
 
 def test_a_project_with_an_infinite_offset_or_cut_short_is_reported(window, monkeypatch, tmp_path):
-    from fastbioner.project import Project, entry_for
+    from fastbioner.curate.project import Project, entry_for
     from gui_documents import make_documents
 
     path = tmp_path / "p.fbproj"

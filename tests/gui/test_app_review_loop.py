@@ -12,17 +12,17 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QApplication
 
-from fastbioner.documents import Document, Source, Span
-from fastbioner.jobs import JobState
-from fastbioner.project import DocStatus
-from fastbioner.uncertainty import METADATA_KEY
+from fastbioner.io.documents import Document, Source, Span
+from fastbioner.base.jobs import JobState
+from fastbioner.curate.project import DocStatus
+from fastbioner.infer.uncertainty import METADATA_KEY
 
 from tiny_models import make_tiny_model
 
 
 @pytest.fixture
 def tiny_model(tmp_path):
-    from fastbioner.registry import Registry
+    from fastbioner.models.registry import Registry
 
     Registry().import_folder(make_tiny_model(tmp_path / "tiny-src"), "tiny-student", kind="student")
     return "tiny-student"
@@ -186,7 +186,7 @@ def _reviewed_project(window, qtbot, n=12):
 
 
 def test_improve_the_model_from_my_reviews_offers_the_new_model_and_never_switches(window, tiny_model, qtbot):
-    from fastbioner.registry import Registry
+    from fastbioner.models.registry import Registry
 
     _pick(window, qtbot, tiny_model)
     assert window.improve.start() is None  # nothing reviewed yet: says so, starts nothing
@@ -216,7 +216,7 @@ def test_improve_the_model_from_my_reviews_offers_the_new_model_and_never_switch
 
 
 def test_a_cancelled_improvement_registers_nothing(window, tiny_model, qtbot):
-    from fastbioner.registry import Registry
+    from fastbioner.models.registry import Registry
 
     _pick(window, qtbot, tiny_model)
     _reviewed_project(window, qtbot)

@@ -1,14 +1,14 @@
-"""The app applies the library's review-status rule on re-tagging (fastbioner.curation),
+"""The app applies the library's review-status rule on re-tagging (fastbioner.curate.curation),
 not one of its own."""
 
 from __future__ import annotations
 
-from fastbioner.project import DocStatus
+from fastbioner.curate.project import DocStatus
 
 
 def test_the_app_applies_the_librarys_rule_not_its_own(monkeypatch):
-    from fastbioner import curation
-    from fastbioner.documents import Document, Source, Span
+    from fastbioner.curate import curation
+    from fastbioner.io.documents import Document, Source, Span
     from fastbioner_gui import curation as app_curation
     from fastbioner_gui.models.workspace import Workspace
 

@@ -11,7 +11,7 @@ import time
 
 from PySide6.QtWidgets import QMessageBox
 
-from fastbioner.jobs import JobState, run_job
+from fastbioner.base.jobs import JobState, run_job
 from fastbioner_gui.app import display_available, sample_files, start_session
 from fastbioner_gui.dialogs.about import versions
 from fastbioner_gui.main_window import MainWindow

@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import pytest
 
-from fastbioner.documents import Source
-from fastbioner.jobs import JobState
-from fastbioner.project import DocStatus
+from fastbioner.io.documents import Source
+from fastbioner.base.jobs import JobState
+from fastbioner.curate.project import DocStatus
 
 from tiny_models import make_tiny_model
 
 
 @pytest.fixture
 def tiny_model(tmp_path):
-    from fastbioner.registry import Registry
+    from fastbioner.models.registry import Registry
 
     folder = make_tiny_model(tmp_path / "tiny-src")
     Registry().import_folder(folder, "tiny-student", kind="student")
@@ -173,7 +173,7 @@ def test_a_folder_of_1000_abstracts_is_tagged_chunk_by_chunk_as_one_undo_step(
 
 def test_a_run_cancelled_midway_keeps_what_it_merged_as_one_undo_step(window, tiny_model, tmp_path, qtbot,
                                                                        monkeypatch):
-    from fastbioner.inference import Tagger
+    from fastbioner.infer.inference import Tagger
     from fastbioner_gui import tagging
 
     _write_abstracts(tmp_path / "abstracts", 200)

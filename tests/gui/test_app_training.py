@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from fastbioner.jobs import JobState
+from fastbioner.base.jobs import JobState
 
 from tiny_models import make_tiny_model
 
@@ -23,7 +23,7 @@ SENTENCES = [
 
 @pytest.fixture
 def tiny_teacher(tmp_path):
-    from fastbioner.registry import Registry
+    from fastbioner.models.registry import Registry
 
     Registry().import_folder(make_tiny_model(tmp_path / "teacher-src"), "tiny-teacher", kind="teacher")
     bio = tmp_path / "train.conll"
@@ -56,7 +56,7 @@ def test_distillation_runs_with_live_curves_and_the_student_is_offered_not_switc
     qtbot.waitUntil(lambda: window.picker.current_name() == "tiny-teacher", timeout=30000)
     dialog = _dialog(window, tiny_teacher, measure_first=True)
     # The box starts as `fastbioner distill` does (the defaults table's one rule).
-    from fastbioner.guided import compact_by_default
+    from fastbioner.train.guided import compact_by_default
     assert dialog.keep_full_precision.isChecked() == (not compact_by_default())
     dialog.keep_full_precision.setChecked(False)  # compacted, as asked
     assert dialog.recipe.currentData() == "Custom"  # the settings were changed by hand
@@ -143,7 +143,7 @@ def test_the_dialog_opens_tall_enough_for_every_row(window, qtbot, kind):
 
 
 def test_recipes_fill_the_settings_with_a_student_smaller_than_its_teacher(window, monkeypatch):
-    from fastbioner.guided import RECIPE_EPOCHS, RECIPE_NOTE
+    from fastbioner.train.guided import RECIPE_EPOCHS, RECIPE_NOTE
     from fastbioner_gui.dialogs.training_dialog import TrainingDialog
 
     manifests = {"six": {"kind": "teacher", "layers": 6, "size_bytes": 90 * 1048576}}
@@ -152,7 +152,7 @@ def test_recipes_fill_the_settings_with_a_student_smaller_than_its_teacher(windo
     assert not dialog.fine_tune_first.isChecked()  # a teacher exists
     assert dialog.recipe.currentData() == "Balanced"
     # For a curator: the time on this machine and the benchmark quality, from core's table
-    from fastbioner.distill.config import teacher_layers_methods_summary
+    from fastbioner.train.distill.config import teacher_layers_methods_summary
     from fastbioner_gui.dialogs.training_dialog import recipe_f1
     assert "Time on this machine" in dialog.recipe_note.text()
     assert f"{recipe_f1()[4][0]:.1f} F1" in dialog.recipe_note.text()
@@ -160,7 +160,7 @@ def test_recipes_fill_the_settings_with_a_student_smaller_than_its_teacher(windo
     assert RECIPE_NOTE in dialog.research_note.text() and not dialog.research_note.isVisibleTo(dialog)
     assert "docs/benchmarks.md" in RECIPE_NOTE and "%" not in RECIPE_NOTE  # no accuracy claimed
     assert teacher_layers_methods_summary() in dialog.research_note.text()  # core's rule, not a copy
-    from fastbioner.distill.config import default_learning_rate, default_method
+    from fastbioner.train.distill.config import default_learning_rate, default_method
 
     # readable, the CLI's for the Balanced recipe's 4 layers
     assert dialog.learning_rate.text() == f"{default_learning_rate('teacher', 4):g}"
@@ -188,7 +188,7 @@ def test_recipes_fill_the_settings_with_a_student_smaller_than_its_teacher(windo
     # the method follows the depth (as if hinton had led at 4 layers) unless chosen by hand
     from dataclasses import replace
 
-    from fastbioner import defaults_table
+    from fastbioner.base import defaults as defaults_table
     real = defaults_table.table()
     by_depth = {**real.by_depth, 4: replace(real.by_depth[4], method="hinton")}
     monkeypatch.setattr(defaults_table, "table", lambda: replace(real, by_depth=by_depth))
@@ -209,7 +209,7 @@ def test_a_new_user_fine_tunes_a_teacher_then_distils_in_one_job(window, tmp_pat
     """No teacher registered (the only model is the one in use, a student): the dialog
     offers to fine-tune one from the installed base encoders, and one job (one row, one
     progress stream) registers the teacher and the compacted student."""
-    from fastbioner.registry import Registry
+    from fastbioner.models.registry import Registry
     from fastbioner_gui.dialogs.training_dialog import TrainingDialog
     from tiny_models import make_tiny_encoder
 
@@ -260,7 +260,7 @@ def test_a_new_user_fine_tunes_a_teacher_then_distils_in_one_job(window, tmp_pat
 
 
 def test_a_cancelled_distillation_registers_nothing(window, tiny_teacher, qtbot):
-    from fastbioner.registry import Registry
+    from fastbioner.models.registry import Registry
 
     job = _dialog(window, tiny_teacher).start()
     # At once: a tiny run can end within one event-loop turn on an idle machine.
@@ -272,7 +272,7 @@ def test_a_cancelled_distillation_registers_nothing(window, tiny_teacher, qtbot)
 
 
 def test_unlabelled_text_from_the_dialog_takes_part_and_is_saved_with_the_student(window, tiny_teacher, qtbot):
-    from fastbioner.registry import Registry
+    from fastbioner.models.registry import Registry
 
     text = tiny_teacher.parent / "abstracts.txt"
     text.write_text("Lithium induced renal failure in rats.\n\nNaloxone reverses hypertension.\n", encoding="utf-8")
@@ -296,7 +296,7 @@ def test_the_dialog_refuses_settings_the_core_refuses(window, tiny_teacher):
 
 
 def test_the_dialog_measures_the_run_time_in_the_background(window, tiny_teacher, qtbot):
-    from fastbioner.registry import Registry
+    from fastbioner.models.registry import Registry
 
     dialog = _dialog(window, tiny_teacher)
     dialog.estimate_button.click()
@@ -325,8 +325,8 @@ def test_the_advanced_section_sets_term_weights_calibration_and_attention(window
     """Folded (the default) it leaves the method's defaults; opened, its weights,
     calibration and attention form reach the config the job runs with, and the
     learning rate starts at the CLI's default."""
-    from fastbioner.distill.config import default_learning_rate
-    from fastbioner.distill.methods import MATCHING_TERMS, METHODS, MethodConfig
+    from fastbioner.train.distill.config import default_learning_rate
+    from fastbioner.train.distill.methods import MATCHING_TERMS, METHODS, MethodConfig
 
     dialog = _dialog(window, tiny_teacher)
     assert dialog.layer_count() == 1
@@ -341,7 +341,7 @@ def test_the_advanced_section_sets_term_weights_calibration_and_attention(window
     # Folded, the section is its one line: no empty frame below the check box.
     assert dialog.advanced.sizeHint().height() == dialog.advanced.header.sizeHint().height()
     dialog.student_source.setCurrentText("bigru")
-    from fastbioner.distill.config import default_epochs
+    from fastbioner.train.distill.config import default_epochs
 
     assert dialog.learning_rate.value() == pytest.approx(default_learning_rate("bigru"))
     dialog.student_source.setCurrentText("cnn")  # the CLI's epochs for such a student too
@@ -385,7 +385,7 @@ def test_the_dialog_shows_each_methods_own_b_calibration_and_attention(window, t
     """Choosing a method shows its own settings, as the CLI takes them: fastbioner-cal
     calibrated, centred, b = 0; the paper's fastbioner uncalibrated, scores, b = 0.3;
     b only for a dynamic schedule."""
-    from fastbioner.distill.methods import METHODS
+    from fastbioner.train.distill.methods import METHODS
 
     dialog = _dialog(window, tiny_teacher)
     for name in ("fastbioner-cal", "fastbioner", "hinton"):
@@ -404,8 +404,8 @@ def test_the_dialog_shows_each_methods_own_b_calibration_and_attention(window, t
 
 def test_training_on_curated_work_takes_reviewed_documents_with_gold_and_accepted_entities(window, tiny_teacher,
                                                                                            qtbot):
-    from fastbioner.documents import Source
-    from fastbioner.formats import read_documents
+    from fastbioner.io.documents import Source
+    from fastbioner.io.formats import read_documents
     from gui_documents import make_documents
 
     window.workspace.add_documents(make_documents())
@@ -422,7 +422,7 @@ def test_training_on_curated_work_takes_reviewed_documents_with_gold_and_accepte
 def test_bf16_training_on_the_cpu_is_offered_off_and_reaches_the_run_config(window, tiny_teacher, monkeypatch):
     """Off by default; where the CPU has native bf16 and the device is not a GPU it can
     be ticked, and the job's training config carries it; on the GPU it is unticked."""
-    monkeypatch.setattr("fastbioner.precision.cpu_flags_say_bf16", lambda: True)
+    monkeypatch.setattr("fastbioner.models.precision.cpu_flags_say_bf16", lambda: True)
     dialog = _dialog(window, tiny_teacher)
     dialog._cpu_bf16_allowed()
     assert not dialog.build_config().training.cpu_bf16
@@ -431,7 +431,7 @@ def test_bf16_training_on_the_cpu_is_offered_off_and_reaches_the_run_config(wind
     assert dialog.build_config().training.cpu_bf16
     dialog.device.setCurrentText("cuda")
     assert not dialog.cpu_bf16.isEnabled() and not dialog.build_config().training.cpu_bf16
-    monkeypatch.setattr("fastbioner.precision.cpu_flags_say_bf16", lambda: False)
+    monkeypatch.setattr("fastbioner.models.precision.cpu_flags_say_bf16", lambda: False)
     dialog.device.setCurrentText("cpu")
     assert not dialog.cpu_bf16.isEnabled()
     dialog.reject()

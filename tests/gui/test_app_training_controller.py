@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from types import SimpleNamespace
 
-from fastbioner.jobs import Cancelled, JobState
+from fastbioner.base.jobs import Cancelled, JobState
 from tests.tiny_models import make_tiny_model
 
 
@@ -26,7 +26,7 @@ def test_the_model_menu_goes_through_the_training_controller(window, monkeypatch
 
 
 def test_a_finished_run_is_offered_and_the_picker_keeps_its_model(window, qtbot, tmp_path):
-    from fastbioner.registry import Registry
+    from fastbioner.models.registry import Registry
 
     registry = Registry()
     registry.import_folder(make_tiny_model(tmp_path / "in-use"), "in-use", kind="teacher")

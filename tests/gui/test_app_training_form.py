@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from fastbioner.jobs import JobState
+from fastbioner.base.jobs import JobState
 
 from tiny_models import make_tiny_model
 
 
 @pytest.fixture
 def tiny_teacher(tmp_path):
-    from fastbioner.registry import Registry
+    from fastbioner.models.registry import Registry
 
     Registry().import_folder(make_tiny_model(tmp_path / "teacher-src"), "tiny-teacher", kind="teacher")
     return "tiny-teacher"
@@ -87,7 +87,7 @@ def test_no_reviewed_documents_leave_the_box_unticked_and_say_how(window):
 def test_default_names_are_readable_and_numbered_when_taken(window, tiny_teacher, tmp_path):
     from datetime import date
 
-    from fastbioner.registry import Registry
+    from fastbioner.models.registry import Registry
 
     dialog = _distill(window)
     folder = tmp_path / "bc5cdr" / "iob"

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtWidgets import QLabel, QMessageBox
 
-from fastbioner.project import Project, autosave_folder, entry_for, save_project
+from fastbioner.curate.project import Project, autosave_folder, entry_for, save_project
 from fastbioner_gui import app as app_module
 from gui_documents import make_documents
 

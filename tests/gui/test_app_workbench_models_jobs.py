@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from fastbioner.jobs import JobState, ProgressEvent
+from fastbioner.base.jobs import JobState, ProgressEvent
 
 from tiny_models import make_tiny_model
 
@@ -23,20 +23,20 @@ REPO = Path(__file__).resolve().parents[2]
 # 4. Start-up ---------------------------------------------------------------------
 
 def test_tag_is_enabled_once_the_default_model_is_found_before_the_scan_ends(qtbot, tmp_path, monkeypatch):
-    import fastbioner.defaults
+    import fastbioner.models.shipped
     from fastbioner_gui.main_window import MainWindow
 
     from gui_documents import make_documents
 
     monkeypatch.setenv("FASTBIONER_DEFAULT_MODEL", str(make_tiny_model(tmp_path / "default-model")))
     release = threading.Event()
-    real = fastbioner.defaults.shipped_models
+    real = fastbioner.models.shipped.shipped_models
 
     def slow_scan(*args, **kwargs):  # a busy machine: the registration takes its time
         release.wait(60)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(fastbioner.defaults, "shipped_models", slow_scan)
+    monkeypatch.setattr(fastbioner.models.shipped, "shipped_models", slow_scan)
     window = MainWindow()
     window.show()
     try:
@@ -65,7 +65,7 @@ def test_tag_is_enabled_once_the_default_model_is_found_before_the_scan_ends(qtb
 
 
 def test_loading_a_model_is_named_in_the_status_bar_until_results_come(loaded, tmp_path, qtbot):
-    from fastbioner.registry import Registry
+    from fastbioner.models.registry import Registry
 
     Registry().import_folder(make_tiny_model(tmp_path / "tiny"), "tiny-student", kind="student")
     shown: list[str] = []
@@ -219,8 +219,8 @@ SENTENCES = [
 
 
 def _fake_leftover(name: str, step: int, total: int, size: int) -> Path:
-    from fastbioner.leftovers import checkpoints_root
-    from fastbioner.registry import Registry
+    from fastbioner.train.leftovers import checkpoints_root
+    from fastbioner.models.registry import Registry
 
     folder = checkpoints_root(Registry()) / name
     (folder / "latest").mkdir(parents=True)
@@ -259,11 +259,11 @@ def test_interrupted_runs_are_listed_with_their_size_and_deleted(window, qtbot, 
 
 
 def test_a_cancelled_distillation_is_resumed_from_the_app(window, qtbot, tmp_path):
-    from fastbioner.distill.config import DistillConfig, StudentConfig
-    from fastbioner.distill.runner import distill
-    from fastbioner.jobs import CancelToken, Cancelled
-    from fastbioner.leftovers import list_leftovers
-    from fastbioner.registry import Registry
+    from fastbioner.train.distill.config import DistillConfig, StudentConfig
+    from fastbioner.train.distill.runner import distill
+    from fastbioner.base.jobs import CancelToken, Cancelled
+    from fastbioner.train.leftovers import list_leftovers
+    from fastbioner.models.registry import Registry
 
     Registry().import_folder(make_tiny_model(tmp_path / "teacher-src"), "tiny-teacher", kind="teacher")
     bio = tmp_path / "train.conll"
@@ -294,8 +294,8 @@ def test_a_cancelled_distillation_is_resumed_from_the_app(window, qtbot, tmp_pat
 
 
 def test_tag_all_reports_progress_within_one_long_document(loaded, tmp_path, qtbot):
-    from fastbioner.documents import Document
-    from fastbioner.registry import Registry
+    from fastbioner.io.documents import Document
+    from fastbioner.models.registry import Registry
 
     Registry().import_folder(make_tiny_model(tmp_path / "tiny"), "tiny-student", kind="student")
     sentence = "Lithium carbonate toxicity was seen in a newborn infant with heart failure."

@@ -18,8 +18,8 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QAbstractItemView, QApplication, QLineEdit, QMessageBox
 
-from fastbioner.documents import Document, Source, Span
-from fastbioner.project import autosave_folder, load_project
+from fastbioner.io.documents import Document, Source, Span
+from fastbioner.curate.project import autosave_folder, load_project
 from fastbioner_gui import app as app_module
 from fastbioner_gui import xcb_check
 from fastbioner_gui.dialogs.export_dialog import ALL, ExportDialog

@@ -8,10 +8,18 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..agreement import KIND_NAMES, KINDS, MATCHES, PairAgreement, compare_documents, fleiss_over, match_documents
-from ..documents import Document
-from ..errors import InputError
-from ..fileio import check_not_an_input, output_target, write_json_record
+from fastbioner.curate.agreement import (
+    KIND_NAMES,
+    KINDS,
+    MATCHES,
+    PairAgreement,
+    compare_documents,
+    fleiss_over,
+    match_documents,
+)
+from fastbioner.io.documents import Document
+from fastbioner.base.errors import InputError
+from fastbioner.io.fileio import check_not_an_input, output_target, write_json_record
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -31,7 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _read(path: str) -> list[Document]:
-    from ..formats import read_documents
+    from fastbioner.io.formats import read_documents
 
     if Path(path).is_dir():
         raise InputError("is a folder: give each annotator's file", path)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from .progress import ProgressBar, ctrl_c_cancels
+from fastbioner.cli.progress import ProgressBar, ctrl_c_cancels
 
 # torch is imported when the command runs: every other command starts without it.
 DTYPES = ("bfloat16", "float16", "float32")
@@ -38,10 +38,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def compact_command(args: argparse.Namespace) -> int:
     import torch
 
-    from ..compact import compact_model
-    from ..formats import read_any
-    from ..jobs import CancelToken
-    from ..registry import Registry, data_record, read_manifest, write_manifest
+    from fastbioner.models.compact import compact_model
+    from fastbioner.io.formats import read_any
+    from fastbioner.base.jobs import CancelToken
+    from fastbioner.models.registry import Registry
+    from fastbioner.models.manifest import data_record, read_manifest, write_manifest
 
     registry = Registry()
     source = registry.resolve(args.model)

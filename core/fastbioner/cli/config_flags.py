@@ -1,6 +1,6 @@
 """Command-line flags generated from the typed configs (as Hugging Face's
 ``HfArgumentParser`` does): each dataclass field declares its flag, help, choices
-and kind with :func:`fastbioner.config.opt`, so every setting has a flag, the
+and kind with :func:`fastbioner.base.config.opt`, so every setting has a flag, the
 defaults are the dataclasses' own (shared with the app's dialogs), and the parsed
 flags turn back into the same dataclasses.
 
@@ -17,7 +17,7 @@ import typing
 from pathlib import Path
 from typing import Any
 
-from ..config import Settings
+from fastbioner.base.config import Settings
 
 
 def _dest(path: str) -> str:
@@ -76,7 +76,7 @@ def add_config_flags(parser: argparse.ArgumentParser, cls: type, *, required: tu
     for path, f, hint in config_fields(cls):
         meta = f.metadata
         if "help" not in meta:
-            raise TypeError(f"{cls.__name__}.{path} has no flag (declare it with fastbioner.config.opt)")
+            raise TypeError(f"{cls.__name__}.{path} has no flag (declare it with fastbioner.base.config.opt)")
         flag = meta.get("flag") or "--" + path.rsplit(".", 1)[-1].replace("_", "-")
         kind = meta.get("kind")
         default = _default(defaults, path)

@@ -9,12 +9,20 @@ import warnings
 from pathlib import Path
 from typing import Iterator
 
-from ..corpus_stats import corpus_stats
-from ..documents import Document
-from ..errors import InputError, InputWarning
-from ..fileio import check_not_an_input
-from ..formats import ALIASES, FORMATS, format_module, guess_format, read_any, read_documents, write_documents
-from ..labels import SCHEMES
+from fastbioner.io.corpus_stats import corpus_stats
+from fastbioner.io.documents import Document
+from fastbioner.base.errors import InputError, InputWarning
+from fastbioner.io.fileio import check_not_an_input
+from fastbioner.io.formats import (
+    ALIASES,
+    FORMATS,
+    format_module,
+    guess_format,
+    read_any,
+    read_documents,
+    write_documents,
+)
+from fastbioner.io.labels import SCHEMES
 
 _FORMAT_NAMES = sorted([*FORMATS, *(a for a, t in ALIASES.items() if t)])
 

@@ -5,14 +5,18 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .config_flags import add_config_flags, config_from_flags
-from .training_options import add_run_flags, print_training, run_training
+from fastbioner.cli.config_flags import add_config_flags, config_from_flags
+from fastbioner.cli.training_options import add_run_flags, print_training, run_training
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from ..defaults_table import table
-    from ..distill.config import DistillConfig, teacher_layers_methods_summary, teacher_layers_rates_summary
-    from ..distill.methods import METHODS
+    from fastbioner.base.defaults import table
+    from fastbioner.train.distill.config import (
+        DistillConfig,
+        teacher_layers_methods_summary,
+        teacher_layers_rates_summary,
+    )
+    from fastbioner.train.distill.methods import METHODS
 
     methods = "; ".join(f"{n}: {m.summary}" for n, m in METHODS.items())
     defaults = table()
@@ -26,7 +30,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     ". Ctrl-C cancels cleanly; --resume continues.")
     p.add_argument("--name", required=True, help="registry name of the student")
     add_config_flags(p, DistillConfig, required=("teacher", "train_files"), overrides={
-        # decided from the student once it is known, by the defaults table (fastbioner/defaults.toml)
+        # decided from the student once it is known, by the defaults table (fastbioner/base/defaults.toml)
         "training.learning_rate": {"default": None, "help": f"peak learning rate (default, for the teacher's own "
                                    f"layers: {teacher_layers_rates_summary()}; {small_rates}; "
                                    f"{defaults.encoder.learning_rate:g} for another encoder)"},
@@ -55,12 +59,14 @@ def _by_kind(kinds: dict, word) -> str:
     groups: dict[str, list[str]] = {}
     for name, entry in kinds.items():
         groups.setdefault(word(entry), []).append(name)
-    return ", ".join(f"{value} for {' and '.join(names)}" for value, names in groups.items())
+    return ", ".join(f"{value} for {' and '.join(names)}"
+                     for value, names in groups.items())
 
 
 def config_from_args(args: argparse.Namespace):
-    from ..distill.config import (SMALL_SOURCES, DistillConfig, default_epochs, default_learning_rate, default_method,
-                                  default_teacher_layers)
+    from fastbioner.train.distill.config import (
+        SMALL_SOURCES, DistillConfig, default_epochs, default_learning_rate, default_method, default_teacher_layers,
+    )
 
     teachers = list(args.teacher)  # --teacher A --teacher B: the first is the one the student copies
     args = argparse.Namespace(**{**vars(args), "teacher": teachers[0],
@@ -82,8 +88,8 @@ def config_from_args(args: argparse.Namespace):
 
 
 def distill_command(args: argparse.Namespace) -> int:
-    from ..distill.runner import distill
-    from ..guided import compact_by_default
+    from fastbioner.train.distill.runner import distill
+    from fastbioner.train.guided import compact_by_default
 
     config = config_from_args(args)
     result = run_training(distill, config, args)
@@ -109,10 +115,10 @@ def distill_command(args: argparse.Namespace) -> int:
 def _compact(result, config, args: argparse.Namespace) -> int:
     """Compact the registered student in place (the guided path's step); a cancel or a
     vocabulary that cannot be trimmed leaves the full-precision student registered."""
-    from ..errors import ModelError
-    from ..guided import compact_student, human_size
-    from ..jobs import Cancelled, CancelToken
-    from .progress import ProgressBar, ctrl_c_cancels
+    from fastbioner.base.errors import ModelError
+    from fastbioner.train.guided import compact_student, human_size
+    from fastbioner.base.jobs import Cancelled, CancelToken
+    from fastbioner.cli.progress import ProgressBar, ctrl_c_cancels
 
     token, bar = CancelToken(), ProgressBar(quiet=args.quiet)
     try:

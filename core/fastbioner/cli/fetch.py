@@ -9,13 +9,14 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ..errors import InputError
-from ..fetch import (API_KEY_ENV, DEFAULT_MAX_RESULTS, EMAIL_ENV, PATIENCE_SECONDS, URL_ENV, fetch_pubmed,
-                     parse_pmids)
-from ..fileio import output_target, read_text
-from ..formats import ALIASES, FORMATS, guess_format, write_documents
-from ..jobs import Cancelled, CancelToken
-from .progress import ProgressBar, ctrl_c_cancels
+from fastbioner.base.errors import InputError
+from fastbioner.net.fetch import (
+    API_KEY_ENV, DEFAULT_MAX_RESULTS, EMAIL_ENV, PATIENCE_SECONDS, URL_ENV, fetch_pubmed, parse_pmids,
+)
+from fastbioner.io.fileio import output_target, read_text
+from fastbioner.io.formats import ALIASES, FORMATS, guess_format, write_documents
+from fastbioner.base.jobs import Cancelled, CancelToken
+from fastbioner.cli.progress import ProgressBar, ctrl_c_cancels
 
 _FORMAT_NAMES = sorted([*FORMATS, *(a for a, t in ALIASES.items() if t)])
 

@@ -1,15 +1,15 @@
 """``fastbioner fine-tune MODEL --train FILE... --name NEW``: continue training a model
-on reviewed documents (:mod:`fastbioner.finetune`)."""
+on reviewed documents (:mod:`fastbioner.train.finetune`)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from ..finetune_config import SMALL_MODEL_LEARNING_RATE, TRANSFORMER_LEARNING_RATE, FineTuneConfig
-from ..jobs import CancelToken, Cancelled
-from .config_flags import add_config_flags, config_from_flags
-from .progress import ProgressBar, ctrl_c_cancels
+from fastbioner.train.finetune_config import SMALL_MODEL_LEARNING_RATE, TRANSFORMER_LEARNING_RATE, FineTuneConfig
+from fastbioner.base.jobs import CancelToken, Cancelled
+from fastbioner.cli.config_flags import add_config_flags, config_from_flags
+from fastbioner.cli.progress import ProgressBar, ctrl_c_cancels
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -35,8 +35,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def fine_tune_command(args: argparse.Namespace) -> int:
-    from ..finetune import fine_tune
-    from ..registry import Registry
+    from fastbioner.train.finetune import fine_tune
+    from fastbioner.models.registry import Registry
 
     config = config_from_flags(FineTuneConfig, args)
     config.validate()

@@ -14,8 +14,8 @@ import os
 import signal
 import sys
 
-from .. import __version__
-from ..errors import FastBioNERError
+from fastbioner import __version__
+from fastbioner.base.errors import FastBioNERError
 
 # Modules in the order their subcommands appear in ``--help``.
 COMMAND_MODULES = [
@@ -121,8 +121,8 @@ def run_and_exit() -> None:  # pragma: no cover - the console script and `python
     code = main()
     # A rank of a torchrun job ends without the interpreter's teardown (see exit_process).
     # The exit path imports nothing: a SIGTERM during torch's import leaves torch half
-    # initialised, and importing fastbioner.distributed (which imports torch) then fails.
-    distributed = sys.modules.get("fastbioner.distributed")
+    # initialised, and importing fastbioner.train.distributed (which imports torch) then fails.
+    distributed = sys.modules.get("fastbioner.train.distributed")
     if distributed is not None and hasattr(distributed, "exit_process"):
         distributed.exit_process(code)
     sys.exit(code)

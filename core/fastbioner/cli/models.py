@@ -6,8 +6,9 @@ import argparse
 import json
 import sys
 
-from ..config import reading_description
-from ..registry import KINDS, ModelEntry, Registry
+from fastbioner.base.config import reading_description
+from fastbioner.models.registry import ModelEntry, Registry
+from fastbioner.models.manifest import KINDS
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -116,7 +117,7 @@ def show_command(args: argparse.Namespace) -> int:
     if m.summary:
         print(f"  {m.summary}")
     if m.metrics:
-        from ..evaluation import EvaluationReport
+        from fastbioner.infer.evaluation import EvaluationReport
 
         twin = (m.metrics.get("source") or {}).get("twin")
         whose = f" (of its twin {twin}, trained without devel)" if twin else ""
@@ -137,7 +138,7 @@ def show_command(args: argparse.Namespace) -> int:
 
 
 def describe_command(args: argparse.Namespace) -> int:
-    from ..errors import FastBioNERError
+    from fastbioner.base.errors import FastBioNERError
 
     if args.summary is None and args.scores_from is None:
         raise FastBioNERError("models describe: give --summary TEXT, --scores-from TWIN, or both")

@@ -9,7 +9,7 @@ from typing import Any, Callable, Iterator
 
 from tqdm import tqdm
 
-from ..jobs import CancelToken, Cancelled, ProgressEvent
+from fastbioner.base.jobs import CancelToken, Cancelled, ProgressEvent
 
 
 class ProgressBar:

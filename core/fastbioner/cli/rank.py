@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..errors import InputError
-from ..fileio import check_not_an_input, output_target
-from .progress import run_writing_job
-from .tag import _run_options, _tagger_config
+from fastbioner.base.errors import InputError
+from fastbioner.io.fileio import check_not_an_input, output_target
+from fastbioner.cli.progress import run_writing_job
+from fastbioner.cli.tag import _run_options, _tagger_config
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -38,10 +38,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def rank_command(args: argparse.Namespace) -> int:
-    from ..defaults import model_to_tag
-    from ..formats import guess_format
-    from ..inference import Tagger
-    from ..ranking import rank_files
+    from fastbioner.models.shipped import model_to_tag
+    from fastbioner.io.formats import guess_format
+    from fastbioner.infer.inference import Tagger
+    from fastbioner.infer.ranking import rank_files
 
     for path in args.inputs:
         if not Path(path).exists():

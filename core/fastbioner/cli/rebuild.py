@@ -45,11 +45,11 @@ def rebuild_command(name: str, manifest) -> tuple[str, list[str]]:
     its flag, then every one the command line would still decide otherwise (the learning
     rate and layer count it picks from the student source). Returns the command (one
     shell line, registering ``name``) and the settings no flag reproduces."""
-    from ..config import TeacherConfig
-    from ..distill.config import DistillConfig
-    from . import distill, train
-    from .config_flags import config_fields
-    from .main import build_parser
+    from fastbioner.base.config import TeacherConfig
+    from fastbioner.train.distill.config import DistillConfig
+    from fastbioner.cli import distill, train
+    from fastbioner.cli.config_flags import config_fields
+    from fastbioner.cli.main import build_parser
 
     command, cls, from_args = (("distill", DistillConfig, distill.config_from_args) if manifest.kind == "student"
                                else ("train-teacher", TeacherConfig, train.config_from_args))

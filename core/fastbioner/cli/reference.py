@@ -14,8 +14,8 @@ import argparse
 import sys
 from typing import Any, Iterator
 
-from .config_flags import config_fields
-from .main import build_parser
+from fastbioner.cli.config_flags import config_fields
+from fastbioner.cli.main import build_parser
 
 HEADER = """\
 # Command-line reference
@@ -35,9 +35,9 @@ exits with 130 and leaves no partial output.
 
 
 def _config_classes() -> list[type]:
-    from ..config import TeacherConfig
-    from ..distill.config import DistillConfig
-    from ..finetune_config import FineTuneConfig
+    from fastbioner.base.config import TeacherConfig
+    from fastbioner.train.distill.config import DistillConfig
+    from fastbioner.train.finetune_config import FineTuneConfig
 
     return [TeacherConfig, DistillConfig, FineTuneConfig]
 

@@ -7,11 +7,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..errors import InputError
-from ..fileio import check_input, check_not_an_input, output_target, write_json_record
-from ..jobs import CancelToken, Cancelled
-from ..precision import PRECISION_CHOICES, loss_points_text
-from .progress import ProgressBar, ctrl_c_cancels, run_writing_job
+from fastbioner.base.errors import InputError
+from fastbioner.io.fileio import check_input, check_not_an_input, output_target, write_json_record
+from fastbioner.base.jobs import CancelToken, Cancelled
+from fastbioner.models.precision import PRECISION_CHOICES, loss_points_text
+from fastbioner.cli.progress import ProgressBar, ctrl_c_cancels, run_writing_job
 
 OUTPUT_FORMATS = ("conll", "pubtator", "bioc", "jsonl")
 
@@ -66,7 +66,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _tagger_config(args: argparse.Namespace, precision: str | None = None):
-    from ..inference import TaggerConfig
+    from fastbioner.infer.inference import TaggerConfig
 
     fields = {"device": args.device, "precision": precision or args.precision, "threads": args.threads}
     if args.token_budget:
@@ -75,9 +75,9 @@ def _tagger_config(args: argparse.Namespace, precision: str | None = None):
 
 
 def tag_command(args: argparse.Namespace) -> int:
-    from ..defaults import model_to_tag
-    from ..inference import Tagger
-    from ..tagging import tag_files
+    from fastbioner.models.shipped import model_to_tag
+    from fastbioner.infer.inference import Tagger
+    from fastbioner.infer.tagging import tag_files
 
     for path in args.inputs:
         check_input(path)  # missing, a folder, /dev/zero: said before the model loads
@@ -93,9 +93,9 @@ def tag_command(args: argparse.Namespace) -> int:
 
 
 def benchmark_command(args: argparse.Namespace) -> int:
-    from ..formats import read_documents
-    from ..registry import Registry
-    from ..speed import benchmark_model, record_speed
+    from fastbioner.io.formats import read_documents
+    from fastbioner.models.registry import Registry
+    from fastbioner.infer.speed import benchmark_model, record_speed
 
     docs = []
     for doc in read_documents(args.docs):

@@ -6,9 +6,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..jobs import CancelToken, Cancelled
-from .progress import ProgressBar, ctrl_c_cancels
-from .tag import _run_options, _tagger_config
+from fastbioner.base.jobs import CancelToken, Cancelled
+from fastbioner.cli.progress import ProgressBar, ctrl_c_cancels
+from fastbioner.cli.tag import _run_options, _tagger_config
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -53,8 +53,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def tag_corpus_command(args: argparse.Namespace) -> int:
-    from ..defaults import model_to_tag
-    from ..scale import CorpusOptions, tag_corpus
+    from fastbioner.models.shipped import model_to_tag
+    from fastbioner.scale import CorpusOptions, tag_corpus
 
     options = CorpusOptions(engine=args.engine, input_format=args.input_format, chunk_documents=args.chunk,
                             address=args.address, workers=args.workers, gpus_per_worker=args.gpus_per_worker)

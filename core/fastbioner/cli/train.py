@@ -7,13 +7,13 @@ import json
 import sys
 from pathlib import Path
 
-from ..config import COMBINATIONS, TeacherConfig
-from ..errors import FastBioNERError
-from ..fileio import atomic_write
-from ..jobs import CancelToken, Cancelled
-from .progress import ProgressBar, ctrl_c_cancels
-from .config_flags import add_config_flags, config_from_flags
-from .training_options import add_run_flags, print_training, run_training
+from fastbioner.base.config import COMBINATIONS, TeacherConfig
+from fastbioner.base.errors import FastBioNERError
+from fastbioner.io.fileio import atomic_write
+from fastbioner.base.jobs import CancelToken, Cancelled
+from fastbioner.cli.progress import ProgressBar, ctrl_c_cancels
+from fastbioner.cli.config_flags import add_config_flags, config_from_flags
+from fastbioner.cli.training_options import add_run_flags, print_training, run_training
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -54,7 +54,7 @@ def config_from_args(args: argparse.Namespace) -> TeacherConfig:
 
 
 def train_teacher_command(args: argparse.Namespace) -> int:
-    from ..teacher import train_teacher
+    from fastbioner.train.teacher import train_teacher
 
     result = run_training(train_teacher, config_from_args(args), args)
     if isinstance(result, int):
@@ -66,8 +66,9 @@ def train_teacher_command(args: argparse.Namespace) -> int:
 
 def _trained_on(model: str, file: str) -> bool:
     """Whether ``model`` (a registry name or folder with a manifest) trained on ``file``'s labels."""
-    from ..errors import ModelError
-    from ..registry import Registry, trained_on
+    from fastbioner.base.errors import ModelError
+    from fastbioner.models.registry import Registry
+    from fastbioner.models.manifest import trained_on
 
     try:
         return trained_on(Registry().resolve(model).manifest, file)
@@ -76,7 +77,7 @@ def _trained_on(model: str, file: str) -> bool:
 
 
 def evaluate_command(args: argparse.Namespace) -> int:
-    from ..evaluation import evaluate_model
+    from fastbioner.infer.evaluation import evaluate_model
 
     if args.threads:
         import torch
@@ -87,8 +88,8 @@ def evaluate_command(args: argparse.Namespace) -> int:
         raise FastBioNERError("--record stores one model's own scores; an --ensemble-with combination "
                               "is not that model (write its scores with --json)")
     if args.record:  # refused before the scoring, not after
-        from ..errors import ModelError
-        from ..registry import Registry
+        from fastbioner.base.errors import ModelError
+        from fastbioner.models.registry import Registry
 
         registry = Registry()
         try:

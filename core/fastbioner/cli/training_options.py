@@ -25,9 +25,9 @@ def add_run_flags(p: argparse.ArgumentParser) -> None:
 
 def print_estimate(config, args: argparse.Namespace) -> int:
     """``--estimate``: measure a few steps of ``config`` and print the whole run's time."""
-    from ..estimate import estimate_run
-    from ..jobs import Cancelled, CancelToken
-    from .progress import ProgressBar, ctrl_c_cancels
+    from fastbioner.train.estimate import estimate_run
+    from fastbioner.base.jobs import Cancelled, CancelToken
+    from fastbioner.cli.progress import ProgressBar, ctrl_c_cancels
 
     token = CancelToken()
     bar = ProgressBar(quiet=args.quiet)
@@ -52,12 +52,12 @@ def run_training(run: Callable[..., Any], config, args: argparse.Namespace) -> A
     returns."""
     if args.estimate:
         return print_estimate(config, args)
-    from .. import distributed
-    from ..checkpoints import has_checkpoint
-    from ..jobs import Cancelled, CancelToken
-    from ..registry import Registry
-    from ..runs import checkpoint_folder
-    from .progress import ProgressBar, ctrl_c_cancels
+    from fastbioner.train import distributed
+    from fastbioner.train.checkpoints import has_checkpoint
+    from fastbioner.base.jobs import Cancelled, CancelToken
+    from fastbioner.models.registry import Registry
+    from fastbioner.train.runs import checkpoint_folder
+    from fastbioner.cli.progress import ProgressBar, ctrl_c_cancels
 
     distributed.init_from_env()
     processes = distributed.world_size()

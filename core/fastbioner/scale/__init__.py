@@ -1,6 +1,6 @@
 """Corpus-scale tagging (all of PubMed, every day): a folder of Parquet shards, one per
 input file, always holding exactly the current documents, tagged by the project's one
-:class:`~fastbioner.inference.Tagger` on this machine (``local``) or on a Ray cluster
+:class:`~fastbioner.infer.inference.Tagger` on this machine (``local``) or on a Ray cluster
 (``ray``, the optional ``scale`` extra, imported only when chosen). A run tags only
 the documents whose text or model changed.
 
@@ -24,7 +24,7 @@ __all__ = ["CorpusOptions", "CorpusSummary", "tag_corpus"]
 
 def __getattr__(name: str):
     if name in __all__:
-        from . import corpus
+        from fastbioner.scale import corpus
 
         return getattr(corpus, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

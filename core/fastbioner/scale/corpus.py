@@ -37,17 +37,19 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..config import ConfigError, Settings
-from ..errors import FastBioNERError, InputError
-from ..fileio import atomic_write
-from ..inference import TaggerConfig
-from ..jobs import CancelToken, Cancelled, EventCallback, ProgressReporter, run_job
-from .shards import (DOC_SCHEMA, SCHEMA, SCHEMA_VERSION, ChunkResult, file_record, fingerprint,
-                     release_freed_memory, row_document, shard_paths, write_rows)
-from .state import HISTORY_DIR, FolderState, InputRecord, RowIndex, codes_of, keep_old_version
-from .preflight import default_threads, expand_inputs, folder_lock, refuse_object_store
-from .updates import InputScan, _Codes, resolve
-from .work import ModelRef, file_digest
+from fastbioner.base.config import ConfigError, Settings
+from fastbioner.base.errors import FastBioNERError, InputError
+from fastbioner.io.fileio import atomic_write
+from fastbioner.infer.inference import TaggerConfig
+from fastbioner.base.jobs import CancelToken, Cancelled, EventCallback, ProgressReporter, run_job
+from fastbioner.scale.shards import (
+    DOC_SCHEMA, SCHEMA, SCHEMA_VERSION, ChunkResult, file_record, fingerprint, release_freed_memory, row_document,
+    shard_paths, write_rows,
+)
+from fastbioner.scale.state import HISTORY_DIR, FolderState, InputRecord, RowIndex, codes_of, keep_old_version
+from fastbioner.scale.preflight import default_threads, expand_inputs, folder_lock, refuse_object_store
+from fastbioner.scale.updates import InputScan, _Codes, resolve
+from fastbioner.scale.work import ModelRef, file_digest
 
 ENGINES = ("local", "ray")
 SUMMARY_FILE = "_summary.json"  # "_" first: Parquet readers of the folder (pyarrow, duckdb) skip it
@@ -146,11 +148,11 @@ class CorpusSummary:
 
 def make_engine(options: CorpusOptions, model: ModelRef, config: TaggerConfig):
     if options.engine == "ray":
-        from .ray_engine import RayEngine  # Ray is an optional extra: imported only here
+        from fastbioner.scale.ray_engine import RayEngine  # Ray is an optional extra: imported only here
 
         return RayEngine(model, config, address=options.address, workers=options.workers,
                          gpus_per_worker=options.gpus_per_worker)
-    from .local import LocalEngine
+    from fastbioner.scale.local import LocalEngine
 
     return LocalEngine(model, config)
 
@@ -162,10 +164,10 @@ def output_fingerprint(ref: ModelRef, config: TaggerConfig, options: CorpusOptio
     see :func:`.shards.tag_chunk`), not the engine."""
     import torch
 
-    from .. import __version__
-    from ..inference import resolve_model
-    from ..modeling import pick_device
-    from ..precision import checks_from_manifest, choose_precision, default_token_budget
+    from fastbioner import __version__
+    from fastbioner.infer.inference import resolve_model
+    from fastbioner.models.modeling import pick_device
+    from fastbioner.models.precision import checks_from_manifest, choose_precision, default_token_budget
 
     _, _, manifest = resolve_model(ref.folder)
     if options.engine == "ray":
@@ -213,7 +215,7 @@ def tag_corpus(inputs: Sequence[str | Path], out_dir: str | Path, model: str | P
         raise InputError("is a file, expected an output folder", out_dir)
     ref = ModelRef.resolve(model)
     if options.engine == "ray":
-        from .ray_engine import import_ray
+        from fastbioner.scale.ray_engine import import_ray
 
         import_ray()   # a missing extra is said before the folder is made
     if options.engine == "local" and config.threads is None:

@@ -1,15 +1,15 @@
 """The local engine: this process parses the inputs and tags chunks one after the
-other, with one :class:`~fastbioner.inference.Tagger`. Needs no extra."""
+other, with one :class:`~fastbioner.infer.inference.Tagger`. Needs no extra."""
 
 from __future__ import annotations
 
 from typing import Iterator, Sequence
 
-from ..inference import Tagger, TaggerConfig
-from ..jobs import CancelToken
-from .shards import ChunkResult, tag_chunk
-from .updates import InputScan
-from .work import ModelRef, parse_input, parse_failure
+from fastbioner.infer.inference import Tagger, TaggerConfig
+from fastbioner.base.jobs import CancelToken
+from fastbioner.scale.shards import ChunkResult, tag_chunk
+from fastbioner.scale.updates import InputScan
+from fastbioner.scale.work import ModelRef, parse_input, parse_failure
 
 
 class LocalEngine:

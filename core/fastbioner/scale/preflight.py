@@ -11,10 +11,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from ..errors import InputError
-from ..formats import format_for_path
-from .shards import pubmed_file_number
-from .state import STATE_DIR
+from fastbioner.base.errors import InputError
+from fastbioner.io.formats import format_for_path
+from fastbioner.scale.shards import pubmed_file_number
+from fastbioner.scale.state import STATE_DIR
 
 
 def refuse_object_store(value: str | Path, what: str) -> None:

@@ -1,6 +1,6 @@
 """The Ray engine: input files are parsed by Ray tasks (one CPU each, each writing its
 input's document spool), and chunks are tagged by a pool of actors, each holding one
-:class:`~fastbioner.inference.Tagger` (the model loads once per actor, on a CPU or on a
+:class:`~fastbioner.infer.inference.Tagger` (the model loads once per actor, on a CPU or on a
 GPU share). The driver reads the chunks to tag from the spools and shards, orders
 results and writes shards.
 
@@ -26,12 +26,12 @@ import tempfile
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from ..errors import FastBioNERError
-from ..inference import TaggerConfig
-from ..jobs import CancelToken
-from .shards import ChunkResult
-from .updates import InputScan
-from .work import ModelRef, parse_failure, parse_task
+from fastbioner.base.errors import FastBioNERError
+from fastbioner.infer.inference import TaggerConfig
+from fastbioner.base.jobs import CancelToken
+from fastbioner.scale.shards import ChunkResult
+from fastbioner.scale.updates import InputScan
+from fastbioner.scale.work import ModelRef, parse_failure, parse_task
 
 
 def import_ray():
@@ -52,7 +52,7 @@ class TaggerWorker:
     """A Ray actor with one Tagger, loaded from the model files shipped to it."""
 
     def __init__(self, files: dict[str, bytes], config: dict):
-        from ..inference import Tagger
+        from fastbioner.infer.inference import Tagger
 
         folder = Path(tempfile.mkdtemp(prefix="fastbioner-model-"))
         try:
@@ -69,7 +69,7 @@ class TaggerWorker:
         return self.tagger.describe()
 
     def tag(self, docs: list) -> ChunkResult:
-        from .shards import tag_chunk
+        from fastbioner.scale.shards import tag_chunk
 
         return tag_chunk(self.tagger, docs)
 

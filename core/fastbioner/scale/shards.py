@@ -32,10 +32,10 @@ from typing import Any, Sequence
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..documents import Document, Passage, Source
-from ..errors import InputError
-from ..fileio import atomic_write
-from ..formats import FORMATS
+from fastbioner.io.documents import Document, Passage, Source
+from fastbioner.base.errors import InputError
+from fastbioner.io.fileio import atomic_write
+from fastbioner.io.formats import FORMATS
 
 SCHEMA_VERSION = 2
 SPAN_TYPE = pa.struct([("start", pa.int32()), ("end", pa.int32()), ("label", pa.string()),
@@ -104,7 +104,7 @@ def release_freed_memory() -> None:
 
 
 def tag_chunk(tagger, docs: Sequence[Document]) -> ChunkResult:
-    """Tag one chunk with the project's :class:`~fastbioner.inference.Tagger` and turn it
+    """Tag one chunk with the project's :class:`~fastbioner.infer.inference.Tagger` and turn it
     into rows: the single tagging path both engines run (locally, or in a Ray actor).
     Each document is its own tagging call, so that its spans do not depend on its
     chunk mates (see the module's doc); on a CPU this cost the default model nothing

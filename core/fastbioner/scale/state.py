@@ -33,10 +33,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ..errors import InputError
-from ..fileio import atomic_write
-from .shards import META_KEY, file_record, pubmed_file_number
-from .updates import InputScan, _Codes
+from fastbioner.base.errors import InputError
+from fastbioner.io.fileio import atomic_write
+from fastbioner.scale.shards import META_KEY, file_record, pubmed_file_number
+from fastbioner.scale.updates import InputScan, _Codes
 
 STATE_DIR = "_state"
 HISTORY_DIR = "_history"

@@ -14,11 +14,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..fileio import atomic_write
-from ..formats import read_documents
-from ..jobs import CancelToken
-from .shards import DOC_SCHEMA, doc_row
-from .updates import InputScan
+from fastbioner.io.fileio import atomic_write
+from fastbioner.io.formats import read_documents
+from fastbioner.base.jobs import CancelToken
+from fastbioner.scale.shards import DOC_SCHEMA, doc_row
+from fastbioner.scale.updates import InputScan
 
 SPOOL_ROWS = 2048   # documents per spool row group: what parsing holds in memory at a time
 
@@ -38,7 +38,7 @@ def parse_input(path: str, input_format: str | None, spool: str, cancel: CancelT
     passages and text hash, written atomically, for the tagging stage to read instead
     of parsing again), and the scan (ids and hashes in file order, the PMIDs it
     deletes, size and SHA-256) is returned. Memory stays at one row group. Bad input
-    raises :class:`fastbioner.errors.InputError` naming the file."""
+    raises :class:`fastbioner.base.errors.InputError` naming the file."""
     reader = read_documents(path, input_format)
     ids: list[str] = []
     hashes: list[int] = []
@@ -85,7 +85,7 @@ class ModelRef:
 
     @classmethod
     def resolve(cls, name_or_folder: str | Path) -> "ModelRef":
-        from ..inference import resolve_model
+        from fastbioner.infer.inference import resolve_model
 
         folder, name, _ = resolve_model(name_or_folder)
         given = Path(name_or_folder)
@@ -111,8 +111,8 @@ def parse_failure(path: str, exc: BaseException) -> BaseException:
     """What a run reports for an input that could not be parsed: the input's own
     one-line error, or one naming the file for anything unexpected. A cancel is not
     a failure: it is raised again."""
-    from ..errors import FastBioNERError, InputError
-    from ..jobs import Cancelled
+    from fastbioner.base.errors import FastBioNERError, InputError
+    from fastbioner.base.jobs import Cancelled
 
     if isinstance(exc, Cancelled):
         raise exc

@@ -1,0 +1,118 @@
+"""The chosen defaults of a distillation, read from ``defaults.toml`` beside this module
+(``fastbioner.models.shipped`` is another thing: the shipped models).
+
+The table is data, not code: each default names the decision record (in
+docs/decisions.md) whose figures chose it, and a new result changes the file, not the
+library, the app's text or the research scripts, which all resolve through here.
+
+``table()`` is the loaded file (read once); ``load(path)`` reads another one (tests, a
+what-if). Nothing here imports torch: the CLI's help and the app's dialog read it cheaply.
+"""
+
+from __future__ import annotations
+
+import functools
+import tomllib
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from fastbioner.base.config import ConfigError
+
+DEFAULTS_FILE = "defaults.toml"
+
+
+@dataclass(frozen=True)
+class StudentDefaults:
+    """What a student of one kind (and depth) trains with unless told."""
+
+    method: str
+    learning_rate: float
+    epochs: int
+    decision: str            # docs/decisions.md#... : why these values
+    devel_f1: tuple[float, float] | None = None  # the method's measured mean and spread, where recorded
+
+
+@dataclass(frozen=True)
+class Defaults:
+    teacher_layers: int                       # the depth of a student of the teacher's layers unless told
+    teacher_epochs: int
+    teacher_epochs_decision: str
+    by_depth: dict[int, StudentDefaults]      # students of the teacher's own layers, by depth measured
+    small: dict[str, StudentDefaults]         # bigru, bilstm, cnn
+    encoder: StudentDefaults                  # any other encoder
+    compact_after_distillation: bool
+    compaction_decision: str
+
+    def for_depth(self, layers: int | None) -> StudentDefaults:
+        """A student of ``layers`` of the teacher's layers (None: ``teacher_layers``): the
+        entry of that depth, else of the nearest depth listed (the deeper on a tie)."""
+        depth = self.teacher_layers if layers is None else layers
+        nearest = min(self.by_depth, key=lambda n: (abs(n - depth), -n))
+        return self.by_depth[nearest]
+
+    def for_student(self, source: str, layers: int | None = None) -> StudentDefaults:
+        """The defaults of a student from ``source`` (``teacher``, a small kind's name, or
+        any other encoder), of ``layers`` of the teacher's layers where it is the teacher's."""
+        if source == "teacher":
+            return self.for_depth(layers)
+        return self.small.get(source, self.encoder)
+
+
+def _fail(path: Path, what: str) -> ConfigError:
+    return ConfigError(f"{path}: {what}")
+
+
+def _student(path: Path, where: str, raw: dict, epochs: int | None = None) -> StudentDefaults:
+    try:
+        method, rate = raw["method"], raw["learning_rate"]
+        epochs = raw.get("epochs", epochs)
+        decision = raw["decision"]
+    except KeyError as exc:
+        raise _fail(path, f"[{where}] has no {exc.args[0]}") from None
+    if not isinstance(method, str) or not isinstance(decision, str) or not decision.startswith("docs/"):
+        raise _fail(path, f"[{where}]: method and decision (a docs/ page) are text")
+    if not isinstance(rate, (int, float)) or isinstance(rate, bool) or rate <= 0:
+        raise _fail(path, f"[{where}]: learning_rate must be a positive number")
+    if not isinstance(epochs, int) or isinstance(epochs, bool) or epochs < 1:
+        raise _fail(path, f"[{where}]: epochs must be a whole number of at least 1")
+    f1 = raw.get("devel_f1")
+    if f1 is not None and not (isinstance(f1, list) and len(f1) == 2):
+        raise _fail(path, f"[{where}]: devel_f1 is [mean, spread]")
+    return StudentDefaults(method, float(rate), epochs, decision, tuple(f1) if f1 is not None else None)
+
+
+def load(path: str | Path | None = None) -> Defaults:
+    """The defaults table at ``path`` (None: the one shipped with the library)."""
+    if path is None:
+        source = resources.files("fastbioner.base").joinpath(DEFAULTS_FILE)
+        path, text = Path(str(source)), source.read_text(encoding="utf-8")
+    else:
+        path = Path(path)
+        text = path.read_text(encoding="utf-8")
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise _fail(path, f"not valid TOML ({exc})") from None
+    try:
+        teacher, compaction = data["teacher"], data["compaction"]
+        epochs = teacher["epochs"]
+        by_depth = {int(n): _student(path, f"teacher.depth.{n}", raw, epochs)
+                    for n, raw in teacher["depth"].items()}
+        small = {name: _student(path, f"small.{name}", raw) for name, raw in data["small"].items()}
+        encoder = _student(path, "encoder", data["encoder"])
+        defaults = Defaults(int(teacher["default_layers"]), int(epochs), str(teacher["epochs_decision"]), by_depth,
+                            small, encoder, bool(compaction["after_distillation"]), str(compaction["decision"]))
+    except KeyError as exc:
+        raise _fail(path, f"missing {exc.args[0]!r}") from None
+    except ValueError as exc:  # a depth that is not a number
+        raise _fail(path, f"teacher depths are layer counts ({exc})") from None
+    if not by_depth:
+        raise _fail(path, "[teacher.depth.N] needs at least one depth")
+    return defaults
+
+
+@functools.cache
+def table() -> Defaults:
+    """The library's defaults, read once."""
+    return load()

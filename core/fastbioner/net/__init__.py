@@ -1,0 +1,1 @@
+"""The network: PubMed's E-utilities client (``fetch``) over bounded HTTP (``client``)."""
