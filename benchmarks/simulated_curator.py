@@ -15,7 +15,7 @@ with its defaults (no --dev: a tenth held back), run in-process; the score is
 ``fastbioner evaluate X devel.tsv``'s Disease F1 (strict IOB2). Results go to a JSON
 file, one record per (strategy, seed, size), written after each so a long run can
 be stopped and continued (records already there are skipped); ``--render`` writes the
-table and the plot into docs/curator-loop.md and docs/curator-loop.svg.
+table and the plot into docs/research/curator-loop.md and docs/research/curator-loop.svg.
 
     OMP_NUM_THREADS=1 python benchmarks/simulated_curator.py --seeds 13 14 15 \\
         --sizes 25 50 100 200 --threads 2            # the whole curve (hours on 2 cores)
@@ -43,8 +43,8 @@ DATA = REPO.parent / "shared" / "data" / "ncbi-disease"
 POOL = DATA / "pubtator" / "NCBItrainset_corpus.txt"
 DEVEL = DATA / "iob" / "devel.tsv"
 RESULTS = REPO / "benchmarks" / "results" / "curator_loop.json"
-DOC_PAGE = REPO / "docs" / "curator-loop.md"
-PLOT = REPO / "docs" / "curator-loop.svg"
+DOC_PAGE = REPO / "docs" / "research" / "curator-loop.md"
+PLOT = REPO / "docs" / "research" / "curator-loop.svg"
 NCBI_TYPES = ("SpecificDisease", "DiseaseClass", "Modifier", "CompositeMention")
 TABLE_START, TABLE_END = "<!-- simulated-curator-table -->", "<!-- /simulated-curator-table -->"
 

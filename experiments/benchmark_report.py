@@ -1,4 +1,4 @@
-"""Writes docs/benchmarks.md from the rows run by paper_tables.py, the speed
+"""Writes docs/research/benchmarks.md from the rows run by paper_tables.py, the speed
 figures of bench_inference.py and the spaCy peer's of spacy_peer.py. Pure formatting:
 every number comes from a results file (or a model's manifest); a row with no result
 is printed as "not yet run"."""
@@ -24,6 +24,7 @@ from .report_standing import PAPER, standing_section
 from .report_frontier import LEGACY_DEFAULT, frontier_points, pareto, spacy_section  # noqa: F401
 
 REPO = Path(__file__).resolve().parents[1]
+REPORT = REPO / "docs" / "research" / "benchmarks.md"  # the plots are written beside it
 SPEED = REPO / "benchmarks" / "results" / "students-speed.json"
 PLOT = "benchmarks-speed.png"
 # The plots need the bench extra; the tables do not (the test suite writes them without it).

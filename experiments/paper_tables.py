@@ -2,7 +2,7 @@
 made by hand, and writing the report.
 
     python -m experiments.paper_tables list
-    python -m experiments.paper_tables report        # docs/benchmarks.md, from the results
+    python -m experiments.paper_tables report        # docs/research/benchmarks.md, from the results
 
 The rows are ``experiments/runs.toml`` (read by ``experiments/runs.py``), run by
 ``python -m experiments.experiment_queue`` (in the background, two at a time,
@@ -21,9 +21,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from .benchmark_report import write_report
+from .benchmark_report import REPORT, write_report
 from .report_preamble import protocol_text
-from .runs import (EPOCH_SWEEP, REPO, RESULTS, STUDENT_EPOCHS, SWEEP_EPOCHS, aggregate, all_rows,
+from .runs import (EPOCH_SWEEP, RESULTS, STUDENT_EPOCHS, SWEEP_EPOCHS, aggregate, all_rows,
                    load_results, manifest_of, record, result_entry, student_rates)
 
 
@@ -37,8 +37,8 @@ def main(argv: list[str] | None = None) -> int:
     adopt.add_argument("--command", required=True, help="the exact command that made the model")
     adopt.add_argument("--model", help="registry name, if not the row's")
     adopt.add_argument("--seed", type=int, required=True)
-    rep = sub.add_parser("report", help="write docs/benchmarks.md")
-    rep.add_argument("--out", default=str(REPO / "docs" / "benchmarks.md"))
+    rep = sub.add_parser("report", help="write docs/research/benchmarks.md")
+    rep.add_argument("--out", default=str(REPORT))
     args = parser.parse_args(argv)
 
     rows = all_rows()

@@ -1,4 +1,4 @@
-"""Section 9 of docs/benchmarks.md: devel F1 through training for the rows run with
+"""Section 9 of docs/research/benchmarks.md: devel F1 through training for the rows run with
 several seeds (the top rows of tables 1 and 2, and the ablations of table 4 given
 their seeds), so that whether a student converged
 shows rather than being assumed. Each run's results carry its devel scorings

@@ -1,4 +1,4 @@
-"""Section 10 of docs/benchmarks.md: students and their teacher scored on the text they
+"""Section 10 of docs/research/benchmarks.md: students and their teacher scored on the text they
 trained on, beside their devel F1. ``experiments/train_fit.py`` scores them on the
 training file (against its gold tags); per depth the report sets the rows' order on
 train against their order on devel, so a claim that a method "fits less" or

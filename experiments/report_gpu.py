@@ -1,4 +1,4 @@
-"""The GPU part of section 7 of docs/benchmarks.md: what ``benchmarks/gpu_check.sh``
+"""The GPU part of section 7 of docs/research/benchmarks.md: what ``benchmarks/gpu_check.sh``
 measured on a CUDA machine (its files under ``benchmarks/results/gpu/``), read back
 from those files, so every figure is one a command printed."""
 

@@ -1,4 +1,4 @@
-"""Section 8 of docs/benchmarks.md: the tables' students train under CPU bf16 autocast;
+"""Section 8 of docs/research/benchmarks.md: the tables' students train under CPU bf16 autocast;
 table 8 runs two of their rows in fp32 with the same seed, and this section sets the
 pairs side by side with the step speed-up ``bench_training_precision.py`` measured."""
 

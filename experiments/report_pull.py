@@ -1,4 +1,4 @@
-"""Section 11 of docs/benchmarks.md: how hard each loss term pulls on a student, at the
+"""Section 11 of docs/research/benchmarks.md: how hard each loss term pulls on a student, at the
 start and once trained (``experiments/term_pull.py``), beside the row's devel F1. A
 term's pull is its weighted gradient norm over the student's parameters: what it adds
 to the update before the update is clipped. The section sets the methods' pulls side by

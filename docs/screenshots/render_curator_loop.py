@@ -1,5 +1,5 @@
 """Render docs/screenshots/curator-loop.png offscreen: the app's side of the curator
-loop (docs/curator-loop.md) on NCBI-disease abstracts the shipped model has never seen.
+loop (docs/guides/curator-loop.md) on NCBI-disease abstracts the shipped model has never seen.
 
     QT_QPA_PLATFORM=offscreen python docs/screenshots/render_curator_loop.py [--out DIR] [--size WxH] [--improve]
 

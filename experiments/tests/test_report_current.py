@@ -1,13 +1,10 @@
-"""docs/benchmarks.md is the report of the committed results, byte for byte: what
+"""docs/research/benchmarks.md is the report of the committed results, byte for byte: what
 `python -m experiments.paper_tables report` writes from benchmarks/results/. A results
 file changed without the report regenerated fails here."""
 
 from __future__ import annotations
 
 import importlib
-from pathlib import Path
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 def test_the_committed_report_is_the_report_of_the_committed_results(tmp_path, monkeypatch):
@@ -23,4 +20,4 @@ def test_the_committed_report_is_the_report_of_the_committed_results(tmp_path, m
     monkeypatch.setattr(convergence, "plot_curves", lambda *args, **kwargs: None)
     out = tmp_path / "benchmarks.md"
     assert tables.main(["report", "--out", str(out)]) == 0
-    assert out.read_text(encoding="utf-8") == (REPO / "docs" / "benchmarks.md").read_text(encoding="utf-8")
+    assert out.read_text(encoding="utf-8") == report.REPORT.read_text(encoding="utf-8")

@@ -91,7 +91,7 @@ class DistillDialog(TrainingForm):
 
     def _data_rows(self, form: QFormLayout) -> None:
         # Untagged abstracts the teacher labels for the student: what raised the small
-        # students most in the benchmarks (docs/benchmarks.md, table 4's cal-unlabeled-3).
+        # students most in the benchmarks (docs/research/benchmarks.md, table 4's cal-unlabeled-3).
         self.unlabeled_files = FileList(self.settings.data_folder, caption="Unlabelled text (PubTator, BioC, "
                                         "PubMed XML or plain text)")
         self.unlabeled_files.setToolTip(
@@ -174,7 +174,7 @@ class DistillDialog(TrainingForm):
 
     def _bottom_rows(self, form: QFormLayout) -> None:
         self.keep_full_precision = QCheckBox("keep full precision (do not compact the student)")
-        # One rule for the app and `fastbioner distill` (the defaults table, docs/decisions.md#compaction).
+        # One rule for the app and `fastbioner distill` (the defaults table, docs/research/decisions.md#compaction).
         self.keep_full_precision.setChecked(not compact_by_default())
         self.keep_full_precision.setToolTip(
             "Untick to compact the student after training, as `fastbioner compact` does: its "

@@ -14,9 +14,9 @@ NOTES = ("In the reading view, select text (Shift+arrows, or the mouse) and pres
          "the reading view and in the entity table; Tab moves between panels. The Adjudicate keys work in "
          "the Adjudication queue (File > Compare with another annotation…). Annotate all occurrences… works "
          "on the current entity or selected text; Remove relation works in the Relations panel (Ctrl+Shift+L goes "
-         "there). Guide: docs/curation-tools.md. In the Review queue (Curate menu): A or Return accept, X reject, "
-         "1-9 relabel, S skip, Backspace undo; U and L go to the next undecided and next low-confidence "
-         "suggestion. Guide: docs/curator-loop.md.")
+         "there). Guide: docs/guides/curation-tools.md. In the Review queue (Curate menu): A or Return accept, "
+         "X reject, 1-9 relabel, S skip, Backspace undo; U and L go to the next undecided and next low-confidence "
+         "suggestion. Guide: docs/guides/curator-loop.md.")
 
 
 def shortcut_rows(bar: QMenuBar) -> list[tuple[str, str, str]]:

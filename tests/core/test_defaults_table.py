@@ -105,12 +105,12 @@ def test_ui_strings_carry_no_result_figures():
 
     # the note under the app's recipes points at the records, it does not copy them
     assert not re.search(r"\d", guided.RECIPE_NOTE)
-    assert "docs/decisions.md" in guided.RECIPE_NOTE
+    assert "docs/research/decisions.md" in guided.RECIPE_NOTE
 
 
 @pytest.mark.parametrize("old,new,said", [
     ("learning_rate = 1e-3\nepochs = 10", "learning_rate = -1\nepochs = 10", "learning_rate must be a positive"),
-    ('decision = "docs/decisions.md#other-encoders"', 'decision = "somewhere"', "decision (a docs/ page)"),
+    ('decision = "docs/research/decisions.md#other-encoders"', 'decision = "somewhere"', "decision (a docs/ page)"),
     ("[compaction]", "[compactions]", "missing 'compaction'"),
     ("epochs = 6\n", "epochs = 6\n[[[", "not valid TOML"),
 ])

@@ -1,6 +1,8 @@
 """Every relative link in README.md and docs/ leads to a file that exists (and, for a
-link to a heading of a Markdown page, to a heading that exists), so moving or renaming a
-page cannot leave a newcomer at a dead link."""
+link to a heading of a Markdown page, to a heading that exists), and so does every
+docs/ path the code names (an error message, a help text, a decision record in the
+defaults table), so moving or renaming a page cannot leave a newcomer at a dead link.
+Every page sits in one of the four sections the index describes."""
 
 from __future__ import annotations
 
@@ -63,3 +65,54 @@ def test_every_docs_page_is_reachable_from_the_readme():
                 todo.append((page.parent / path).resolve())
     orphans = [str(p.relative_to(REPO)) for p in PAGES if p.resolve() not in seen]
     assert orphans == []
+
+
+# The index's four sections (spaCy's and napari's arrangement). Beside the index sits only
+# the contributor's guide: it is about the code, not about using the product.
+SECTIONS = {"guides", "reference", "explanation", "research"}
+TOP_LEVEL = {"index.md", "contributing.md"}
+
+
+def test_every_docs_page_sits_in_a_section():
+    stray = [str(p.relative_to(REPO)) for p in (REPO / "docs").rglob("*.md")
+             if p.relative_to(REPO / "docs").parts[0] not in SECTIONS and p.name not in TOP_LEVEL]
+    assert stray == [], "move these pages into guides/, reference/, explanation/ or research/"
+
+
+# A docs path as the code and the other pages spell it out in prose ("see docs/reference/limits.md"),
+# not as a relative link: `docs/` not preceded by a path character.
+NAMED = re.compile(r"(?<![\w/.-])docs/[\w./-]+\.(?:md|png|svg|py)(?:#[\w-]+)?")
+NAMING_FILES = (".py", ".toml", ".md", ".sh", ".cfg")
+SKIPPED = {".git", ".venv", "results", "__pycache__", "node_modules"}
+
+
+def named_docs_paths(root: Path = REPO) -> dict[str, list[str]]:
+    """docs/ path -> the files that name it, over the repository's code and pages."""
+    named: dict[str, list[str]] = {}
+    for file in root.rglob("*"):
+        rel = file.relative_to(root)
+        if file.suffix not in NAMING_FILES or SKIPPED & set(rel.parts) or not file.is_file():
+            continue
+        for target in set(NAMED.findall(file.read_text(encoding="utf-8", errors="replace"))):
+            named.setdefault(target, []).append(str(rel))
+    return named
+
+
+def test_every_docs_path_the_code_names_exists():
+    dead = {}
+    for target, where in named_docs_paths().items():
+        path, _, anchor = target.partition("#")
+        file = REPO / path
+        if not file.exists() or (anchor and anchor not in anchors(file)):
+            dead[target] = sorted(where)
+    assert dead == {}, "docs paths named in code or prose that lead nowhere"
+
+
+def test_a_moved_page_named_in_code_is_caught(tmp_path):
+    """The scan above finds a path in an error message and a decision record's anchor."""
+    (tmp_path / "core").mkdir()
+    old_page = "docs/" "limits.md"  # split, so that this file does not name it itself
+    (tmp_path / "core" / "m.py").write_text(f'raise InputError("too long (see {old_page})")\n')
+    (tmp_path / "core" / "d.toml").write_text('decision = "docs/research/decisions.md#epochs"\n')
+    assert named_docs_paths(tmp_path) == {old_page: ["core/m.py"],
+                                          "docs/research/decisions.md#epochs": ["core/d.toml"]}

@@ -71,7 +71,7 @@ def test_a_base_encoder_becomes_a_teacher_then_a_compacted_student_in_one_job(se
 
 def test_by_default_the_student_keeps_full_precision_as_the_table_says(setup):
     """Unless told, the guided path follows the defaults table's compaction rule (the
-    CLI's too: docs/decisions.md#compaction), which keeps full precision."""
+    CLI's too: docs/research/decisions.md#compaction), which keeps full precision."""
     from fastbioner.train.guided import compact_by_default
 
     registry, bio, base = setup

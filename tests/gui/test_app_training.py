@@ -158,7 +158,7 @@ def test_recipes_fill_the_settings_with_a_student_smaller_than_its_teacher(windo
     assert f"{recipe_f1()[4][0]:.1f} F1" in dialog.recipe_note.text()
     # the research behind the recipes only under Advanced
     assert RECIPE_NOTE in dialog.research_note.text() and not dialog.research_note.isVisibleTo(dialog)
-    assert "docs/benchmarks.md" in RECIPE_NOTE and "%" not in RECIPE_NOTE  # no accuracy claimed
+    assert "docs/research/benchmarks.md" in RECIPE_NOTE and "%" not in RECIPE_NOTE  # no accuracy claimed
     assert teacher_layers_methods_summary() in dialog.research_note.text()  # core's rule, not a copy
     from fastbioner.train.distill.config import default_learning_rate, default_method
 

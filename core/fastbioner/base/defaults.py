@@ -2,7 +2,7 @@
 (``fastbioner.models.shipped`` is another thing: the shipped models).
 
 The table is data, not code: each default names the decision record (in
-docs/decisions.md) whose figures chose it, and a new result changes the file, not the
+docs/research/decisions.md) whose figures chose it, and a new result changes the file, not the
 library, the app's text or the research scripts, which all resolve through here.
 
 ``table()`` is the loaded file (read once); ``load(path)`` reads another one (tests, a
@@ -29,7 +29,7 @@ class StudentDefaults:
     method: str
     learning_rate: float
     epochs: int
-    decision: str            # docs/decisions.md#... : why these values
+    decision: str            # docs/research/decisions.md#... : why these values
     devel_f1: tuple[float, float] | None = None  # the method's measured mean and spread, where recorded
 
 

@@ -40,7 +40,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "student.layers": {"default": None, "help": f"student layers (from the teacher: default "
                            f"{defaults.teacher_layers}; another encoder: its first N, default all)"},
         "method.name": {"default": None, "help": "distillation method (default, for the teacher's own layers, "
-                        "the one that led at that depth (docs/decisions.md): "
+                        "the one that led at that depth (docs/research/decisions.md): "
                         f"{teacher_layers_methods_summary()}; {defaults.encoder.method} for another encoder, "
                         f"{small_methods})"},
         "teacher": {"action": "append"}})
@@ -49,7 +49,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "float16, as `fastbioner compact` does; a cnn keeps its vocabulary, its table in int8), "
                         "scored on devel again (default: " + ("yes" if defaults.compact_after_distillation else
                                                               "no") + ": "
-                        "docs/decisions.md#compaction)")
+                        "docs/research/decisions.md#compaction)")
     add_run_flags(p)
     p.set_defaults(func=distill_command)
 

@@ -29,7 +29,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     f"with an API key: set {API_KEY_ENV} to use yours, and {EMAIL_ENV} to give NCBI a "
                     f"contact address. {URL_ENV} points at another E-utilities server. A fetch gives up "
                     f"when {PATIENCE_SECONDS:g} s pass without a batch of abstracts arriving, tries "
-                    "included (docs/limits.md).")
+                    "included (docs/reference/limits.md).")
     source = p.add_mutually_exclusive_group(required=True)
     source.add_argument("--pmid", nargs="+", action="extend", metavar="ID",
                         help="PMIDs (repeatable; commas also separate them)")

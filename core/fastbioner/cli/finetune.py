@@ -21,7 +21,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "of the tagging head; the model's types the documents do not annotate are kept (it "
                     "learns its own predictions for them) unless --drop-other-labels. Without --dev a "
                     "tenth of the documents (at least 5) is held back for early stopping and the before/"
-                    "after scores. Ctrl-C cancels and registers nothing. See docs/curator-loop.md.")
+                    "after scores. Ctrl-C cancels and registers nothing. See docs/guides/curator-loop.md.")
     f.add_argument("model", metavar="MODEL", help="registry name or model folder to start from")
     f.add_argument("--name", required=True, help="registry name of the new model")
     add_config_flags(f, FineTuneConfig, required=("train_files",), overrides={

@@ -16,7 +16,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "rank", help="pick the documents the model is least sure of (a review queue)",
         description="Score every document of INPUT by how many words the model expects to have tagged "
                     "wrongly (the sum over its words of 1 - the probability of the chosen tag; see "
-                    "docs/curator-loop.md) and write the --top N most uncertain to --out, most uncertain "
+                    "docs/guides/curator-loop.md) and write the --top N most uncertain to --out, most uncertain "
                     "first (ties by document id). The input's own annotations play no part in the ranking "
                     "and are written back unchanged; the output format follows --out's extension, as in "
                     "convert. Ctrl-C cancels cleanly (no partial output).")

@@ -23,7 +23,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "several inputs is kept once, from the latest. Only documents whose text (or the "
                     "model) changed are tagged; inputs seen before are not parsed again. A bad input is "
                     "reported and skipped (exit status 1); Ctrl-C cancels, keeping what was tagged, and "
-                    "the same command resumes. See docs/pubmed-daily.md.")
+                    "the same command resumes. See docs/guides/pubmed-daily.md.")
     p.add_argument("inputs", nargs="*", metavar="INPUT",
                    help="input files or folders (none: bring the folder's own inputs up to date, e.g. "
                         "after changing --model)")

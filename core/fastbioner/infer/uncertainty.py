@@ -12,7 +12,7 @@ a CRF model's emission softmax at its Viterbi tag). From those:
   entities); blind to the entities the model missed.
 
 Why the sum: on devel corpora with the shipped model
-(``experiments/uncertainty_figures.py``, figures in docs/curator-loop.md) it orders
+(``experiments/uncertainty_figures.py``, figures in docs/research/curator-loop.md) it orders
 documents by their real number of wrong words and wrong entities better than the
 per-word rate or the lowest entity score, and a curator's time and the training
 signal a document gives both grow with its errors, not with its error rate. It

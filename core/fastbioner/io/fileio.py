@@ -16,7 +16,7 @@ from fastbioner.base.errors import InputError
 
 # A file read whole (BioC XML, a project, a PMID list) may hold at most this many
 # bytes: a character device or a sparse 2 GB file is refused, not read into memory.
-# Formats read line by line stream instead (docs/limits.md).
+# Formats read line by line stream instead (docs/reference/limits.md).
 WHOLE_FILE_BYTES = 256 << 20
 
 
@@ -112,7 +112,7 @@ def read_text(path: str | Path, max_bytes: int | None = None) -> str:
             raise InputError(f"cannot read: {exc.strerror or exc}", path) from None
     if too_big or len(data) > limit:
         size = f"{limit >> 20} MiB" if limit >= 1 << 20 else f"{limit:,} bytes"
-        raise InputError(f"larger than the {size} a file read whole may hold (see docs/limits.md); "
+        raise InputError(f"larger than the {size} a file read whole may hold (see docs/reference/limits.md); "
                          f"split it", path)
     problem = encoding_problem(data[:4096])
     if problem:

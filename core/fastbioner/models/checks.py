@@ -19,7 +19,7 @@ folder's size does not bound, imports neither torch nor transformers, and raises
 * ``fastbioner.json`` (when present): well typed (:func:`fastbioner.models.manifest.read_manifest`)
   and naming the labels the model's head tags with, in its order.
 
-The limits are documented for users in docs/limits.md.
+The limits are documented for users in docs/reference/limits.md.
 """
 
 from __future__ import annotations
@@ -133,7 +133,7 @@ def _check_sizes(raw: dict[str, Any], path: Path, prefix: str) -> None:
             raise _bad(path, f"{prefix}{key!r} must be a whole number, got {_describe(value)}")
         if not low <= value <= high:
             raise _bad(path, f"{prefix}{key} {value:,} is outside the limits {low:,} .. {high:,} "
-                             f"(see docs/limits.md)")
+                             f"(see docs/reference/limits.md)")
     heads, width = raw.get("num_attention_heads"), raw.get("hidden_size")
     if heads is not None and width is not None and width % heads:
         raise _bad(path, f"{prefix}hidden_size {width} is not a multiple of num_attention_heads {heads}")
@@ -292,7 +292,7 @@ def check_model_folder(folder: str | Path, check_manifest: bool = True) -> Folde
     needed = least_parameters(raw, len(labels))
     if needed > MAX_PARAMETERS:
         raise _bad(config_path, f"describes a model of at least {needed:,} parameters, over the limit of "
-                                f"{MAX_PARAMETERS:,} (see docs/limits.md)")
+                                f"{MAX_PARAMETERS:,} (see docs/reference/limits.md)")
     if needed > parameters:
         raise _bad(config_path, f"describes a model of at least {needed:,} parameters, but its weights "
                                 f"hold {parameters:,} numbers (sizes and weights disagree)")

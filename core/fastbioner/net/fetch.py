@@ -12,7 +12,7 @@ reader. As NCBI asks of every client (https://www.ncbi.nlm.nih.gov/books/NBK2549
   exponential back-off (longer when the reply says ``Retry-After``); other failures
   stop the fetch at once with one line naming the request and the reason.
 
-Limits, so that no server can hold a fetch for ever or fill the memory (docs/limits.md):
+Limits, so that no server can hold a fetch for ever or fill the memory (docs/reference/limits.md):
 one attempt has ``timeout`` seconds in all, from connecting to the reply's last byte
 (not per read); a fetch gives up once ``patience`` seconds pass without a batch of
 abstracts arriving, tries and back-offs included (so a fetch of one batch, a query's

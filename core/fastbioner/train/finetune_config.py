@@ -4,7 +4,7 @@ documents), saved whole in the new model's manifest. Kept apart from the job
 importing torch.
 
 Defaults are sized for minutes on a laptop: measured on NCBI-disease (100 reviewed
-abstracts, devel only; the runs and their figures are in docs/curator-loop.md).
+abstracts, devel only; the runs and their figures are in docs/research/curator-loop.md).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from fastbioner.base.config import ConfigError, Settings, TrainingConfig, opt
 
 # The peak learning rate when none is given, by kind of model (fastbioner.models.loading.model_kind).
-# Measured on NCBI-disease devel (docs/curator-loop.md, "Choosing the defaults"), 100
+# Measured on NCBI-disease devel (docs/research/curator-loop.md, "Choosing the defaults"), 100
 # reviewed abstracts: for the transformer student 3e-4 led 1e-4 at every epoch (80.22
 # against 79.16 Disease F1 after 6); the convolutional student, whose weights are few
 # and whose embedding table is frozen, learnt little at 3e-4 (64.73) and most at 3e-3

@@ -50,9 +50,10 @@ BASE_MODELS_ENV = "FASTBIONER_BASE_MODELS"
 
 # Shown under the recipes: where the settings come from, and no accuracy claimed for a
 # user's own data. No figure here: they live in the defaults table (defaults.toml) and
-# its decision records (docs/decisions.md), drawn from docs/benchmarks.md.
+# its decision records (docs/research/decisions.md), drawn from docs/research/benchmarks.md.
 RECIPE_NOTE = ("Method, learning rate and epochs come from the library's defaults table, each chosen by "
-               "the measurements in docs/benchmarks.md (the decisions are listed in docs/decisions.md); "
+               "the measurements in docs/research/benchmarks.md (the decisions are listed in "
+               "docs/research/decisions.md); "
                "each recipe uses the method that led at its depth. Unlabelled abstracts (below), where "
                "you have them, raised every student they were tried with.")
 
@@ -223,7 +224,7 @@ def fine_tune_then_distill(teacher_config: TeacherConfig | None, teacher_name: s
     """Fine-tune ``teacher_config.base_model`` as ``teacher_name``, distil it into
     ``student_name`` with ``distill_config`` (its ``teacher`` is set to the new one),
     then compact the student if ``compact`` (None: the defaults table's rule, the one
-    ``fastbioner distill`` follows too: docs/decisions.md#compaction). With ``teacher_config``
+    ``fastbioner distill`` follows too: docs/research/decisions.md#compaction). With ``teacher_config``
     None the chain starts at distillation, from ``distill_config.teacher``. One job:
     progress events, cancel (see the module's note on what a cancel keeps).
     ``resume``: each run continues from its checkpoint, where an interrupted run
@@ -274,7 +275,7 @@ def fine_tune_then_distill(teacher_config: TeacherConfig | None, teacher_name: s
 
 def compact_by_default() -> bool:
     """Whether a distillation compacts its student unless told: the defaults table's
-    one rule for the CLI and the app (docs/decisions.md#compaction)."""
+    one rule for the CLI and the app (docs/research/decisions.md#compaction)."""
     from fastbioner.base import defaults as defaults_table
 
     return defaults_table.table().compact_after_distillation

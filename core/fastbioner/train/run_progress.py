@@ -46,7 +46,7 @@ def diverged_at(history: list[dict[str, Any]], metric: str = "f1") -> int | None
     """The first devel scoring at which a run that had scored above one half fell
     below a tenth: training diverged (the model tags almost nothing), whatever it
     recovered later. A 6-layer student at a 3-layer student's learning rate did so
-    (docs/benchmarks.md, table 0)."""
+    (docs/research/benchmarks.md, table 0)."""
     seen_good = False
     for point in history or []:
         value = point.get(metric)

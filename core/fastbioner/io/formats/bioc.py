@@ -139,7 +139,7 @@ def _annotation(doc: Document, ann: ET.Element, xml: XmlFile, here: str) -> None
 
 def read(path: str | Path, limits: ReadLimits | None = None) -> Iterator[Document]:
     """Documents of a BioC XML collection, read whole: a file over
-    ``limits.max_whole_file_bytes`` is refused (docs/limits.md)."""
+    ``limits.max_whole_file_bytes`` is refused (docs/reference/limits.md)."""
     limits = limits or DEFAULT_LIMITS
     xml = parse_xml(path, limits.max_whole_file_bytes)
     if xml.root.tag != ROOT_TAG:
@@ -148,7 +148,7 @@ def read(path: str | Path, limits: ReadLimits | None = None) -> Iterator[Documen
         doc = _document(el, xml)
         if len(doc.text) > limits.max_document_chars:
             raise xml.error(f"document {doc.id}: a text of {len(doc.text):,} characters, over the "
-                            f"{limits.max_document_chars:,} one document may hold (see docs/limits.md)",
+                            f"{limits.max_document_chars:,} one document may hold (see docs/reference/limits.md)",
                             f"<id>{doc.id}</id>")
         yield doc
 

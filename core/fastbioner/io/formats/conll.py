@@ -86,7 +86,8 @@ def _items(path: Path, limits: ReadLimits) -> Iterator[tuple[str, object]]:
             continue
         cols = line.split("\t", limits.max_columns) if "\t" in line else line.split(None, limits.max_columns)
         if len(cols) > limits.max_columns:
-            raise InputError(f"more than {limits.max_columns} columns (a limit, see docs/limits.md)", path, lineno)
+            raise InputError(f"more than {limits.max_columns} columns (a limit, see docs/reference/limits.md)",
+                             path, lineno)
         if len(cols) < 2:
             raise InputError(f"expected a token and a tag separated by a tab, got {line[:60]!r}",
                              path, lineno)
@@ -103,7 +104,7 @@ def _items(path: Path, limits: ReadLimits) -> Iterator[tuple[str, object]]:
         doc_chars += len(word) + 1
         if doc_chars > limits.max_document_chars:
             raise InputError(f"a document of more than {limits.max_document_chars:,} characters (a limit, see "
-                             f"docs/limits.md): split it with -DOCSTART- lines or blank lines", path, lineno)
+                             f"docs/reference/limits.md): split it with -DOCSTART- lines or blank lines", path, lineno)
         cur.words.append(word)
         cur.tags.append(tag)
         cur.extra.append(tuple(cols[1:-1]))

@@ -183,7 +183,7 @@ def read(path: str | Path, limits: ReadLimits | None = None) -> Iterator[Documen
                              path, lineno) from None
         if len(doc.text) > limits.max_document_chars:
             raise InputError(f"a text of {len(doc.text):,} characters, over the {limits.max_document_chars:,} "
-                             f"one document may hold (see docs/limits.md)", path, lineno)
+                             f"one document may hold (see docs/reference/limits.md)", path, lineno)
         yield doc
     if not seen:
         raise InputError("empty file: no JSON lines", path)

@@ -1,4 +1,4 @@
-"""How much one input may hold before a reader refuses it (docs/limits.md).
+"""How much one input may hold before a reader refuses it (docs/reference/limits.md).
 
 Readers stream their files, so a file's size alone never exhausts memory; what
 could is one unit that must be held whole: a line, a document, a PubMed record, a

@@ -42,7 +42,7 @@ def text_lines(path: str | Path, limits: ReadLimits | None = None) -> Iterator[t
             ended = raw.endswith(b"\n")
             body = raw[:-1] if ended else raw
             if len(body) > cap:
-                raise InputError(f"line longer than {size_text(cap)} (a limit, see docs/limits.md): "
+                raise InputError(f"line longer than {size_text(cap)} (a limit, see docs/reference/limits.md): "
                                  f"not a text file of this format?", path, lineno + 1)
             base = offset
             offset += len(raw)

@@ -42,7 +42,7 @@ def _records(path: Path, limits: ReadLimits) -> Iterator[tuple[int, list[tuple[s
         size += len(line)
         if size > limits.max_document_chars:
             raise InputError(f"a record of more than {limits.max_document_chars:,} characters (a limit, see "
-                             f"docs/limits.md)", path, first or lineno)
+                             f"docs/reference/limits.md)", path, first or lineno)
         if line.startswith(_CONTINUATION) and fields:
             tag, value = fields[-1]
             fields[-1] = (tag, f"{value} {line.strip()}" if value else line.strip())

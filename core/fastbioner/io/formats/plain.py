@@ -44,7 +44,7 @@ def read(path: str | Path, limits: ReadLimits | None = None) -> Iterator[Documen
         size += len(line) + 1
         if size > cap:
             raise InputError(f"a block (document) of more than {cap:,} characters (a limit, see "
-                             f"docs/limits.md): separate documents with a blank line", path, first_line)
+                             f"docs/reference/limits.md): separate documents with a blank line", path, first_line)
         block.append(line)
     if block:
         yield Document(id=f"{path.stem}:{first_line}", text="\n".join(block).strip())

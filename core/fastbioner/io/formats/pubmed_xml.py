@@ -132,7 +132,8 @@ class PubmedReader:
                 inside += 1
                 if inside > limits.max_xml_record_elements:
                     raise InputError(f"{where(_top_tag(root, elem))} holds more than "
-                                     f"{limits.max_xml_record_elements:,} elements (a limit, see docs/limits.md)",
+                                     f"{limits.max_xml_record_elements:,} elements "
+                                     "(a limit, see docs/reference/limits.md)",
                                      self.path)
                 continue
             depth -= 1
@@ -150,7 +151,8 @@ class PubmedReader:
                 doc = _record(elem, pmid)
                 if len(doc.text) > limits.max_document_chars:
                     raise InputError(f"PMID {pmid}: a text of {len(doc.text):,} characters, over the "
-                                     f"{limits.max_document_chars:,} one document may hold (see docs/limits.md)",
+                                     f"{limits.max_document_chars:,} one document may hold "
+                                     "(see docs/reference/limits.md)",
                                      self.path)
                 last_pmid = pmid
                 _forget(root, elem)
@@ -161,12 +163,13 @@ class PubmedReader:
                 others += 1
                 if others > limits.max_xml_other_elements:
                     raise InputError(f"more than {limits.max_xml_other_elements:,} top-level elements that are "
-                                     f"not records (a limit, see docs/limits.md): not a PubMed file?", self.path)
+                                     "not records (a limit, see docs/reference/limits.md): not a PubMed file?",
+                                     self.path)
                 if elem.tag == _DELETE:
                     self.deleted.extend(p.text.strip() for p in elem.iter("PMID") if p.text and p.text.strip())
                     if len(self.deleted) > limits.max_deleted_pmids:
                         raise InputError(f"<{_DELETE}> blocks withdraw more than {limits.max_deleted_pmids:,} "
-                                         f"PMIDs (a limit, see docs/limits.md)", self.path)
+                                         f"PMIDs (a limit, see docs/reference/limits.md)", self.path)
                 _forget(root, elem)
             if depth == 1:
                 budget[0].mark()

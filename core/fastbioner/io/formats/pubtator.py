@@ -53,7 +53,7 @@ class _Builder:
             if len(title) + 1 + len(abstract) > self.max_chars:
                 raise InputError(f"document {self.pmid}: a text of {len(title) + 1 + len(abstract):,} "
                                  f"characters, over the {self.max_chars:,} one document may hold "
-                                 f"(see docs/limits.md)", self.path, self.line)
+                                 f"(see docs/reference/limits.md)", self.path, self.line)
             passages = []
             if title:
                 passages.append(Passage(0, len(title), "title"))
@@ -121,7 +121,8 @@ def read(path: str | Path, limits: ReadLimits | None = None) -> Iterator[Documen
             continue
         fields = line.split("\t", limits.max_columns)
         if len(fields) > limits.max_columns:
-            raise InputError(f"more than {limits.max_columns} tab-separated columns (a limit, see docs/limits.md)",
+            raise InputError(f"more than {limits.max_columns} tab-separated columns "
+                             "(a limit, see docs/reference/limits.md)",
                              path, lineno)
         if cur is None or fields[0] != cur.pmid:
             raise InputError(f"line belongs to no document (expected 'PMID|t|title' first): {line[:60]!r}",
@@ -129,7 +130,7 @@ def read(path: str | Path, limits: ReadLimits | None = None) -> Iterator[Documen
         cur.annotations += 1
         if cur.annotations > limits.max_annotations:
             raise InputError(f"document {cur.pmid}: more than {limits.max_annotations:,} mention and relation "
-                             f"lines (a limit, see docs/limits.md)", path, lineno)
+                             f"lines (a limit, see docs/reference/limits.md)", path, lineno)
         if len(fields) >= 4 and _INT_RE.match(fields[1]) and _INT_RE.match(fields[2]):
             _mention(cur, fields, lineno)
         elif len(fields) >= 2 and not _INT_RE.match(fields[1]):

@@ -116,11 +116,11 @@ class ByteBudget:
             self.blank = False
         if self.pos - self.marked > self.limit:
             raise InputError(f"{self.what} holds more than {size_text(self.limit)} of XML (a limit, see "
-                             f"docs/limits.md): refused", self.path)
+                             f"docs/reference/limits.md): refused", self.path)
         if self.pos - self.evented > self.token_limit:
             raise InputError(f"{self.what} holds more than {size_text(self.token_limit)} of XML without an "
                              f"element starting or ending (one text, attribute, comment or DTD that large; "
-                             f"a limit, see docs/limits.md): refused", self.path)
+                             f"a limit, see docs/reference/limits.md): refused", self.path)
         return data
 
 

@@ -13,7 +13,7 @@ CONV_SOURCES = ("cnn",)
 # embeddings starts random.
 SMALL_SOURCES = (*RECURRENT_SOURCES, *CONV_SOURCES)
 # The defaults by kind of student and depth (method, learning rate, epochs) are data:
-# fastbioner/base/defaults.toml, each with its decision record in docs/decisions.md. The
+# fastbioner/base/defaults.toml, each with its decision record in docs/research/decisions.md. The
 # functions below resolve them for the CLI, the app's dialog and its recipes, and the
 # research scripts; nothing here holds a copy of a figure.
 
@@ -59,7 +59,7 @@ def default_method(source: str, layers: int | None = None) -> str:
     None: the CLI's depth) is distilled by unless told: the CLI, the app's dialog and its
     recipes all take it from here. The teacher's own layers: the method that led at that
     depth, else at the nearest depth measured; any other student: the table's entry for
-    its kind (docs/decisions.md)."""
+    its kind (docs/research/decisions.md)."""
     return _table().for_student(source, layers).method
 
 

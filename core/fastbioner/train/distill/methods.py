@@ -145,7 +145,7 @@ METHODS: dict[str, Method] = {
         "fastbioner", ScheduleConfig("dynamic", b=0.3),
         (Term("soft", "w"), Term("gold", "1-w"), Term("hidden", "w"), Term("attention", "w")),
         summary="dynamic phi over soft, gold and intermediate-layer terms (FastBioNER)"),
-    # FastBioNER as the tables support it (docs/benchmarks.md, "Where FastBioNER stands";
+    # FastBioNER as the tables support it (docs/research/benchmarks.md, "Where FastBioNER stands";
     # 3-layer students of the teacher's layers, 6 epochs, three seeds): each matching term
     # calibrated to the gold term's gradient norm, attention scores row-centred, T = 2 as
     # every soft-label method, and phi held at 0.5 to the end: 82.64 +- 0.12 against
