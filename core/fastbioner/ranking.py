@@ -27,7 +27,7 @@ from .errors import InputError
 from .formats import write_documents
 from .inference import Tagger
 from .jobs import CancelToken, EventCallback, ProgressReporter, run_job
-from .tagging import _chunks
+from .tagging import CHUNK_DOCUMENTS, _chunks
 from .uncertainty import FIGURE, METADATA_KEY, DocumentUncertainty
 
 
@@ -85,7 +85,7 @@ def order_key(r: RankedDocument) -> tuple:
 
 def rank_files(tagger: Tagger, inputs: Sequence[str | Path], top: int, out: str | Path,
                out_format: str | None = None, *, input_format: str | None = None,
-               chunk_documents: int = 64, suggestions: bool = False,
+               chunk_documents: int = CHUNK_DOCUMENTS, suggestions: bool = False,
                on_event: EventCallback | None = None, cancel: CancelToken | None = None) -> RankSummary:
     """Write the ``top`` documents of ``inputs`` the model is least sure of to ``out``
     (format ``out_format``, else from its name). Events: ``read``, then ``score`` with

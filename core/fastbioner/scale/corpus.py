@@ -42,6 +42,7 @@ from ..errors import FastBioNERError, InputError
 from ..fileio import atomic_write
 from ..inference import TaggerConfig
 from ..jobs import CancelToken, Cancelled, EventCallback, ProgressReporter, run_job
+from ..tagging import CHUNK_DOCUMENTS
 from .shards import (DOC_SCHEMA, SCHEMA, SCHEMA_VERSION, ChunkResult, file_record, fingerprint,
                      release_freed_memory, row_document, shard_paths, write_rows)
 from .state import HISTORY_DIR, FolderState, InputRecord, RowIndex, codes_of, keep_old_version
@@ -59,8 +60,8 @@ class CorpusOptions(Settings):
 
     engine: str = "local"             # local | ray
     input_format: str | None = None   # None: from each file's name or content
-    chunk_documents: int = 64         # documents per tagging call (and per Ray task message); a
-                                      # checkpoint per chunk. Changes no output.
+    chunk_documents: int = CHUNK_DOCUMENTS  # documents per tagging call (and per Ray task message); a
+                                            # checkpoint per chunk. Changes no output.
     address: str | None = None        # Ray: the cluster's address (None: start Ray on this machine)
     workers: int | None = None        # Ray: Tagger actors (None: one per GPU share, else CPUs - 1)
     gpus_per_worker: float = 0.0      # Ray: GPUs per actor (0: CPU actors)
