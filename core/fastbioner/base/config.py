@@ -16,11 +16,8 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from fastbioner.base.errors import FastBioNERError
-
-
-class ConfigError(FastBioNERError):
-    """A setting with an impossible value, or a settings dict that does not fit."""
+from fastbioner.base.defaults import table
+from fastbioner.base.errors import ConfigError
 
 
 C = TypeVar("C", bound="Settings")
@@ -77,6 +74,11 @@ def _check(ok: bool, message: str) -> None:
         raise ConfigError(message)
 
 
+# The defaults of the settings below: the table's (fastbioner/base/defaults.toml), each with
+# the decision record that chose it.
+_ENCODING = table().section("encoding")
+_TRAINING = table().section("training")
+
 # What a model reads around a sentence (see EncodingConfig.context and fastbioner.models.packing).
 CONTEXTS = ("sentence", "document", "packed")
 
@@ -87,19 +89,18 @@ COMBINATIONS = ("confidence", "mean")
 
 @dataclass
 class EncodingConfig(Settings):
-    max_length: int = opt(256, "subwords per window, special tokens included")
-    window_overlap: int = opt(32, "subwords shared by consecutive windows of a long sentence "
-                                                 "(or of a document, with packed context)")
-    label_mode: str = opt("first", "label the first subword of each word, or all (label propagation)",
-                          choices=("first", "all"))
-    context: str = opt("sentence", "what the model reads around a sentence. sentence: nothing (the cheapest). "
-                                   "document: each sentence in a window of its own, filled with the neighbouring "
-                                   "sentences of its document as far as the window allows (every word is read "
-                                   "about as many times as a window holds sentences: ~6x the cost on abstracts). "
-                                   "packed: each document (title + abstract) read as one sequence cut into "
-                                   "overlapping windows (document context at about the cost of sentence). "
-                                   "document and packed need the training files' documents (-DOCSTART- lines "
-                                   "or PubTator/BioC); tagging reads each document",
+    max_length: int = opt(_ENCODING["max_length"], "subwords per window, special tokens included")
+    window_overlap: int = opt(_ENCODING["window_overlap"], "subwords shared by consecutive windows of a long "
+                                                                "sentence (or of a document, with packed context)")
+    label_mode: str = opt(_ENCODING["label_mode"], "label the first subword of each word, or all (label "
+                                                   "propagation)", choices=("first", "all"))
+    context: str = opt(_ENCODING["context"],
+                       "what the model reads around a sentence. sentence: nothing (the cheapest). document: each "
+                       "sentence in a window of its own, filled with the neighbouring sentences of its document as far "
+                       "as the window allows (every word is read about as many times as a window holds sentences: ~6x "
+                       "the cost on abstracts). packed: each document (title + abstract) read as one sequence cut into "
+                       "overlapping windows (document context at about the cost of sentence). document and packed need "
+                       "the training files' documents (-DOCSTART- lines or PubTator/BioC); tagging reads each document",
                        choices=CONTEXTS)
 
     def validate(self) -> None:
@@ -132,27 +133,27 @@ def reading_description(manifest: dict[str, Any]) -> str:
 class TrainingConfig(Settings):
     """The shared training loop's settings (teacher fine-tuning and distillation)."""
 
-    epochs: int = opt(3, "passes over the training data")
-    learning_rate: float = opt(5e-5, "peak learning rate", flag="--lr")
-    batch_size: int = opt(16, "sentences (windows) per micro-batch")
-    eval_batch_size: int = opt(64, "windows per batch when the teacher's outputs are cached")
-    grad_accum_steps: int = opt(1, "micro-batches per optimisation step", flag="--grad-accum", metavar="N")
-    warmup_ratio: float = opt(0.1, "warm-up share of all optimisation steps, then linear decay to 0",
-                              flag="--warmup", metavar="RATIO")
-    weight_decay: float = opt(0.01, "AdamW weight decay (not on biases and LayerNorm weights)")
-    max_grad_norm: float = opt(1.0, "gradient clipping norm; 0 disables clipping")
-    seed: int = opt(42, "seed of every random choice (initialisation, batch order, dropout)")
+    epochs: int = opt(_TRAINING["epochs"], "passes over the training data")
+    learning_rate: float = opt(_TRAINING["learning_rate"], "peak learning rate", flag="--lr")
+    batch_size: int = opt(_TRAINING["batch_size"], "sentences (windows) per micro-batch")
+    eval_batch_size: int = opt(_TRAINING["eval_batch_size"], "windows per batch when the teacher's outputs are "
+                                                             "cached")
+    grad_accum_steps: int = opt(_TRAINING["grad_accum_steps"], "micro-batches per optimisation step",
+                                flag="--grad-accum", metavar="N")
+    warmup_ratio: float = opt(_TRAINING["warmup_ratio"], "warm-up share of all optimisation steps, then linear "
+                                                         "decay to 0", flag="--warmup", metavar="RATIO")
+    weight_decay: float = opt(_TRAINING["weight_decay"], "AdamW weight decay (not on biases and LayerNorm weights)")
+    max_grad_norm: float = opt(_TRAINING["max_grad_norm"], "gradient clipping norm; 0 disables clipping")
+    seed: int = opt(_TRAINING["seed"], "seed of every random choice (initialisation, batch order, dropout)")
     device: str = opt("auto", "auto (CUDA when present), cpu, cuda, cuda:N")
     threads: int = opt(0, "CPU threads for torch, 0: one per core; on a machine shared with other "
                           "jobs, 1 avoids oversubscription")
-    mixed_precision: bool = opt(True, "no autocast on CUDA (it is used on CUDA only: bf16 where supported, "
-                                      "else fp16)", flag="--no-mixed-precision", kind="negate")
-    # Off by default: a user's run keeps fp32 on a CPU unless asked. On a 2-core
-    # AVX512-BF16 EPYC a 3-layer student's step ran 1.44-1.52x faster
-    # (experiments/bench_training_precision.py).
-    cpu_bf16: bool = opt(False, "train under bf16 autocast on a CPU with native bfloat16 (AVX512-BF16 or "
-                                "AMX): faster steps; the weights and optimiser stay fp32",
-                         flag="--cpu-bf16")
+    mixed_precision: bool = opt(_TRAINING["mixed_precision"], "no autocast on CUDA (it is used on CUDA only: bf16 "
+                                                               "where supported, else fp16)",
+                                flag="--no-mixed-precision", kind="negate")
+    cpu_bf16: bool = opt(_TRAINING["cpu_bf16"], "train under bf16 autocast on a CPU with native bfloat16 "
+                                                "(AVX512-BF16 or AMX): faster steps; the weights and optimiser "
+                                                "stay fp32", flag="--cpu-bf16")
     eval_every_steps: int = opt(0, "score devel every STEPS steps (0: at the end of each epoch)",
                                 flag="--eval-every", metavar="STEPS")
     early_stopping_patience: int = opt(0, "stop after this many evaluations without improvement (0: off)",
@@ -162,8 +163,9 @@ class TrainingConfig(Settings):
     max_steps: int = opt(0, "stop after this many steps (0: all epochs); for timing runs")
     selection_metric: str = opt("f1", "devel metric that picks the best weights (higher is better), e.g. f1, "
                                       "f1_Disease")
-    keep_weights: str = opt("best", "the weights a run ends with when it is scored as it goes: best (those of "
-                                    "its best score) or last (those of its last step)", choices=("best", "last"))
+    keep_weights: str = opt(_TRAINING["keep_weights"], "the weights a run ends with when it is scored as it goes: "
+                                                       "best (those of its best score) or last (those of its last "
+                                                       "step)", choices=("best", "last"))
 
     def validate(self) -> None:
         _check(self.epochs >= 1, "epochs must be at least 1")
@@ -187,10 +189,10 @@ class LossConfig(Settings):
     """Gold-label loss: cross-entropy, class-weighted cross-entropy (weights from the
     training labels' frequencies) or focal loss; DRET's answers to the dominant O."""
 
-    kind: str = opt("ce", "gold-label loss", flag="--loss", choices=LOSS_KINDS)
-    focal_gamma: float = opt(2.0, "gamma of the focal loss")
-    class_weight_power: float = opt(0.5, "weighted-ce: weights = (balanced weights) ** power; 1 = fully "
-                                         "balanced")
+    kind: str = opt(_TRAINING["loss"], "gold-label loss", flag="--loss", choices=LOSS_KINDS)
+    focal_gamma: float = opt(_TRAINING["focal_gamma"], "gamma of the focal loss")
+    class_weight_power: float = opt(_TRAINING["class_weight_power"], "weighted-ce: weights = (balanced weights) "
+                                                                     "** power; 1 = fully balanced")
 
     def validate(self) -> None:
         _check(self.kind in LOSS_KINDS, f"loss must be one of {', '.join(LOSS_KINDS)}")
@@ -203,7 +205,7 @@ class TeacherConfig(Settings):
     """Everything that decides a fine-tuned teacher (saved in its manifest)."""
 
     base_model: str = opt("", "Hugging Face model id or folder", flag="--base", metavar="MODEL", kind="model")
-    head: str = opt("linear", "the tagging head: a linear layer per subword, or a linear layer and a CRF over "
+    head: str = opt(_TRAINING["head"], "the tagging head: a linear layer per subword, or a linear layer and a CRF over "
                               "the words (Viterbi decoding)", choices=("linear", "crf"))
     train_files: list[str] = opt(help="BIO training file(s)", flag="--train", factory=list, metavar="FILE",
                                  kind="paths")

@@ -1,25 +1,53 @@
-"""The chosen defaults of a distillation, read from ``defaults.toml`` beside this module
-(``fastbioner.models.shipped`` is another thing: the shipped models).
+"""The product's chosen defaults, read from ``defaults.toml`` beside this module
+(``fastbioner.models.shipped`` is another thing: the shipped models): a distillation's, by
+kind of student, and the sections of the training loop, the encoding, ``fine-tune``,
+the precision modes and tagging, which the settings dataclasses take their defaults from.
 
 The table is data, not code: each default names the decision record (in
 docs/research/decisions.md) whose figures chose it, and a new result changes the file, not the
 library, the app's text or the research scripts, which all resolve through here.
 
 ``table()`` is the loaded file (read once); ``load(path)`` reads another one (tests, a
-what-if). Nothing here imports torch: the CLI's help and the app's dialog read it cheaply.
+what-if). Nothing here imports torch, nor anything of the library but its errors: the
+settings module reads it at import, and the CLI's help and the app's dialog cheaply.
 """
 
 from __future__ import annotations
 
 import functools
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
-from fastbioner.base.config import ConfigError
+from fastbioner.base.errors import ConfigError
 
 DEFAULTS_FILE = "defaults.toml"
+
+# The sections of single defaults (``name = { value = ..., decision = "docs/..." }``).
+SECTIONS = ("training", "encoding", "fine-tune", "precision", "tagging")
+
+
+@dataclass(frozen=True)
+class Entry:
+    value: Any
+    decision: str            # docs/research/decisions.md#... : why this value
+
+
+@dataclass(frozen=True)
+class Section:
+    """One section of single defaults: ``section["name"]`` is a value,
+    ``section.entries["name"].decision`` the record that chose it."""
+
+    name: str
+    entries: dict[str, Entry]
+
+    def __getitem__(self, key: str) -> Any:
+        try:
+            return self.entries[key].value
+        except KeyError:
+            raise ConfigError(f"{DEFAULTS_FILE}: [{self.name}] has no {key!r}") from None
 
 
 @dataclass(frozen=True)
@@ -43,6 +71,14 @@ class Defaults:
     encoder: StudentDefaults                  # any other encoder
     compact_after_distillation: bool
     compaction_decision: str
+    sections: dict[str, Section] = field(default_factory=dict)  # training, encoding, fine-tune, ...
+
+    def section(self, name: str) -> Section:
+        """The section ``name`` of single defaults (one of :data:`SECTIONS`)."""
+        try:
+            return self.sections[name]
+        except KeyError:
+            raise ConfigError(f"{DEFAULTS_FILE}: no [{name}] section") from None
 
     def for_depth(self, layers: int | None) -> StudentDefaults:
         """A student of ``layers`` of the teacher's layers (None: ``teacher_layers``): the
@@ -82,6 +118,19 @@ def _student(path: Path, where: str, raw: dict, epochs: int | None = None) -> St
     return StudentDefaults(method, float(rate), epochs, decision, tuple(f1) if f1 is not None else None)
 
 
+def _section(path: Path, name: str, raw: Any) -> Section:
+    if not isinstance(raw, dict):
+        raise _fail(path, f"[{name}] is a section")
+    entries = {}
+    for key, entry in raw.items():
+        if not (isinstance(entry, dict) and set(entry) == {"value", "decision"}):
+            raise _fail(path, f"[{name}] {key}: an entry is {{ value = ..., decision = \"docs/...\" }}")
+        if not isinstance(entry["decision"], str) or not entry["decision"].startswith("docs/"):
+            raise _fail(path, f"[{name}] {key}: decision (a docs/ page) is text")
+        entries[key] = Entry(entry["value"], entry["decision"])
+    return Section(name, entries)
+
+
 def load(path: str | Path | None = None) -> Defaults:
     """The defaults table at ``path`` (None: the one shipped with the library)."""
     if path is None:
@@ -101,8 +150,10 @@ def load(path: str | Path | None = None) -> Defaults:
                     for n, raw in teacher["depth"].items()}
         small = {name: _student(path, f"small.{name}", raw) for name, raw in data["small"].items()}
         encoder = _student(path, "encoder", data["encoder"])
+        sections = {name: _section(path, name, data[name]) for name in SECTIONS}
         defaults = Defaults(int(teacher["default_layers"]), int(epochs), str(teacher["epochs_decision"]), by_depth,
-                            small, encoder, bool(compaction["after_distillation"]), str(compaction["decision"]))
+                            small, encoder, bool(compaction["after_distillation"]), str(compaction["decision"]),
+                            sections)
     except KeyError as exc:
         raise _fail(path, f"missing {exc.args[0]!r}") from None
     except ValueError as exc:  # a depth that is not a number

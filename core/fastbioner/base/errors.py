@@ -30,6 +30,12 @@ class InputError(FastBioNERError):
         super().__init__(located(message, path, line))
 
 
+class ConfigError(FastBioNERError):
+    """A setting with an impossible value, or a settings dict (or the defaults table)
+    that does not fit; :mod:`fastbioner.base.config` raises it, defined here so that the
+    defaults table its settings read can raise it too."""
+
+
 class ModelError(FastBioNERError):
     """A model folder or registry entry that cannot be used (missing, corrupt, too new)."""
 

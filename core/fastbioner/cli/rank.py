@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from fastbioner.base.defaults import table
 from fastbioner.base.errors import InputError
 from fastbioner.io.fileio import check_not_an_input, output_target
 from fastbioner.cli.progress import run_writing_job
@@ -30,7 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     r.add_argument("--input-format", default=None, metavar="FMT", help="input format, if not by extension")
     r.add_argument("--suggestions", action="store_true",
                    help="also add the model's entities where the input has none overlapping (pre-annotation)")
-    r.add_argument("--chunk", type=int, default=64, metavar="DOCS",
+    r.add_argument("--chunk", type=int, default=table().section("tagging")["chunk"], metavar="DOCS",
                    help="documents scored together (memory is bounded by this) (%(default)s)")
     _run_options(r)
     r.add_argument("--quiet", action="store_true", help="no progress bar")

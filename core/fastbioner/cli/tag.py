@@ -10,7 +10,8 @@ from pathlib import Path
 from fastbioner.base.errors import InputError
 from fastbioner.io.fileio import check_input, check_not_an_input, output_target, write_json_record
 from fastbioner.base.jobs import CancelToken, Cancelled
-from fastbioner.models.precision import PRECISION_CHOICES, loss_points_text
+from fastbioner.base.defaults import table
+from fastbioner.models.precision import MAX_F1_LOSS_POINTS, PRECISION_CHOICES, loss_points_text
 from fastbioner.cli.progress import ProgressBar, ctrl_c_cancels, run_writing_job
 
 OUTPUT_FORMATS = ("conll", "pubtator", "bioc", "jsonl")
@@ -19,8 +20,8 @@ OUTPUT_FORMATS = ("conll", "pubtator", "bioc", "jsonl")
 def _run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--device", default="auto", help="auto (CUDA when present), cpu, cuda, cuda:N (%(default)s)")
     p.add_argument("--precision", default="auto", choices=PRECISION_CHOICES,
-                   help="auto: the fastest mode whose recorded check lost at most 0.3 devel F1 against "
-                        "fp32 (fp32 when none was checked); or a mode by name (%(default)s)")
+                   help=f"auto: the fastest mode whose recorded check lost at most {MAX_F1_LOSS_POINTS:g} devel "
+                        "F1 against fp32 (fp32 when none was checked); or a mode by name (%(default)s)")
     p.add_argument("--threads", type=int, default=None, metavar="N", help="CPU threads (torch's default)")
     p.add_argument("--token-budget", type=int, default=None, metavar="N",
                    help="padded subword positions per batch")
@@ -38,7 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="registry name or model folder (default: the shipped default model)")
     t.add_argument("--out", required=True, metavar="FILE")
     t.add_argument("--format", required=True, choices=OUTPUT_FORMATS, dest="out_format")
-    t.add_argument("--chunk", type=int, default=64, metavar="DOCS",
+    t.add_argument("--chunk", type=int, default=table().section("tagging")["chunk"], metavar="DOCS",
                    help="documents tagged together (memory is bounded by this) (%(default)s)")
     _run_options(t)
     t.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -54,8 +55,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     b.add_argument("--limit", type=int, default=None, metavar="N", help="first N documents only")
     b.add_argument("--devel", default=None, metavar="BIO",
                    help="BIO devel file: F1 per mode (without it, --precision auto may take a mode whose "
-                        "entities agree with fp32's on at least 99.7%% (F1), which bounds its loss at 0.3 points: "
-                        "the check for a model that trained on devel)")
+                        f"entities agree with fp32's on at least {100 - MAX_F1_LOSS_POINTS:g}%% (F1), which bounds "
+                        f"its loss at {MAX_F1_LOSS_POINTS:g} points: the check for a model that trained on devel)")
     b.add_argument("--modes", nargs="+", default=None, choices=PRECISION_CHOICES[1:],
                    help="modes to measure (default: all this device offers)")
     _run_options(b)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from fastbioner.base.defaults import table
 from fastbioner.base.jobs import CancelToken, Cancelled
 from fastbioner.cli.progress import ProgressBar, ctrl_c_cancels
 from fastbioner.cli.tag import _run_options, _tagger_config
@@ -41,7 +42,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "else the CPUs less one)")
     p.add_argument("--gpus-per-worker", type=float, default=0.0, metavar="G",
                    help="Ray: GPUs per actor, fractions allowed (%(default)s: CPU actors)")
-    p.add_argument("--chunk", type=int, default=64, metavar="DOCS",
+    p.add_argument("--chunk", type=int, default=table().section("tagging")["chunk"], metavar="DOCS",
                    help="documents per chunk sent to a worker and checkpointed; changes no output "
                         "(%(default)s)")
     _run_options(p)

@@ -38,7 +38,8 @@ import numpy as np
 import torch
 
 from fastbioner.models import packing
-from fastbioner.base.config import CONTEXTS, Settings
+from fastbioner.base.config import CONTEXTS, EncodingConfig, Settings
+from fastbioner.base.defaults import table
 from fastbioner.io.documents import Document, Sentence, Source, Span
 from fastbioner.models.encoding import WordEncoder, first_subword_mask, word_index_array
 from fastbioner.base.errors import ModelError
@@ -59,12 +60,14 @@ class TaggerConfig(Settings):
     precision: str = "auto"         # auto, fp32, bf16, fp16, int8 (see fastbioner.models.precision)
     threads: int | None = None      # torch intra-op threads; None leaves torch's default
     max_length: int | None = None   # subwords per window, special tokens included; None: the
-                                    # model's training setting (manifest), else 256
+                                    # model's training setting (manifest), else EncodingConfig's
     window_overlap: int | None = None  # subwords shared by consecutive windows of a long sentence (or a
-                                       # packed document); None: the model's training setting, else 32
+                                       # packed document); None: the model's training setting, else
+                                       # EncodingConfig's
     token_budget: int | None = None  # padded subword positions per batch (rows x longest row);
                                      # None: the best measured for the device and precision
-    max_batch_size: int = 256       # rows per batch, whatever the budget allows
+    max_batch_size: int = table().section("tagging")["max_batch_size"]  # rows per batch, whatever the budget
+                                                                         # allows
     context: str | None = None      # sentence | document | packed; None: the model's training setting
                                     # (manifest)
     engine: str = "auto"            # auto (the folder decides: plain BERT and CNN students without
@@ -222,12 +225,12 @@ class Tagger:
         self.token_budget = self.config.token_budget or default_token_budget(self.device, self.precision)
         self.tokenizer = tokenizer
         trained_encoding = (self.manifest.get("config") or {}).get("encoding") or {}
-        max_length = min(self.config.max_length or trained_encoding.get("max_length") or 256,
+        max_length = min(self.config.max_length or trained_encoding.get("max_length") or EncodingConfig.max_length,
                          _position_limit(model))
         # A packed-context model cuts every document into windows: read them as it was trained.
         overlap = self.config.window_overlap
         if overlap is None:
-            overlap = trained_encoding.get("window_overlap", 32)
+            overlap = trained_encoding.get("window_overlap", EncodingConfig.window_overlap)
         self.encoder = WordEncoder(tokenizer, self.labels, max_length=max_length, overlap=overlap)
         self._o = self.labels.index("O")
         self._decode = getattr(self.model, "decode", None)  # CRF students decode jointly

@@ -27,7 +27,7 @@ from fastbioner.base.errors import InputError
 from fastbioner.io.formats import write_documents
 from fastbioner.infer.inference import Tagger
 from fastbioner.base.jobs import CancelToken, EventCallback, ProgressReporter, run_job
-from fastbioner.infer.tagging import _chunks
+from fastbioner.infer.tagging import CHUNK_DOCUMENTS, _chunks
 from fastbioner.infer.uncertainty import FIGURE, METADATA_KEY, DocumentUncertainty
 
 
@@ -85,7 +85,7 @@ def order_key(r: RankedDocument) -> tuple:
 
 def rank_files(tagger: Tagger, inputs: Sequence[str | Path], top: int, out: str | Path,
                out_format: str | None = None, *, input_format: str | None = None,
-               chunk_documents: int = 64, suggestions: bool = False,
+               chunk_documents: int = CHUNK_DOCUMENTS, suggestions: bool = False,
                on_event: EventCallback | None = None, cancel: CancelToken | None = None) -> RankSummary:
     """Write the ``top`` documents of ``inputs`` the model is least sure of to ``out``
     (format ``out_format``, else from its name). Events: ``read``, then ``score`` with

@@ -17,10 +17,14 @@ from itertools import islice
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
+from fastbioner.base.defaults import table
 from fastbioner.io.documents import Document, Source
 from fastbioner.io.formats import read_documents, write_documents
 from fastbioner.infer.inference import Tagger
 from fastbioner.base.jobs import CancelToken, EventCallback, ProgressReporter, run_job
+
+# Documents read, tagged and written together (memory is bounded by this): the defaults table's.
+CHUNK_DOCUMENTS: int = table().section("tagging")["chunk"]
 
 
 class Throughput:
@@ -98,7 +102,7 @@ def count_documents(inputs: Sequence[str | Path], input_format: str | None = Non
 
 
 def tag_files(tagger: Tagger, inputs: Sequence[str | Path], out: str | Path, out_format: str, *,
-              input_format: str | None = None, chunk_documents: int = 64,
+              input_format: str | None = None, chunk_documents: int = CHUNK_DOCUMENTS,
               keep: Iterable[Source] = (Source.CURATOR,), on_event: EventCallback | None = None,
               cancel: CancelToken | None = None) -> TagSummary:
     """Tag every document of ``inputs`` into ``out`` (format ``out_format``).

@@ -17,19 +17,19 @@ from dataclasses import asdict, dataclass
 from enum import Enum
 from typing import Any, Mapping
 
+from fastbioner.base.defaults import table
 from fastbioner.base.errors import FastBioNERError
 
+# The rules of ``auto``, from the defaults table's [precision] section (their decision
+# records in docs/research/decisions.md give the figures that set them).
+_PRECISION = table().section("precision")
 # A mode that loses more than this many F1 points (F1 x 100) against float32 on
-# devel is never a default (issue 5).
-MAX_F1_LOSS_POINTS = 0.3
-
+# devel is never a default.
+MAX_F1_LOSS_POINTS: float = _PRECISION["max_f1_loss_points"]
 # Among modes allowed and timed side by side, one that loses more F1 than another is
-# picked only when at least this many times faster. The default (6 layers, 384 wide) on
-# an AVX512-BF16 EPYC: int8 lost 0.25 against bf16's 0.04 for 1.3x the tokens/s in the
-# benchmark, but tagged the 500 devel abstracts as a process only 1.1x faster and one
-# abstract in process slower: bf16. On a CPU without bf16, int8 against float32: 1.66x.
-SPEEDUP_WORTH_F1 = 1.5
-SAME_F1_POINTS = 0.05   # F1 losses closer than this are the same (int8 at 0.01 is lossless)
+# picked only when at least this many times faster.
+SPEEDUP_WORTH_F1: float = _PRECISION["speedup_worth_f1"]
+SAME_F1_POINTS: float = _PRECISION["same_f1_points"]   # F1 losses closer than this are the same
 
 
 
@@ -122,8 +122,8 @@ class PrecisionCheck:
         (trained on train + devel: no held-out labelled text here). When a fraction 1 - a
         of its entities changes (a: the agreement, entity F1 against float32's), F1
         against any gold moves by at most about 1 - a (every entity dropped a right one,
-        every entity added a wrong one): so 100 x (1 - a) points, and agreement >= 0.997
-        passes within :data:`MAX_F1_LOSS_POINTS`."""
+        every entity added a wrong one): so 100 x (1 - a) points, and an agreement of at least
+        1 - :data:`MAX_F1_LOSS_POINTS` / 100 passes."""
         measured = self.f1_loss_points
         return measured if measured is not None else round(100.0 * (1.0 - self.agreement), 4)
 
@@ -289,19 +289,21 @@ def int8_linear_layers(model) -> set[str]:
             if isinstance(module, torch.nn.Linear) and not is_feed_forward_output(name)}
 
 
-# Padded subword positions per batch, by device and precision, measured with
-# all-MiniLM-L6-v2 on a 2-core Xeon (AMX): float32 and int8 matrix products run
-# fastest while a batch's activations stay in cache (2,048 positions was 1.5x
-# faster than 8,192), bfloat16 with AMX wants larger ones; GPUs want them large.
-TOKEN_BUDGETS = {("cpu", Precision.FP32): 2048, ("cpu", Precision.INT8): 2048,
-                 ("cpu", Precision.BF16): 8192}
-GPU_TOKEN_BUDGET = 32768
+# Padded subword positions per batch, by device and precision: the defaults table's
+# [tagging] section (float32 and int8 matrix products run fastest on a CPU while a
+# batch's activations stay in cache, bfloat16 with AMX wants larger ones, GPUs large).
+_TAGGING = table().section("tagging")
+TOKEN_BUDGETS = {("cpu", Precision.FP32): _TAGGING["token_budget_cpu_fp32"],
+                 ("cpu", Precision.INT8): _TAGGING["token_budget_cpu_int8"],
+                 ("cpu", Precision.BF16): _TAGGING["token_budget_cpu_bf16"]}
+GPU_TOKEN_BUDGET: int = _TAGGING["token_budget_gpu"]
+OTHER_TOKEN_BUDGET: int = _TAGGING["token_budget_cpu_other"]  # a CPU mode not measured (fp16)
 
 
 def default_token_budget(device, precision: Precision) -> int:
     if device.type == "cuda":
         return GPU_TOKEN_BUDGET
-    return TOKEN_BUDGETS.get((device.type, precision), 4096)
+    return TOKEN_BUDGETS.get((device.type, precision), OTHER_TOKEN_BUDGET)
 
 
 def hardware_name(device) -> str:

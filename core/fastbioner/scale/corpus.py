@@ -42,10 +42,9 @@ from fastbioner.base.errors import FastBioNERError, InputError
 from fastbioner.io.fileio import atomic_write
 from fastbioner.infer.inference import TaggerConfig
 from fastbioner.base.jobs import CancelToken, Cancelled, EventCallback, ProgressReporter, run_job
-from fastbioner.scale.shards import (
-    DOC_SCHEMA, SCHEMA, SCHEMA_VERSION, ChunkResult, file_record, fingerprint, release_freed_memory, row_document,
-    shard_paths, write_rows,
-)
+from fastbioner.infer.tagging import CHUNK_DOCUMENTS
+from fastbioner.scale.shards import (DOC_SCHEMA, SCHEMA, SCHEMA_VERSION, ChunkResult, file_record, fingerprint,
+                     release_freed_memory, row_document, shard_paths, write_rows)
 from fastbioner.scale.state import HISTORY_DIR, FolderState, InputRecord, RowIndex, codes_of, keep_old_version
 from fastbioner.scale.preflight import default_threads, expand_inputs, folder_lock, refuse_object_store
 from fastbioner.scale.updates import InputScan, _Codes, resolve
@@ -61,8 +60,8 @@ class CorpusOptions(Settings):
 
     engine: str = "local"             # local | ray
     input_format: str | None = None   # None: from each file's name or content
-    chunk_documents: int = 64         # documents per tagging call (and per Ray task message); a
-                                      # checkpoint per chunk. Changes no output.
+    chunk_documents: int = CHUNK_DOCUMENTS  # documents per tagging call (and per Ray task message); a
+                                            # checkpoint per chunk. Changes no output.
     address: str | None = None        # Ray: the cluster's address (None: start Ray on this machine)
     workers: int | None = None        # Ray: Tagger actors (None: one per GPU share, else CPUs - 1)
     gpus_per_worker: float = 0.0      # Ray: GPUs per actor (0: CPU actors)

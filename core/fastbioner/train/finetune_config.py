@@ -3,8 +3,10 @@ documents), saved whole in the new model's manifest. Kept apart from the job
 (:mod:`fastbioner.train.finetune`) so that the app's dialog reads the defaults without
 importing torch.
 
-Defaults are sized for minutes on a laptop: measured on NCBI-disease (100 reviewed
-abstracts, devel only; the runs and their figures are in docs/research/curator-loop.md).
+Defaults are sized for minutes on a laptop; they are the ``[fine-tune]`` section of
+the defaults table (fastbioner/base/defaults.toml), whose decision records in
+docs/research/decisions.md give the runs that chose them (NCBI-disease, 100 reviewed abstracts,
+devel only).
 """
 
 from __future__ import annotations
@@ -12,15 +14,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from fastbioner.base.config import ConfigError, Settings, TrainingConfig, opt
+from fastbioner.base.defaults import table
 
-# The peak learning rate when none is given, by kind of model (fastbioner.models.loading.model_kind).
-# Measured on NCBI-disease devel (docs/research/curator-loop.md, "Choosing the defaults"), 100
-# reviewed abstracts: for the transformer student 3e-4 led 1e-4 at every epoch (80.22
-# against 79.16 Disease F1 after 6); the convolutional student, whose weights are few
-# and whose embedding table is frozen, learnt little at 3e-4 (64.73) and most at 3e-3
-# (70.02 and 68.79 for seeds 13 and 14, against 69.09 and 68.75 at 1e-3, 67.89 at 1e-2).
-TRANSFORMER_LEARNING_RATE = 3e-4
-SMALL_MODEL_LEARNING_RATE = 3e-3  # convolutional and recurrent students (recurrent: not measured)
+_FINE_TUNE = table().section("fine-tune")
+
+# The peak learning rate when none is given, by kind of model (fastbioner.models.loading.model_kind):
+# a transformer's, and a convolutional or recurrent student's.
+TRANSFORMER_LEARNING_RATE: float = _FINE_TUNE["learning_rate_transformer"]
+SMALL_MODEL_LEARNING_RATE: float = _FINE_TUNE["learning_rate_small"]
 SMALL_MODEL_KINDS = ("cnn", "recurrent")
 
 
@@ -31,13 +32,12 @@ def default_learning_rate(kind: str) -> float:
 
 def _training() -> TrainingConfig:
     # learning_rate None: decided by the kind of model once it is known (default_learning_rate).
-    # 4 epochs: one update of 100 abstracts took 93 s on two idle cores. The run ends with
-    # its last weights: a held-back slice of 5-10 documents is too small to choose among
-    # epochs (on NCBI devel, the weights it chose scored 79.49, 78.90 and 74.92 after 4, 5
-    # and 6 epochs; the last weights 79.28, 79.33 and 78.34), but it still stops a run that
-    # stops gaining on it.
-    return TrainingConfig(epochs=4, learning_rate=None, batch_size=16, seed=13,  # type: ignore[arg-type]
-                          early_stopping_patience=2, keep_weights="last")
+    # The run ends with its last weights (keep_weights), yet its held-back slice still stops
+    # a run that stops gaining on it (early_stopping_patience).
+    return TrainingConfig(epochs=_FINE_TUNE["epochs"], learning_rate=None,  # type: ignore[arg-type]
+                          batch_size=_FINE_TUNE["batch_size"], seed=_FINE_TUNE["seed"],
+                          early_stopping_patience=_FINE_TUNE["early_stopping_patience"],
+                          keep_weights=_FINE_TUNE["keep_weights"])
 
 
 @dataclass
@@ -51,10 +51,10 @@ class FineTuneConfig(Settings):
     drop_other_labels: bool = opt(False, "make the reviewed labels the whole label set (default: the model's "
                                          "labels the reviewed documents do not annotate are kept, by learning "
                                          "the starting model's own predictions for them on the same text)")
-    holdout_share: float = opt(0.1, "share of the reviewed documents held back when there is no --dev",
-                               flag="--holdout", metavar="SHARE")
-    holdout_min: int = opt(5, "held back at least this many documents (with fewer than twice as many, none "
-                              "are held back)", metavar="DOCS")
+    holdout_share: float = opt(_FINE_TUNE["holdout_share"], "share of the reviewed documents held back when there "
+                                                            "is no --dev", flag="--holdout", metavar="SHARE")
+    holdout_min: int = opt(_FINE_TUNE["holdout_min"], "held back at least this many documents (with fewer than "
+                                                      "twice as many, none are held back)", metavar="DOCS")
     freeze_layers: int = opt(0, "keep the embeddings and the lowest N transformer layers fixed (0: train all)",
                              metavar="N")
     training: TrainingConfig = field(default_factory=_training)
@@ -80,7 +80,8 @@ class FineTuneConfig(Settings):
         return replace(self, training=replace(self.training, learning_rate=default_learning_rate(kind)))
 
 
-def held_back_count(documents: int, share: float = 0.1, minimum: int = 5) -> int:
+def held_back_count(documents: int, share: float = _FINE_TUNE["holdout_share"],
+                    minimum: int = _FINE_TUNE["holdout_min"]) -> int:
     """Documents held back for early stopping when there is no devel file: ``share``
     of them, at least ``minimum``; none when fewer than ``2 * minimum`` (a model
     would then learn from too few)."""
