@@ -39,12 +39,9 @@ def main() -> int:
 
     import torch
 
-    from fastbioner.config import TrainingConfig
-    from fastbioner.distill.config import DistillConfig, StudentConfig
-    from fastbioner.distill.methods import MethodConfig
-    from fastbioner.distill.runner import distill
-    from fastbioner.estimate import estimate_run
-    from fastbioner.registry import Registry
+    from fastbioner import DistillConfig, MethodConfig, Registry, StudentConfig, TrainingConfig
+    from fastbioner import distill_student as distill
+    from fastbioner.research import estimate_run
 
     torch.set_num_threads(args.threads)
     with tempfile.TemporaryDirectory(prefix="bench-estimate-") as work:

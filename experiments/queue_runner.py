@@ -1,7 +1,7 @@
 """The experiment queue's runner: one pass (``step``) settles the runs that ended,
 honours the pause switch and starts the next pending jobs, one torch thread each,
 in their pinned worktrees; each finished run is recorded at once in
-``benchmarks/results/paper_rows.json``. ``run`` repeats the pass until nothing is
+``experiments/results/paper_rows.json``. ``run`` repeats the pass until nothing is
 left. The queue itself is ``queue_state.py``; the command line,
 ``experiment_queue.py``."""
 

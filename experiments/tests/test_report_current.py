@@ -1,5 +1,6 @@
 """docs/benchmarks.md is the report of the committed results, byte for byte: what
-`python -m experiments.paper_tables report` writes from benchmarks/results/. A results
+`python -m experiments.paper_tables report` writes from experiments/results/ (and the
+product benchmarks' results it quotes, benchmarks/results/). A results
 file changed without the report regenerated fails here."""
 
 from __future__ import annotations
