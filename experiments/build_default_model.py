@@ -60,7 +60,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from fastbioner import SMALL_SOURCES, loss_points_text
+from fastbioner import SMALL_SOURCES
+from fastbioner.research import loss_points_text
 
 from . import runs
 
@@ -145,8 +146,8 @@ def final_builds() -> dict:
 
 
 def rebuilt_command(name: str, manifest) -> tuple[str, list[str]]:
-    """The command that makes ``manifest``'s model again (:func:`fastbioner.rebuild_command`)."""
-    from fastbioner import rebuild_command
+    """The command that makes ``manifest``'s model again (:func:`fastbioner.research.rebuild_command`)."""
+    from fastbioner.research import rebuild_command
 
     return rebuild_command(name, manifest)
 

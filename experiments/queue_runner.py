@@ -40,7 +40,7 @@ def env_for(commit: str, threads: int = 1) -> dict[str, str]:
 def bf16_here() -> bool:
     """Whether this CPU runs bfloat16 natively (AVX512-BF16 or AMX), read from its flags
     (the runner imports no torch); True where they cannot be read, leaving torch to say."""
-    from fastbioner import cpu_flags_say_bf16
+    from fastbioner.research import cpu_flags_say_bf16
 
     return cpu_flags_say_bf16() is not False
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 
-from fastbioner import loss_points_text
+from fastbioner.research import loss_points_text
 
 from .paths import GPU
 

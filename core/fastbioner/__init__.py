@@ -14,7 +14,8 @@ The public API is this package's namespace (documented in
 Every name is imported on first use (PEP 562 ``__getattr__``), not by ``import
 fastbioner``: ``fastbioner --help`` imports no torch, and tagging never loads the
 training or distillation modules. Deeper modules stay importable, but only the names
-below are promised to stay where they are.
+below are promised to stay where they are. The repository's research and benchmark code
+reaches a few more through ``fastbioner.research`` (not promised to users).
 """
 
 from __future__ import annotations
@@ -50,7 +51,6 @@ _EXPORTS: dict[str, str] = {
     "shipped_model_folder": "fastbioner.defaults",
     "read_manifest": "fastbioner.registry",
     "write_manifest": "fastbioner.registry",
-    "rebuild_command": "fastbioner.cli.rebuild",
     # training: a teacher, a student, a reviewed fine-tune
     "TeacherConfig": "fastbioner.config",
     "TrainingConfig": "fastbioner.config",
@@ -73,12 +73,9 @@ _EXPORTS: dict[str, str] = {
     "SMALL_SOURCES": "fastbioner.distill.config",
     "COMBINATIONS": "fastbioner.config",
     "teacher_layers_methods_summary": "fastbioner.distill.config",
-    # watching runs and recording them (what the research area, experiments/, reads)
+    # watching runs from outside and recording them (a tool that runs the commands)
     "checkpoint_progress": "fastbioner.run_progress",
-    "diverged_at": "fastbioner.run_progress",
     "cpu_model_name": "fastbioner.cpu",
-    "cpu_flags_say_bf16": "fastbioner.precision",
-    "loss_points_text": "fastbioner.precision",
     # jobs and errors
     "CancelToken": "fastbioner.jobs",
     "Cancelled": "fastbioner.jobs",

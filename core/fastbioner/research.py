@@ -11,7 +11,7 @@ change. Each name is imported on first use, as the package's own names are, so
 ``import fastbioner.research`` loads nothing else.
 
 Not in ``fastbioner.__all__`` and not re-exported by the package: ``from fastbioner
-import move_to`` fails, ``from fastbioner.research import move_to`` works.
+import diverged_at`` fails, ``from fastbioner.research import diverged_at`` works.
 """
 
 from __future__ import annotations
@@ -22,6 +22,10 @@ from typing import Any
 # name -> the module that defines it. Grouped by what needs it.
 _EXPORTS: dict[str, str] = {
     # recording and reporting runs (experiments/: the queue, the report, the model cards)
+    "diverged_at": "fastbioner.run_progress",
+    "cpu_flags_say_bf16": "fastbioner.precision",
+    "loss_points_text": "fastbioner.precision",
+    "rebuild_command": "fastbioner.cli.rebuild",
     "Precision": "fastbioner.precision",
     "auto_precision": "fastbioner.precision",
     "checks_from_manifest": "fastbioner.precision",

@@ -92,10 +92,10 @@ def test_every_research_name_is_used_and_resolves_and_none_is_public():
     assert sorted(set(fastbioner.research.__all__) & set(fastbioner.__all__)) == []
     for name in fastbioner.research.__all__:
         assert getattr(fastbioner.research, name) is not None, name
-    from fastbioner.training import move_to
+    from fastbioner.run_progress import diverged_at
 
-    assert fastbioner.research.move_to is move_to
-    assert not hasattr(fastbioner, "move_to")  # research plumbing is not the package's
+    assert fastbioner.research.diverged_at is diverged_at
+    assert not hasattr(fastbioner, "diverged_at")  # research plumbing is not the package's
 
 
 def test_importing_the_research_names_loads_nothing():
