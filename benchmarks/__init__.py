@@ -1,3 +1,4 @@
-"""Product benchmarks (speed, start-up, scale) and the results files of both these and
-the research area (``results/``). Scripts that import a sibling run from the repository
-root as ``python -m benchmarks.NAME``."""
+"""Product benchmarks (speed, start-up, scale) and their results files (``results/``,
+named in ``results_file.py``; the research area's results are under
+``experiments/results/``). Scripts that import a sibling run from the repository root
+as ``python -m benchmarks.NAME``."""

@@ -39,12 +39,9 @@ def main() -> int:
 
     import torch
 
-    from fastbioner.base.config import TrainingConfig
-    from fastbioner.train.distill.config import DistillConfig, StudentConfig
-    from fastbioner.train.distill.methods import MethodConfig
-    from fastbioner.train.distill.runner import distill
-    from fastbioner.train.estimate import estimate_run
-    from fastbioner.models.registry import Registry
+    from fastbioner import DistillConfig, MethodConfig, Registry, StudentConfig, TrainingConfig
+    from fastbioner import distill_student as distill
+    from fastbioner.research import estimate_run
 
     torch.set_num_threads(args.threads)
     with tempfile.TemporaryDirectory(prefix="bench-estimate-") as work:

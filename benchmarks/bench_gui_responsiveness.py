@@ -148,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
             spec.loader.exec_module(tiny_models)
             make_tiny_model = tiny_models.make_tiny_model
 
-            from fastbioner.models.registry import Registry
+            from fastbioner import Registry
 
             folder = make_tiny_model(tmp_path / "tiny", ["O", "B-Chemical", "I-Chemical", "B-Disease",
                                                           "I-Disease"])

@@ -35,16 +35,11 @@ import time
 from pathlib import Path
 from typing import Any, Iterator
 
-from fastbioner.io.documents import Document, Source, Span
-from fastbioner.io.formats import read_documents
-from fastbioner.infer.inference import Tagger, TaggerConfig
-from fastbioner.models.modeling import load_token_classifier, load_tokenizer, pick_device
-from fastbioner.models.precision import MAX_F1_LOSS_POINTS, hardware_name
-from fastbioner.models.registry import Registry
-from fastbioner.infer.speed import (
-    devel_f1, interleaved_timing, mode_records, precision_taggers, record_speed, span_agreement, speed_record,
+from fastbioner import Document, Registry, Source, Span, Tagger, TaggerConfig, read_documents
+from fastbioner.research import (
+    MAX_F1_LOSS_POINTS, devel_f1, document_sentences, hardware_name, interleaved_timing, load_token_classifier,
+    load_tokenizer, mode_records, pick_device, precision_taggers, record_speed, span_agreement, speed_record,
 )
-from fastbioner.io.text import document_sentences
 
 
 class PeakMemory:

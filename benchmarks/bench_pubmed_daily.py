@@ -39,7 +39,11 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared" / "data" / "bc5cdr" / "pubtator"
-RESULTS = REPO / "benchmarks" / "results" / "pubmed_daily.json"
+if __package__:  # python -m benchmarks.NAME
+    from .results_file import RESULTS as RESULTS_FOLDER
+else:  # python benchmarks/NAME.py: Python puts this folder first on the path
+    from results_file import RESULTS as RESULTS_FOLDER
+RESULTS = RESULTS_FOLDER / "pubmed_daily.json"
 
 
 def rss_mb() -> float:
@@ -55,7 +59,7 @@ def rss_mb() -> float:
 
 
 def source_abstracts() -> list:
-    from fastbioner.io.formats import read_documents
+    from fastbioner import read_documents
 
     docs = []
     for name in ("CDR_TrainingSet.PubTator.txt", "CDR_DevelopmentSet.PubTator.txt"):
@@ -76,7 +80,7 @@ def document(sources: list, i: int, pmid: int, revised: bool = False):
     with the first sentence of another abstract appended (chosen by ``i`` and the pass),
     so that lengths and sentence mixes keep changing as in real PubMed and no two
     documents share a text: the tagger keeps meeting input shapes it has not seen."""
-    from fastbioner.io.documents import Document
+    from fastbioner import Document
 
     source, passes = sources[i % len(sources)], i // len(sources)
     abstract = source.abstract
@@ -87,9 +91,9 @@ def document(sources: list, i: int, pmid: int, revised: bool = False):
 
 
 def write_pubmed(path: Path, docs: list, deleted: list[int] = ()) -> Path:
-    from fastbioner.io.formats import pubmed_xml
+    from fastbioner import write_documents
 
-    pubmed_xml.write(docs, path)
+    write_documents(docs, path, "pubmed")
     if deleted:
         with gzip.open(path, "rt", encoding="utf-8") as fh:
             text = fh.read()
@@ -127,7 +131,7 @@ class Sampler:
 
 
 def run(paths, out, model, config, options, sample: bool = False) -> tuple[dict, list]:
-    from fastbioner.scale import tag_corpus
+    from fastbioner.research import tag_corpus
 
     t0 = time.perf_counter()
     if sample:
@@ -181,9 +185,8 @@ def main() -> int:
     args = ap.parse_args()
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-    from fastbioner.models.shipped import model_to_tag
-    from fastbioner.infer.inference import TaggerConfig
-    from fastbioner.scale import CorpusOptions
+    from fastbioner import TaggerConfig
+    from fastbioner.research import CorpusOptions, model_to_tag
 
     model = model_to_tag(args.model)
     sources = source_abstracts()

@@ -11,7 +11,7 @@ resident memory (``ru_maxrss``), its time and the documents read:
     python benchmarks/bench_pubmed_stream.py --whole          # also parse it whole (> 1 GB)
     python benchmarks/bench_pubmed_stream.py --whole --json benchmarks/results/pubmed-stream.json
 
-``stream`` is :func:`fastbioner.io.formats.pubmed_xml.read` (iterparse over gzip, each article
+``stream`` is ``fastbioner.read_documents(path, "pubmed")`` (iterparse over gzip, each article
 cleared once read); ``whole`` decompresses the file and parses it at once with defusedxml,
 as the reader did before it streamed. ``import`` is the same process importing the
 reader and reading nothing: the interpreter's own share of the figure.
@@ -95,12 +95,13 @@ def generate(path: Path, articles: int, seed: int = 0) -> None:
 CHILD = r"""
 import gzip, json, resource, sys, time
 method, path = sys.argv[1], sys.argv[2]
-from fastbioner.io.formats import pubmed_xml
+import fastbioner
+read_documents = fastbioner.read_documents  # the reader loaded here, in every method's figure
 t0 = time.perf_counter()
 docs = chars = 0
 deleted = []
 if method == "stream":
-    reader = pubmed_xml.read(path)
+    reader = read_documents(path, "pubmed")
     for doc in reader:
         docs += 1; chars += len(doc.text)
     deleted = reader.deleted

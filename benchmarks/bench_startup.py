@@ -40,12 +40,11 @@ def typical_sample():
     annotations: a Document."""
     from dataclasses import replace
 
-    from fastbioner.models.shipped import samples_folder
-    from fastbioner.io.formats import pubtator
-    from fastbioner.io.text import tokenize
+    from fastbioner import read_documents
+    from fastbioner.research import samples_folder, tokenize
 
     (path,) = sorted(samples_folder().glob("*.pubtator"))
-    docs = sorted(pubtator.read(path), key=lambda d: len(tokenize(d.text)))
+    docs = sorted(read_documents(path), key=lambda d: len(tokenize(d.text)))
     return replace(docs[len(docs) // 2], spans=[], relations=[])
 
 
@@ -62,9 +61,9 @@ def compare_cuts(tagger, sample, rounds: int = 30) -> dict:
     import contextlib
     from dataclasses import replace
 
-    import fastbioner.infer.inference as inference
-    from fastbioner.models.shipped import samples_folder
-    from fastbioner.io.formats import pubtator
+    from fastbioner import read_documents
+    from fastbioner.research import inference_module as inference
+    from fastbioner.research import samples_folder
 
     cut = inference.token_budget_batches
 
@@ -80,7 +79,7 @@ def compare_cuts(tagger, sample, rounds: int = 30) -> dict:
             inference.token_budget_batches = cut
 
     (path,) = sorted(samples_folder().glob("*.pubtator"))
-    samples = [replace(d, spans=[], relations=[]) for d in pubtator.read(path)]
+    samples = [replace(d, spans=[], relations=[]) for d in read_documents(path)]
     out: dict = {}
     for label, docs in (("one_abstract", [sample]), ("samples", samples)):
         times: dict = {"cut": [], "whole": []}
@@ -109,9 +108,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="also time the in-process tagging with and without the padding cuts of "
                              "token_budget_batches, alternated (the abstract, then the 20 shipped samples)")
     args = parser.parse_args(argv)
-    from fastbioner.io.documents import Document
-    from fastbioner.io.formats import pubtator
-    from fastbioner.io.text import tokenize
+    from fastbioner import Document, write_documents
+    from fastbioner.research import tokenize
 
     if args.toy:
         text = ABSTRACT.split("|t|")[1].split("\n")[0] + " " + ABSTRACT.split("|a|")[1].strip()
@@ -138,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.toy:
             doc.write_text(ABSTRACT, encoding="utf-8")
         else:
-            pubtator.write([sample], doc)
+            write_documents([sample], doc, "pubtator")
         model = ["--model", args.model] if args.model else []
         tag = [*exe, "tag", str(doc), "--out", str(Path(tmp) / "out.jsonl"), "--format", "jsonl",
                "--threads", str(args.threads), "--quiet", *model]
@@ -146,8 +144,7 @@ def main(argv: list[str] | None = None) -> int:
         figures["help_seconds"] = statistics.median(timed([*exe, "--help"], env) for _ in range(args.repeat))
         figures["tag_one_abstract_process_seconds"] = statistics.median(timed(tag, env) for _ in range(args.repeat))
 
-        from fastbioner.models.shipped import default_model
-        from fastbioner.infer.inference import Tagger, TaggerConfig
+        from fastbioner import Tagger, TaggerConfig, default_model
 
         name = args.model or default_model().name
         tagger = Tagger.load(name, TaggerConfig(threads=args.threads))

@@ -45,13 +45,16 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared" / "data" / "bc5cdr" / "pubtator" / "CDR_DevelopmentSet.PubTator.txt"
-RESULTS = REPO / "benchmarks" / "results" / "scale.json"
+if __package__:  # python -m benchmarks.NAME
+    from .results_file import RESULTS as RESULTS_FOLDER
+else:  # python benchmarks/NAME.py: Python puts this folder first on the path
+    from results_file import RESULTS as RESULTS_FOLDER
+RESULTS = RESULTS_FOLDER / "scale.json"
 WORKER_COUNTS = (1, 8, 64, 512)
 
 
 def corpus_documents(limit: int) -> tuple[list, str]:
-    from fastbioner.io.documents import Document
-    from fastbioner.io.formats import read_documents
+    from fastbioner import Document, read_documents
 
     if SHARED.is_file():
         docs = list(read_documents(SHARED))[:limit]
@@ -67,13 +70,13 @@ def corpus_documents(limit: int) -> tuple[list, str]:
 
 def write_files(docs: list, folder: Path, files: int) -> list[Path]:
     """Gzipped PubMed files of consecutive documents; the last deletes the first PMID."""
-    from fastbioner.io.formats import pubmed_xml
+    from fastbioner import write_documents
 
     per = -(-len(docs) // files)
     paths = []
     for k in range(files):
         path = folder / f"pubmed25n{k + 1:04d}.xml.gz"
-        pubmed_xml.write(docs[k * per:(k + 1) * per], path)  # text only: PubMed XML holds no spans
+        write_documents(docs[k * per:(k + 1) * per], path, "pubmed")  # text only: PubMed XML holds no spans
         paths.append(path)
     # An update file's DeleteCitation for the first PMID of the first file.
     import gzip
@@ -88,11 +91,11 @@ def write_files(docs: list, folder: Path, files: int) -> list[Path]:
 
 
 def pick_model(name: str | None) -> tuple[str, str]:
-    from fastbioner.infer.inference import Tagger
+    from fastbioner import Tagger
 
     try:
         if name is None:
-            from fastbioner.models.shipped import default_model
+            from fastbioner import default_model
 
             name = default_model().name
         Tagger.load(name)
@@ -117,8 +120,8 @@ except ImportError:  # run as a script: benchmarks/ is sys.path[0]
 
 
 def run_config(config: str, paths: list[Path], model: str, threads: int, cpus: int, workdir: Path) -> dict:
-    from fastbioner.infer.inference import TaggerConfig
-    from fastbioner.scale import CorpusOptions, tag_corpus
+    from fastbioner import TaggerConfig
+    from fastbioner.research import CorpusOptions, tag_corpus
 
     load_before = [round(x, 2) for x in os.getloadavg()]
     out = workdir / f"out-{config}"

@@ -12,8 +12,8 @@ import sys
 import time
 from pathlib import Path
 
-from fastbioner.io.formats import read_documents
-from fastbioner.io.text import document_sentences
+from fastbioner import read_documents
+from fastbioner.research import document_sentences
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT = REPO.parent / "shared" / "data" / "bc5cdr" / "pubtator" / "CDR_DevelopmentSet.PubTator.txt"

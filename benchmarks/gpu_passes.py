@@ -17,8 +17,7 @@ from pathlib import Path
 
 import torch
 
-from fastbioner.io.formats import read_documents
-from fastbioner.infer.inference import Tagger, TaggerConfig
+from fastbioner import Tagger, TaggerConfig, read_documents
 
 REPO = Path(__file__).resolve().parents[1]
 

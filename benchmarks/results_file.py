@@ -1,10 +1,15 @@
-"""Writing a benchmark's JSON so that an earlier run's figures stay beside the new ones
-(another day, machine or input: the README and report may still quote them)."""
+"""Where the product benchmarks' results go, and writing a benchmark's JSON so that an
+earlier run's figures stay beside the new ones (another day, machine or input: the
+README and report may still quote them)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+
+# The product benchmarks' results folder: the one place under benchmarks/ that names it
+# (the research report reads some of these files, through experiments/paths.py).
+RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def write_keeping_earlier(out: str | Path, figures: dict) -> None:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Moved: the spaCy peer comparison is ``experiments/spacy_peer.py`` (the research
 area), run from the repository root as ``python -m experiments.spacy_peer``. Its
-results stay in ``benchmarks/results/spacy_peer.json``.
+results are in ``experiments/results/spacy_peer.json``.
 
 This forwarder runs it with the same arguments, so ``python benchmarks/spacy_peer.py``
 keeps working (the research area's modules import each other as a package, so the

@@ -10,6 +10,9 @@ import json
 from pathlib import Path
 
 from . import report_frontier
+from .paths import REPO, SCALE, STREAM, TEACHER_CONTROL, TEACHER_ENSEMBLE
+from .paths import SPACY_PEER as SPACY
+from .paths import STUDENTS_SPEED as SPEED
 from .report_convergence import PLOT as CONVERGENCE_PLOT, convergence_section
 from .report_fit import fit_section, load_fit
 from .report_pull import load_pull, pull_section
@@ -23,9 +26,6 @@ from .report_standing import PAPER, standing_section
 # The frontier's parts, here too for the tests and scripts that read the report as one module.
 from .report_frontier import LEGACY_DEFAULT, frontier_points, pareto, spacy_section  # noqa: F401
 
-REPO = Path(__file__).resolve().parents[1]
-REPORT = REPO / "docs" / "research" / "benchmarks.md"  # the plots are written beside it
-SPEED = REPO / "benchmarks" / "results" / "students-speed.json"
 PLOT = "benchmarks-speed.png"
 # The plots need the bench extra; the tables do not (the test suite writes them without it).
 HAVE_MATPLOTLIB = importlib.util.find_spec("matplotlib") is not None
@@ -94,10 +94,6 @@ def depth_table(rows, results, table: int, dataset: str = "bc5cdr") -> list[str]
                    f"{mb(res.get('size_bytes'))} | {f1_cell(res)} | {gap} | {converged(res)} | "
                    f"{wall_cell(res)} |")
     return out
-
-
-TEACHER_CONTROL = REPO / "benchmarks" / "results" / "teacher_on_pubtator_devel.json"
-TEACHER_ENSEMBLE = REPO / "benchmarks" / "results" / "teacher_ensemble.json"
 
 
 def ensemble_line(results: dict, base: dict) -> str:
@@ -350,10 +346,6 @@ def plot_speed(speed: dict | None, png: Path) -> bool:
     return True
 
 
-SCALE = REPO / "benchmarks" / "results" / "scale.json"
-STREAM = REPO / "benchmarks" / "results" / "pubmed-stream.json"
-
-
 def scale_section() -> list[str]:
     """Tagging at PubMed scale: the streaming reader's memory and the tag-corpus
     engines' speed (benchmarks/bench_pubmed_stream.py, benchmarks/bench_tag_corpus.py)."""
@@ -396,7 +388,6 @@ def scale_section() -> list[str]:
     return out
 
 
-SPACY = REPO / "benchmarks" / "results" / "spacy_peer.json"
 FRONTIER_PLOT = "benchmarks-frontier.png"
 
 
@@ -462,7 +453,7 @@ def write_report(rows, results: dict, out: Path, preamble: str = "", archive: di
         doc += ["## Earlier: one-epoch rows (sessions 1 and 2)", "",
                 "Each student trained 1 epoch (285 steps), devel scored once at its end, FastBioNER at T = 1 "
                 "against hinton's T = 2, the teacher trained 2 epochs (devel F1 below); kept in "
-                "`benchmarks/results/paper_rows_1epoch.json` with their commands. The tables above replace them.",
+                "`experiments/results/paper_rows_1epoch.json` with their commands. The tables above replace them.",
                 "", "| row | epochs | F1 |", "|---|---|---|"]
         for row_id in sorted(archive):
             r = archive[row_id]

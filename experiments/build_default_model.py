@@ -41,7 +41,7 @@ changes.
 
 The chain follows the manifests back (a student's teachers and the model it started
 from, each of theirs in turn); each model's command is the one recorded for it in
-``benchmarks/results/paper_rows.json``, else rebuilt from the settings in its manifest
+``experiments/results/paper_rows.json``, else rebuilt from the settings in its manifest
 through the real command line. Nothing is half-written: when a step fails, ``OUT`` is
 left as it was and the message names the step (the registry may hold ``NAME`` by then).
 """
@@ -60,11 +60,13 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from fastbioner import SMALL_SOURCES, loss_points_text
+from fastbioner import SMALL_SOURCES
+from fastbioner.research import loss_points_text
 
 from . import runs
 
-REPO = Path(__file__).resolve().parents[1]
+from .paths import FINAL_BUILDS, REPO
+
 RESULTS = runs.RESULTS
 DATA = runs.DATA
 OUT = REPO / "assets" / "default-model"
@@ -124,7 +126,7 @@ def recorded(name: str, manifest, results: dict) -> tuple[str, str] | None:
     mine = (manifest.training or {}).get("epoch_seconds") if manifest else None
     final = final_builds().get(name)
     if final and (not mine or not final.get("epoch_seconds") or final["epoch_seconds"] == mine):
-        return final["command"], (f"recorded in `benchmarks/results/final_builds.json` (the recipe of row "
+        return final["command"], (f"recorded in `{runs.portable(str(FINAL_BUILDS))}` (the recipe of row "
                                   f"`{final['row']}` on train + devel, {final.get('twin_best_step')} steps as "
                                   f"its train-only twin `{final['twin']}` chose)")
     for row_id, by_seed in results.items():
@@ -133,7 +135,7 @@ def recorded(name: str, manifest, results: dict) -> tuple[str, str] | None:
                 continue
             if mine and run.get("epoch_seconds") and run["epoch_seconds"] != mine:
                 continue
-            return run["command"], f"recorded in `benchmarks/results/paper_rows.json` (row `{row_id}`, seed {seed})"
+            return run["command"], f"recorded in `{runs.portable(str(RESULTS))}` (row `{row_id}`, seed {seed})"
     return None
 
 
@@ -144,8 +146,8 @@ def final_builds() -> dict:
 
 
 def rebuilt_command(name: str, manifest) -> tuple[str, list[str]]:
-    """The command that makes ``manifest``'s model again (:func:`fastbioner.rebuild_command`)."""
-    from fastbioner import rebuild_command
+    """The command that makes ``manifest``'s model again (:func:`fastbioner.research.rebuild_command`)."""
+    from fastbioner.research import rebuild_command
 
     return rebuild_command(name, manifest)
 
@@ -167,7 +169,7 @@ def describe(name: str, manifest, results: dict) -> Made:
     if found:
         return Made(name, what, found[0], found[1], f1)
     if manifest is None:
-        return Made(name, what, None, "no command recorded for it in `benchmarks/results/paper_rows.json`")
+        return Made(name, what, None, f"no command recorded for it in `{runs.portable(str(RESULTS))}`")
     try:
         command, lost = rebuilt_command(name, manifest)
     except SystemExit:  # argparse's way to refuse a setting this version no longer takes (it says which)
@@ -282,9 +284,9 @@ def scores_table(metrics: dict) -> list[str]:
 
 def mode_without(speed: dict) -> str:
     """What ``auto`` runs, by these checks, on a machine that lacks the mode chosen here
-    (a CPU without bfloat16, say): :func:`fastbioner.models.precision.auto_precision` over the
+    (a CPU without bfloat16, say): :func:`fastbioner.research.auto_precision` over the
     other modes."""
-    from fastbioner.models.precision import Precision, auto_precision, checks_from_manifest
+    from fastbioner.research import Precision, auto_precision, checks_from_manifest
 
     chosen = speed.get("precision")
     mode = auto_precision([m for m in Precision if m not in (Precision.AUTO,) and m.value != chosen],

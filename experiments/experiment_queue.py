@@ -31,7 +31,7 @@ The runner starts the first pending job whose prerequisites are registered (a
 row's teacher, say); a missing prerequisite (a fresh machine) is queued first. A job
 whose process ended without registering its model is retried with ``--resume`` (it
 continues from its last checkpoint) up to three times. Each finished job's result
-is written at once to ``benchmarks/results/paper_rows.json`` of the repository the
+is written at once to ``experiments/results/paper_rows.json`` of the repository the
 runner was started from, so it can be committed. A job whose command (but for the
 model's name) equals one already recorded is recorded from that run, not run again
 (a sweep row at the tables' learning rate is the table row).

@@ -3,7 +3,7 @@
 trained on train + devel, for the number of steps its train-only twin chose.
 
 A recipe is chosen on devel with the model trained on train alone (its twin: the row's
-run of that seed, in ``benchmarks/results/paper_rows.json``). The released model then
+run of that seed, in ``experiments/results/paper_rows.json``). The released model then
 learns from devel's labels too, a quarter more labelled text, which leaves nothing to
 select it on: so nothing is selected. It trains as many steps as the twin's kept
 weights had (``--max-steps``: the learning-rate schedule and phi run over those steps),
@@ -18,7 +18,7 @@ reports the twin's devel scores, said as the twin's (``fastbioner models describ
 The command runs with the queue's settings (one torch thread, the shared teacher cache,
 ``--resume``: a run cut short continues from its checkpoint when started again). When it
 ends, or when the model is already registered from the same command, the build is
-recorded in ``benchmarks/results/final_builds.json`` (the command, the twin, its devel
+recorded in ``experiments/results/final_builds.json`` (the command, the twin, its devel
 F1 and steps, the wall time), where ``experiments.build_default_model`` finds the
 command and the twin.
 """
@@ -35,8 +35,8 @@ from pathlib import Path
 
 from . import runs
 from .paper_results import write_json
+from .paths import FINAL_BUILDS
 
-FINAL_BUILDS = runs.RESULTS.parent / "final_builds.json"
 # What the queue adds to every run's command (experiments.queue_runner): one torch
 # thread, no progress bar, the teacher's outputs kept for the next run of that teacher.
 RUN_EXTRAS = ("--threads", "1", "--quiet", "--teacher-cache", "shared")

@@ -35,7 +35,7 @@ import torch
 
 
 def parse(argv: list[str]) -> tuple[argparse.Namespace, argparse.Namespace]:
-    from fastbioner.cli import distill as cli
+    from fastbioner.research import register_distill_flags
 
     own = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     own.add_argument("--batches", type=int, default=4, help="first batches of epoch 0 to measure (4)")
@@ -51,19 +51,15 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, argparse.Namespace]:
         mine, theirs = [], argv
     args = own.parse_args(mine)
     parser = argparse.ArgumentParser(prog="loss_scales.py -- ")
-    cli.register(parser.add_subparsers(dest="cmd"))
+    register_distill_flags(parser.add_subparsers(dest="cmd"))
     return args, parser.parse_args(["distill", *theirs])
 
 
 def main(argv: list[str] | None = None) -> int:
     from fastbioner import Registry
-    from fastbioner.cli.distill import config_from_args
-    from fastbioner.train.distill.calibration import calibrate, fit_projections, measure_terms
-    from fastbioner.train.distill.data import PairedBatches
-    from fastbioner.train.distill.losses import attention_mse
-    from fastbioner.train.distill.runner import batches_total, prepare_run
-    from fastbioner.base.jobs import ProgressReporter
-    from fastbioner.train.training import linear_warmup_decay, move_to
+    from fastbioner.research import (PairedBatches, ProgressReporter, attention_mse, batches_total, calibrate,
+                                     fit_projections, linear_warmup_decay, measure_terms, move_to, prepare_run)
+    from fastbioner.research import distill_config_from_args as config_from_args
 
     args, dargs = parse(sys.argv[1:] if argv is None else argv)
     config = config_from_args(dargs)
@@ -138,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def recorded_calibration(model: str, registry):
     """The calibration a registered student's run applied (its manifest's copy)."""
-    from fastbioner.train.distill.calibration import Calibration
+    from fastbioner.research import Calibration
 
     saved = (registry.get(model).manifest.training or {}).get("calibration")
     if not saved:
@@ -149,7 +145,7 @@ def recorded_calibration(model: str, registry):
 def attention_forms(objective, first, attention_mse) -> list[dict]:
     """Per batch, summed over the mapped layers: score MSE, centred score MSE, and
     probability MSE (softmax over the real keys of both sides)."""
-    from fastbioner.train.distill.capture import capture
+    from fastbioner.research import capture
 
     print("\nattention matching, summed over layers: scores | row-centred scores | probabilities")
     out = []

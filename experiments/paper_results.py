@@ -1,4 +1,4 @@
-"""The results file of the paper tables (``benchmarks/results/paper_rows.json``,
+"""The results file of the paper tables (``experiments/results/paper_rows.json``,
 ``{row id: {seed: result}}``): reading and writing it, one finished run's entry made
 from its registered manifest, and the per-row means over seeds the report reads.
 Rows themselves (what each runs) are ``runs.toml``'s; a row here is anything with
@@ -11,9 +11,8 @@ import os
 from datetime import datetime, timezone
 from pathlib import Path
 
-# Beside the product benchmarks' results (the path others read: docs, tests, the queue).
-RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "paper_rows.json"
-REPO = RESULTS.parents[2]
+from .paths import PAPER_ROWS as RESULTS
+from .paths import REPO
 
 
 def portable(text: str) -> str:

@@ -7,7 +7,7 @@ made by hand, and writing the report.
 The rows are ``experiments/runs.toml`` (read by ``experiments/runs.py``), run by
 ``python -m experiments.experiment_queue`` (in the background, two at a time,
 resumable, each row's seeds as separate runs); each finished run is stored in
-``benchmarks/results/paper_rows.json`` as ``{row: {seed: result}}``. The one-epoch rows
+``experiments/results/paper_rows.json`` as ``{row: {seed: result}}``. The one-epoch rows
 of the first sessions are kept in ``paper_rows_1epoch.json``. A row that has not been
 run is shown as such in the report, never with a guessed number.
 
@@ -21,9 +21,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from .benchmark_report import REPORT, write_report
+from .benchmark_report import write_report
 from .report_preamble import protocol_text
-from .runs import (EPOCH_SWEEP, RESULTS, STUDENT_EPOCHS, SWEEP_EPOCHS, aggregate, all_rows,
+from .paths import PAPER_ROWS_1EPOCH, REPORT
+from .runs import (EPOCH_SWEEP, STUDENT_EPOCHS, SWEEP_EPOCHS, aggregate, all_rows,
                    load_results, manifest_of, record, result_entry, student_rates)
 
 
@@ -62,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"recorded {row.id} seed {args.seed} from {name}: devel F1 {entry['f1']:.4f}")
         return 0
     STUDENT_LR, DEEP_STUDENT_LR = student_rates()
-    archive = load_results(RESULTS.with_name("paper_rows_1epoch.json"))
+    archive = load_results(PAPER_ROWS_1EPOCH)
     results = load_results()
     preamble = protocol_text(rows, results, epochs=STUDENT_EPOCHS, steps=285 * STUDENT_EPOCHS,  # 285 batches of 16
                              shallow_lr=STUDENT_LR, deep_lr=DEEP_STUDENT_LR)

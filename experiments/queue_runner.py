@@ -1,7 +1,7 @@
 """The experiment queue's runner: one pass (``step``) settles the runs that ended,
 honours the pause switch and starts the next pending jobs, one torch thread each,
 in their pinned worktrees; each finished run is recorded at once in
-``benchmarks/results/paper_rows.json``. ``run`` repeats the pass until nothing is
+``experiments/results/paper_rows.json``. ``run`` repeats the pass until nothing is
 left. The queue itself is ``queue_state.py``; the command line,
 ``experiment_queue.py``."""
 
@@ -40,7 +40,7 @@ def env_for(commit: str, threads: int = 1) -> dict[str, str]:
 def bf16_here() -> bool:
     """Whether this CPU runs bfloat16 natively (AVX512-BF16 or AMX), read from its flags
     (the runner imports no torch); True where they cannot be read, leaving torch to say."""
-    from fastbioner import cpu_flags_say_bf16
+    from fastbioner.research import cpu_flags_say_bf16
 
     return cpu_flags_say_bf16() is not False
 

@@ -16,9 +16,8 @@ from pathlib import Path
 import fastbioner
 
 from . import runs
+from .paths import REPO
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parent
 EXP = Path(os.environ.get("FASTBIONER_EXPERIMENTS", Path.home() / "fastbioner-experiments"))
 
 

@@ -11,9 +11,10 @@ import json
 from statistics import fmean as _mean
 from pathlib import Path
 
+from .paths import TRAIN_FIT
 from .report_format import build_before, pct
 
-FIT = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "train_fit.json"
+FIT = TRAIN_FIT
 COMMAND = "FASTBIONER_HOME=~/fastbioner-experiments/home python -m experiments.train_fit ROW ... --threads 1"
 
 
@@ -54,7 +55,7 @@ def fit_section(fit: dict | None) -> list[str]:
     students = {name: m for name, m in models.items() if name not in teachers}
     files = sorted({m["file"] for m in models.values()})
     out = [f"Each model scored on the file it trained on ({', '.join(f'`{f}`' for f in files)}; "
-           f"`{COMMAND}`, each model's own `fastbioner evaluate` command in `benchmarks/results/train_fit.json`) "
+           f"`{COMMAND}`, each model's own `fastbioner evaluate` command in `experiments/results/train_fit.json`) "
            "beside its devel F1 as its row records it. \"Against teacher\": the student's F1 minus that of "
            "the teacher build it learnt from (the last finished before the student's run), scored the same way.", "",
            "| model | row, seed | layers | train F1 | devel F1 | train - devel | train F1 against teacher | "

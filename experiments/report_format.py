@@ -62,10 +62,10 @@ def converged(r: dict) -> str:
 
 
 def diverged_at(run: dict) -> int | None:
-    """Where a recorded run diverged (:func:`fastbioner.diverged_at`)."""
-    import fastbioner
+    """Where a recorded run diverged (:func:`fastbioner.research.diverged_at`)."""
+    from fastbioner.research import diverged_at as diverged
 
-    return fastbioner.diverged_at(run.get("history") or [])
+    return diverged(run.get("history") or [])
 
 
 def teacher_builds(teacher: dict) -> list[dict]:

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
-from fastbioner import loss_points_text
+from fastbioner.research import loss_points_text
 
-GPU = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "gpu"
+from .paths import GPU
+
 PASS_LINE = re.compile(r"^(\S+)\s+(fp32|bf16|fp16): ([\d.]+)s then ([\d.]+)s for (\d+) docs")
 
 

@@ -5,11 +5,11 @@ pairs side by side with the step speed-up ``bench_training_precision.py`` measur
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
+from .paths import TRAINING_PRECISION
 from .report_format import NOT_RUN, minutes, pct
 
-SPEED = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "training_precision.json"
+SPEED = TRAINING_PRECISION
 CHECK_TABLE = 8
 SUFFIX = "-fp32"
 
@@ -17,7 +17,7 @@ SUFFIX = "-fp32"
 def _speed_lines() -> list[str]:
     if not SPEED.is_file():
         return ["Step speed: not measured yet (`python -m experiments.bench_training_precision --json "
-                "benchmarks/results/training_precision.json`)."]
+                "experiments/results/training_precision.json`)."]
     speed = json.loads(SPEED.read_text(encoding="utf-8"))
     parts = [f"`{row}` {s['fp32_step_seconds']:.2f} s against {s['bf16_step_seconds']:.2f} s "
              f"({s['speed_up']:.2f}x)" for row, s in speed.get("rows", {}).items()]

@@ -9,9 +9,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from .paths import TERM_PULL
 from .report_format import NOT_RUN, f1_cell, pct
 
-PULL = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "term_pull.json"
+PULL = TERM_PULL
 COMMAND = "FASTBIONER_HOME=~/fastbioner-experiments/home python -m experiments.term_pull ROW ... [--trained]"
 TERM_ORDER = ("soft", "gold", "hidden", "hidden-norm", "attention", "embedding", "prob-mse", "logit-mse")
 LABEL_TERMS = ("soft", "gold")
@@ -56,7 +57,7 @@ def pull_section(pull: dict | None, results: dict) -> list[str]:
     clip = next(iter(entries.values())).get("clip")
     out = [f"Each row's own distillation flags on the first {next(iter(entries.values()))['batches']} batches of "
            f"`train.tsv`, before any step (`{COMMAND}`; each measurement's `experiments/loss_scales.py` command is in "
-           "`benchmarks/results/term_pull.json`). A cell is the term's pull: its weighted gradient norm over the "
+           "`experiments/results/term_pull.json`). A cell is the term's pull: its weighted gradient norm over the "
            "student's parameters (mean over the batches), with its multiple of the gold term's in brackets; a "
            "calibrated row is measured with its calibration applied, as it trains. *Trained*: the row's registered "
            "student as training left it, on the same batches. \"Update · labels\": the cosine of the whole update "

@@ -16,10 +16,9 @@ from pathlib import Path
 
 from .paper_results import (RESULTS, aggregate, cpu_name, load_results, manifest_of, portable,  # noqa: F401
                             record, result_entry, result_from_manifest, save_results)
+from .paths import REPO
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parent
-RUNS = HERE / "runs.toml"
+RUNS = Path(__file__).resolve().parent / "runs.toml"
 DATA = Path(os.environ.get("FASTBIONER_SHARED_DATA", REPO.parent / "shared" / "data"))
 BASES = Path(os.environ.get("FASTBIONER_BASE_MODELS", Path.home() / ".cache" / "fastbioner" / "base-models"))
 MINILM = str(BASES / "all-MiniLM-L6-v2")  # the 6-layer, 384-wide base the small students start from

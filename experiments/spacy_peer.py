@@ -16,7 +16,7 @@ data, scored the same way and timed against ``fastbioner tag`` side by side.
    spaCy's. The benchmark report plots them against devel F1 (the frontier). The
    experiment queue's models are in its own registry: name it with FASTBIONER_HOME.
 
-Everything lands in ``benchmarks/results/spacy_peer.json``. spaCy belongs to the
+Everything lands in ``experiments/results/spacy_peer.json``. spaCy belongs to the
 ``bench`` extra (``pip install -e ".[bench]"``), never to the core.
 
     python -m experiments.spacy_peer all --data ../shared/data/bc5cdr --model bc5cdr-minilm-distilled
@@ -38,8 +38,9 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-RESULTS = REPO / "benchmarks" / "results" / "spacy_peer.json"
+from .paths import REPO
+from .paths import SPACY_PEER as RESULTS
+
 WORK = Path(os.environ.get("FASTBIONER_EXPERIMENTS", Path.home() / "fastbioner-experiments")) / "spacy-peer"
 
 # Tags the documents of a PubTator file with a spaCy model, as a whole process would.

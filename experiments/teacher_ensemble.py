@@ -11,7 +11,7 @@ for it.
 
 The same as ``fastbioner evaluate teacher-packed-bc5cdr DEVEL --ensemble-with
 teacher-packed-bc5cdr-s14 --ensemble-with teacher-packed-bc5cdr-s15``, written with the
-teachers' builds to ``benchmarks/results/teacher_ensemble.json`` for the report.
+teachers' builds to ``experiments/results/teacher_ensemble.json`` for the report.
 """
 
 from __future__ import annotations
@@ -27,8 +27,9 @@ from fastbioner import COMBINATIONS
 from . import runs
 from .console import Progress
 from .paper_results import write_json
+from .paths import TEACHER_ENSEMBLE
 
-RESULTS = runs.REPO / "benchmarks" / "results" / "teacher_ensemble.json"
+RESULTS = TEACHER_ENSEMBLE
 ROWS = ("bc5cdr/teacher-packed", "bc5cdr/teacher-packed-s14", "bc5cdr/teacher-packed-s15")
 DEVEL = runs.DATA / "bc5cdr" / "pubtator" / "CDR_DevelopmentSet.PubTator.txt"
 

@@ -18,7 +18,7 @@ beside the start, this shows how much each term still pulls at the end.
     FASTBIONER_HOME=~/fastbioner-experiments/home python -m experiments.term_pull \\
         bc5cdr/pkd-6 bc5cdr/cal-constant-phi-6 [--trained] --threads 1
 
-Each measurement is written at once to ``benchmarks/results/term_pull.json`` (keyed
+Each measurement is written at once to ``experiments/results/term_pull.json`` (keyed
 by row, or ``row @ model`` for a trained student); the report's section 11 reads it.
 """
 
@@ -34,8 +34,9 @@ from pathlib import Path
 
 from . import runs
 from .paper_results import write_json
+from .paths import TERM_PULL
 
-RESULTS = runs.REPO / "benchmarks" / "results" / "term_pull.json"
+RESULTS = TERM_PULL
 # Flags that only a training run needs (and the one that names its model): the
 # measurement neither scores devel nor saves anything, and runs in fp32.
 RUN_ONLY = {"--dev": 1, "--eval-every": 1, "--checkpoint-every": 1, "--resume": 0, "--cpu-bf16": 0,

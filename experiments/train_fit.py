@@ -10,7 +10,7 @@ the teacher's soft labels).
     FASTBIONER_HOME=~/fastbioner-experiments/home python -m experiments.train_fit \\
         bc5cdr/hinton-4 bc5cdr/cal-constant-phi-4 --threads 1
 
-Scores are written after each model to ``benchmarks/results/train_fit.json`` (keyed by
+Scores are written after each model to ``experiments/results/train_fit.json`` (keyed by
 model, so a later call adds models and one cut short keeps what it scored); a model
 already there is skipped unless ``--again``, or unless it was rebuilt since (its row
 records another build): the new build is scored and the earlier scoring kept under
@@ -29,8 +29,9 @@ from pathlib import Path
 from . import runs
 from .console import Progress
 from .paper_results import write_json
+from .paths import TRAIN_FIT
 
-RESULTS = runs.REPO / "benchmarks" / "results" / "train_fit.json"
+RESULTS = TRAIN_FIT
 
 
 def runs_by_model(recorded: dict) -> dict[str, tuple[str, str, dict]]:

@@ -24,10 +24,8 @@ import json
 import sys
 from pathlib import Path
 
-from fastbioner.curate.concepts import ConceptDictionary, concept_parts, same_concept
-from fastbioner.io.documents import Document
-from fastbioner.base.errors import FastBioNERError
-from fastbioner.io.formats import read_documents
+from fastbioner import Document, FastBioNERError, read_documents
+from fastbioner.research import ConceptDictionary, concept_parts, same_concept
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT.parent / "shared" / "data"

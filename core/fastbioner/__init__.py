@@ -14,7 +14,8 @@ The public API is this package's namespace (documented in
 Every name is imported on first use (PEP 562 ``__getattr__``), not by ``import
 fastbioner``: ``fastbioner --help`` imports no torch, and tagging never loads the
 training or distillation modules. Deeper modules stay importable, but only the names
-below are promised to stay where they are.
+below are promised to stay where they are. The repository's research and benchmark code
+reaches a few more through ``fastbioner.research`` (not promised to users).
 """
 
 from __future__ import annotations
@@ -50,7 +51,6 @@ _EXPORTS: dict[str, str] = {
     "shipped_model_folder": "fastbioner.models.shipped",
     "read_manifest": "fastbioner.models.manifest",
     "write_manifest": "fastbioner.models.manifest",
-    "rebuild_command": "fastbioner.cli.rebuild",
     # training: a teacher, a student, a reviewed fine-tune
     "TeacherConfig": "fastbioner.base.config",
     "TrainingConfig": "fastbioner.base.config",
@@ -73,12 +73,9 @@ _EXPORTS: dict[str, str] = {
     "SMALL_SOURCES": "fastbioner.train.distill.config",
     "COMBINATIONS": "fastbioner.base.config",
     "teacher_layers_methods_summary": "fastbioner.train.distill.config",
-    # watching runs and recording them (what the research area, experiments/, reads)
+    # watching runs from outside and recording them (a tool that runs the commands)
     "checkpoint_progress": "fastbioner.train.run_progress",
-    "diverged_at": "fastbioner.train.run_progress",
     "cpu_model_name": "fastbioner.base.cpu",
-    "cpu_flags_say_bf16": "fastbioner.models.precision",
-    "loss_points_text": "fastbioner.models.precision",
     # jobs and errors
     "CancelToken": "fastbioner.base.jobs",
     "Cancelled": "fastbioner.base.jobs",

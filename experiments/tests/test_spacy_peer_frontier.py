@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from experiments import paths
 from experiments.tests.bench_scripts import SPEED, load, register
 from fastbioner.models.manifest import Manifest, write_manifest
 
@@ -64,7 +65,7 @@ def frontier_files(tmp_path, monkeypatch):
     """A spacy_peer.json timing three of our models (one recorded in paper_rows, one
     only registered, one unknown) and a shipped default of its own."""
     report = load("benchmark_report")
-    missing = report.REPO / "benchmarks" / "results" / "absent-for-tests.json"  # the report names it repo-relative
+    missing = paths.BENCHMARK_RESULTS / "absent-for-tests.json"  # the report names it repo-relative
     for attr in ("SPEED", "SCALE", "STREAM"):
         monkeypatch.setattr(report, attr, missing)
     shipped = tmp_path / "shipped"

@@ -28,7 +28,7 @@ def _commands() -> list[list[str]]:
         argv = shlex.split(m.group(0).replace("$D", "D").replace("$B", "B"))[1:] if m else []
         if argv and "--help" not in argv:  # prose may point at `fastbioner distill --help`
             out.append(argv)
-    for path in (REPO / "benchmarks" / "results").glob("paper_rows*.json"):
+    for path in (REPO / "experiments" / "results").glob("paper_rows*.json"):
         data = json.loads(path.read_text(encoding="utf-8"))
         for row in data.values():
             for entry in (row.values() if "command" not in row else [row]):

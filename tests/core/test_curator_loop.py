@@ -257,30 +257,6 @@ def test_bad_input_is_one_line_and_registers_nothing(case, start_model, tmp_path
     assert not Registry().exists("new")
 
 
-def test_simulated_curator_renders_its_table_and_plot_from_the_results(tmp_path, monkeypatch):
-    import importlib.util
-    import sys
-    from pathlib import Path
-
-    script = Path(__file__).resolve().parents[2] / "benchmarks" / "simulated_curator.py"
-    spec = importlib.util.spec_from_file_location("simulated_curator_under_test", script)
-    bench = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, spec.name, bench)
-    spec.loader.exec_module(bench)
-    page = tmp_path / "page.md"
-    page.write_text(f"intro\n{bench.TABLE_START}\nold\n{bench.TABLE_END}\noutro\n", encoding="utf-8")
-    monkeypatch.setattr(bench, "DOC_PAGE", page)
-    monkeypatch.setattr(bench, "PLOT", tmp_path / "plot.svg")
-    runs = [{"strategy": s, "seed": seed, "size": 25, "f1_disease": f1, "update_seconds": 30.0, "command": "cmd"}
-            for s, seed, f1 in (("random", 13, 70.0), ("random", 14, 72.0), ("queue", 13, 75.0))]
-    bench.render({"runs": runs})
-    text = page.read_text(encoding="utf-8")
-    assert text.startswith("intro\n") and text.endswith("outro\n") and "old" not in text
-    assert "| not recorded | 25 | 71.00 ± 1.41 | 75.00 | +4.00 | 30 s / 30 s | 13, 14 |" in text
-    assert "    cmd" in text
-    assert (tmp_path / "plot.svg").read_text(encoding="utf-8").count("<circle") == 3
-
-
 def test_cancelled_rank_writes_nothing(tmp_path, tiny):
     from fastbioner.infer.ranking import rank_files
 

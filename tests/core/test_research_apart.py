@@ -2,11 +2,14 @@
 import graph (every import, the lazy ones inside functions included):
 
 - nothing in the library, the app or the product's tests imports the research area;
-- the research area uses the library through its public names only (``import
-  fastbioner`` and ``from fastbioner import NAME`` with NAME in ``fastbioner.__all__``;
-  what those names import in turn is the library's business), but for the modules
-  listed in ``STILL_DEEP`` with the exact internals each still reaches: the list can
-  only shrink (an entry no longer used fails too);
+- the research area, the product benchmarks (``benchmarks/``) and the maintainers'
+  scripts (``scripts/``) use the library through ``import fastbioner`` (names in
+  ``fastbioner.__all__``) and ``fastbioner.research`` (the names they need beyond it,
+  listed once there), never a module path of the library; what those names import in
+  turn is the library's business. The app (``fastbioner_gui``) is not an API: the GUI
+  benchmark drives it as the app, and is not held here;
+- every name ``fastbioner.research`` lists is used by one of them (a name no longer
+  needed goes), and none is also public;
 - no module edits ``sys.path``, tests included: pytest's ``pythonpath`` puts the
   shared test helpers on it (issue 50).
 """
@@ -14,27 +17,19 @@ import graph (every import, the lazy ones inside functions included):
 from __future__ import annotations
 
 import ast
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import fastbioner
+import fastbioner.research
 
 REPO = Path(__file__).resolve().parents[2]
-RESEARCH = REPO / "experiments"
-
-# Research modules that still import library internals: what each reaches and why no
-# public call covers it yet. Remove an entry when the module no longer needs it.
-STILL_DEEP = {
-    # Measures the distillation terms' scales at the first batches: it drives the
-    # calibration, capture and loss internals themselves (what it studies).
-    "experiments.loss_scales": {"fastbioner.cli", "fastbioner.cli.distill", "fastbioner.train.distill.calibration",
-                                "fastbioner.train.distill.data", "fastbioner.train.distill.losses",
-                                "fastbioner.train.distill.runner", "fastbioner.base.jobs",
-                                "fastbioner.train.training", "fastbioner.train.distill.capture"},
-    # Re-decides `--precision auto` from a model's recorded checks for another machine
-    # (what a CPU without the chosen mode runs), for the model card.
-    "experiments.build_default_model": {"fastbioner.models.precision"},
-}
+# The folders held to the API: their modules, not their tests (experiments/tests builds
+# fixtures from the library's internals, as the product's tests do).
+MEASURING = ("experiments", "benchmarks", "scripts")
 
 
 def _module(path: Path) -> str:
@@ -42,14 +37,24 @@ def _module(path: Path) -> str:
 
 
 def _imports(path: Path) -> list[tuple[str, list[str]]]:
-    """(module, names) of every absolute import in ``path``, anywhere in the file."""
+    """(module, names) of every absolute import in ``path``, anywhere in the file, and of
+    every ``fastbioner.NAME`` / ``fastbioner.research.NAME`` read as an attribute."""
     out = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             out += [(a.name, []) for a in node.names]
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             out.append((node.module, [a.name for a in node.names]))
+        elif isinstance(node, ast.Attribute) and _is_name(node.value, "fastbioner") and node.attr != "research":
+            out.append(("fastbioner", [node.attr]))
+        elif (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute)
+              and _is_name(node.value.value, "fastbioner") and node.value.attr == "research"):
+            out.append(("fastbioner.research", [node.attr]))
     return out
+
+
+def _is_name(node: ast.AST, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name
 
 
 def _python_files(*folders: str) -> list[Path]:
@@ -63,30 +68,53 @@ def test_the_product_never_imports_the_research_area():
     assert offenders == []
 
 
-def test_the_research_area_uses_the_public_api_only():
-    public = set(fastbioner.__all__)
-    deep: dict[str, set[str]] = {}
-    bad_names = []
-    for path in RESEARCH.glob("*.py"):  # the research modules (experiments/tests builds fixtures)
-        name = _module(path)
+def _measuring_modules() -> list[Path]:
+    return [p for folder in MEASURING for p in (REPO / folder).glob("*.py")]
+
+
+def test_research_benchmarks_and_scripts_use_the_api_only():
+    allowed = {"fastbioner": set(fastbioner.__all__), "fastbioner.research": set(fastbioner.research.__all__)}
+    bad = []
+    for path in _measuring_modules():
         for module, names in _imports(path):
-            if module == "fastbioner":
-                bad_names += [f"{name}: fastbioner.{n}" for n in names if n not in public]
+            if module in allowed:
+                bad += [f"{_module(path)}: {module}.{n}" for n in names
+                        if n not in allowed[module] and not (n.startswith("__") and n.endswith("__"))]
             elif module.startswith("fastbioner."):
-                deep.setdefault(name, set()).add(module)
-    assert bad_names == [], "names the public API does not export"
-    new = {m: sorted(mods - STILL_DEEP.get(m, set())) for m, mods in deep.items() if mods - STILL_DEEP.get(m, set())}
-    assert new == {}, "library internals imported by research modules (use or add a public name in fastbioner)"
-    gone = {m: sorted(mods - deep.get(m, set())) for m, mods in STILL_DEEP.items() if mods - deep.get(m, set())}
-    assert gone == {}, "STILL_DEEP lists imports no longer made: remove them"
+                bad.append(f"{_module(path)}: {module}")
+    assert bad == [], "library internals: use a public name, or list it in fastbioner/research.py"
+
+
+def test_every_research_name_is_used_and_resolves_and_none_is_public():
+    used = {n for path in _measuring_modules() for module, names in _imports(path)
+            if module == "fastbioner.research" for n in names}
+    assert sorted(set(fastbioner.research.__all__) - used) == [], "no longer needed: remove from fastbioner.research"
+    assert sorted(set(fastbioner.research.__all__) & set(fastbioner.__all__)) == []
+    for name in fastbioner.research.__all__:
+        assert getattr(fastbioner.research, name) is not None, name
+    from fastbioner.train.run_progress import diverged_at
+
+    assert fastbioner.research.diverged_at is diverged_at
+    assert not hasattr(fastbioner, "diverged_at")  # research plumbing is not the package's
+
+
+def test_importing_the_research_names_loads_nothing():
+    probe = "import sys, fastbioner.research; print(sorted(m for m in sys.modules if m.startswith('fastbioner.')))"
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONWARNINGS": "ignore"})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "['fastbioner.research']"
 
 
 def test_the_contract_sees_a_deep_import(tmp_path):
-    """The check above would catch one (it reads imports inside functions too)."""
+    """The checks above would catch one (they read imports inside functions too, and
+    the names read as attributes)."""
     module = tmp_path / "probe.py"
     module.write_text("def f():\n    from fastbioner.train.distill.runner import distill\n"
-                      "    import fastbioner.train.training\n")
-    assert [m for m, _ in _imports(module)] == ["fastbioner.train.distill.runner", "fastbioner.train.training"]
+                      "    import fastbioner.train.training\n"
+                      "    fastbioner.diverged_at([])\n    fastbioner.research.move_to(None, None)\n")
+    assert _imports(module) == [("fastbioner.train.distill.runner", ["distill"]), ("fastbioner.train.training", []),
+                                ("fastbioner", ["diverged_at"]), ("fastbioner.research", ["move_to"])]
 
 
 SYS_PATH_EDIT = re.compile(r"sys\.path\.(insert|append|extend)\(|sys\.path\s*(\+=|=[^=])|syspath_prepend")

@@ -1,4 +1,4 @@
-"""Watching a run from outside (fastbioner.checkpoint_progress, diverged_at): what the
+"""Watching a run from outside (fastbioner.checkpoint_progress, fastbioner.research.diverged_at): what the
 research queue reads instead of the trainer's checkpoint files, checked on a checkpoint
 the trainer itself wrote."""
 
@@ -10,6 +10,7 @@ import sys
 import torch
 
 import fastbioner
+import fastbioner.research
 from fastbioner.train.checkpoints import TrainingState, save_checkpoint
 from fastbioner.models.registry import Registry
 from fastbioner.train.runs import checkpoint_folder
@@ -44,13 +45,14 @@ def test_the_default_registry_is_the_users(tmp_path, monkeypatch):
 
 
 def test_a_divergence_is_a_fall_below_a_tenth_after_scoring_above_half():
-    assert fastbioner.diverged_at([{"step": 3, "f1": 0.7}, {"step": 6, "f1": 0.02}, {"step": 9, "f1": 0.6}]) == 6
-    assert fastbioner.diverged_at([{"step": 3, "f1": 0.05}, {"step": 6, "f1": 0.02}]) is None  # never learnt
-    assert fastbioner.diverged_at([{"step": 3, "loss": 1.0}, {"step": 6, "f1": 0.8}]) is None
+    diverged_at = fastbioner.research.diverged_at
+    assert diverged_at([{"step": 3, "f1": 0.7}, {"step": 6, "f1": 0.02}, {"step": 9, "f1": 0.6}]) == 6
+    assert diverged_at([{"step": 3, "f1": 0.05}, {"step": 6, "f1": 0.02}]) is None  # never learnt
+    assert diverged_at([{"step": 3, "loss": 1.0}, {"step": 6, "f1": 0.8}]) is None
 
 
 def test_watching_a_run_loads_no_torch():
-    probe = ("import sys, fastbioner; fastbioner.checkpoint_progress; "
-             "fastbioner.diverged_at; print('torch' in sys.modules)")
+    probe = ("import sys, fastbioner.research; fastbioner.checkpoint_progress; "
+             "fastbioner.research.diverged_at; print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

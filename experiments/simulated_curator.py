@@ -15,12 +15,13 @@ with its defaults (no --dev: a tenth held back), run in-process; the score is
 ``fastbioner evaluate X devel.tsv``'s Disease F1 (strict IOB2). Results go to a JSON
 file, one record per (strategy, seed, size), written after each so a long run can
 be stopped and continued (records already there are skipped); ``--render`` writes the
-table and the plot into docs/research/curator-loop.md and docs/research/curator-loop.svg.
+table and the plot into the research page (``paths.CURATOR_PAGE``, between its markers,
+and ``paths.CURATOR_PLOT``), never into a user guide.
 
-    OMP_NUM_THREADS=1 python benchmarks/simulated_curator.py --seeds 13 14 15 \\
+    OMP_NUM_THREADS=1 python -m experiments.simulated_curator --seeds 13 14 15 \\
         --sizes 25 50 100 200 --threads 2            # the whole curve (hours on 2 cores)
-    OMP_NUM_THREADS=1 python benchmarks/simulated_curator.py --seeds 13 --sizes 25 50 --threads 1
-    python benchmarks/simulated_curator.py --render  # table and plot from the results
+    OMP_NUM_THREADS=1 python -m experiments.simulated_curator --seeds 13 --sizes 25 50 --threads 1
+    python -m experiments.simulated_curator --render  # table and plot from the results
 
 Never a test: it trains dozens of models.
 """
@@ -38,19 +39,20 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-DATA = REPO.parent / "shared" / "data" / "ncbi-disease"
+from . import runs
+from .paths import CURATOR_LOOP as RESULTS
+from .paths import CURATOR_PAGE as DOC_PAGE
+from .paths import CURATOR_PLOT as PLOT
+
+DATA = runs.DATA / "ncbi-disease"
 POOL = DATA / "pubtator" / "NCBItrainset_corpus.txt"
 DEVEL = DATA / "iob" / "devel.tsv"
-RESULTS = REPO / "benchmarks" / "results" / "curator_loop.json"
-DOC_PAGE = REPO / "docs" / "research" / "curator-loop.md"
-PLOT = REPO / "docs" / "research" / "curator-loop.svg"
 NCBI_TYPES = ("SpecificDisease", "DiseaseClass", "Modifier", "CompositeMention")
 TABLE_START, TABLE_END = "<!-- simulated-curator-table -->", "<!-- /simulated-curator-table -->"
 
 
 def read_pool(path: Path):
-    from fastbioner.io.formats import read_documents
+    from fastbioner import read_documents
 
     docs = list(read_documents(path))
     for d in docs:  # as `convert --map-label SpecificDisease=Disease ...` does
@@ -60,8 +62,8 @@ def read_pool(path: Path):
 
 def rank_positions(model_ref: str, docs, positions: list[int], threads: int) -> list[int]:
     """``positions`` of ``docs`` in the queue's order under ``model_ref``."""
-    from fastbioner.infer.inference import Tagger, TaggerConfig
-    from fastbioner.infer.ranking import RankedDocument, order_key
+    from fastbioner import Tagger, TaggerConfig
+    from fastbioner.research import RankedDocument, order_key
 
     tagger = Tagger.load(model_ref, TaggerConfig(threads=threads, precision="fp32"))
     scored = []
@@ -74,9 +76,7 @@ def rank_positions(model_ref: str, docs, positions: list[int], threads: int) -> 
 
 def update(start: str, docs, chosen: list[int], seed: int, threads: int, registry, name: str, work: Path):
     """fine-tune ``start`` on the chosen documents; (result, wall seconds)."""
-    from fastbioner.train.finetune import fine_tune
-    from fastbioner.train.finetune_config import FineTuneConfig
-    from fastbioner.io.formats import write_documents
+    from fastbioner import FineTuneConfig, fine_tune, write_documents
 
     train = work / f"{name}.conll"
     write_documents([docs[p] for p in chosen], train)
@@ -90,7 +90,7 @@ def update(start: str, docs, chosen: list[int], seed: int, threads: int, registr
 
 def settings() -> dict:
     """fine-tune's defaults this run used (they may change after it)."""
-    from fastbioner.train.finetune_config import FineTuneConfig
+    from fastbioner import FineTuneConfig
 
     c = FineTuneConfig().for_model("bert")  # the shipped default model's kind
     return {"epochs": c.training.epochs, "learning_rate": c.training.learning_rate,
@@ -101,7 +101,7 @@ def settings() -> dict:
 def score(registry, name: str, threads: int) -> dict:
     import torch
 
-    from fastbioner.infer.evaluation import evaluate_model
+    from fastbioner import evaluate_model
 
     torch.set_num_threads(threads)
     report = evaluate_model(str(registry.get(name).path), DEVEL, registry=registry)
@@ -141,13 +141,12 @@ def label(record: dict) -> str:
 
 
 def run(args) -> None:
-    from fastbioner.models.shipped import shipped_model_folder
-    from fastbioner.models.registry import Registry
+    from fastbioner import Registry, shipped_model_folder
 
     docs = read_pool(POOL)
     start = str(shipped_model_folder())
     results = load_results()
-    command = "python benchmarks/simulated_curator.py " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+    command = "python -m experiments.simulated_curator " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     sizes = sorted(args.sizes)
     with tempfile.TemporaryDirectory(prefix="curator-") as tmp:
         work = Path(tmp)
