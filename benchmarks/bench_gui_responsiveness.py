@@ -167,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
 
         window = MainWindow()
         window.show()
-        window.jobs_dock.show()  # its first layout is a one-off cost, not work per document
+        window.docks["jobs"].show()  # its first layout is a one-off cost, not work per document
 
         def wait_for(signal, timeout_ms: int) -> None:
             loop = QEventLoop()
@@ -189,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
             app.processEvents(QEventLoop.AllEvents, 50)
         window.picker.setCurrentIndex(window.picker.findData(model))
         t1 = time.monotonic()
-        window.tag_all_action.trigger()
+        window.commands["model.tag_all"].trigger()
         wait_for(window.tagging.applied, 900_000)
         tagged = time.monotonic() - t1
         ticks.stop()

@@ -30,8 +30,8 @@ from fastbioner.curate.project import DocStatus
 from .models.workspace import Workspace
 from .undo import DocState, SpanChange, SpansCommand, state_of, status_after_edit
 
-if TYPE_CHECKING:
-    from .main_window import MainWindow
+if TYPE_CHECKING:  # pragma: no cover
+    from .window_api import WindowServices
 
 Key = tuple[int, int]  # (workspace row, item index)
 # The kinds of difference as the queue names them (mine is A, theirs B).
@@ -215,21 +215,23 @@ class AdjudicationPanel(QWidget):
             header.resizeSection(col, width)
         self.queue.currentItemChanged.connect(self._current_changed)
         self.side_label = QLabel()
-        self.actions: list[QAction] = []
+        self.commands: dict[str, QAction] = {}  # by name, in the Adjudicate menu's order
         C = rules
-        self.keep_mine = self._action("Keep mine", "M", lambda: self.decide(C.MINE))
-        self.take_theirs = self._action("Take theirs", "T", lambda: self.decide(C.THEIRS))
-        self.keep_both = self._action("Keep both", "B", lambda: self.decide(C.BOTH))
-        self.drop_both = self._action("Drop both", "D", lambda: self.decide(C.NEITHER))
-        self.switch_side = self._action("Boundary keys: switch mine/theirs", "S", self.toggle_side)
+        self.keep_mine = self._action("keep_mine", "Keep mine", "M", lambda: self.decide(C.MINE))
+        self.take_theirs = self._action("take_theirs", "Take theirs", "T", lambda: self.decide(C.THEIRS))
+        self.keep_both = self._action("keep_both", "Keep both", "B", lambda: self.decide(C.BOTH))
+        self.drop_both = self._action("drop_both", "Drop both", "D", lambda: self.decide(C.NEITHER))
+        self.switch_side = self._action("switch_side", "Boundary keys: switch mine/theirs", "S", self.toggle_side)
         K = Qt.Key
-        self.start_left = self._action("Boundary: start a token left", K.Key_BracketLeft,
+        self.start_left = self._action("start_left", "Boundary: start a token left", K.Key_BracketLeft,
                                        lambda: self.move("start", -1))
-        self.start_right = self._action("Boundary: start a token right", K.Key_BracketRight,
+        self.start_right = self._action("start_right", "Boundary: start a token right", K.Key_BracketRight,
                                         lambda: self.move("start", 1))
-        self.end_left = self._action("Boundary: end a token left", K.Key_Comma, lambda: self.move("end", -1))
-        self.end_right = self._action("Boundary: end a token right", K.Key_Period, lambda: self.move("end", 1))
-        self.next_document = self._action("Next document with differences", "J", self.go_next)
+        self.end_left = self._action("end_left", "Boundary: end a token left", K.Key_Comma,
+                                     lambda: self.move("end", -1))
+        self.end_right = self._action("end_right", "Boundary: end a token right", K.Key_Period,
+                                      lambda: self.move("end", 1))
+        self.next_document = self._action("next_document", "Next document with differences", "J", self.go_next)
         buttons = QHBoxLayout()
         for action in (self.keep_mine, self.take_theirs, self.keep_both, self.drop_both):
             button = QPushButton(f"{action.text()} ({action.shortcut().toString()})")
@@ -245,14 +247,14 @@ class AdjudicationPanel(QWidget):
         self._update_side()
         session.changed.connect(self._session_changed)
 
-    def _action(self, text: str, key, slot: Callable[[], object]) -> QAction:
+    def _action(self, name: str, text: str, key, slot: Callable[[], object]) -> QAction:
         action = QAction(text, self)
         action.setShortcut(QKeySequence(key))
         # Only while the queue has the focus: typing elsewhere never decides anything.
         action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
         action.triggered.connect(slot)
         self.queue.addAction(action)
-        self.actions.append(action)
+        self.commands[name] = action
         return action
 
     # Showing -------------------------------------------------------------------
@@ -365,99 +367,91 @@ def compare_documents_job(path: str):
 class Adjudication(QObject):
     """What :func:`install` adds to the window: the session, its dock and actions."""
 
-    def __init__(self, window: "MainWindow"):
-        super().__init__(window)
-        self.window = window
-        self.session = AdjudicationSession(window.workspace, window.stack, self)
+    def __init__(self, services: WindowServices):
+        super().__init__(services)
+        self.services = services
+        self.session = AdjudicationSession(services.workspace, services.stack, self)
         self.panel = AdjudicationPanel(self.session)
-        self.dock = window._dock("Adjudication", "adjudication", self.panel, Qt.DockWidgetArea.BottomDockWidgetArea)
-        self.dock.hide()
-        self.compare_action = QAction("Compare with another annotation…", window)
-        self.compare_action.setStatusTip("Read another curator's version of the open documents and settle "
-                                         "the differences")
-        self.compare_action.triggered.connect(self.compare_dialog)
+        self.dock = services.add_dock("adjudication", "Adjudication", self.panel,
+                                      Qt.DockWidgetArea.BottomDockWidgetArea,
+                                      view_menu=False)  # its show/hide is in the Adjudicate menu
+        self.compare_action = services.add_action(
+            "file.compare", "Compare with another annotation…", self.compare_dialog,
+            tip="Read another curator's version of the open documents and settle the differences",
+            menu="file", before="file.export")
         self._job = None
         self._hook_menus()
-        self.panel.rowRequested.connect(window.documents.set_current_row)
+        self.panel.rowRequested.connect(services.documents.set_current_row)
         self.panel.spanFocused.connect(self._focus_span)
-        window.documents.currentRowChanged.connect(self.panel.show_row)
-        window.workspace.projectReset.connect(self._reset)
+        services.documents.currentRowChanged.connect(self.panel.show_row)
+        services.workspace.projectReset.connect(self._reset)
         self.session.changed.connect(self._refresh_documents)
 
     def _hook_menus(self) -> None:
-        bar = self.window.menuBar()
-        menus = {a.text().replace("&", ""): a.menu() for a in bar.actions() if a.menu() is not None}
-        file_menu = menus.get("File")
-        if file_menu is not None:
-            file_menu.insertAction(self.window.export_action, self.compare_action)
-        menu = bar.addMenu("A&djudicate") if "Help" not in menus else None
-        if menu is None:  # before Help, as menus go
-            help_action = next(a for a in bar.actions() if a.text().replace("&", "") == "Help")
-            from PySide6.QtWidgets import QMenu
-
-            menu = QMenu("A&djudicate", bar)
-            bar.insertMenu(help_action, menu)
-        self.menu = menu
+        menu = self.menu = self.services.menu("adjudicate", "A&djudicate")  # before Help, as menus go
         menu.addAction(self.compare_action)
         menu.addSeparator()
-        menu.addActions(self.panel.actions)
+        # The decision keys: the queue's own (they work while it has the focus), by id.
+        for name, action in self.panel.commands.items():
+            self.services.commands.adopt(f"adjudicate.{name}", action, menu="adjudicate")
         menu.addSeparator()
         menu.addAction(self.dock.toggleViewAction())
 
     def compare_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self.window, "Compare with another annotation",
-                                              self.window.settings.data_folder)
+        path, _ = QFileDialog.getOpenFileName(self.services.host, "Compare with another annotation",
+                                              self.services.settings.data_folder)
         if path:
             self.compare_with(path)
 
     def compare_with(self, path: str):
         """Read ``path`` in the background, then compare; the job (tests wait on it)."""
-        if not len(self.window.workspace):
-            self.window.statusBar().showMessage("Open the documents first, then compare them", 10000)
+        s = self.services
+        if not len(s.workspace):
+            s.show_status("Open the documents first, then compare them")
             return None
-        job = self.window.jobs.start(f"Read {Path(path).name} to compare", compare_documents_job(path),
-                                     kind="open")   # it says what it did itself, as opening does
+        job = s.jobs.start(f"Read {Path(path).name} to compare", compare_documents_job(path),
+                           kind="open")   # it says what it did itself, as opening does
         job.succeeded.connect(lambda docs: self._compare(docs, path))
-        job.failed.connect(lambda message: self.window.statusBar().showMessage(
-            f"Cannot compare: {message}", 15000))
+        job.failed.connect(lambda message: s.show_status(f"Cannot compare: {message}", 15000))
         self._job = job
         return job
 
     def _compare(self, docs: list[Document], path: str) -> None:
-        projects = self.window.projects
-        mine = projects.path.stem if projects.path is not None else "mine"
+        s = self.services
+        mine = s.projects.path.stem if s.projects.path is not None else "mine"
         theirs = Path(path).name.split(".")[0] or "theirs"
         if theirs == mine:
             theirs += " (theirs)"
         try:
             summary = self.session.start(docs, Path(path).name, (mine, theirs))
         except FastBioNERError as exc:
-            self.window.statusBar().showMessage(f"Cannot compare: {exc}", 15000)
+            s.show_status(f"Cannot compare: {exc}", 15000)
             return
         self.dock.show()
         self.dock.raise_()
-        self.panel.show_row(self.window.row)
-        self.window.statusBar().showMessage(summary, 15000)
-        if self.window.row not in self.session.items or not self.session.left(self.window.row):
+        self.panel.show_row(s.row)
+        s.show_status(summary, 15000)
+        if s.row not in self.session.items or not self.session.left(s.row):
             self.panel.go_next()
         self.panel.queue.setFocus()
 
     def _focus_span(self, span: Span | None, theirs: Span | None) -> None:
+        s = self.services
         row = self.panel.row
-        if row >= 0 and row == self.window.row:
-            doc = self.window.workspace.document(row)
-            hit = next((s for s in doc.spans if span is not None and (s.start, s.end, s.label) ==
+        if row >= 0 and row == s.row:
+            doc = s.workspace.document(row)
+            hit = next((x for x in doc.spans if span is not None and (x.start, x.end, x.label) ==
                         (span.start, span.end, span.label)), None)
-            self.window.view.select_span(hit)
-            self.window.entities.select_span(hit)
+            s.view.select_span(hit)
+            s.entities.select_span(hit)
             if hit is None and theirs is not None:
-                self.window.view.select_offsets(theirs.start, theirs.end)
+                s.view.select_offsets(theirs.start, theirs.end)
 
     def _refresh_documents(self, row: int) -> None:
         # A decision's own rows refresh with its spans (the workspace says they changed);
         # a new comparison, or none, adds or removes the agreement column.
         if row < 0:
-            self.window.documents.model.set_agreement(self.session.cell if self.session.active else None)
+            self.services.documents.model.set_agreement(self.session.cell if self.session.active else None)
 
     def _reset(self) -> None:
         # Another project: its documents are not the ones compared (the project
@@ -466,5 +460,5 @@ class Adjudication(QObject):
             self.session.clear()
 
 
-def install(window: "MainWindow") -> Adjudication:
-    return Adjudication(window)
+def install(services: WindowServices) -> Adjudication:
+    return Adjudication(services)

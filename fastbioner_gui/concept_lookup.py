@@ -27,7 +27,7 @@ from .models.workspace import Workspace
 from .widgets.entity_panel import ConceptIdDelegate
 
 if TYPE_CHECKING:
-    from .main_window import MainWindow
+    from .window_api import WindowServices
 
 ID_ROLE = Qt.ItemDataRole.UserRole + 10   # what the completer puts into the cell
 
@@ -172,13 +172,13 @@ class ConceptLookupHookup(QObject):
     """What :func:`install` adds: the lookup, the concept cell's completer and the
     proposal on accept."""
 
-    def __init__(self, window: "MainWindow", shipped: ConceptDictionary | None = None):
-        super().__init__(window)
-        self.window = window
-        self.lookup = ConceptLookup(window.workspace, shipped, self)
-        self.delegate = ConceptLookupDelegate(self.lookup, window.entities.table)
-        window.entities.table.setItemDelegateForColumn(CONCEPT, self.delegate)
-        window.curation.propose_concepts = self._propose
+    def __init__(self, services: WindowServices, shipped: ConceptDictionary | None = None):
+        super().__init__(services)
+        self.services = services
+        self.lookup = ConceptLookup(services.workspace, shipped, self)
+        self.delegate = ConceptLookupDelegate(self.lookup, services.entities.table)
+        services.entities.table.setItemDelegateForColumn(CONCEPT, self.delegate)
+        services.curation.propose_concepts = self._propose
 
     def _propose(self, before: Sequence[Span], after: list[Span], text: str) -> list[Span]:
         out = self.lookup.fill_accepted(before, after, text)
@@ -187,11 +187,10 @@ class ConceptLookupHookup(QObject):
             first = filled[0]
             what = (f"concept id {first.concept_id} proposed for '{text[first.start:first.end]}'" if len(filled) == 1
                     else f"concept ids proposed for {len(filled)} accepted entities")
-            self.window.statusBar().showMessage(
-                f"Accepted; {what} from the concept dictionary (F2 edits it, undo takes it back with the accept)",
-                10000)
+            self.services.show_status(
+                f"Accepted; {what} from the concept dictionary (F2 edits it, undo takes it back with the accept)")
         return out
 
 
-def install(window: "MainWindow", shipped: ConceptDictionary | None = None) -> ConceptLookupHookup:
-    return ConceptLookupHookup(window, shipped)
+def install(services: WindowServices, shipped: ConceptDictionary | None = None) -> ConceptLookupHookup:
+    return ConceptLookupHookup(services, shipped)

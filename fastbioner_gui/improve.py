@@ -17,14 +17,13 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMessageBox
 
 from .reviewed_data import reviewed_count, reviewed_training_file
 
 if TYPE_CHECKING:  # pragma: no cover
     from .jobs import Job
-    from .main_window import MainWindow
+    from .window_api import WindowServices
 
 KIND = "fine-tune"  # no checkpoints are kept: a cancelled run leaves nothing behind
 
@@ -94,34 +93,27 @@ def improved_name(model: str) -> str:
 
 
 class ImproveHookup:
-    def __init__(self, window: "MainWindow"):
-        self.window = window
-        self.job: "Job | None" = None
+    def __init__(self, services: WindowServices):
+        self.services = services
+        self.job: Job | None = None
         self.message: QMessageBox | None = None  # the last thing said (tests read it)
-        self.action = QAction("Improve the model from my reviews", window)
-        self.action.setStatusTip("Continue training the model in use on the reviewed documents; the new model "
-                                 "is offered, never switched to by itself")
-        self.action.triggered.connect(self.start)
-        window.addAction(self.action)
-        for top in window.menuBar().actions():
-            if top.menu() is not None and top.text().replace("&", "") == "Model":
-                menu = top.menu()
-                first = next((a for a in menu.actions() if a.isSeparator()), None)
-                menu.insertAction(first, self.action) if first is not None else menu.addAction(self.action)
-                break
+        self.action = services.add_action(
+            "model.improve", "Improve the model from my reviews", self.start,
+            tip="Continue training the model in use on the reviewed documents; the new model is offered, never "
+                "switched to by itself", menu="model", after="model.tag_all")
 
     def tell(self, text: str) -> None:
         """Say why nothing started (or what failed): a box that does not block."""
-        box = QMessageBox(QMessageBox.Icon.Information, "Improve the model", text, parent=self.window)
+        box = QMessageBox(QMessageBox.Icon.Information, "Improve the model", text, parent=self.services.host)
         box.finished.connect(box.deleteLater)
         self.message = box
         box.open()
 
-    def start(self) -> "Job | None":
-        w = self.window
-        model = w.picker.current_name()
+    def start(self) -> Job | None:
+        w = self.services
+        model = w.current_model()
         if self.job is not None and self.job.running:
-            w.statusBar().showMessage("The model is being improved already (see the Jobs panel)", 8000)
+            w.show_status("The model is being improved already (see the Jobs panel)", 8000)
             return None
         if not model:
             self.tell("Choose the model to improve in the toolbar first.")
@@ -141,13 +133,12 @@ class ImproveHookup:
                            lambda on_event, cancel: improve(model, train, name, on_event, cancel),
                            kind=KIND, model_name=name)
         self.job = job
-        job.succeeded.connect(lambda outcome: w._offer_new_model(job, outcome))
+        job.succeeded.connect(lambda outcome: w.offer_model(job, outcome))
         job.failed.connect(lambda message: self.tell(f"The model could not be improved: {message}"))
-        job.cancelled.connect(lambda: w.statusBar().showMessage(f"Improving {model} cancelled: nothing registered",
-                                                                 10000))
-        w.statusBar().showMessage(f"Improving {model} from {n} reviewed documents in the background…", 8000)
+        job.cancelled.connect(lambda: w.show_status(f"Improving {model} cancelled: nothing registered"))
+        w.show_status(f"Improving {model} from {n} reviewed documents in the background…", 8000)
         return job
 
 
-def install(window: "MainWindow") -> ImproveHookup:
-    return ImproveHookup(window)
+def install(services: WindowServices) -> ImproveHookup:
+    return ImproveHookup(services)

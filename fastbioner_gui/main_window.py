@@ -1,26 +1,29 @@
 """The main window: assembles the panels and controllers and wires their signals
-together; its commands, menus and toolbar are built in window_commands. Behaviour
-lives in the controllers (curation, project, loading, tagging) and, below them, in
-the core."""
+together; its commands, menus and toolbar are built in window_commands, by id
+(window_api). Behaviour lives in the controllers (curation, project, loading,
+tagging) and, below them, in the core. The features (adjudication, concept lookup,
+...) are installed with a :class:`~fastbioner_gui.window_api.WindowServices`: none
+of them imports this module."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import QByteArray, Qt, QTimer
-from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence, QUndoStack
-from PySide6.QtWidgets import (QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox, QSplitter,
-                               QVBoxLayout, QWidget)
+from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent, QUndoStack
+from PySide6.QtWidgets import QFileDialog, QLabel, QMainWindow, QMessageBox, QSplitter, QVBoxLayout, QWidget
 
 from fastbioner.io.documents import Source
 from fastbioner.base.errors import FastBioNERError
 from fastbioner.curate.project import PROJECT_SUFFIX, DocStatus
 
-from .adjudication import install as install_adjudication
+from . import adjudication, concept_lookup, improve, occurrences, relations, review_queue, suggestion_nav
 from .curation import CurationController
 from .dialogs.load_errors import LoadErrorsDialog
 from .dialogs.settings_dialog import SettingsDialog
 from .jobs import QUIET_KIND, Job, JobManager
+from .keyboard import CurationKeys
 from .loading import FileLoader, LoadResult
 from .models.workspace import Workspace
 from .project import ProjectController
@@ -34,10 +37,16 @@ from .widgets.job_strip import JobStrip
 from .widgets.jobs_panel import JobsPanel
 from .widgets.legend import Legend
 from .widgets.model_picker import FoundModel, ListingRelay, ModelCard, ModelPicker, list_models
-from .window_commands import build_actions, build_menus
+from .window_api import ActionRegistry, Docks, WindowServices
+from .window_commands import build_commands, build_toolbar
 
 PROJECT_FILTER = f"FastBioNER projects (*{PROJECT_SUFFIX})"
 LAYOUT_VERSION = 1
+# Installed in this order, which is their menu items' order: File > Compare… and the
+# Adjudicate menu; the concept cell's lookup; Curate > All occurrences… and the
+# Relations dock (issue 53); the keys to the next suggestion, the review queue and
+# Improve the model (issue 47).
+FEATURES = (adjudication, concept_lookup, occurrences, relations, suggestion_nav, review_queue, improve)
 
 
 class MainWindow(QMainWindow):
@@ -59,22 +68,21 @@ class MainWindow(QMainWindow):
         self.training = TrainingController(self.workspace, self.jobs, self.settings, self.picker,
                                            lambda select: self.refresh_models(select=select), self)
         self.training.message.connect(lambda msg: self.statusBar().showMessage(msg, 10000))
-        build_actions(self)  # the commands, their keys, the menus and toolbar (window_commands)
-        build_menus(self)
+        self.keys = CurationKeys(self.view, self.entities, self.curation, self)
+        # The commands by id, their keys and menus, and the toolbar (window_commands).
+        self.commands = ActionRegistry(self, (self.view, self.entities.table))
+        build_commands(self, self.commands, self.keys)
+        build_toolbar(self, self.commands, self.docks)
         self._connect()
-        # File > Compare with another annotation…, the Adjudicate menu and its dock.
-        self.adjudication = install_adjudication(self)
-        # Issue 53: concept lookup in the concept cell, Curate > All occurrences…, the Relations dock.
-        from . import concept_lookup, occurrences, relations
-
-        self.concept_lookup = concept_lookup.install(self)
-        self.occurrences = occurrences.install(self)
-        self.relations = relations.install(self)
-        # Issue 47: keys to the next (low-confidence) suggestion, the review queue, Improve the model.
-        from . import improve, review_queue, suggestion_nav
-
-        self.suggestion_nav, self.review_queue = suggestion_nav.install(self), review_queue.install(self)
-        self.improve = improve.install(self)
+        self.features: dict[str, Any] = {}  # by module name: window.features["relations"]
+        self.services = WindowServices(  # what a feature is handed, and all it may use of the window
+            self, workspace=self.workspace, stack=self.stack, jobs=self.jobs, settings=self.settings,
+            projects=self.projects, curation=self.curation, view=self.view, entities=self.entities,
+            documents=self.documents, keys=self.keys, commands=self.commands, docks=self.docks, features=self.features,
+            current_row=lambda: self.row, current_model=self.picker.current_name, offer_model=self.training.offer,
+            undo=self.undo)
+        for feature in FEATURES:
+            self.features[feature.__name__.rpartition(".")[2]] = feature.install(self.services)
         self.setAcceptDrops(True)
         self.resize(1400, 860)
         self._restore_layout()
@@ -111,15 +119,14 @@ class MainWindow(QMainWindow):
         column.addWidget(self.splitter, 1)
         column.addWidget(self.job_strip)
         self.setCentralWidget(central)
+        self.docks = Docks(self, self.fit_layout)  # by name: "documents", "model-card", "jobs", the features'
         self.documents = DocumentsPanel(self.workspace)
-        self.documents_dock = self._dock("Documents", "documents", self.documents, Qt.DockWidgetArea.LeftDockWidgetArea)
+        documents = self.docks.add("documents", "Documents", self.documents, Qt.DockWidgetArea.LeftDockWidgetArea)
         self.card = ModelCard()
-        self.card_dock = self._dock("Model card", "model-card", self.card, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.docks.add("model-card", "Model card", self.card, Qt.DockWidgetArea.LeftDockWidgetArea, hidden=True)
         self.jobs_panel = JobsPanel(self.jobs)
-        self.jobs_dock = self._dock("Jobs", "jobs", self.jobs_panel, Qt.DockWidgetArea.BottomDockWidgetArea)
-        self.card_dock.hide()
-        self.jobs_dock.hide()
-        self.resizeDocks([self.documents_dock], [400], Qt.Orientation.Horizontal)
+        self.docks.add("jobs", "Jobs", self.jobs_panel, Qt.DockWidgetArea.BottomDockWidgetArea, hidden=True)
+        self.resizeDocks([documents], [400], Qt.Orientation.Horizontal)
         self.picker = ModelPicker()
         self.status_label = QLabel()
         # Room for a large count from the start: a label grown later was clipped beside the wait.
@@ -129,26 +136,6 @@ class MainWindow(QMainWindow):
         self.waiting_label.hide()
         self.statusBar().addPermanentWidget(self.waiting_label)
         self.statusBar().addPermanentWidget(self.status_label)
-
-    def _dock(self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
-        dock = QDockWidget(title, self)
-        dock.setObjectName(name)
-        dock.setWidget(widget)
-        # A dock opened or moved beside the reading view gives way to it (layout_fit).
-        dock.visibilityChanged.connect(lambda _shown: self.fit_layout())
-        dock.dockLocationChanged.connect(lambda _area: self.fit_layout())
-        self.addDockWidget(area, dock)
-        return dock
-
-    def _action(self, text: str, slot, shortcut=None, tip: str = "") -> QAction:
-        action = QAction(text, self)
-        if shortcut is not None:
-            action.setShortcut(QKeySequence(shortcut))
-        if tip:
-            action.setStatusTip(tip)
-        action.triggered.connect(slot)
-        self.addAction(action)
-        return action
 
     def _connect(self) -> None:
         ws = self.workspace
@@ -168,7 +155,6 @@ class MainWindow(QMainWindow):
         v.acceptRequested.connect(self.curation.accept)
         v.rejectRequested.connect(self.curation.reject)
         self.entities.spanSelected.connect(self.view.select_span)
-        self.entities.conceptEdited.connect(self._set_concept_id)
         self.curation.spanAdded.connect(self._select_new_span)
         self.projects.stateChanged.connect(self._update_title)
         self.projects.autosaveFailed.connect(lambda msg: self.statusBar().showMessage(msg, 10000))
@@ -233,11 +219,6 @@ class MainWindow(QMainWindow):
         self.legend.set_labels(labels)
         self.keys.set_labels(labels)
 
-    def _set_concept_id(self, span, concept_id: str) -> None:
-        # Through the relations controller: relations naming the old id follow the edit.
-        if not self.relations.set_concept_id(span, concept_id):
-            self.statusBar().showMessage("A concept id has no spaces; nothing changed.", 8000)
-
     def _select_new_span(self, span) -> None:
         self.view.select_span(span)
         self.entities.select_span(span)
@@ -246,9 +227,10 @@ class MainWindow(QMainWindow):
         busy = self.tagging.busy
         has_model = bool(self.picker.current_name())
         reviewed = self.row >= 0 and self.workspace.entry(self.row).status is DocStatus.REVIEWED
-        self.mark_reviewed_action.setText("Reopen document for review" if reviewed else "Mark document reviewed")
-        self.tag_doc_action.setEnabled(not busy and has_model and self.row >= 0)
-        self.tag_all_action.setEnabled(not busy and has_model and len(self.workspace) > 0)
+        self.commands["curate.mark_reviewed"].setText("Reopen document for review" if reviewed
+                                                     else "Mark document reviewed")
+        self.commands["model.tag_document"].setEnabled(not busy and has_model and self.row >= 0)
+        self.commands["model.tag_all"].setEnabled(not busy and has_model and len(self.workspace) > 0)
 
     def _update_title(self) -> None:
         self.setWindowTitle(f"{self.projects.name()}[*] — FastBioNER Studio")
@@ -428,10 +410,11 @@ class MainWindow(QMainWindow):
 
     def show_curves(self, job: Job) -> None:
         """Open the Jobs dock on ``job`` (its live curves)."""
-        if not self.jobs_dock.isVisible():  # tall enough for the charts' axes, the reading view keeps the rest
-            self.resizeDocks([self.jobs_dock], [max(260, int(0.38 * self.height()))], Qt.Orientation.Vertical)
-        self.jobs_dock.show()
-        self.jobs_dock.raise_()
+        dock = self.docks["jobs"]
+        if not dock.isVisible():  # tall enough for the charts' axes, the reading view keeps the rest
+            self.resizeDocks([dock], [max(260, int(0.38 * self.height()))], Qt.Orientation.Vertical)
+        dock.show()
+        dock.raise_()
         self.jobs_panel.show_job(job)
 
     def _job_finished(self, job: Job) -> None:
@@ -444,18 +427,6 @@ class MainWindow(QMainWindow):
             outcome = {"done": "done", "cancelled": "cancelled", "failed": f"failed: {job.error}"}.get(
                 job.state.value, job.state.value)
         self.statusBar().showMessage(f"{job.title}: {outcome}", 10000)
-
-    # The training flow is the TrainingController's (fastbioner_gui/training.py); these
-    # names stay for the code that reaches it through the window (improve.py, tests).
-    def _training_started(self, job) -> None:
-        self.training.follow(job)
-
-    def _offer_new_model(self, job, result) -> None:
-        self.training.offer(job, result)
-
-    @property
-    def new_model_offer(self):
-        return self.training.new_model_offer
 
     # Settings, find, layout ------------------------------------------------
     def settings_dialog(self) -> None:
@@ -470,7 +441,7 @@ class MainWindow(QMainWindow):
                 self.view.show_document(self.workspace.document(self.row))
 
     def find(self) -> None:
-        self.documents_dock.show()
+        self.docks["documents"].show()
         self.documents.search.setFocus()
         self.documents.search.selectAll()
 
@@ -483,7 +454,7 @@ class MainWindow(QMainWindow):
         if isinstance(state, QByteArray):
             self.restoreState(state, LAYOUT_VERSION)
         # No job runs at launch: the Jobs dock would open on empty charts.
-        self.jobs_dock.hide()
+        self.docks["jobs"].hide()
         # The splitter is set once the window is laid out (see showEvent): before, the
         # window's own resizing would redistribute it.
         splitter = store.value("window/splitter")

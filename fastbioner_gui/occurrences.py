@@ -14,8 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable
 
-from PySide6.QtCore import QObject, Qt
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtCore import QObject
 from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFormLayout,
                                QHBoxLayout, QLabel, QRadioButton, QVBoxLayout, QWidget)
 
@@ -24,9 +23,10 @@ from fastbioner.io.documents import Source, Span
 
 from .models.workspace import Workspace
 from .undo import DocState, SpanChange, SpansCommand, state_of, status_after_edit
+from .window_api import CURATION
 
 if TYPE_CHECKING:
-    from .main_window import MainWindow
+    from .window_api import WindowServices
 
 THIS_DOCUMENT, WHOLE_PROJECT = "document", "project"
 ACTION_NAMES = {rules.ACCEPT: "Accept the suggestions", rules.ADD: "Add (or accept) as",
@@ -186,26 +186,21 @@ def _html(text: str) -> str:
 class OccurrencesHookup(QObject):
     """What :func:`install` adds: the controller and its Curate menu action."""
 
-    def __init__(self, window: "MainWindow"):
-        super().__init__(window)
-        self.window = window
-        self.controller = Occurrences(window.workspace, window.stack, self)
-        self.action = QAction("Annotate all occurrences…", window)
-        self.action.setShortcut(QKeySequence(KEY))
-        self.action.setStatusTip("Accept, add, relabel or reject every identical string, in the document or the "
-                                 "project, as one undo step")
+    def __init__(self, services: WindowServices):
+        super().__init__(services)
+        self.services = services
+        self.controller = Occurrences(services.workspace, services.stack, self)
         # Where curation happens (the reading view, the entity table), like the curation keys.
-        self.action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
-        self.action.triggered.connect(self.open_dialog)
-        for widget in (window.view, window.entities.table):
-            widget.addAction(self.action)
+        self.action = services.add_action(
+            "curate.occurrences", "Annotate all occurrences…", self.open_dialog, KEY,
+            tip="Accept, add, relabel or reject every identical string, in the document or the project, as one "
+                "undo step", scope=CURATION, menu="curate", section=True)
         self.dialog: OccurrencesDialog | None = None
-        _add_to_curate_menu(window, [self.action])
 
     def subject(self) -> tuple[str, str, Span | None] | None:
         """What the dialog acts on: the text selected in the reading view (with the
         first label), else the current entity."""
-        w = self.window
+        w = self.services
         if w.row < 0:
             return None
         doc = w.workspace.document(w.row)
@@ -219,38 +214,31 @@ class OccurrencesHookup(QObject):
         return doc.span_text(spans[0]), spans[0].label, spans[0]
 
     def make_dialog(self) -> OccurrencesDialog | None:
+        w = self.services
         got = self.subject()
         if got is None:
-            self.window.statusBar().showMessage("Select one entity (or some text) first; then all its occurrences "
-                                                "can be decided at once", 8000)
+            w.show_status("Select one entity (or some text) first; then all its occurrences can be decided at once",
+                          8000)
             return None
         text, label, span = got
         concept = span.concept_id if span is not None else None
-        hook = getattr(self.window, "concept_lookup", None)
+        hook = w.feature("concept_lookup")
         propose = hook.lookup.propose if hook is not None else None
         if span is None and propose is not None:
             # A selection: the label the dictionary knows the text under, if any.
-            label = next((lab for lab in self.window.workspace.labels() if propose(text, lab)), label)
+            label = next((lab for lab in w.workspace.labels() if propose(text, lab)), label)
         if concept is None and propose is not None:
             concept = propose(text, label)
-        self.dialog = OccurrencesDialog(self.controller, self.window.row, text, label, self.window.workspace.labels(),
-                                        span, concept, self.window, propose)
+        self.dialog = OccurrencesDialog(self.controller, w.row, text, label, w.workspace.labels(),
+                                        span, concept, w.host, propose)
         return self.dialog
 
     def open_dialog(self) -> None:
         dialog = self.make_dialog()
         if dialog is not None:
             if dialog.exec() and dialog.applied is not None:
-                self.window.statusBar().showMessage(dialog.applied.describe(), 10000)
+                self.services.show_status(dialog.applied.describe())
 
 
-def _add_to_curate_menu(window: "MainWindow", actions: list[QAction]) -> None:
-    for top in window.menuBar().actions():
-        if top.menu() is not None and top.text().replace("&", "") == "Curate":
-            top.menu().addSeparator()
-            top.menu().addActions(actions)
-            return
-
-
-def install(window: "MainWindow") -> OccurrencesHookup:
-    return OccurrencesHookup(window)
+def install(services: WindowServices) -> OccurrencesHookup:
+    return OccurrencesHookup(services)

@@ -10,7 +10,7 @@ relations it renames are one undo step too.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence, QUndoCommand
@@ -24,7 +24,7 @@ from fastbioner.io.documents import Span
 from .models.workspace import Workspace
 
 if TYPE_CHECKING:
-    from .main_window import MainWindow
+    from .window_api import WindowServices
 
 ADD_KEY = "Ctrl+L"
 PANEL_KEY = "Ctrl+Shift+L"
@@ -161,9 +161,10 @@ class AddRelationDialog(QDialog):
 class RelationsPanel(QWidget):
     """The relations of the document being read."""
 
-    def __init__(self, window: "MainWindow", controller: RelationsController, parent: QWidget | None = None):
+    def __init__(self, services: WindowServices, controller: RelationsController, on_add: Callable[[], None],
+                 parent: QWidget | None = None):
         super().__init__(parent)
-        self.window, self.controller = window, controller
+        self.services, self.controller = services, controller
         self.row = -1
         self.summary = QLabel()
         self.tree = QTreeWidget()
@@ -186,7 +187,7 @@ class RelationsPanel(QWidget):
                              f"({QKeySequence(REMOVE_KEYS[0]).toString(QKeySequence.SequenceFormat.NativeText)})")
         for button in (add, remove):
             button.setFocusPolicy(Qt.FocusPolicy.NoFocus)   # the list keeps the focus
-        add.clicked.connect(lambda: window.relations.add_dialog())
+        add.clicked.connect(on_add)
         remove.clicked.connect(self.remove_current)
         buttons = QHBoxLayout()
         buttons.addWidget(add)
@@ -197,7 +198,7 @@ class RelationsPanel(QWidget):
         layout.addWidget(self.summary)
         layout.addWidget(self.tree, 1)
         layout.addLayout(buttons)
-        window.workspace.documentsChanged.connect(
+        services.workspace.documentsChanged.connect(
             lambda first, last: self.refresh() if first <= self.row <= last else None)
 
     def show_row(self, row: int) -> None:
@@ -207,12 +208,12 @@ class RelationsPanel(QWidget):
     def refresh(self) -> None:
         keep = self.current_relation()
         self.tree.clear()
-        ws = self.window.workspace
+        ws = self.services.workspace
         if self.row < 0 or self.row >= len(ws):
             self.summary.setText("No document")
             return
         doc = ws.document(self.row)
-        lookup = getattr(self.window, "concept_lookup", None)
+        lookup = self.services.feature("concept_lookup")
         name_of = lookup.lookup.name if lookup is not None else None
         rows = rules.relation_rows(doc, name_of)
         for row in rows:
@@ -262,44 +263,31 @@ def _concept_text(cid: str, name: str, present: bool) -> str:
 
 
 class RelationsHookup(QObject):
-    """What :func:`install` adds: the controller, the dock and the Curate > Relations menu."""
+    """What :func:`install` adds: the controller, the dock, the Curate > Relations menu,
+    and concept id edits (relations naming the old id follow them)."""
 
-    def __init__(self, window: "MainWindow"):
-        super().__init__(window)
-        self.window = window
-        self.controller = RelationsController(window.workspace, window.stack, window.curation, self)
-        window.relations = self   # the panel's Add button reaches add_dialog through the window
-        self.panel = RelationsPanel(window, self.controller)
-        self.dock = window._dock("Relations", "relations", self.panel, Qt.DockWidgetArea.BottomDockWidgetArea)
-        self.dock.hide()
-        self.add_action = QAction("Add relation…", window)
-        self.add_action.setShortcut(QKeySequence(ADD_KEY))
-        self.add_action.setStatusTip("Add a relation between a chemical and a disease concept of the document")
-        self.add_action.triggered.connect(self.add_dialog)
-        self.panel_action = QAction("Relations panel", window)
-        self.panel_action.setShortcut(QKeySequence(PANEL_KEY))
-        self.panel_action.triggered.connect(self.focus_panel)
-        window.addActions([self.add_action, self.panel_action])   # window-wide
-        window.documents.currentRowChanged.connect(self.panel.show_row)
-        window.workspace.projectReset.connect(lambda: self.panel.show_row(-1))
-        self.panel.show_row(window.row)
-        self._hook_menus()
+    def __init__(self, services: WindowServices):
+        super().__init__(services)
+        self.services = services
+        self.controller = RelationsController(services.workspace, services.stack, services.curation, self)
+        self.panel = RelationsPanel(services, self.controller, self.add_dialog)
+        self.dock = services.add_dock("relations", "Relations", self.panel, Qt.DockWidgetArea.BottomDockWidgetArea,
+                                      view_menu=False)  # after the Curate menu's items (below)
+        # Window-wide keys, in Curate > Relations.
+        services.commands.separator("curate")
+        services.menu("curate/relations", "Relations")
+        self.add_action = services.add_action(
+            "curate.add_relation", "Add relation…", self.add_dialog, ADD_KEY,
+            tip="Add a relation between a chemical and a disease concept of the document", menu="curate/relations")
+        services.commands.adopt("curate.remove_relation", self.panel.remove_action, menu="curate/relations")
+        self.panel_action = services.add_action("curate.relations_panel", "Relations panel", self.focus_panel,
+                                                PANEL_KEY, menu="curate/relations")
+        services.menu("view").addAction(self.dock.toggleViewAction())
+        services.documents.currentRowChanged.connect(self.panel.show_row)
+        services.workspace.projectReset.connect(lambda: self.panel.show_row(-1))
+        services.entities.conceptEdited.connect(self._concept_edited)
+        self.panel.show_row(services.row)
         self.dialog: AddRelationDialog | None = None
-
-    def _hook_menus(self) -> None:
-        from PySide6.QtWidgets import QMenu
-
-        for top in self.window.menuBar().actions():
-            name = top.text().replace("&", "")
-            if top.menu() is None:
-                continue
-            if name == "Curate":
-                menu = QMenu("Relations", top.menu())
-                menu.addActions([self.add_action, self.panel.remove_action, self.panel_action])
-                top.menu().addSeparator()
-                top.menu().addMenu(menu)
-            elif name == "View":
-                top.menu().addAction(self.dock.toggleViewAction())
 
     def focus_panel(self) -> None:
         self.dock.show()
@@ -309,14 +297,14 @@ class RelationsHookup(QObject):
             self.panel.select(None)
 
     def make_dialog(self) -> AddRelationDialog | None:
-        w = self.window
+        w = self.services
         if w.row < 0:
-            w.statusBar().showMessage("Open a document first", 8000)
+            w.show_status("Open a document first", 8000)
             return None
         doc = w.workspace.document(w.row)
         chosen = rules.arguments_of(w.keys.targets() or ([w.view.selected_span] if w.view.selected_span else []))
         self.dialog = AddRelationDialog(rules.document_concepts(doc, "Chemical"),
-                                        rules.document_concepts(doc, "Disease"), chosen, w)
+                                        rules.document_concepts(doc, "Disease"), chosen, w.host)
         return self.dialog
 
     def add_dialog(self) -> None:
@@ -326,18 +314,23 @@ class RelationsHookup(QObject):
 
     def add_from(self, dialog: AddRelationDialog) -> bool:
         try:
-            added = self.controller.add(self.window.row, dialog.relation())
+            added = self.controller.add(self.services.row, dialog.relation())
         except ValueError as exc:
-            self.window.statusBar().showMessage(f"No relation added: {exc}", 10000)
+            self.services.show_status(f"No relation added: {exc}")
             return False
         self.dock.show()
         self.panel.select(tuple(dialog.relation()))
-        self.window.statusBar().showMessage("Relation added" if added else "That relation is there already", 8000)
+        self.services.show_status("Relation added" if added else "That relation is there already", 8000)
         return added
 
     def set_concept_id(self, span: Span, concept_id: str) -> bool:
         return self.controller.set_concept_id(span, concept_id)
 
+    def _concept_edited(self, span: Span, concept_id: str) -> None:
+        # The entity table's concept cell: through the controller, so relations follow.
+        if not self.set_concept_id(span, concept_id):
+            self.services.show_status("A concept id has no spaces; nothing changed.", 8000)
 
-def install(window: "MainWindow") -> RelationsHookup:
-    return RelationsHookup(window)
+
+def install(services: WindowServices) -> RelationsHookup:
+    return RelationsHookup(services)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Callable
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import (QDockWidget, QGridLayout, QLabel, QPushButton, QSizePolicy, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QGridLayout, QLabel, QPushButton, QSizePolicy, QVBoxLayout, QWidget)
 
 from fastbioner.io.documents import Document, Source, Span
 from fastbioner.curate.project import DocStatus
@@ -28,7 +28,7 @@ from fastbioner.infer.uncertainty import stored_uncertainty
 from .models.palette import label_color
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .main_window import MainWindow
+    from .window_api import WindowServices
 
 OPEN_KEY = "Ctrl+Shift+R"
 WIDE = 1400  # window width from which the queue opens as a column of its own
@@ -76,9 +76,9 @@ def context_html(doc: Document, span: Span) -> str:
 
 
 class ReviewQueue(QWidget):
-    def __init__(self, window: "MainWindow"):
-        super().__init__(window)
-        self.window_ = window
+    def __init__(self, services: WindowServices):
+        super().__init__(services.host)
+        self.services = services
         self.skipped: set[tuple] = set()
         self.current: tuple[int, Span] | None = None
         self.remaining = 0
@@ -120,8 +120,8 @@ class ReviewQueue(QWidget):
         layout.addLayout(buttons)
         layout.addWidget(self.keys_help)
         layout.addStretch(1)
-        window.workspace.documentsChanged.connect(lambda *_: self.refresh() if self.isVisible() else None)
-        window.workspace.projectReset.connect(self._reset)
+        services.workspace.documentsChanged.connect(lambda *_: self.refresh() if self.isVisible() else None)
+        services.workspace.projectReset.connect(self._reset)
 
     def _action(self, text: str, slot: Callable, keys: list[str]) -> QAction:
         action = QAction(text, self)
@@ -142,7 +142,7 @@ class ReviewQueue(QWidget):
 
     # The queue ----------------------------------------------------------------------
     def items(self) -> list[tuple[int, Span]]:
-        return [(row, span) for row, span in queue_order(self.window_.workspace)
+        return [(row, span) for row, span in queue_order(self.services.workspace)
                 if _key(row, span) not in self.skipped]
 
     def refresh(self) -> None:
@@ -152,7 +152,7 @@ class ReviewQueue(QWidget):
         self._render()
 
     def _render(self) -> None:
-        w = self.window_
+        w = self.services
         labels = w.workspace.labels()
         self.keys_help.setText("A or Return accept · X reject · " + " · ".join(
             f"{i + 1} {label}" for i, label in enumerate(labels[:9])) + " · S skip · Backspace undo")
@@ -184,7 +184,7 @@ class ReviewQueue(QWidget):
         cleared then)."""
         if self.current is None:
             return False
-        w = self.window_
+        w = self.services
         row, span = self.current
         if w.row != row:
             w.documents.set_current_row(row)
@@ -208,17 +208,17 @@ class ReviewQueue(QWidget):
         self.setFocus()
 
     def accept_current(self) -> None:
-        self._decide(lambda span: self.window_.curation.accept([span]))
+        self._decide(lambda span: self.services.curation.accept([span]))
 
     def reject_current(self) -> None:
-        self._decide(lambda span: self.window_.curation.reject([span]))
+        self._decide(lambda span: self.services.curation.reject([span]))
 
     def relabel_current(self, index: int) -> None:
         """Relabelling a suggestion accepts it under the new label."""
-        labels = self.window_.workspace.labels()
+        labels = self.services.workspace.labels()
         if index >= len(labels):
             return
-        self._decide(lambda span: self.window_.curation.relabel_many([span], labels[index]))
+        self._decide(lambda span: self.services.curation.relabel_many([span], labels[index]))
 
     def skip_current(self) -> None:
         if self.current is not None:
@@ -229,7 +229,7 @@ class ReviewQueue(QWidget):
     def undo_last(self) -> None:
         """Undo the last step (the queue's or any other) and come back to what it
         changed: an undone decision is undecided again, so it is first in the queue."""
-        self.window_.undo()
+        self.services.undo()
         self.refresh()
         self.show_in_window()
         self.setFocus()
@@ -241,37 +241,25 @@ class ReviewQueue(QWidget):
 
 
 class ReviewQueueHookup:
-    def __init__(self, window: "MainWindow"):
-        self.window = window
-        self.queue = ReviewQueue(window)
-        self.dock = QDockWidget("Review queue", window)
-        self.dock.setObjectName("review-queue")
-        self.dock.setWidget(self.queue)
-        window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.dock)
-        self.dock.hide()
-        self.action = QAction("Review queue: suggestions one by one, least sure first", window)
-        self.action.setShortcut(QKeySequence(OPEN_KEY))
-        self.action.triggered.connect(self.open)
-        window.addAction(self.action)
-        from .suggestion_nav import _add_to_menu
-
-        _add_to_menu(window, "Curate", [self.action])
-        for top in window.menuBar().actions():
-            if top.menu() is not None and top.text().replace("&", "") == "View":
-                top.menu().addAction(self.dock.toggleViewAction())
+    def __init__(self, services: WindowServices):
+        self.services = services
+        self.queue = ReviewQueue(services)
+        self.dock = services.add_dock("review-queue", "Review queue", self.queue, Qt.DockWidgetArea.RightDockWidgetArea)
+        self.action = services.add_action("curate.review_queue", "Review queue: suggestions one by one, least sure "
+                                          "first", self.open, OPEN_KEY, menu="curate", section=True)
 
     def open(self) -> None:
-        w = self.window
+        host = self.services.host
         if not self.dock.isVisible() and not self.dock.isFloating():
-            if w.width() < WIDE:  # a narrow window: in the documents panel's place (a tab), not a fourth column
-                w.tabifyDockWidget(w.documents_dock, self.dock)
+            if host.width() < WIDE:  # a narrow window: in the documents panel's place (a tab), not a fourth column
+                host.tabifyDockWidget(self.services.dock("documents"), self.dock)
             else:  # beside the entity table; the reading view keeps the most room
-                w.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.dock)
-                w.resizeDocks([self.dock], [min(380, w.width() // 4)], Qt.Orientation.Horizontal)
+                host.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.dock)
+                host.resizeDocks([self.dock], [min(380, host.width() // 4)], Qt.Orientation.Horizontal)
         self.dock.show()
         self.dock.raise_()
         self.queue.start()
 
 
-def install(window: "MainWindow") -> ReviewQueueHookup:
-    return ReviewQueueHookup(window)
+def install(services: WindowServices) -> ReviewQueueHookup:
+    return ReviewQueueHookup(services)

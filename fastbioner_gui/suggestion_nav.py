@@ -13,12 +13,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Callable, Iterator
 
 from PySide6.QtCore import QObject, Qt
-from PySide6.QtGui import QAction, QKeySequence
 
 from fastbioner.io.documents import Source, Span
 
+from .window_api import CURATION
+
 if TYPE_CHECKING:  # pragma: no cover
-    from .main_window import MainWindow
+    from .window_api import WindowServices
 
 NEXT_UNDECIDED_KEY = "U"
 NEXT_LOW_CONFIDENCE_KEY = "L"
@@ -36,42 +37,31 @@ def low_confidence(threshold: float) -> Callable[[Span], bool]:
 
 
 class SuggestionNavigation(QObject):
-    def __init__(self, window: "MainWindow"):
-        super().__init__(window)
-        self.window = window
-        self.next_undecided = self._action("Next undecided suggestion", lambda: self.go(undecided, "undecided"),
-                                           NEXT_UNDECIDED_KEY, widget_only=True)
-        self.next_low_confidence = self._action(
-            "Next low-confidence suggestion",
-            lambda: self.go(low_confidence(self.window.settings.low_confidence), "low-confidence"),
-            NEXT_LOW_CONFIDENCE_KEY, widget_only=True)
-        self.sort_action = self._action("Sort documents by uncertainty", self.sort_documents, SORT_KEY,
-                                        widget_only=False)
-        self.sort_action.setStatusTip("Most unsure first: the documents the model needs you for most")
-        _add_to_menu(window, "Curate", [self.next_undecided, self.next_low_confidence, self.sort_action])
-
-    def _action(self, text: str, slot, key: str, widget_only: bool) -> QAction:
-        action = QAction(text, self)
-        action.setShortcut(QKeySequence(key))
-        action.triggered.connect(slot)
-        if widget_only:  # as N and P: only where curation happens
-            action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
-            for widget in (self.window.view, self.window.entities.table):
-                widget.addAction(action)
-        else:
-            self.window.addAction(action)
-        return action
+    def __init__(self, services: WindowServices):
+        super().__init__(services)
+        self.services = services
+        # U and L as N and P: only where curation happens.
+        self.next_undecided = services.add_action(
+            "curate.next_undecided", "Next undecided suggestion", lambda: self.go(undecided, "undecided"),
+            NEXT_UNDECIDED_KEY, scope=CURATION, menu="curate", section=True)
+        self.next_low_confidence = services.add_action(
+            "curate.next_low_confidence", "Next low-confidence suggestion",
+            lambda: self.go(low_confidence(services.settings.low_confidence), "low-confidence"),
+            NEXT_LOW_CONFIDENCE_KEY, scope=CURATION, menu="curate")
+        self.sort_action = services.add_action(
+            "curate.sort_by_uncertainty", "Sort documents by uncertainty", self.sort_documents, SORT_KEY,
+            tip="Most unsure first: the documents the model needs you for most", menu="curate")
 
     def sort_documents(self) -> None:
-        panel = self.window.documents
-        self.window.documents_dock.show()
+        panel = self.services.documents
+        self.services.dock("documents").show()
         panel.table.sortByColumn(panel.model.uncertainty_column(), Qt.SortOrder.DescendingOrder)
 
     # Where to go ---------------------------------------------------------------------
     def _rows_in_panel_order(self) -> Iterator[int]:
         """Workspace rows after the one being read, in the panel's shown order, going
         round (the one being read last)."""
-        panel = self.window.documents
+        panel = self.services.documents
         proxy = panel.proxy
         count = proxy.rowCount()
         here = panel.table.currentIndex().row() if panel.table.currentIndex().isValid() else -1
@@ -79,7 +69,7 @@ class SuggestionNavigation(QObject):
             yield proxy.mapToSource(proxy.index((here + k) % count, 0)).row()
 
     def find_next(self, wanted: Callable[[Span], bool]) -> tuple[int, Span] | None:
-        w = self.window
+        w = self.services
         if w.row >= 0:
             spans = w.workspace.document(w.row).sorted_spans()
             current = w.keys.targets()
@@ -95,10 +85,10 @@ class SuggestionNavigation(QObject):
         return None
 
     def go(self, wanted: Callable[[Span], bool], what: str) -> Span | None:
-        w = self.window
+        w = self.services
         found = self.find_next(wanted)
         if found is None:
-            w.statusBar().showMessage(f"No {what} suggestion left in the documents shown", 8000)
+            w.show_status(f"No {what} suggestion left in the documents shown", 8000)
             return None
         row, span = found
         focus = w.entities.table if w.entities.table.hasFocus() else w.view
@@ -109,13 +99,5 @@ class SuggestionNavigation(QObject):
         return span
 
 
-def _add_to_menu(window: "MainWindow", title: str, actions: list[QAction]) -> None:
-    for top in window.menuBar().actions():
-        if top.menu() is not None and top.text().replace("&", "") == title:
-            top.menu().addSeparator()
-            top.menu().addActions(actions)
-            return
-
-
-def install(window: "MainWindow") -> SuggestionNavigation:
-    return SuggestionNavigation(window)
+def install(services: WindowServices) -> SuggestionNavigation:
+    return SuggestionNavigation(services)

@@ -110,7 +110,7 @@ def jobs_chain() -> int:
     loading = window.loader.open(sample_files())
     wait(app, lambda: loading.ended, 120)
     dialog = TrainingDialog("distill", window.workspace, window.jobs, window.settings, [], window, manifests={})
-    dialog.jobStarted.connect(window._training_started)
+    dialog.jobStarted.connect(window.training.follow)
     dialog.train_files.add_paths([str(train)])
     dialog.dev_file.setText(str(dev))
     dialog.device.setCurrentText("cpu")
@@ -123,7 +123,7 @@ def jobs_chain() -> int:
     dialog.build_config = lambda: config
     job = dialog.start()
     window.show_curves(job)
-    window.resizeDocks([window.jobs_dock], [430], Qt.Orientation.Vertical)
+    window.resizeDocks([window.docks["jobs"]], [430], Qt.Orientation.Vertical)
 
     def far_enough() -> bool:
         e = job.last_event
@@ -173,8 +173,8 @@ def main() -> int:
     window.picker.setCurrentIndex(window.picker.findData(teacher))
     window.tag_all()
     wait(app, lambda: window.tagging.job is not None and window.tagging.job.ended, 300)
-    window.jobs_dock.hide()
-    window.card_dock.show()
+    window.docks["jobs"].hide()
+    window.docks["model-card"].show()
     window.documents.set_current_row(0)
     doc = window.workspace.document(0)
     start = doc.text.index("newborn infant")
@@ -200,7 +200,7 @@ def main() -> int:
     train = first_sentences(DATA / "train.tsv", 400, work / "train.tsv")
     dev = first_sentences(DATA / "devel.tsv", 200, work / "devel.tsv")
     dialog = TrainingDialog("distill", window.workspace, window.jobs, window.settings, [teacher], window)
-    dialog.jobStarted.connect(window._training_started)
+    dialog.jobStarted.connect(window.training.follow)
     dialog.train_files.add_paths([str(train)])
     dialog.dev_file.setText(str(dev))
     dialog.layers.setCurrentText("3")
@@ -222,9 +222,9 @@ def main() -> int:
     dialog.build_config = lambda: config  # evaluate often, for a devel F1 curve in a short run
     dialog.estimate_first.setChecked(False)  # measured above already
     job = dialog.start()
-    window.card_dock.hide()
-    window.jobs_dock.show()
-    window.resizeDocks([window.jobs_dock], [430], __import__("PySide6.QtCore").QtCore.Qt.Orientation.Vertical)
+    window.docks["model-card"].hide()
+    window.docks["jobs"].show()
+    window.resizeDocks([window.docks["jobs"]], [430], __import__("PySide6.QtCore").QtCore.Qt.Orientation.Vertical)
     def far_enough() -> bool:
         e = job.last_event
         return (e is not None and e.stage.endswith(("distill", "train")) and e.total

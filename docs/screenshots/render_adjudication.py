@@ -59,10 +59,10 @@ def main(argv: list[str]) -> int:
     window.workspace.add_documents(read_documents(mine), origin=str(mine))
     window.projects.save(work / f"{mine.stem}.fbproj")   # mine is named after the project
     wait(app, lambda: window.row == 0, 30)
-    adj = window.adjudication
+    adj = window.features["adjudication"]
     job = adj.compare_with(str(theirs))
     wait(app, lambda: job.ended and adj.session.active, 60)
-    window.resizeDocks([window.documents_dock], [560], Qt.Orientation.Horizontal)
+    window.resizeDocks([window.docks["documents"]], [560], Qt.Orientation.Horizontal)
     window.resizeDocks([adj.dock], [300], Qt.Orientation.Vertical)
     # The document whose differences are of the most kinds, two of them settled.
     rows = adj.session.items

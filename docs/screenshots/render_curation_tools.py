@@ -70,9 +70,9 @@ def main() -> int:
     window.view.setFocus()
     window.keys.accept_current()
     accepted_message = window.statusBar().currentMessage()
-    window.relations.focus_panel()
-    window.resizeDocks([window.documents_dock], [330], Qt.Orientation.Horizontal)
-    window.resizeDocks([window.relations.dock], [220], Qt.Orientation.Vertical)
+    window.features["relations"].focus_panel()
+    window.resizeDocks([window.docks["documents"]], [330], Qt.Orientation.Horizontal)
+    window.resizeDocks([window.features["relations"].dock], [220], Qt.Orientation.Vertical)
     wait(app, lambda: False, 0.3)
     # Type a name into the concept cell of another suggestion.
     others = [s for s in window.workspace.document(row).sorted_spans() if s.source is Source.MODEL]
@@ -82,7 +82,7 @@ def main() -> int:
     typed = doc.span_text(target)[:4].lower()
     editor.setText(typed)
     editor.textEdited.emit(typed)
-    completer = window.concept_lookup.delegate.last_completer
+    completer = window.features["concept_lookup"].delegate.last_completer
     wait(app, lambda: completer.popup().isVisible(), 5)
     shot = window.grab()
     popup = completer.popup()
@@ -95,7 +95,7 @@ def main() -> int:
     # All occurrences of the second suggestion, over the whole project.
     window.keys.select(others[0])
     window.view.setFocus()
-    dialog = window.occurrences.make_dialog()
+    dialog = window.features["occurrences"].make_dialog()
     dialog.scope.setCurrentIndex(1)
     dialog.case.setCurrentIndex(1)
     dialog.show()

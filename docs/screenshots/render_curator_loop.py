@@ -73,16 +73,16 @@ def main() -> int:
     if not wait(app, lambda: job.ended, 900):
         print("tagging did not end", file=sys.stderr)
         return 1
-    window.suggestion_nav.sort_action.trigger()
-    window.review_queue.action.trigger()
-    queue = window.review_queue.queue
+    window.features["suggestion_nav"].sort_action.trigger()
+    window.features["review_queue"].action.trigger()
+    queue = window.features["review_queue"].queue
     wait(app, lambda: queue.current is not None, 5)
     queue.reject_current()  # two of the model's least sure suggestions decided
     queue.reject_current()
     window.resize(width, height)
     wait(app, lambda: False, 0.5)  # let the layout settle (docks, splitter)
     # The documents panel wide enough for its Unsure column (what it is sorted by).
-    window.resizeDocks([window.documents_dock, window.review_queue.dock],
+    window.resizeDocks([window.docks["documents"], window.features["review_queue"].dock],
                        [430 if width > 1200 else 300, min(360, width // 4)],
                        Qt.Orientation.Horizontal)
     wait(app, lambda: False, 0.5)
@@ -127,7 +127,7 @@ def improve_offer(app, window, gold, folder: Path) -> None:
     for row in range(20):
         ws.set_spans(row, [s.with_(label="Disease", source=Source.GOLD) for s in gold[row]], DocStatus.REVIEWED)
     started = time.monotonic()
-    job = window.improve.start()
+    job = window.features["improve"].start()
     if job is None or not wait(app, lambda: job.ended, 1800):
         print("the improvement did not run", file=sys.stderr)
         return
@@ -137,8 +137,8 @@ def improve_offer(app, window, gold, folder: Path) -> None:
         return
     for line in job.result.notes:
         print(f"  {line}")
-    wait(app, lambda: window.new_model_offer is not None and window.new_model_offer.isVisible(), 30)
-    offer = window.new_model_offer
+    wait(app, lambda: window.training.new_model_offer is not None and window.training.new_model_offer.isVisible(), 30)
+    offer = window.training.new_model_offer
     wait(app, lambda: False, 0.3)
     offer.grab().save(str(folder / "improve-offer.png"))
     print(f"wrote {folder / 'improve-offer.png'}; the picker keeps {window.picker.current_name()}")

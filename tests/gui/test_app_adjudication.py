@@ -28,10 +28,10 @@ def theirs_file(tmp_path):
 
 
 def compared(window, qtbot, tmp_path):
-    job = window.adjudication.compare_with(str(theirs_file(tmp_path)))
-    qtbot.waitUntil(lambda: window.adjudication.session.active, timeout=30000)
+    job = window.features["adjudication"].compare_with(str(theirs_file(tmp_path)))
+    qtbot.waitUntil(lambda: window.features["adjudication"].session.active, timeout=30000)
     assert job is not None
-    return window.adjudication
+    return window.features["adjudication"]
 
 
 def _mentions(doc):
@@ -126,11 +126,11 @@ def test_the_annotator_is_kept_in_the_saved_project(loaded, qtbot, tmp_path):
 def test_a_file_of_other_documents_is_one_message(loaded, qtbot, tmp_path):
     other = tmp_path / "other.pubtator"
     other.write_text("99|t|Nothing in common\n99|a|Here.\n\n", encoding="utf-8")
-    job = loaded.adjudication.compare_with(str(other))
+    job = loaded.features["adjudication"].compare_with(str(other))
     qtbot.waitUntil(lambda: job.ended, timeout=30000)
     qtbot.waitUntil(lambda: "Cannot compare" in loaded.statusBar().currentMessage(), timeout=10000)
     assert "none of its documents is open here" in loaded.statusBar().currentMessage()
-    assert not loaded.adjudication.session.active
+    assert not loaded.features["adjudication"].session.active
 
 
 def test_the_reviewed_version_exports_with_its_annotators(loaded, qtbot, tmp_path):

@@ -102,10 +102,10 @@ def test_context_menu_adds_relabels_accepts_rejects(loaded, qtbot):
 
 def test_accept_and_reject_all_and_table_delete(loaded, qtbot):
     doc = loaded.workspace.document(0)
-    loaded.reject_all_action.trigger()
+    loaded.commands["curate.reject_all"].trigger()
     assert not doc.spans_by(Source.MODEL) and len(doc.spans) == 2
     loaded.stack.undo()
-    loaded.accept_all_action.trigger()
+    loaded.commands["curate.accept_all"].trigger()
     assert not doc.spans_by(Source.MODEL) and len(doc.spans_by(Source.CURATOR)) == 2
     panel = loaded.entities
     panel.table.setFocus()
@@ -136,15 +136,15 @@ def test_retagging_keeps_curated_spans_and_is_one_undoable_command(loaded):
 
 def test_reviewed_is_a_deliberate_undoable_step_and_edits_never_set_it(loaded, qtbot):
     ws, doc = loaded.workspace, loaded.workspace.document(0)
-    loaded.accept_all_action.trigger()
+    loaded.commands["curate.accept_all"].trigger()
     assert ws.entry(0).status is DocStatus.IN_REVIEW  # touched, not done
     qtbot.keyClick(loaded.view, Qt.Key.Key_M, Qt.KeyboardModifier.ControlModifier)
     assert ws.entry(0).status is DocStatus.REVIEWED and "reviewed" in loaded.statusBar().currentMessage()
-    assert loaded.mark_reviewed_action.text() == "Reopen document for review"
+    assert loaded.commands["curate.mark_reviewed"].text() == "Reopen document for review"
     start = doc.text.index("serum")
     loaded.curation.add(start, start + 5, "Chemical")  # a later fix keeps it reviewed
     assert ws.entry(0).status is DocStatus.REVIEWED
-    loaded.mark_reviewed_action.trigger()  # again: reopened
+    loaded.commands["curate.mark_reviewed"].trigger()  # again: reopened
     assert ws.entry(0).status is DocStatus.IN_REVIEW
     loaded.stack.undo()
     loaded.stack.undo()
@@ -155,7 +155,7 @@ def test_reviewed_is_a_deliberate_undoable_step_and_edits_never_set_it(loaded, q
     panel = loaded.documents
     panel.status.setCurrentIndex(panel.status.findText("Needs review"))
     assert panel.proxy.rowCount() == 3
-    loaded.mark_reviewed_action.trigger()
+    loaded.commands["curate.mark_reviewed"].trigger()
     assert panel.proxy.rowCount() == 2
     panel.status.setCurrentIndex(panel.status.findText("reviewed"))
     assert panel.proxy.rowCount() == 1
@@ -239,7 +239,7 @@ def test_the_entity_table_takes_number_keys_enter_and_lets_tab_go(loaded, qtbot)
 def test_redo_keys_are_unambiguous_and_the_shortcuts_page_lists_the_bindings(loaded):
     from fastbioner_gui.dialogs.shortcuts import shortcut_rows, shortcuts_html
 
-    keys = [k.toString() for k in loaded.redo_action.shortcuts()]
+    keys = [k.toString() for k in loaded.commands["edit.redo"].shortcuts()]
     assert "Ctrl+Shift+Z" in keys and len(keys) == len(set(keys))
     bound: dict[str, list[str]] = {}
     for _, title, shortcut in shortcut_rows(loaded.menuBar()):

@@ -43,7 +43,7 @@ def test_all_occurrences_previews_then_applies_in_one_undo_step(window, qtbot):
     gold = window.workspace.document(0).spans[0]
     window.keys.select(gold)
     window.entities.table.setFocus()
-    dialog = window.occurrences.make_dialog()
+    dialog = window.features["occurrences"].make_dialog()
     assert dialog is not None and dialog.text == "Lithium" and dialog.action() == rules.ADD
     assert dialog.case.currentText() == rules.EXACT and dialog.whole.isChecked()   # the case rule, shown
     dialog.buttons[rules.ACCEPT].setChecked(True)
@@ -72,7 +72,7 @@ def test_reject_all_occurrences_remembers_them_and_undoes_at_once(window, qtbot)
     suggestion = window.workspace.document(0).spans[1]
     window.keys.select(suggestion)
     window.entities.table.setFocus()
-    dialog = window.occurrences.make_dialog()
+    dialog = window.features["occurrences"].make_dialog()
     assert dialog.action() == rules.ACCEPT   # a suggestion: accept is offered first
     dialog.buttons[rules.REJECT].setChecked(True)
     dialog.case.setCurrentText(rules.IGNORE_CASE)
@@ -89,7 +89,7 @@ def test_all_occurrences_of_a_text_selection_adds_them(window, qtbot):
     _open(window, qtbot, [doc])
     window.view.select_offsets(0, 7)
     window.view.setFocus()
-    dialog = window.occurrences.make_dialog()
+    dialog = window.features["occurrences"].make_dialog()
     assert dialog.action() == rules.ADD and not dialog.buttons[rules.ACCEPT].isEnabled()
     assert dialog.add_label.currentText() == "Chemical"   # the dictionary knows cocaine as a chemical
     dialog.case.setCurrentText(rules.IGNORE_CASE)
@@ -111,7 +111,7 @@ def test_the_concept_cell_completes_by_name_or_id_from_the_shipped_and_open_docu
     entities = window.entities
     assert entities.edit_concept(window.workspace.document(0).spans[1])
     editor = entities.table.findChild(QLineEdit)
-    completer = window.concept_lookup.delegate.last_completer
+    completer = window.features["concept_lookup"].delegate.last_completer
     assert completer.label == "Chemical"
     qtbot.keyClicks(editor, "cocai")
     assert completer.offered()[0] == "D003042"        # shipped (BC5CDR/NCBI train)
@@ -134,14 +134,14 @@ def test_the_concept_cell_names_its_concept(window, qtbot):
 
     _open(window, qtbot, [Document("3", "Cocaine and zorblamide.", spans=[
         Span(0, 7, "Chemical", concept_id="D003042"), Span(12, 22, "Chemical", concept_id="C0")])])
-    delegate, proxy = window.concept_lookup.delegate, window.entities.proxy
+    delegate, proxy = window.features["concept_lookup"].delegate, window.entities.proxy
     tips = [delegate.tooltip(proxy.index(r, CONCEPT)) for r in range(proxy.rowCount())]
     assert tips[0].startswith("D003042 — cocaine (Chemical,")
     assert tips[1] == "C0 — zorblamide (Chemical, 1 mention in the dictionary)"   # an open document's own
 
 
 def test_the_dictionary_is_refreshed_when_documents_load(window, qtbot):
-    lookup = window.concept_lookup.lookup
+    lookup = window.features["concept_lookup"].lookup
     assert lookup.propose("Quuxamine", "Chemical") is None
     _open(window, qtbot, [Document("9", "Quuxamine.", spans=[Span(0, 9, "Chemical", concept_id="C123")])])
     assert lookup.propose("quuxamine", "Chemical") == "C123"
@@ -170,7 +170,7 @@ def _cdr_doc():
 
 def test_relations_panel_adds_and_removes_by_keyboard_each_one_undo_step(window, qtbot, tmp_path):
     _open(window, qtbot, [_cdr_doc()])
-    rel = window.relations
+    rel = window.features["relations"]
     qtbot.keyClick(window, Qt.Key.Key_L, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
     assert rel.dock.isVisible() and rel.panel.tree.hasFocus()
     assert rel.panel.tree.topLevelItem(0).text(1) == "D003042 — Cocaine"
@@ -208,11 +208,11 @@ def test_relations_follow_a_concept_id_edit_in_the_same_undo_step(window, qtbot)
     _open(window, qtbot, [_cdr_doc()])
     doc = window.workspace.document(0)
     # One "cocaine" of two changes: D003042 is still in the document, relations stay.
-    window._set_concept_id(doc.spans[0], "D003043")
+    window.entities.conceptEdited.emit(doc.spans[0], "D003043")
     assert doc.relations == [("CID", "D003042", "D012640")]
     steps = window.stack.count()
     second = next(s for s in doc.spans if s.start == 28)
-    window._set_concept_id(second, "D003043")
+    window.entities.conceptEdited.emit(second, "D003043")
     assert doc.relations == [("CID", "D003043", "D012640")]
     assert window.stack.count() == steps + 1
     window.stack.undo()

@@ -39,7 +39,7 @@ def _run(dialog, qtbot):
 
 def test_the_file_menu_offers_fetch(window):
     file_menu = window.menuBar().actions()[0].menu()
-    assert window.fetch_action in file_menu.actions()
+    assert window.commands["file.fetch"] in file_menu.actions()
 
 
 def test_fetch_by_pmids_adds_abstracts_and_names_the_missing(window, fake, qtbot):

@@ -94,7 +94,7 @@ def test_export_takes_reviewed_documents_and_accepted_or_gold_entities_by_defaul
     assert dialog.export() is None
     dialog.close()
     loaded.documents.set_current_row(0)
-    loaded.mark_reviewed_action.trigger()
+    loaded.commands["curate.mark_reviewed"].trigger()
     dialog = ExportDialog(ws, [], loaded.settings, loaded)
     assert dialog.includes.text() == ("Includes 1 reviewed document with 3 gold and accepted entities; "
                                       "leaves out 1 suggested.")

@@ -67,7 +67,7 @@ def _shown_ids(window):
 
 def test_tagging_records_the_uncertainty_and_the_panel_sorts_by_it(loaded, tiny_model, qtbot):
     _pick(loaded, qtbot, tiny_model)
-    loaded.tag_all_action.trigger()
+    loaded.commands["model.tag_all"].trigger()
     with qtbot.waitSignal(loaded.tagging.job.finished, timeout=60000):
         pass
     ws, model = loaded.workspace, loaded.documents.model
@@ -79,14 +79,14 @@ def test_tagging_records_the_uncertainty_and_the_panel_sorts_by_it(loaded, tiny_
         assert figure["tokens"] > 0 and figure["value"] >= 0
         assert model.index(row, column).data() == f"{figure['value']:.1f}"
         values.append(figure["value"])
-    loaded.suggestion_nav.sort_action.trigger()
+    loaded.features["suggestion_nav"].sort_action.trigger()
     row_of = {ws.document(r).id: r for r in range(len(ws))}
     assert [values[row_of[i]] for i in _shown_ids(loaded)] == sorted(values, reverse=True)
 
 
 def test_the_uncertainty_column_sorts_most_unsure_first_and_untagged_last(suggested):
     suggested.workspace.add_documents([Document.from_parts("5", "Not tagged.", [])])
-    suggested.suggestion_nav.sort_action.trigger()
+    suggested.features["suggestion_nav"].sort_action.trigger()
     assert _shown_ids(suggested) == ["2", "4", "1", "3", "5"]
     column = suggested.documents.model.uncertainty_column()
     assert suggested.documents.model.index(4, column).data() == ""  # not tagged: empty, not 0
@@ -118,7 +118,7 @@ def test_u_goes_to_the_next_undecided_and_l_to_the_next_low_confidence_suggestio
     qtbot.keyClick(w.view, Qt.Key.Key_L)
     assert current() == ("2", "tremor")
     # in the panel's order: sorted by uncertainty, U from document 2 goes to 4
-    w.suggestion_nav.sort_action.trigger()
+    w.features["suggestion_nav"].sort_action.trigger()
     w.documents.set_current_row(1)
     w.keys.select(ws.document(1).sorted_spans()[-1])
     w.view.setFocus()
@@ -129,9 +129,9 @@ def test_u_goes_to_the_next_undecided_and_l_to_the_next_low_confidence_suggestio
 def test_review_queue_accepts_rejects_relabels_and_undoes_least_sure_first(suggested, qtbot):
     w = suggested
     ws = w.workspace
-    w.review_queue.action.trigger()
-    queue = w.review_queue.queue
-    assert w.review_queue.dock.isVisible()
+    w.features["review_queue"].action.trigger()
+    queue = w.features["review_queue"].queue
+    assert w.features["review_queue"].dock.isVisible()
     qtbot.waitUntil(queue.hasFocus, timeout=5000)
 
     def shown():
@@ -163,7 +163,7 @@ def test_review_queue_accepts_rejects_relabels_and_undoes_least_sure_first(sugge
     assert shown() == ("2", "Lithium")
     # a reviewed document leaves the queue
     w.documents.set_current_row(1)
-    w.mark_reviewed_action.trigger()
+    w.commands["curate.mark_reviewed"].trigger()
     queue.refresh()
     assert shown() == ("4", "Cocaine")
 
@@ -189,11 +189,11 @@ def test_improve_the_model_from_my_reviews_offers_the_new_model_and_never_switch
     from fastbioner.models.registry import Registry
 
     _pick(window, qtbot, tiny_model)
-    assert window.improve.start() is None  # nothing reviewed yet: says so, starts nothing
-    assert "Ctrl+M" in window.improve.message.text()
-    window.improve.message.close()
+    assert window.features["improve"].start() is None  # nothing reviewed yet: says so, starts nothing
+    assert "Ctrl+M" in window.features["improve"].message.text()
+    window.features["improve"].message.close()
     _reviewed_project(window, qtbot)
-    job = window.improve.start()
+    job = window.features["improve"].start()
     assert job is not None and job.kind == "fine-tune" and window.jobs_panel.row_for(job) is not None
     with qtbot.waitSignal(job.finished, timeout=300000):
         pass
@@ -207,11 +207,12 @@ def test_improve_the_model_from_my_reviews_offers_the_new_model_and_never_switch
     name = outcome.entry.name
     assert name.startswith("tiny-student-improved-") and Registry().exists(name)
     assert any(line.startswith("F1 on 5 of your 12 reviewed documents, held back") for line in outcome.notes)
-    qtbot.waitUntil(lambda: window.new_model_offer is not None and window.new_model_offer.isVisible(), timeout=30000)
-    text = window.new_model_offer.text()
+    qtbot.waitUntil(lambda: window.training.new_model_offer is not None and window.training.new_model_offer.isVisible(),
+                    timeout=30000)
+    text = window.training.new_model_offer.text()
     assert name in text and "before" in text and "after" in text
     assert window.picker.current_name() == tiny_model  # offered, not switched to
-    window.new_model_offer.keep_button.click()
+    window.training.new_model_offer.keep_button.click()
     assert window.picker.current_name() == tiny_model
 
 
@@ -220,7 +221,7 @@ def test_a_cancelled_improvement_registers_nothing(window, tiny_model, qtbot):
 
     _pick(window, qtbot, tiny_model)
     _reviewed_project(window, qtbot)
-    job = window.improve.start()
+    job = window.features["improve"].start()
     job.cancel()
     with qtbot.waitSignal(job.finished, timeout=300000):
         pass
@@ -239,7 +240,7 @@ def test_the_new_keys_are_in_the_shortcuts_help_and_clash_with_none(window):
     assert rows["Sort documents by uncertainty"] == QKeySequence("Ctrl+Shift+U").toString(
         QKeySequence.SequenceFormat.NativeText)
     assert any(t.startswith("Review queue") for t in rows)
-    assert "Improve the model from my reviews" in [a.text() for a in window.findChildren(type(window.improve.action))]
+    assert window.commands["model.improve"].text() == "Improve the model from my reviews"
     ours = {"Next undecided suggestion", "Next low-confidence suggestion", "Sort documents by uncertainty"}
     ours |= {t for t in rows if t.startswith("Review queue")}
     taken = {}
@@ -250,7 +251,7 @@ def test_the_new_keys_are_in_the_shortcuts_help_and_clash_with_none(window):
         for key in rows[title].split(", "):
             assert taken[key] == [title], (key, taken[key])
     # nor with the review queue's own keys, which act only while it has the focus
-    queue = window.review_queue.queue
+    queue = window.features["review_queue"].queue
     queue_keys = {k.toString() for a in queue.actions() for k in a.shortcuts()}
     assert not queue_keys & {"U", "L"}
     assert QApplication.instance() is not None
@@ -259,9 +260,9 @@ def test_the_new_keys_are_in_the_shortcuts_help_and_clash_with_none(window):
 def test_in_a_narrow_window_the_queue_takes_the_documents_panels_place(suggested, qtbot):
     w = suggested
     w.resize(1024, 700)
-    w.review_queue.action.trigger()
-    assert w.review_queue.dock in w.tabifiedDockWidgets(w.documents_dock)
-    assert w.review_queue.queue.current is not None and w.review_queue.queue.isVisible()
+    w.features["review_queue"].action.trigger()
+    assert w.features["review_queue"].dock in w.tabifiedDockWidgets(w.docks["documents"])
+    assert w.features["review_queue"].queue.current is not None and w.features["review_queue"].queue.isVisible()
 
 
 def test_the_uncertainty_is_saved_with_the_project(suggested, tmp_path, qtbot):

@@ -68,8 +68,8 @@ def test_settings_and_layout_persist(qtbot):
     try:
         assert first.settings.device == "cpu" and first.view.low_confidence == 0.7
         first.resize(780, 560)  # within the offscreen screen, which clamps restored geometry
-        first.jobs_dock.show()
-        first.documents_dock.hide()
+        first.docks["jobs"].show()
+        first.docks["documents"].hide()
         qtbot.wait(50)
         first.splitter.setSizes([300, 700])
         sizes = first.splitter.sizes()
@@ -81,8 +81,8 @@ def test_settings_and_layout_persist(qtbot):
     qtbot.wait(50)  # the splitter is placed once the window is laid out
     try:
         assert (second.width(), second.height()) == (780, 560)
-        assert second.documents_dock.isHidden()  # the layout is restored ...
-        assert second.jobs_dock.isHidden()  # ... but the Jobs dock does not reopen on empty charts
+        assert second.docks["documents"].isHidden()  # the layout is restored ...
+        assert second.docks["jobs"].isHidden()  # ... but the Jobs dock does not reopen on empty charts
         # placed once the window is laid out, which a loaded machine may take longer than 50 ms to do
         qtbot.waitUntil(lambda: second.splitter.sizes() == sizes, timeout=30000)
         assert load_settings().batch_size == 64
@@ -94,7 +94,7 @@ def test_standard_shortcuts_are_bound(window):
     shortcuts = {a.text().replace("&", ""): a.shortcut().toString() for a in window.actions()}
     assert shortcuts["Open files…"] == "Ctrl+O" and shortcuts["Save project"] == "Ctrl+S"
     assert shortcuts["Find document…"] == "Ctrl+F" and shortcuts["Quit"] == "Ctrl+Q"
-    assert window.undo_action.shortcut().toString() == "Ctrl+Z"
+    assert window.commands["edit.undo"].shortcut().toString() == "Ctrl+Z"
 
 
 def test_the_job_strip_stays_a_few_rows_and_a_long_name_never_hides_cancel(window, qtbot):
@@ -117,7 +117,7 @@ def test_the_job_strip_stays_a_few_rows_and_a_long_name_never_hides_cancel(windo
     try:
         strip = window.job_strip
         assert len(strip.shown_rows()) == job_strip.MAX_ROWS and "2 more jobs" in strip.more.text()
-        assert not window.jobs_dock.isVisible()
+        assert not window.docks["jobs"].isVisible()
         qtbot.waitUntil(lambda: strip.height() > 0, timeout=30000)
         assert strip.height() <= 5 * (strip.fontMetrics().height() + 14)  # a few slim rows
         row = strip.row_for(jobs[0])

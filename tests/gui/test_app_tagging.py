@@ -38,13 +38,13 @@ def test_tag_all_in_background_keeps_curated_and_undoes(loaded, tiny_model, qtbo
     gold = [ws.document(i).spans_by(Source.GOLD) for i in range(3)]
     _pick(loaded, qtbot, tiny_model)
     assert "Layers" in loaded.card.toPlainText() and tiny_model in loaded.card.toPlainText()
-    assert loaded.tag_all_action.isEnabled()
-    loaded.tag_all_action.trigger()
+    assert loaded.commands["model.tag_all"].isEnabled()
+    loaded.commands["model.tag_all"].trigger()
     job = loaded.tagging.job
-    assert loaded.jobs_panel.row_for(job) is not None and not loaded.tag_all_action.isEnabled()
+    assert loaded.jobs_panel.row_for(job) is not None and not loaded.commands["model.tag_all"].isEnabled()
     strip = loaded.job_strip
     assert strip.row_for(job) is not None and not strip.isHidden()
-    assert not loaded.jobs_dock.isVisible()  # tagging does not open the big panel
+    assert not loaded.docks["jobs"].isVisible()  # tagging does not open the big panel
     with qtbot.waitSignal(job.finished, timeout=60000):
         pass
     assert job.state is JobState.DONE, job.error
@@ -57,7 +57,7 @@ def test_tag_all_in_background_keeps_curated_and_undoes(loaded, tiny_model, qtbo
         for span in doc.spans_by(Source.MODEL):
             assert 0 <= span.start < span.end <= len(doc.text) and span.score is not None
     assert tiny_model in ws.project.models
-    assert loaded.tag_all_action.isEnabled()
+    assert loaded.commands["model.tag_all"].isEnabled()
     assert strip.row_for(job) is None and strip.isHidden()  # the strip goes when nothing runs
     loaded.stack.undo()
     assert [ws.entry(i).tagged_by for i in range(3)] == [None] * 3
@@ -157,7 +157,7 @@ def test_a_folder_of_1000_abstracts_is_tagged_chunk_by_chunk_as_one_undo_step(
     window.workspace.documentsChanged.connect(lambda first, last: refreshes.append((first, last)))
 
     _pick(window, qtbot, tiny_model)
-    window.tag_all_action.trigger()
+    window.commands["model.tag_all"].trigger()
     job = window.tagging.job
     with qtbot.waitSignal(window.tagging.applied, timeout=300000):
         pass
@@ -188,7 +188,7 @@ def test_a_run_cancelled_midway_keeps_what_it_merged_as_one_undo_step(window, ti
 
     monkeypatch.setattr(Tagger, "tag_with_uncertainty", tag_then_cancel)
     _pick(window, qtbot, tiny_model)
-    window.tag_all_action.trigger()
+    window.commands["model.tag_all"].trigger()
     job = window.tagging.job
     with qtbot.waitSignal(window.tagging.applied, timeout=300000):
         pass

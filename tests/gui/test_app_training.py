@@ -36,7 +36,7 @@ def _dialog(window, bio, measure_first=False):
     from fastbioner_gui.dialogs.training_dialog import TrainingDialog
 
     dialog = TrainingDialog("distill", window.workspace, window.jobs, window.settings, ["tiny-teacher"], window)
-    dialog.jobStarted.connect(window._training_started)
+    dialog.jobStarted.connect(window.training.follow)
     dialog.estimate_first.setChecked(measure_first)
     dialog.train_files.add_paths([str(bio)])
     dialog.dev_file.setText(str(bio))
@@ -71,9 +71,9 @@ def test_distillation_runs_with_live_curves_and_the_student_is_offered_not_switc
     assert dialog.estimate_label.text().startswith("about") and dialog.start_button.text() == "Start now"
     job = dialog.start()
     assert job is not None and window.job_strip.row_for(job) is not None
-    assert not window.jobs_dock.isVisible()  # the curves open when asked for
+    assert not window.docks["jobs"].isVisible()  # the curves open when asked for
     window.job_strip.row_for(job).curves.click()
-    assert window.jobs_dock.isVisible() and window.jobs_panel.list.currentRow() == 0
+    assert window.docks["jobs"].isVisible() and window.jobs_panel.list.currentRow() == 0
     row = window.jobs_panel.row_for(job)
     with qtbot.waitSignal(job.finished, timeout=120000):
         pass
@@ -93,7 +93,7 @@ def test_distillation_runs_with_live_curves_and_the_student_is_offered_not_switc
     assert row.status.text().startswith("done") and not row.cancel.isEnabled()
     # Offered with its card, scores and size against its teacher; the picker stays.
     qtbot.waitUntil(lambda: window.picker.findData("tiny-student") >= 0, timeout=30000)
-    offer = window.new_model_offer
+    offer = window.training.new_model_offer
     assert offer is not None and offer.isVisible()
     text = offer.text()
     assert "tiny-student" in text and "devel F1 overall" in text and "of the size of its teacher tiny-teacher" in text
@@ -116,7 +116,7 @@ def test_keep_the_current_one_leaves_the_picker_alone(window, tiny_teacher, qtbo
         pass
     assert job.state is JobState.DONE, job.error
     qtbot.waitUntil(lambda: window.picker.findData("tiny-student") >= 0, timeout=30000)
-    offer = window.new_model_offer
+    offer = window.training.new_model_offer
     assert "Compacted" not in offer.text()  # full precision, as asked
     offer.keep_button.click()
     assert not offer.isVisible() and window.picker.current_name() == "tiny-teacher"
@@ -224,7 +224,7 @@ def test_a_new_user_fine_tunes_a_teacher_then_distils_in_one_job(window, tmp_pat
     teachers = [n for n, m in window.picker.manifests.items() if m.get("kind") == "teacher"]
     dialog = TrainingDialog("distill", window.workspace, window.jobs, window.settings, teachers, window,
                             manifests=window.picker.manifests)
-    dialog.jobStarted.connect(window._training_started)
+    dialog.jobStarted.connect(window.training.follow)
     assert teachers == [] and dialog.fine_tune_first.isChecked() and not dialog.teacher.isEnabled()
     assert dialog.base_encoder.currentText() == "tiny-encoder" and dialog.teacher_layers() == 2
     assert dialog.layer_count() == 1  # the recipe's student is shallower than the 2-layer teacher
@@ -252,10 +252,10 @@ def test_a_new_user_fine_tunes_a_teacher_then_distils_in_one_job(window, tmp_pat
     assert registry.get("my-student").manifest.parent == "my-teacher"
     qtbot.waitUntil(lambda: window.picker.findData("my-student") >= 0, timeout=30000)
     assert window.picker.current_name() == "in-use"  # offered, not switched to
-    assert "of the size of its teacher my-teacher" in window.new_model_offer.text()
-    assert "smaller than its teacher" in window.new_model_offer.text()
-    assert "teacher my-teacher fine-tuned from" in window.new_model_offer.text()
-    window.new_model_offer.keep_button.click()
+    assert "of the size of its teacher my-teacher" in window.training.new_model_offer.text()
+    assert "smaller than its teacher" in window.training.new_model_offer.text()
+    assert "teacher my-teacher fine-tuned from" in window.training.new_model_offer.text()
+    window.training.new_model_offer.keep_button.click()
     assert window.picker.current_name() == "in-use"
 
 
@@ -413,7 +413,7 @@ def test_training_on_curated_work_takes_reviewed_documents_with_gold_and_accepte
     window.curation.accept([s for s in window.workspace.document(0).spans if s.source is Source.MODEL][:1])
     dialog = _dialog(window, tiny_teacher)
     assert dialog.curated_training_file() is None  # edited, in review: not yet for training
-    window.mark_reviewed_action.trigger()
+    window.commands["curate.mark_reviewed"].trigger()
     path = dialog.curated_training_file()
     (doc,) = list(read_documents(path))
     assert [doc.span_text(s) for s in doc.spans] == ["Lithium carbonate", "toxicity", "heart failure"]

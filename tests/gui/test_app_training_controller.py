@@ -19,9 +19,9 @@ def test_the_model_menu_goes_through_the_training_controller(window, monkeypatch
     opened = []
     monkeypatch.setattr(TrainingController, "open_dialog", lambda self, kind: opened.append(kind))
     monkeypatch.setattr(TrainingController, "open_leftovers", lambda self: opened.append("leftovers"))
-    window.distill_action.trigger()
-    window.train_action.trigger()
-    window.leftovers_action.trigger()
+    window.commands["model.distill"].trigger()
+    window.commands["model.fine_tune"].trigger()
+    window.commands["model.interrupted_runs"].trigger()
     assert opened == ["distill", "teacher", "leftovers"]
 
 
@@ -39,7 +39,7 @@ def test_a_finished_run_is_offered_and_the_picker_keeps_its_model(window, qtbot,
     job = window.jobs.start("Distil new-student", lambda on_event, cancel: result, kind="train",
                             model_name="new-student")
     window.training.follow(job)
-    qtbot.waitUntil(lambda: window.new_model_offer is not None and window.new_model_offer.isVisible(),
+    qtbot.waitUntil(lambda: window.training.new_model_offer is not None and window.training.new_model_offer.isVisible(),
                     timeout=30000)
     assert job.state is JobState.DONE
     offer = window.training.new_model_offer
@@ -60,7 +60,7 @@ def test_a_cancelled_run_lists_the_models_again_without_an_offer(window, qtbot, 
     job = window.jobs.start("Distil gone", cancelled, kind="train", model_name="gone")
     window.training.follow(job)
     qtbot.waitUntil(lambda: job.state is JobState.CANCELLED and listed == [None], timeout=30000)
-    assert window.new_model_offer is None
+    assert window.training.new_model_offer is None
     assert "Interrupted runs" in window.training.outcome(job)
 
 

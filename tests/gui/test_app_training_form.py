@@ -31,7 +31,7 @@ def _reviewed(window, qtbot, n=1):
     qtbot.waitUntil(lambda: window.row == 0, timeout=30000)
     for row in range(n):
         window.documents.set_current_row(row)
-        window.mark_reviewed_action.trigger()
+        window.commands["curate.mark_reviewed"].trigger()
 
 
 def _distill(window):
@@ -45,7 +45,7 @@ def test_start_pressed_twice_with_the_reviewed_documents_starts_the_measured_run
     so the settings never matched the measured ones and Start only ever measured."""
     _reviewed(window, qtbot, n=3)
     dialog = _distill(window)
-    dialog.jobStarted.connect(window._training_started)
+    dialog.jobStarted.connect(window.training.follow)
     assert dialog.use_curated.isChecked() and "3 reviewed documents" in dialog.use_curated.text()
     assert dialog.estimate_first.isChecked()  # the default: measure first
     dialog.layers.setCurrentText("custom")

@@ -44,7 +44,7 @@ def test_tag_is_enabled_once_the_default_model_is_found_before_the_scan_ends(qtb
         window.workspace.add_documents(make_documents(), origin="test")
         qtbot.waitUntil(lambda: window.picker.current_name() == "default", timeout=30000)
         assert not window.models_listed.ended  # the scan still runs
-        assert window.tag_all_action.isEnabled() and window.tag_doc_action.isEnabled()
+        assert window.commands["model.tag_all"].isEnabled() and window.commands["model.tag_document"].isEnabled()
         assert (window.waiting_label.isVisibleTo(window)
                 and "looking for models" in window.waiting_label.toolTip().lower())
         # Tagging with it now registers it first (the scan has not yet).
@@ -197,12 +197,12 @@ def test_at_1024x700_the_reading_view_keeps_half_the_width(loaded, qtbot, docks)
     window = loaded
     window.resize(1600, 1000)
     for name in docks:
-        {"jobs": window.jobs_dock, "card": window.card_dock}[name].show()
+        {"jobs": window.docks["jobs"], "card": window.docks["model-card"]}[name].show()
     window.resize(1024, 700)
     reading = window.splitter.widget(0)
     qtbot.waitUntil(lambda: window.width() == 1024 and reading.width() >= window.width() // 2, timeout=10000)
     # The side panels gave way, and stay usable.
-    assert window.entities.width() >= 200 and window.documents_dock.width() >= 180
+    assert window.entities.width() >= 200 and window.docks["documents"].width() >= 180
     assert reading.height() >= 300
     window.resize(1600, 1000)
     qtbot.waitUntil(lambda: window.width() == 1600, timeout=10000)
@@ -233,7 +233,7 @@ def _open_leftovers(window, qtbot):
     from fastbioner_gui.dialogs.leftovers_dialog import LeftoversDialog
 
     dialog = LeftoversDialog(window.jobs, window)
-    dialog.jobStarted.connect(window._training_started)
+    dialog.jobStarted.connect(window.training.follow)
     qtbot.waitUntil(lambda: dialog.listing.ended, timeout=30000)
     return dialog
 
@@ -242,7 +242,7 @@ def test_interrupted_runs_are_listed_with_their_size_and_deleted(window, qtbot, 
     from PySide6.QtWidgets import QMessageBox
 
     folder = _fake_leftover("my-student", 48, 300, 2_000_000)
-    assert window.leftovers_action in window.menuBar().actions()[3].menu().actions()  # Model menu
+    assert window.commands["model.interrupted_runs"] in window.menuBar().actions()[3].menu().actions()  # Model menu
     dialog = _open_leftovers(window, qtbot)
     cells = [dialog.table.item(0, c).text() for c in range(dialog.table.columnCount())]
     assert cells[0] == "my-student" and cells[2] == "step 48 of 300 (16%)" and cells[3].startswith("2.0 MB")

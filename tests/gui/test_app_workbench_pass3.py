@@ -68,7 +68,7 @@ def test_select_all_then_a_digit_asks_first_and_is_one_undo_step(loaded, qtbot, 
     gold = Span(0, 17, "Chemical", concept_id="D016651")
     assert gold in doc.spans  # already Chemical: still gold, not turned "accepted"
     assert loaded.stack.count() == commands + 1  # one undo step for the lot
-    loaded.undo_action.trigger()
+    loaded.commands["edit.undo"].trigger()
     assert doc.spans == before
 
 
@@ -128,7 +128,7 @@ def test_tab_into_the_table_lands_on_the_selected_entity(loaded, qtbot):
 def test_the_help_lists_f2_and_both_redo_keys(loaded):
     window = loaded
     window.curation.add(0, 5, "Disease")
-    window.undo_action.trigger()  # "Undo …" and "Redo Add …" in the Edit menu: plain names in the help
+    window.commands["edit.undo"].trigger()  # "Undo …" and "Redo Add …" in the Edit menu: plain names in the help
     rows = {(menu, command): keys for menu, command, keys in shortcut_rows(window.menuBar())}
     assert rows[("Edit", "Undo")] == "Ctrl+Z"
     assert rows[("Edit", "Redo")] == "Ctrl+Y, Ctrl+Shift+Z"
