@@ -60,10 +60,10 @@ class DistillRows:
         self.data = self._student_rows(data_folder)
         self.keep_full_precision = QCheckBox("keep full precision (do not compact the student)")
         self.keep_full_precision.setToolTip(
-            "Untick to compact the student after training, as `fastbioner compact` does: its "
-            "vocabulary trimmed to the training data (a convolutional student keeps it whole, its embedding "
-            "table in int8) and its weights stored in float16, then scored on devel again: about a third of "
-            "the size. Whether this starts ticked follows the same default as `fastbioner distill`.")
+            "Ticked, the student is registered as trained. Unticked (the default), it is compacted after "
+            "training, as `fastbioner compact` does: its vocabulary trimmed to the training data (a "
+            "convolutional student keeps it whole, its embedding table in int8) and its weights stored in "
+            "float16, then scored on devel again: about a third of the size.")
         self.end = [("Size", self.keep_full_precision)]
         self.below = [self.advanced]
         self._bind(binder)

@@ -17,7 +17,7 @@ from fastbioner import (ATTENTION_FORMS, METHODS, RECIPES, SMALL_SOURCES, Distil
                         TeacherConfig, TrainingConfig, fine_tune_then_distill)
 from fastbioner.distill.config import default_epochs, default_learning_rate, default_method, teacher_layers_f1
 from fastbioner.errors import FastBioNERError
-from fastbioner.guided import DEFAULT_RECIPE, compact_by_default, encoder_layers, student_layer_choices
+from fastbioner.guided import DEFAULT_RECIPE, encoder_layers, student_layer_choices
 
 from .fields import Setting
 from .training import RunForm, data_stem, existing_file, unique_name
@@ -70,8 +70,9 @@ class DistillForm(RunForm):
     attention = Setting(ATTENTION_FORMS[0], choices=ATTENTION_FORMS)
     term_weights = Setting({})  # only the weights that are not 1
     term_ratios = Setting({})   # only the pulls that are not the calibration's default
-    # One rule for the app and `fastbioner distill` (the defaults table, docs/decisions.md#compaction).
-    keep_full_precision = Setting(not compact_by_default())
+    # Compacted unless asked: a student is for tagging, about a third of the size, and its
+    # compacted weights are scored on devel again (docs/guides/training.md).
+    keep_full_precision = Setting(False)
 
     def __init__(self, *, teachers: Sequence[str] = (), manifests: dict[str, dict] | None = None,
                  encoders: Sequence[Path] = (), **initial: Any):

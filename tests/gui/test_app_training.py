@@ -55,10 +55,8 @@ def test_distillation_runs_with_live_curves_and_the_student_is_offered_not_switc
     window.refresh_models(select="tiny-teacher")
     qtbot.waitUntil(lambda: window.picker.current_name() == "tiny-teacher", timeout=30000)
     dialog = _dialog(window, tiny_teacher, measure_first=True)
-    # The box starts as `fastbioner distill` does (the defaults table's one rule).
-    from fastbioner.guided import compact_by_default
-    assert dialog.rows.keep_full_precision.isChecked() == (not compact_by_default())
-    dialog.rows.keep_full_precision.setChecked(False)  # compacted, as asked
+    # Unticked: the student is compacted, as the training guide says.
+    assert not dialog.rows.keep_full_precision.isChecked()
     assert dialog.rows.recipe.currentData() == "Custom"  # the settings were changed by hand
     assert dialog.rows.method.currentText() == "fastbioner" and dialog.rows.b.value() == pytest.approx(0.3)
     config = dialog.build_config()

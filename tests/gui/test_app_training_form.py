@@ -193,6 +193,15 @@ def test_the_wheel_changes_no_setting_the_pointer_passes_over(window, tiny_teach
     dialog.reject()
 
 
+def test_keep_full_precision_starts_unticked(window, tiny_teacher):
+    """The training guide says a student is compacted: the box starts unticked, and the
+    run it starts compacts."""
+    dialog = _distill(window)
+    assert not dialog.rows.keep_full_precision.isChecked()
+    assert dialog.form.run_key(dialog.build_config(train=["unused.conll"]), None)["compact"] is True
+    dialog.reject()
+
+
 @pytest.mark.parametrize("size", [(1600, 1000), (1024, 700)])
 def test_advanced_keeps_start_and_cancel_on_the_screen_and_folding_shrinks_back(window, tiny_teacher, qtbot, size):
     from PySide6.QtCore import QRect

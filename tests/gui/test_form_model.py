@@ -152,7 +152,10 @@ def test_a_hand_edited_settings_file_gives_the_defaults_never_a_crash(bad):
     assert form.values() == _form().values()
 
 
-def test_the_teacher_form_makes_its_config():
+def test_a_student_is_compacted_unless_asked_and_the_teacher_form_makes_its_config():
+    form = _form()
+    assert form.keep_full_precision is False
+    assert form.run_key(form.config(["t.conll"]), None)["compact"] is True
     teacher = TeacherForm(device="cpu", reviewed=2)
     teacher.base = " bert-base "
     config = teacher.config(["t.conll"])
