@@ -85,7 +85,7 @@ def outcome_notes(result) -> list[str]:
 
 def improved_name(model: str) -> str:
     """``<model>-improved-2026-12-05`` (numbered when taken)."""
-    from .dialogs.training_dialog import unique_name
+    from .forms.training import unique_name
 
     stem = Path(model).name
     stem = stem.split("-improved-")[0]  # a model improved again keeps one suffix

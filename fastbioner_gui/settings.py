@@ -10,7 +10,8 @@ from PySide6.QtCore import QSettings
 
 from fastbioner.curate.project import user_home
 
-DEVICES = ("auto", "cpu", "cuda")
+from .forms.training import DEVICES
+
 PRECISIONS = ("auto", "fp32", "bf16", "fp16", "int8")  # fastbioner.infer.inference.TaggerConfig's
 
 

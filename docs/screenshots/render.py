@@ -115,12 +115,12 @@ def jobs_chain() -> int:
     dialog.dev_file.setText(str(dev))
     dialog.device.setCurrentText("cpu")
     dialog.epochs.setValue(2)
-    dialog.teacher_name.setText("my-teacher")
+    dialog.rows.teacher_name.setText("my-teacher")
     dialog.name.setText("my-student")
     dialog.estimate_first.setChecked(False)
     config = dialog.build_config()
     config.training.eval_every_steps = 10  # a devel F1 curve in a short run
-    dialog.build_config = lambda: config
+    dialog.form.config = lambda train: config
     job = dialog.start()
     window.show_curves(job)
     window.resizeDocks([window.docks["jobs"]], [430], Qt.Orientation.Vertical)
@@ -203,7 +203,7 @@ def main() -> int:
     dialog.jobStarted.connect(window.training.follow)
     dialog.train_files.add_paths([str(train)])
     dialog.dev_file.setText(str(dev))
-    dialog.layers.setCurrentText("3")
+    dialog.rows.layers.setCurrentText("3")
     dialog.epochs.setValue(3)
     dialog.device.setCurrentText("cpu")
     dialog.name.setText("minilm-bc5cdr-fastbioner-3L")
@@ -219,7 +219,7 @@ def main() -> int:
         return 0
     config = dialog.build_config()
     config.training.eval_every_steps = 10
-    dialog.build_config = lambda: config  # evaluate often, for a devel F1 curve in a short run
+    dialog.form.config = lambda train: config  # evaluate often, for a devel F1 curve in a short run
     dialog.estimate_first.setChecked(False)  # measured above already
     job = dialog.start()
     window.docks["model-card"].hide()

@@ -102,7 +102,7 @@ def main() -> int:
         dialog.show()
         wait(app, lambda: False, 0.3)
         dialog.grab().save(str(out / f"distill-{width}x{height}-folded.png"))
-        dialog.advanced.setChecked(True)
+        dialog.rows.advanced.setChecked(True)
         dialog.fit_to_screen()
         wait(app, lambda: False, 0.3)
         dialog.grab().save(str(out / f"distill-{width}x{height}-advanced.png"))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from PySide6.QtCore import Signal
 from PySide6.QtGui import QValidator
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFileDialog, QFormLayout, QGridLayout,
                                QGroupBox, QHBoxLayout, QLabel, QListWidget, QPushButton, QVBoxLayout, QWidget)
@@ -45,17 +46,16 @@ class LearningRateBox(QDoubleSpinBox):
 class AdvancedMethodSettings(QWidget):
     """The research settings of a distillation method, folded away by default: a
     weight per loss term, calibration of the matching terms, and how attention maps
-    are compared. Defaults come from :class:`MethodConfig` and the chosen method's own
-    (:meth:`follow`), as the CLI's do.
+    are compared. The values are the form's (:class:`~fastbioner_gui.forms.distill.DistillForm`:
+    the chosen method's own unless changed, as the CLI's); :meth:`bind` shows them.
 
     A check box opens the section and makes its settings count; folded, the section
     is that one line (a checkable group box would leave an empty frame)."""
 
     def __init__(self, parent: QWidget | None = None):
-        from fastbioner import ATTENTION_FORMS, MATCHING_TERMS, METHODS, TERM_NAMES, MethodConfig
+        from fastbioner import ATTENTION_FORMS, MATCHING_TERMS, TERM_NAMES
 
         super().__init__(parent)
-        defaults = MethodConfig()
         self.header = QCheckBox("Advanced (research settings): method, loss-term weights, calibration, attention")
         self.toggled = self.header.toggled
         self.body = QGroupBox()
@@ -64,8 +64,7 @@ class AdvancedMethodSettings(QWidget):
         self.weights: dict[str, QDoubleSpinBox] = {}
         grid = QGridLayout()
         for i, term in enumerate(TERM_NAMES):
-            box = QDoubleSpinBox(minimum=0.0, maximum=1e4, decimals=4, singleStep=0.1,
-                                 value=defaults.term_weights.get(term, 1.0))
+            box = QDoubleSpinBox(minimum=0.0, maximum=1e4, decimals=4, singleStep=0.1, value=1.0)
             box.setToolTip(f"weight of the {term} term, multiplying the method's own (1: as the method says)")
             self.weights[term] = box
             grid.addWidget(QLabel(term), i // 4, 2 * (i % 4))
@@ -79,19 +78,15 @@ class AdvancedMethodSettings(QWidget):
         self.ratios: dict[str, QDoubleSpinBox] = {}
         ratios = QHBoxLayout()
         for term in MATCHING_TERMS:
-            box = QDoubleSpinBox(minimum=0.01, maximum=1e4, decimals=2, singleStep=1.0,
-                                 value=defaults.term_ratios.get(term, defaults.calibration_ratio))
+            box = QDoubleSpinBox(minimum=0.01, maximum=1e4, decimals=2, singleStep=1.0)
             box.setToolTip(f"with calibration: the {term} term's gradient norm at the start as a multiple of "
                            f"the gold labels' (1: equal pull)")
             self.ratios[term] = box
             ratios.addWidget(QLabel(term))
             ratios.addWidget(box)
         form.addRow("Pull (x gold)", ratios)
-        self._terms: tuple[str, ...] = ()
-        self.calibrate.toggled.connect(self._enable_ratios)
         self.attention = QComboBox()
         self.attention.addItems(ATTENTION_FORMS)
-        self.follow(METHODS[defaults.name])
         self.attention.setToolTip("scores: QK^T/sqrt(d_k) (the paper's); centred: the same with each query "
                                   "row's mean removed (softmax ignores it); probs: after softmax")
         form.addRow("Attention maps", self.attention)
@@ -102,17 +97,29 @@ class AdvancedMethodSettings(QWidget):
         self.body.setVisible(False)
         self.toggled.connect(self.body.setVisible)
 
-    def follow(self, method) -> None:
-        """Show ``method``'s own calibration and attention form (the dialog calls this
-        when the method changes, as the CLI takes them from the method unless told)."""
-        self._terms = method.term_names
-        self.calibrate.setChecked(method.calibrate != "none")
-        self.attention.setCurrentText(method.attention)
-        self._enable_ratios()
-
-    def _enable_ratios(self) -> None:
+    def bind(self, binder) -> None:
+        """Show and edit ``binder``'s distillation form: ``advanced``, ``term_weights``
+        (only those not 1 are kept), ``calibrate``, ``term_ratios``, ``attention``."""
+        form = binder.form
+        binder.check("advanced", self.header)
+        binder.check("calibrate", self.calibrate)
+        binder.combo_text("attention", self.attention)
+        for term, box in self.weights.items():
+            binder.bind("term_weights", box.valueChanged,
+                        lambda term=term, box=box: _without(form.term_weights, term, box.value(), 1.0),
+                        lambda weights, term=term, box=box: box.setValue(weights.get(term, 1.0)))
         for term, box in self.ratios.items():
-            box.setEnabled(self.calibrate.isChecked() and term in self._terms)
+            default = form.ratio_default(term)
+            binder.bind("term_ratios", box.valueChanged,
+                        lambda term=term, box=box, default=default: _without(form.term_ratios, term, box.value(),
+                                                                              default),
+                        lambda ratios, term=term, box=box, default=default: box.setValue(ratios.get(term, default)))
+        binder.on_change(lambda _name: self._enable_ratios(form))
+        self._enable_ratios(form)
+
+    def _enable_ratios(self, form) -> None:
+        for term, box in self.ratios.items():
+            box.setEnabled(form.ratio_applies(term))
 
     def isChecked(self) -> bool:
         return self.header.isChecked()
@@ -120,22 +127,21 @@ class AdvancedMethodSettings(QWidget):
     def setChecked(self, on: bool) -> None:
         self.header.setChecked(on)
 
-    def apply(self, method):
-        """The term weights, calibration and attention form into ``method`` (only while
-        the section is open: folded, the method's defaults stand)."""
-        if not self.isChecked():
-            return method
-        method.term_weights = {t: box.value() for t, box in self.weights.items() if box.value() != 1.0}
-        method.calibrate = "grad-norm" if self.calibrate.isChecked() else "none"
-        method.term_ratios = {t: box.value() for t, box in self.ratios.items()
-                              if box.isEnabled() and box.value() != method.calibration_ratio}
-        method.attention = self.attention.currentText()
-        return method
+
+def _without(values: dict, key: str, value: float, default: float) -> dict:
+    """``values`` with ``key`` set to ``value``, left out when that is its default."""
+    changed = {k: v for k, v in values.items() if k != key}
+    if value != default:
+        changed[key] = value
+    return changed
 
 
 class FileList(QWidget):
     """Files to train on (tagged, or the unlabelled text of a distillation): a list
-    with Add and Remove; ``caption`` titles the file chooser."""
+    with Add and Remove; ``caption`` titles the file chooser. ``changed`` says the
+    list changed."""
+
+    changed = Signal()
 
     def __init__(self, start_folder: str, parent: QWidget | None = None,
                  caption: str = "Training data (BIO / CoNLL)"):
@@ -146,7 +152,7 @@ class FileList(QWidget):
         self.list.setMaximumHeight(80)
         add, remove = QPushButton("Add…"), QPushButton("Remove")
         add.clicked.connect(self._add)
-        remove.clicked.connect(lambda: [self.list.takeItem(self.list.row(i)) for i in self.list.selectedItems()])
+        remove.clicked.connect(self._remove)
         buttons = QVBoxLayout()
         buttons.addWidget(add)
         buttons.addWidget(remove)
@@ -164,9 +170,22 @@ class FileList(QWidget):
         paths, _ = QFileDialog.getOpenFileNames(self, self.caption, self.start_folder)
         self.add_paths(paths)
 
+    def _remove(self) -> None:
+        for item in self.list.selectedItems():
+            self.list.takeItem(self.list.row(item))
+        self.changed.emit()
+
     def add_paths(self, paths: Sequence[str]) -> None:
         for p in paths:
             self.list.addItem(p)
+        if paths:
+            self.changed.emit()
+
+    def set_paths(self, paths: Sequence[str]) -> None:
+        if list(paths) != self.paths():
+            self.list.clear()
+            self.list.addItems(list(paths))
+            self.changed.emit()
 
     def paths(self) -> list[str]:
         return [self.list.item(i).text() for i in range(self.list.count())]

@@ -40,9 +40,9 @@ def _dialog(window, bio, measure_first=False):
     dialog.estimate_first.setChecked(measure_first)
     dialog.train_files.add_paths([str(bio)])
     dialog.dev_file.setText(str(bio))
-    dialog.method.setCurrentText("fastbioner")
-    dialog.layers.setCurrentText("custom")
-    dialog.custom_layers.setValue(1)
+    dialog.rows.method.setCurrentText("fastbioner")
+    dialog.rows.layers.setCurrentText("custom")
+    dialog.rows.custom_layers.setValue(1)
     dialog.epochs.setValue(2)
     dialog.batch_size.setValue(4)
     dialog.device.setCurrentText("cpu")
@@ -55,12 +55,10 @@ def test_distillation_runs_with_live_curves_and_the_student_is_offered_not_switc
     window.refresh_models(select="tiny-teacher")
     qtbot.waitUntil(lambda: window.picker.current_name() == "tiny-teacher", timeout=30000)
     dialog = _dialog(window, tiny_teacher, measure_first=True)
-    # The box starts as `fastbioner distill` does (the defaults table's one rule).
-    from fastbioner.train.guided import compact_by_default
-    assert dialog.keep_full_precision.isChecked() == (not compact_by_default())
-    dialog.keep_full_precision.setChecked(False)  # compacted, as asked
-    assert dialog.recipe.currentData() == "Custom"  # the settings were changed by hand
-    assert dialog.method.currentText() == "fastbioner" and dialog.b.value() == pytest.approx(0.3)
+    # Unticked: the student is compacted, as the training guide says.
+    assert not dialog.rows.keep_full_precision.isChecked()
+    assert dialog.rows.recipe.currentData() == "Custom"  # the settings were changed by hand
+    assert dialog.rows.method.currentText() == "fastbioner" and dialog.rows.b.value() == pytest.approx(0.3)
     config = dialog.build_config()
     assert config.student.layers == 1 and config.method.b == pytest.approx(0.3)
     # The run time shows before the run starts: the first Start measures it.
@@ -109,7 +107,7 @@ def test_keep_the_current_one_leaves_the_picker_alone(window, tiny_teacher, qtbo
     window.refresh_models(select="tiny-teacher")
     qtbot.waitUntil(lambda: window.picker.current_name() == "tiny-teacher", timeout=30000)
     dialog = _dialog(window, tiny_teacher)
-    dialog.keep_full_precision.setChecked(True)
+    dialog.rows.keep_full_precision.setChecked(True)
     dialog.epochs.setValue(1)
     job = dialog.start()
     with qtbot.waitSignal(job.finished, timeout=120000):
@@ -149,24 +147,24 @@ def test_recipes_fill_the_settings_with_a_student_smaller_than_its_teacher(windo
     manifests = {"six": {"kind": "teacher", "layers": 6, "size_bytes": 90 * 1048576}}
     dialog = TrainingDialog("distill", window.workspace, window.jobs, window.settings, ["six"], window,
                             manifests=manifests)
-    assert not dialog.fine_tune_first.isChecked()  # a teacher exists
-    assert dialog.recipe.currentData() == "Balanced"
+    assert not dialog.rows.fine_tune_first.isChecked()  # a teacher exists
+    assert dialog.rows.recipe.currentData() == "Balanced"
     # For a curator: the time on this machine and the benchmark quality, from core's table
     from fastbioner.train.distill.config import teacher_layers_methods_summary
-    from fastbioner_gui.dialogs.training_dialog import recipe_f1
-    assert "Time on this machine" in dialog.recipe_note.text()
-    assert f"{recipe_f1()[4][0]:.1f} F1" in dialog.recipe_note.text()
+    from fastbioner.train.distill.config import teacher_layers_f1
+    assert "Time on this machine" in dialog.rows.recipe_note.text()
+    assert f"{teacher_layers_f1()[4][0]:.1f} F1" in dialog.rows.recipe_note.text()
     # the research behind the recipes only under Advanced
-    assert RECIPE_NOTE in dialog.research_note.text() and not dialog.research_note.isVisibleTo(dialog)
+    assert RECIPE_NOTE in dialog.rows.research_note.text() and not dialog.rows.research_note.isVisibleTo(dialog)
     assert "docs/research/benchmarks.md" in RECIPE_NOTE and "%" not in RECIPE_NOTE  # no accuracy claimed
-    assert teacher_layers_methods_summary() in dialog.research_note.text()  # core's rule, not a copy
+    assert teacher_layers_methods_summary() in dialog.rows.research_note.text()  # core's rule, not a copy
     from fastbioner.train.distill.config import default_learning_rate, default_method
 
     # readable, the CLI's for the Balanced recipe's 4 layers
     assert dialog.learning_rate.text() == f"{default_learning_rate('teacher', 4):g}"
     got = {}
     for name in ("Fast", "Balanced", "Accurate"):
-        dialog.recipe.setCurrentIndex(dialog.recipe.findData(name))
+        dialog.rows.recipe.setCurrentIndex(dialog.rows.recipe.findData(name))
         config = dialog.build_config(train=["unused.conll"])
         # the method that led at the recipe's depth (core's TEACHER_LAYERS_METHOD)
         assert config.method.name == default_method("teacher", config.student.layers)
@@ -179,12 +177,12 @@ def test_recipes_fill_the_settings_with_a_student_smaller_than_its_teacher(windo
     assert {n: method for n, (_, _, method) in got.items()} == {
         "Fast": "pkd", "Balanced": "pkd", "Accurate": "pkd"}  # 5 of 6 layers: nearest is 6
     assert got["Fast"][1] > got["Balanced"][1] == got["Accurate"][1]
-    assert "5-layer student (the teacher has 6)" in dialog.recipe.currentText()
-    assert [dialog.layers.itemText(i) for i in range(dialog.layers.count())] == ["4", "3", "2", "1", "custom"]
-    assert dialog.custom_layers.maximum() == 5
-    assert "six: 6 layers, 90.0 MB" in dialog.teacher_size.text()
+    assert "5-layer student (the teacher has 6)" in dialog.rows.recipe.currentText()
+    assert [dialog.rows.layers.itemText(i) for i in range(dialog.rows.layers.count())] == ["4", "3", "2", "1", "custom"]
+    assert dialog.rows.custom_layers.maximum() == 5
+    assert "six: 6 layers, 90.0 MB" in dialog.rows.teacher_size.text()
     dialog.epochs.setValue(5)  # by hand: the recipe no longer applies
-    assert dialog.recipe.currentData() == "Custom" and dialog.epochs.value() == 5
+    assert dialog.rows.recipe.currentData() == "Custom" and dialog.epochs.value() == 5
     # the method follows the depth (as if hinton had led at 4 layers) unless chosen by hand
     from dataclasses import replace
 
@@ -192,13 +190,13 @@ def test_recipes_fill_the_settings_with_a_student_smaller_than_its_teacher(windo
     real = defaults_table.table()
     by_depth = {**real.by_depth, 4: replace(real.by_depth[4], method="hinton")}
     monkeypatch.setattr(defaults_table, "table", lambda: replace(real, by_depth=by_depth))
-    dialog.set_layer_count(4)
-    assert dialog.method.currentText() == "hinton"
-    dialog.set_layer_count(3)
-    assert dialog.method.currentText() == "pkd"
-    dialog.method.setCurrentText("og")
-    dialog.set_layer_count(4)
-    assert dialog.method.currentText() == "og"
+    dialog.rows.set_layer_count(4)
+    assert dialog.rows.method.currentText() == "hinton"
+    dialog.rows.set_layer_count(3)
+    assert dialog.rows.method.currentText() == "pkd"
+    dialog.rows.method.setCurrentText("og")
+    dialog.rows.set_layer_count(4)
+    assert dialog.rows.method.currentText() == "og"
     dialog.learning_rate.lineEdit().setText("3e-4")
     dialog.learning_rate.interpretText()
     assert dialog.learning_rate.value() == pytest.approx(3e-4) and dialog.learning_rate.text() == "0.0003"
@@ -224,19 +222,19 @@ def test_a_new_user_fine_tunes_a_teacher_then_distils_in_one_job(window, tmp_pat
     teachers = [n for n, m in window.picker.manifests.items() if m.get("kind") == "teacher"]
     dialog = TrainingDialog("distill", window.workspace, window.jobs, window.settings, teachers, window,
                             manifests=window.picker.manifests)
-    dialog.jobStarted.connect(window.training.follow)
-    assert teachers == [] and dialog.fine_tune_first.isChecked() and not dialog.teacher.isEnabled()
-    assert dialog.base_encoder.currentText() == "tiny-encoder" and dialog.teacher_layers() == 2
-    assert dialog.layer_count() == 1  # the recipe's student is shallower than the 2-layer teacher
+    dialog.jobStarted.connect(window._training_started)
+    assert teachers == [] and dialog.rows.fine_tune_first.isChecked() and not dialog.rows.teacher.isEnabled()
+    assert dialog.rows.base_encoder.currentText() == "tiny-encoder" and dialog.form.teacher_layers() == 2
+    assert dialog.rows.layer_count() == 1  # the recipe's student is shallower than the 2-layer teacher
     dialog.estimate_first.setChecked(False)
     dialog.train_files.add_paths([str(bio)])
     dialog.dev_file.setText(str(bio))
-    dialog.teacher_name.setText("my-teacher")
+    dialog.rows.teacher_name.setText("my-teacher")
     dialog.name.setText("my-student")
     dialog.epochs.setValue(1)
     dialog.batch_size.setValue(4)
     dialog.device.setCurrentText("cpu")
-    dialog.keep_full_precision.setChecked(False)  # compacted, as asked
+    dialog.rows.keep_full_precision.setChecked(False)  # compacted, as asked
     job = dialog.start()
     assert job is not None and window.jobs_panel.row_for(job) is not None
     with qtbot.waitSignal(job.finished, timeout=120000):
@@ -278,7 +276,7 @@ def test_unlabelled_text_from_the_dialog_takes_part_and_is_saved_with_the_studen
     text.write_text("Lithium induced renal failure in rats.\n\nNaloxone reverses hypertension.\n", encoding="utf-8")
     dialog = _dialog(window, tiny_teacher)
     assert dialog.build_config().unlabeled_files == []  # optional: none unless added
-    dialog.unlabeled_files.add_paths([str(text)])
+    dialog.rows.unlabeled_files.add_paths([str(text)])
     job = dialog.start()
     with qtbot.waitSignal(job.finished, timeout=120000):
         pass
@@ -290,7 +288,7 @@ def test_unlabelled_text_from_the_dialog_takes_part_and_is_saved_with_the_studen
 
 def test_the_dialog_refuses_settings_the_core_refuses(window, tiny_teacher):
     dialog = _dialog(window, tiny_teacher)
-    dialog.teacher.setCurrentText("")
+    dialog.rows.teacher.setCurrentText("")
     assert dialog.start() is None and "teacher" in dialog.error.text()
     assert window.jobs.running() == [] or all(j.kind == "quiet" for j in window.jobs.running())
 
@@ -329,31 +327,31 @@ def test_the_advanced_section_sets_term_weights_calibration_and_attention(window
     from fastbioner.train.distill.methods import MATCHING_TERMS, METHODS, MethodConfig
 
     dialog = _dialog(window, tiny_teacher)
-    assert dialog.layer_count() == 1
+    assert dialog.rows.layer_count() == 1
     assert dialog.learning_rate.value() == pytest.approx(default_learning_rate("teacher", 1))
-    dialog.custom_layers.setValue(5)  # a deeper student: the CLI's lower rate
+    dialog.rows.custom_layers.setValue(5)  # a deeper student: the CLI's lower rate
     assert dialog.learning_rate.value() == pytest.approx(default_learning_rate("teacher", 5))
     assert default_learning_rate("teacher", 5) < default_learning_rate("teacher", 1)
-    dialog.custom_layers.setValue(1)
+    dialog.rows.custom_layers.setValue(1)
     folded = dialog.build_config().method
     assert folded.term_weights == MethodConfig().term_weights and folded.calibrate == MethodConfig().calibrate
-    assert not dialog.advanced.body.isVisible()
+    assert not dialog.rows.advanced.body.isVisible()
     # Folded, the section is its one line: no empty frame below the check box.
-    assert dialog.advanced.sizeHint().height() == dialog.advanced.header.sizeHint().height()
-    dialog.student_source.setCurrentText("bigru")
+    assert dialog.rows.advanced.sizeHint().height() == dialog.rows.advanced.header.sizeHint().height()
+    dialog.rows.student_source.setCurrentText("bigru")
     from fastbioner.train.distill.config import default_epochs
 
     assert dialog.learning_rate.value() == pytest.approx(default_learning_rate("bigru"))
-    dialog.student_source.setCurrentText("cnn")  # the CLI's epochs for such a student too
+    dialog.rows.student_source.setCurrentText("cnn")  # the CLI's epochs for such a student too
     assert dialog.epochs.value() == default_epochs("cnn") == dialog.build_config().training.epochs
-    dialog.student_source.setCurrentText("teacher")
+    dialog.rows.student_source.setCurrentText("teacher")
     assert dialog.learning_rate.value() == pytest.approx(default_learning_rate("teacher", 1))
     assert dialog.epochs.value() == default_epochs("teacher")
-    dialog.advanced.setChecked(True)
-    assert dialog.advanced.body.isVisibleTo(dialog)
-    dialog.advanced.weights["attention"].setValue(0.01)
-    dialog.advanced.calibrate.setChecked(True)
-    dialog.advanced.attention.setCurrentText("centred")
+    dialog.rows.advanced.setChecked(True)
+    assert dialog.rows.advanced.body.isVisibleTo(dialog)
+    dialog.rows.advanced.weights["attention"].setValue(0.01)
+    dialog.rows.advanced.calibrate.setChecked(True)
+    dialog.rows.advanced.attention.setCurrentText("centred")
     method = dialog.build_config().method
     assert method.term_weights == {"attention": pytest.approx(0.01)}
     assert method.calibrate == "grad-norm" and method.attention == "centred"
@@ -361,23 +359,24 @@ def test_the_advanced_section_sets_term_weights_calibration_and_attention(window
     method.to_method()  # a valid method
     # A matching term's pull under calibration reaches the config (--term-ratio); a box
     # is live only for a term the chosen method has, and only while calibrating.
-    dialog.method.setCurrentText("fastbioner")  # the paper's form: uncalibrated until asked
-    assert not any(box.isEnabled() for box in dialog.advanced.ratios.values())
-    dialog.advanced.calibrate.setChecked(True)
+    dialog.rows.method.setCurrentText("fastbioner")  # the paper's form: uncalibrated until asked
+    assert not any(box.isEnabled() for box in dialog.rows.advanced.ratios.values())
+    dialog.rows.advanced.calibrate.setChecked(True)
     own = set(METHODS["fastbioner"].term_names)
-    live = {t for t, box in dialog.advanced.ratios.items() if box.isEnabled()}
+    live = {t for t, box in dialog.rows.advanced.ratios.items() if box.isEnabled()}
     assert live == own & set(MATCHING_TERMS) and "hidden" in live
-    assert not dialog.advanced.ratios["hidden-norm"].isEnabled()  # pkd's term, not this method's
-    dialog.advanced.ratios["hidden"].setValue(200)
+    assert not dialog.rows.advanced.ratios["hidden-norm"].isEnabled()  # pkd's term, not this method's
+    dialog.rows.advanced.ratios["hidden"].setValue(200)
     method = dialog.build_config().method
     assert method.term_ratios == {"hidden": pytest.approx(200)}
     assert method.to_method().calibrate == "grad-norm"
-    dialog.advanced.calibrate.setChecked(False)  # no calibration: no pull to set, none sent
-    assert not any(box.isEnabled() for box in dialog.advanced.ratios.values())
+    dialog.rows.advanced.calibrate.setChecked(False)  # no calibration: no pull to set, none sent
+    assert not any(box.isEnabled() for box in dialog.rows.advanced.ratios.values())
     assert dialog.build_config().method.term_ratios == {}
-    dialog.method.setCurrentText("pkd")
-    dialog.advanced.calibrate.setChecked(True)
-    assert dialog.advanced.ratios["hidden-norm"].isEnabled() and not dialog.advanced.ratios["hidden"].isEnabled()
+    dialog.rows.method.setCurrentText("pkd")
+    dialog.rows.advanced.calibrate.setChecked(True)
+    ratios = dialog.rows.advanced.ratios
+    assert ratios["hidden-norm"].isEnabled() and not ratios["hidden"].isEnabled()
     dialog.reject()
 
 
@@ -390,12 +389,12 @@ def test_the_dialog_shows_each_methods_own_b_calibration_and_attention(window, t
     dialog = _dialog(window, tiny_teacher)
     for name in ("fastbioner-cal", "fastbioner", "hinton"):
         own = METHODS[name]
-        dialog.method.setCurrentText(name)
-        assert dialog.advanced.calibrate.isChecked() == (own.calibrate != "none")
-        assert dialog.advanced.attention.currentText() == own.attention
-        assert dialog.b.isEnabled() == (own.schedule.name == "dynamic")
-        if dialog.b.isEnabled():
-            assert dialog.b.value() == pytest.approx(own.schedule.b)
+        dialog.rows.method.setCurrentText(name)
+        assert dialog.rows.advanced.calibrate.isChecked() == (own.calibrate != "none")
+        assert dialog.rows.advanced.attention.currentText() == own.attention
+        assert dialog.rows.b.isEnabled() == (own.schedule.name == "dynamic")
+        if dialog.rows.b.isEnabled():
+            assert dialog.rows.b.value() == pytest.approx(own.schedule.b)
         built = dialog.build_config().method.to_method()
         assert (built.calibrate, built.attention, built.schedule.b) == (own.calibrate, own.attention,
                                                                        own.schedule.b)
@@ -424,7 +423,7 @@ def test_bf16_training_on_the_cpu_is_offered_off_and_reaches_the_run_config(wind
     be ticked, and the job's training config carries it; on the GPU it is unticked."""
     monkeypatch.setattr("fastbioner.models.precision.cpu_flags_say_bf16", lambda: True)
     dialog = _dialog(window, tiny_teacher)
-    dialog._cpu_bf16_allowed()
+    dialog.show_states()
     assert not dialog.build_config().training.cpu_bf16
     assert dialog.cpu_bf16.isEnabled()
     dialog.cpu_bf16.setChecked(True)

@@ -275,7 +275,8 @@ def fine_tune_then_distill(teacher_config: TeacherConfig | None, teacher_name: s
 
 def compact_by_default() -> bool:
     """Whether a distillation compacts its student unless told: the defaults table's
-    one rule for the CLI and the app (docs/research/decisions.md#compaction)."""
+    rule for the CLI and the library (the app's dialog compacts unless told otherwise:
+    docs/research/decisions.md#compaction)."""
     from fastbioner.base import defaults as defaults_table
 
     return defaults_table.table().compact_after_distillation
