@@ -61,7 +61,7 @@ def improve(model: str, train_file: str, name: str, on_event, cancel) -> Improve
 def outcome_notes(result) -> list[str]:
     """The job's result in a curator's words: the scores on the held-back reviewed
     documents before and after, what was learned and kept, how long it took."""
-    from fastbioner.train.estimate import _duration
+    from fastbioner.train.estimate import duration_words
 
     notes = []
     if result.before is not None and result.after is not None:
@@ -77,7 +77,7 @@ def outcome_notes(result) -> list[str]:
     notes.append(f"Learned from {result.documents - result.held_back} reviewed documents: "
                  f"{', '.join(result.reviewed_types)} as you reviewed it{kept}{added}.")
     t = result.training
-    notes.append(f"{t.steps} training steps in {_duration(t.seconds)}"
+    notes.append(f"{t.steps} training steps in {duration_words(t.seconds)}"
                  + (" (stopped early: no more gain on the held-back documents)" if t.stopped_early else "") + ".")
     notes += result.notes  # e.g. too few documents to hold any back
     return notes

@@ -21,7 +21,7 @@ reaches a few more through ``fastbioner.research`` (not promised to users).
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
@@ -40,6 +40,7 @@ _EXPORTS: dict[str, str] = {
     "document_tagged_sentences": "fastbioner.io.labels",
     "fetch_pubmed": "fastbioner.net.fetch",
     # tagging and scoring
+    "load": "fastbioner.infer.load",
     "Tagger": "fastbioner.infer.inference",
     "TaggerConfig": "fastbioner.infer.inference",
     "tag_files": "fastbioner.infer.tagging",
@@ -92,6 +93,36 @@ _RENAMED: dict[str, tuple[str, str]] = {
 }
 
 __all__ = ["__version__", *_EXPORTS, *_RENAMED]
+
+if TYPE_CHECKING:
+    # The same names for type checkers and editors, which do not run __getattr__
+    # (tests/core/test_public_api.py keeps this block equal to _EXPORTS and _RENAMED).
+    from fastbioner.base.config import COMBINATIONS, EncodingConfig, TeacherConfig, TrainingConfig
+    from fastbioner.base.cpu import cpu_model_name
+    from fastbioner.base.errors import FastBioNERError, InputError, InputWarning, ModelError
+    from fastbioner.base.jobs import CancelToken, Cancelled, ProgressEvent
+    from fastbioner.curate.export import ExportSettings, export_documents
+    from fastbioner.infer.evaluation import evaluate_model
+    from fastbioner.infer.inference import Tagger, TaggerConfig
+    from fastbioner.infer.load import load
+    from fastbioner.infer.tagging import tag_files
+    from fastbioner.io.documents import Document, Passage, Source, Span
+    from fastbioner.io.formats import read_any, read_documents, write_documents
+    from fastbioner.io.labels import document_tagged_sentences
+    from fastbioner.models.manifest import read_manifest, write_manifest
+    from fastbioner.models.registry import ModelEntry, Registry
+    from fastbioner.models.shipped import default_model, shipped_model_folder
+    from fastbioner.net.fetch import fetch_pubmed
+    from fastbioner.train.distill.config import (
+        SMALL_SOURCES, DistillConfig, StudentConfig, default_method, teacher_layers_methods_summary,
+    )
+    from fastbioner.train.distill.methods import ATTENTION_FORMS, MATCHING_TERMS, METHODS, TERM_NAMES, MethodConfig
+    from fastbioner.train.distill.runner import distill as distill_student
+    from fastbioner.train.finetune import fine_tune
+    from fastbioner.train.finetune_config import FineTuneConfig
+    from fastbioner.train.guided import RECIPES, fine_tune_then_distill, recipe
+    from fastbioner.train.run_progress import checkpoint_progress
+    from fastbioner.train.teacher import train_teacher
 
 
 def __getattr__(name: str) -> Any:

@@ -225,14 +225,14 @@ class DistillRows:
     def recipe_time(self, name: str) -> str:
         """The run time measured on this machine for this teacher and recipe: in this
         opening, else in an earlier one (remembered with the day it was measured)."""
-        from fastbioner.train.estimate import _duration
+        from fastbioner.train.estimate import duration_words
 
         seconds = self._measured_seconds.get(name)
         if seconds is not None:
-            return f"About {_duration(seconds)} on this machine (measured)"
+            return f"About {duration_words(seconds)} on this machine (measured)"
         stored = self._stored_measurements().get(self._measured_key(name))
         if isinstance(stored, dict) and isinstance(stored.get("seconds"), (int, float)):
-            return f"About {_duration(stored['seconds'])} on this machine (measured {stored.get('day', 'before')})"
+            return f"About {duration_words(stored['seconds'])} on this machine (measured {stored.get('day', 'before')})"
         return "Time on this machine: not measured yet (Estimate run time measures it)"
 
     def describe_recipes(self) -> None:

@@ -33,7 +33,13 @@ def imports_of(path: Path) -> set[str]:
     name = module_name(path)
     package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
     out: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    # Imports under `if TYPE_CHECKING:` never run (the package's mirror of its lazy names).
+    type_only = {id(n) for block in ast.walk(tree) if isinstance(block, ast.If)
+                 and getattr(block.test, "id", "") == "TYPE_CHECKING" for n in ast.walk(block)}
+    for node in ast.walk(tree):
+        if id(node) in type_only:
+            continue
         if isinstance(node, ast.Import):
             out.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom):

@@ -4,6 +4,7 @@ first use only, so tagging never loads the training or distillation code and
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import subprocess
@@ -44,8 +45,7 @@ def test_tagging_side_never_loads_training_or_distillation():
     loaded = loaded_after("Tagger", "TaggerConfig", "read_documents", "write_documents", "tag_files",
                           "Registry", "default_model", "Document", "Span")
     assert "fastbioner.infer.inference" in loaded  # the probe did load the tagger
-    training = sorted(m for m in loaded if m.startswith("fastbioner.") and m.split(".")[1] in
-                      ("distill", "training", "teacher", "finetune", "checkpoints", "runs", "estimate", "guided"))
+    training = sorted(m for m in loaded if m == "fastbioner.train" or m.startswith("fastbioner.train."))
     assert training == []
 
 
@@ -97,6 +97,41 @@ def test_the_app_takes_distillation_vocabulary_from_the_api():
     assert deep == []
 
 
+def test_the_type_checking_mirror_names_every_export_from_its_module():
+    """Type checkers and editors read the TYPE_CHECKING block, not __getattr__: it must
+    import each exported name from the module _EXPORTS gives, and nothing else."""
+    tree = ast.parse((REPO / "core" / "fastbioner" / "__init__.py").read_text(encoding="utf-8"))
+    block = next(n for n in tree.body if isinstance(n, ast.If) and getattr(n.test, "id", "") == "TYPE_CHECKING")
+    mirrored = {(a.asname or a.name): (node.module, a.name)
+                for node in block.body if isinstance(node, ast.ImportFrom) for a in node.names}
+    exported = {name: (module, name) for name, module in fastbioner._EXPORTS.items()}
+    exported.update(fastbioner._RENAMED)
+    assert mirrored == exported
+
+
+def test_load_gives_a_tagger_for_a_folder_or_the_default(tmp_path, monkeypatch):
+    from tiny_models import make_tiny_model
+
+    folder = make_tiny_model(tmp_path / "tiny", ["O", "B-Disease", "I-Disease"])
+    tagger = fastbioner.load(folder, threads=1)
+    assert isinstance(tagger, fastbioner.Tagger) and tagger.labels == ["O", "B-Disease", "I-Disease"]
+    with pytest.raises(TypeError, match="speed"):
+        fastbioner.load(folder, speed="max")
+    seen = []
+    monkeypatch.setattr(fastbioner.Tagger, "load", classmethod(lambda cls, name, config: seen.append(name)))
+    fastbioner.load()
+    assert seen == [fastbioner.default_model().name]
+
+
+def test_the_app_imports_no_private_name_of_the_library():
+    private = []
+    for path in (REPO / "fastbioner_gui").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("fastbioner"):
+                private += [f"{path.name}: {node.module}.{a.name}" for a in node.names if a.name.startswith("_") and a.name != "__version__"]
+    assert private == []
+
+
 def test_every_exported_name_is_documented():
     text = REFERENCE.read_text(encoding="utf-8")
     undocumented = [n for n in fastbioner.__all__ if f"`{n}" not in text]
@@ -112,7 +147,7 @@ def test_the_documented_quick_start_runs(tmp_path, monkeypatch):
     monkeypatch.setenv("FASTBIONER_HOME", str(tmp_path / "home"))
     sample = next(samples_folder().glob("*.pubtator"))
     docs = list(fastbioner.read_documents(sample))[:2]
-    tagger = fastbioner.Tagger.load(fastbioner.default_model().name, fastbioner.TaggerConfig(threads=1))
+    tagger = fastbioner.load(threads=1)
     out = tmp_path / "tagged.jsonl"
     fastbioner.write_documents(tagger.annotate(docs), out)
     back = list(fastbioner.read_documents(out))

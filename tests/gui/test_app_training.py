@@ -222,7 +222,7 @@ def test_a_new_user_fine_tunes_a_teacher_then_distils_in_one_job(window, tmp_pat
     teachers = [n for n, m in window.picker.manifests.items() if m.get("kind") == "teacher"]
     dialog = TrainingDialog("distill", window.workspace, window.jobs, window.settings, teachers, window,
                             manifests=window.picker.manifests)
-    dialog.jobStarted.connect(window._training_started)
+    dialog.jobStarted.connect(window.training.follow)
     assert teachers == [] and dialog.rows.fine_tune_first.isChecked() and not dialog.rows.teacher.isEnabled()
     assert dialog.rows.base_encoder.currentText() == "tiny-encoder" and dialog.form.teacher_layers() == 2
     assert dialog.rows.layer_count() == 1  # the recipe's student is shallower than the 2-layer teacher

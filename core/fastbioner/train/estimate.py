@@ -63,14 +63,14 @@ class RunEstimate:
     def describe(self) -> str:
         parts = [f"{self.steps:,} steps at {self.step_seconds:.2f} s"]
         if self.teachers > 1:
-            parts.append(f"soft labels of {self.teachers} teachers {_duration(self.ensemble_seconds)}")
+            parts.append(f"soft labels of {self.teachers} teachers {duration_words(self.ensemble_seconds)}")
         if self.teacher_seconds:
-            parts.append(f"teacher pass {_duration(self.teacher_seconds)}")
+            parts.append(f"teacher pass {duration_words(self.teacher_seconds)}")
         if self.evaluations:
             parts.append(f"{self.evaluations} devel scoring{'s' if self.evaluations > 1 else ''} "
-                         f"{_duration(self.evaluation_seconds)}")
-        parts.append(f"setup {_duration(self.setup_seconds)}")
-        text = (f"about {_duration(self.total_seconds)} ({'; '.join(parts)}), "
+                         f"{duration_words(self.evaluation_seconds)}")
+        parts.append(f"setup {duration_words(self.setup_seconds)}")
+        text = (f"about {duration_words(self.total_seconds)} ({'; '.join(parts)}), "
                 f"measured from {self.measured_steps} steps on this machine")
         return text + self._cache_text()
 
@@ -103,7 +103,8 @@ def _free_bytes(folder: Path) -> int:
     return 0
 
 
-def _duration(seconds: float) -> str:
+def duration_words(seconds: float) -> str:
+    """A wall time in the words an estimate uses: "40 s", "12 min", "1.5 h"."""
     seconds = max(0.0, seconds)
     if seconds < 90:
         return f"{seconds:.0f} s"
