@@ -128,7 +128,8 @@ def test_the_app_imports_no_private_name_of_the_library():
     for path in (REPO / "fastbioner_gui").rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("fastbioner"):
-                private += [f"{path.name}: {node.module}.{a.name}" for a in node.names if a.name.startswith("_") and a.name != "__version__"]
+                private += [f"{path.name}: {node.module}.{a.name}" for a in node.names
+                            if a.name.startswith("_") and a.name != "__version__"]
     assert private == []
 
 
