@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from fastbioner.base.errors import ModelError
-from fastbioner.infer.inference import _position_limit
+from fastbioner.infer.inference import position_limit
 from fastbioner.models.light import Unsupported
 from fastbioner.models.light.bert import load_bert_classifier
 from fastbioner.models.light.config import read_config
@@ -137,7 +137,7 @@ def test_exposes_what_the_tagger_and_the_reports_read(folder):
     theirs = load_token_classifier(folder)
     assert model_labels(light) == model_labels(theirs)
     assert model_shape(light) == model_shape(theirs)
-    assert _position_limit(light) == _position_limit(theirs)
+    assert position_limit(light) == position_limit(theirs)
     assert light.config.num_labels == theirs.config.num_labels
     assert not light.training and not any(p.requires_grad for p in light.parameters())
 

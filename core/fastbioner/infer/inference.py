@@ -170,7 +170,7 @@ def _pad(windows: Sequence, pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
     return torch.from_numpy(ids), torch.from_numpy(mask)
 
 
-def _read_labels(model, where: str) -> tuple[list[str], str]:
+def read_labels(model, where: str) -> tuple[list[str], str]:
     """The model's labels and tagging scheme; a model whose labels are not tags
     (``LABEL_0`` ..., or no ``O``) cannot give spans and is refused with one line."""
     labels = model_labels(model)
@@ -215,7 +215,7 @@ class Tagger:
         self.folder = folder
         self.manifest = manifest or {}
         where = str(folder or name or "model")
-        self.labels, self.scheme = _read_labels(model, where)
+        self.labels, self.scheme = read_labels(model, where)
         if self.config.threads:
             torch.set_num_threads(self.config.threads)
         self.device = pick_device(self.config.device)
@@ -226,7 +226,7 @@ class Tagger:
         self.tokenizer = tokenizer
         trained_encoding = (self.manifest.get("config") or {}).get("encoding") or {}
         max_length = min(self.config.max_length or trained_encoding.get("max_length") or EncodingConfig.max_length,
-                         _position_limit(model))
+                         position_limit(model))
         # A packed-context model cuts every document into windows: read them as it was trained.
         overlap = self.config.window_overlap
         if overlap is None:
@@ -438,7 +438,7 @@ class TaggedChunk:
     uncertainty: list[DocumentUncertainty] = field(default_factory=list)  # per document, in order
 
 
-def _position_limit(model) -> int:
+def position_limit(model) -> int:
     """Subwords the model's position embeddings allow (RoBERTa-style models reserve
     a couple of positions for padding offsets); recurrent models have no limit."""
     limit = getattr(model.config, "max_position_embeddings", None)

@@ -74,7 +74,7 @@ def check_weights(folder: str | Path, check_manifest: bool = True):
     return checks.check_model_folder(folder, check_manifest=check_manifest)
 
 
-def _is_local(ref: str | Path) -> bool:
+def is_local_reference(ref: str | Path) -> bool:
     p = Path(ref)
     return p.exists() or str(ref).startswith((".", "/", "~")) or p.is_absolute()
 
@@ -101,7 +101,7 @@ def load_tokenizer(ref: str | Path):
     """A fast tokenizer (needed to map subwords back to words)."""
     AutoTokenizer = transformers_api().AutoTokenizer
 
-    if _is_local(ref) and not Path(ref).is_dir():
+    if is_local_reference(ref) and not Path(ref).is_dir():
         raise ModelError(f"{ref}: no such model folder")
     try:
         with _quiet_transformers():
@@ -153,7 +153,7 @@ def load_token_classifier(ref: str | Path, labels: Sequence[str] | None = None,
     from fastbioner.models.architectures import register_architectures
 
     register_architectures()  # a folder may hold one of the project's own model types
-    if _is_local(ref):
+    if is_local_reference(ref):
         check_weights(ref)
     options: dict[str, Any] = dict(use_safetensors=True, trust_remote_code=False,
                                    dtype=torch.float32, output_loading_info=True)

@@ -40,7 +40,7 @@ from fastbioner.base.errors import InputError, ModelError
 from fastbioner.infer.evaluation import EvaluationReport, score_tags
 from fastbioner.train.finetune_config import FineTuneConfig, held_back_count
 from fastbioner.io.formats import read_tagged_files
-from fastbioner.infer.inference import _position_limit, _read_labels, scoring_tagger
+from fastbioner.infer.inference import position_limit, read_labels, scoring_tagger
 from fastbioner.base.jobs import CancelToken, EventCallback, ProgressReporter, run_job
 from fastbioner.io.labels import TaggedSentence, bio_labels, entity_types, from_iob2, split_tag
 from fastbioner.models.loading import model_kind
@@ -300,7 +300,7 @@ def fine_tune(model_ref: str, config: FineTuneConfig, name: str, *, registry: Re
         reporter.emit(message=f"loading {start_name}")
         model = load_token_classifier(folder)
         tokenizer = load_tokenizer(folder)
-        old_labels, scheme = _read_labels(model, str(model_ref))
+        old_labels, scheme = read_labels(model, str(model_ref))
         old_types = entity_types(old_labels)
         check_label_clash(reviewed, old_types, where)
         if settings.drop_other_labels:
@@ -311,7 +311,7 @@ def fine_tune(model_ref: str, config: FineTuneConfig, name: str, *, registry: Re
             kept_types = [t for t in old_types if t not in reviewed]
         added = [l for l in labels if l not in old_labels]
         encoding = dict((entry.manifest.config or {}).get("encoding") or {})
-        enc_max = min(int(encoding.get("max_length", 256)), _position_limit(model))
+        enc_max = min(int(encoding.get("max_length", 256)), position_limit(model))
         encoding.update(max_length=enc_max)
         context = encoding.get("context", "sentence")
 

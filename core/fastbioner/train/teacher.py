@@ -59,10 +59,10 @@ def _new_tagger(config: TeacherConfig, labels: list[str]):
     """The base encoder with a fresh tagging head: linear, or linear and a CRF."""
     if config.head == "linear":
         return load_token_classifier(config.base_model, labels=labels)
-    from fastbioner.models.modeling import check_weights, _is_local
+    from fastbioner.models.modeling import check_weights, is_local_reference
     from fastbioner.models.architectures.transformer_crf import TransformerCRFTagger
 
-    if _is_local(config.base_model):
+    if is_local_reference(config.base_model):
         check_weights(config.base_model)
     try:
         return TransformerCRFTagger.from_encoder(config.base_model, labels)
