@@ -166,7 +166,7 @@ class TrainingDialog(QDialog):
         self.use_curated = QCheckBox(self._reviewed_text())
         self.use_curated.setToolTip("Their gold and accepted entities; undecided suggestions are left out")
         self.fallback_note = QLabel()
-        self.fallback_note.setWordWrap(True)
+        self.fallback_note.setWordWrap(False)  # one short line: a wrapped one left a gap above it in the form
         self.fallback_note.setStyleSheet("color:#555")
         self.dev_file = QLineEdit(
             placeholderText="optional: an annotated file to pick the best step and score the model")

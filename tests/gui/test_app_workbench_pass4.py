@@ -80,3 +80,35 @@ def test_the_jobs_legend_is_in_plain_words_and_a_resumed_run_keeps_its_colours(q
     texts = [box.text() for box in first.toggles.values()]
     assert not any("L_" in t or "PKD" in t for t in texts) and "hidden states (normalised)" in texts
     assert "L_ML" in first.toggles["hidden-norm"].toolTip()
+
+
+def test_interrupted_runs_opened_while_a_run_stops_say_why_and_follow_it(window, qtbot):
+    import json
+    import threading
+
+    from fastbioner.models.registry import Registry
+    from fastbioner.train.leftovers import checkpoints_root
+    from fastbioner_gui.dialogs.leftovers_dialog import LeftoversDialog
+
+    latest = checkpoints_root(Registry()) / "my-student" / "latest"
+    latest.mkdir(parents=True)
+
+    def saved(step):
+        (latest / "state.json").write_text(json.dumps({"state": {"step": step, "total_steps": 300}}))
+    saved(48)
+    (latest / "weights-student.safetensors").write_bytes(b"\0" * 1000)
+    stopped = threading.Event()
+
+    def stopping(on_event, cancel):   # a cancelled run still writing its last checkpoint
+        stopped.wait(30)
+        saved(60)
+    job = window.jobs.start("Distil my-student", stopping, kind="train", model_name="my-student")
+    dialog = LeftoversDialog(window.jobs, window)
+    qtbot.waitUntil(lambda: dialog.listing.ended and dialog.table.rowCount() == 1, timeout=30000)
+    assert not dialog.resume_button.isEnabled() and not dialog.delete_button.isEnabled()
+    assert "still stopping" in dialog.delete_button.toolTip() and "still stopping" in dialog.status.text()
+    stopped.set()
+    qtbot.waitUntil(lambda: job.ended and dialog.listing.ended and dialog.delete_button.isEnabled(), timeout=30000)
+    qtbot.waitUntil(lambda: dialog.table.item(0, 2).text().startswith("step 60"), timeout=30000)
+    assert "still stopping" not in dialog.status.text()
+    dialog.reject()
