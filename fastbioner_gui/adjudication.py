@@ -20,168 +20,17 @@ from PySide6.QtWidgets import (QAbstractItemView, QFileDialog, QHBoxLayout, QHea
                                QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
 
 from fastbioner.curate import adjudication as rules
-from fastbioner.curate.agreement import (
-    ONLY_A, ONLY_B, OTHER_BOUNDARY, OTHER_LABEL, Counts, Difference, compare_spans, match_documents,
-)
+from fastbioner.curate.agreement import ONLY_A, ONLY_B, OTHER_BOUNDARY, OTHER_LABEL
 from fastbioner.io.documents import Document, Span
-from fastbioner.base.errors import FastBioNERError
-from fastbioner.curate.project import DocStatus
 
-from .models.workspace import Workspace
-from .undo import DocState, SpanChange, SpansCommand, state_of, status_after_edit
+from .adjudication_session import AdjudicationSession, Comparison, comparison_job
 
 if TYPE_CHECKING:  # pragma: no cover
     from .window_api import WindowServices
 
-Key = tuple[int, int]  # (workspace row, item index)
 # The kinds of difference as the queue names them (mine is A, theirs B).
 KIND_NAMES = {ONLY_A: "only mine", ONLY_B: "only theirs", OTHER_LABEL: "other label",
               OTHER_BOUNDARY: "other boundaries"}
-
-
-class AdjudicationSession(QObject):
-    """Another curator's version of the open documents, the differences to settle in
-    each, and the decisions taken so far (changed only through :class:`DecisionCommand`,
-    so undo restores them with the spans)."""
-
-    changed = Signal(int)   # a row's decisions changed; -1: a new comparison (or none)
-
-    def __init__(self, workspace: Workspace, stack, parent: QObject | None = None):
-        super().__init__(parent)
-        self.workspace = workspace
-        self.stack = stack
-        self.clear()
-
-    def clear(self) -> None:
-        # Each comparison is a generation: a decision still on the undo stack from an
-        # earlier one restores its spans when undone, never this one's decisions.
-        self.generation = getattr(self, "generation", 0) + 1
-        self.source = ""
-        self.names = ("mine", "theirs")
-        self.items: dict[int, list[Difference]] = {}
-        self.agreement: dict[int, Counts] = {}
-        self.decisions: dict[Key, rules.Decision] = {}
-        self.not_compared: list[str] = []   # their documents not open here, or with another text
-        self.changed.emit(-1)
-
-    @property
-    def active(self) -> bool:
-        return bool(self.source)
-
-    def start(self, theirs: list[Document], source: str, names: tuple[str, str]) -> str:
-        """Compare the open documents with ``theirs`` (matched by id, or by position for
-        BIO sentences); returns a one-line summary. An InputError when nothing matches."""
-        docs = self.workspace.project.documents
-        matching = match_documents(docs, theirs, "the open documents", source)
-        rows = {id(d): i for i, d in enumerate(docs)}
-        if not matching.pairs:
-            raise FastBioNERError(f"{source}: none of its documents is open here (matched by id)"
-                                  + (f"; {len(matching.text_differs)} share an id but not the text"
-                                     if matching.text_differs else ""))
-        self.clear()
-        self.source, self.names = source, names
-        for mine, other in matching.pairs:
-            row = rows[id(mine)]
-            got = compare_spans(rules.mine_spans(mine.spans), rules.mine_spans(other.spans), "exact", mine.id)
-            self.items[row] = got.differences
-            self.agreement[row] = got.overall
-        self.not_compared = matching.text_differs + matching.only_in_b
-        self.changed.emit(-1)
-        return self.summary()
-
-    # Reading -------------------------------------------------------------------
-    def decision(self, row: int, index: int) -> rules.Decision:
-        return self.decisions.get((row, index)) or rules.undecided(self.items[row][index])
-
-    def left(self, row: int) -> int:
-        return sum((row, i) not in self.decisions for i in range(len(self.items.get(row, ()))))
-
-    def total_left(self) -> int:
-        return sum(self.left(row) for row in self.items)
-
-    def overall(self) -> Counts:
-        out = Counts()
-        for c in self.agreement.values():
-            out += c
-        return out
-
-    def summary(self) -> str:
-        c = self.overall()
-        n = sum(len(v) for v in self.items.values())
-        text = (f"{self.names[1]} against {self.names[0]}: F1 {c.f1:.4f} (P {c.precision:.4f}, R {c.recall:.4f}) "
-                f"over {len(self.items)} document(s); {self.total_left()} of {n} difference(s) left")
-        if self.not_compared:
-            text += f"; {len(self.not_compared)} of their document(s) not compared (not open, or another text)"
-        return text
-
-    def cell(self, row: int) -> tuple[str, float, str] | None:
-        """The documents panel's agreement cell: text, sort value, tooltip."""
-        c = self.agreement.get(row)
-        if c is None:
-            return None
-        left = self.left(row)
-        tip = (f"F1 of {self.names[1]} against {self.names[0]}: {c.f1:.4f} (P {c.precision:.4f}, "
-               f"R {c.recall:.4f}; {c.n_a} and {c.n_b} mentions); {left} of {len(self.items[row])} "
-               "difference(s) left to decide")
-        return (f"{c.f1:.2f}" + (f" ({left})" if left else " ✓"), c.f1, tip)
-
-    def next_row(self, after: int) -> int:
-        """The next row (going round) with differences left, else -1."""
-        rows = sorted(r for r in self.items if self.left(r))
-        return next((r for r in rows if r > after), rows[0] if rows else -1)
-
-    # Deciding ------------------------------------------------------------------
-    def decide(self, row: int, index: int, choice: str) -> bool:
-        spans = self.workspace.document(row).spans
-        new, after = rules.decide(spans, self.items[row][index], self.decision(row, index), choice, self.names)
-        return self._push(row, index, new, after, f"Adjudicate: {rules.CHOICE_NAMES[choice]}")
-
-    def move_boundary(self, row: int, index: int, side: str, edge: str, tokens: int) -> bool:
-        doc = self.workspace.document(row)
-        got = rules.move_boundary(doc.spans, doc.text, self.items[row][index], self.decision(row, index),
-                                  side, edge, tokens, self.names)
-        if got is None:
-            return False
-        return self._push(row, index, *got, f"Adjudicate: {side}'s {edge} moved")
-
-    def _push(self, row: int, index: int, spans: list[Span], after: rules.Decision, text: str) -> bool:
-        key = (row, index)
-        before_state = state_of(self.workspace, row)
-        done = {k for k in self.decisions if k[0] == row} | {key}
-        # The last difference decided makes the document's reviewed version.
-        status = DocStatus.REVIEWED if len(done) == len(self.items[row]) else status_after_edit(before_state.status)
-        after_state = DocState(tuple(spans), status, before_state.tagged_by, before_state.rejected)
-        self.stack.push(DecisionCommand(self, SpanChange(row, before_state, after_state), key,
-                                        self.decisions.get(key), after, text))
-        return True
-
-    def _set(self, key: Key, decision: rules.Decision | None, generation: int) -> None:
-        if generation != self.generation:
-            return
-        if decision is None:
-            self.decisions.pop(key, None)
-        else:
-            self.decisions[key] = decision
-        self.changed.emit(key[0])
-
-
-class DecisionCommand(SpansCommand):
-    """One decision: the document's spans and status, and the item's decision, before
-    and after."""
-
-    def __init__(self, session: AdjudicationSession, change: SpanChange, key: Key,
-                 before: rules.Decision | None, after: rules.Decision, text: str):
-        super().__init__(session.workspace, [change], text)
-        self.session, self.key, self.before, self.after = session, key, before, after
-        self.generation = session.generation
-
-    def redo(self) -> None:
-        self.session._set(self.key, self.after, self.generation)
-        super().redo()
-
-    def undo(self) -> None:
-        self.session._set(self.key, self.before, self.generation)
-        super().undo()
 
 
 def _span_text(doc: Document, span: Span | None) -> str:
@@ -259,8 +108,10 @@ class AdjudicationPanel(QWidget):
 
     # Showing -------------------------------------------------------------------
     def show_row(self, row: int) -> None:
-        self.row = row
-        self._fill()
+        # Another document opens on its first difference left, never on the place the
+        # previous one's queue was at.
+        moved, self.row = row != self.row, row
+        self._fill(keep=not moved)
 
     def _session_changed(self, row: int) -> None:
         self.summary.setText(self.session.summary() if self.session.active else
@@ -268,8 +119,8 @@ class AdjudicationPanel(QWidget):
         if row in (-1, self.row):
             self._fill()
 
-    def _fill(self) -> None:
-        keep = self.current_index()
+    def _fill(self, keep: bool = True) -> None:
+        at = self.current_index() if keep else None
         self.queue.clear()
         items = self.session.items.get(self.row, [])
         if self.row < 0 or not self.session.active:
@@ -287,7 +138,7 @@ class AdjudicationPanel(QWidget):
                     line.setForeground(col, self.palette().placeholderText())
             self.queue.addTopLevelItem(line)
         if items:
-            self.select(keep if keep is not None and keep < len(items) else self._first_undecided(0))
+            self.select(at if at is not None and at < len(items) else self._first_undecided(0))
 
     def current_index(self) -> int | None:
         item = self.queue.currentItem()
@@ -355,12 +206,14 @@ class AdjudicationPanel(QWidget):
         self.side_label.setText(f"Boundary keys [ ] (start) and , . (end) move {self.side}; S switches.")
 
 
-def compare_documents_job(path: str):
-    """Read another curator's file in a worker thread (a big file must not freeze the app)."""
+def compare_documents_job(path: str, mine: list[Document]):
+    """Read another curator's file and compare it with ``mine`` (copies of the open
+    documents) in a worker thread: a big file, or a document of thousands of mentions,
+    must not freeze the app."""
     def job(on_event, cancel):
         from fastbioner.io.formats import read_documents
 
-        return list(read_documents(path))
+        return comparison_job(mine, list(read_documents(path)), Path(path).name)(on_event, cancel)
     return job
 
 
@@ -370,7 +223,7 @@ class Adjudication(QObject):
     def __init__(self, services: WindowServices):
         super().__init__(services)
         self.services = services
-        self.session = AdjudicationSession(services.workspace, services.stack, self)
+        self.session = AdjudicationSession(services.workspace, services.stack, services.jobs, self)
         self.panel = AdjudicationPanel(self.session)
         self.dock = services.add_dock("adjudication", "Adjudication", self.panel,
                                       Qt.DockWidgetArea.BottomDockWidgetArea,
@@ -409,24 +262,22 @@ class Adjudication(QObject):
         if not len(s.workspace):
             s.show_status("Open the documents first, then compare them")
             return None
-        job = s.jobs.start(f"Read {Path(path).name} to compare", compare_documents_job(path),
+        job = s.jobs.start(f"Read {Path(path).name} to compare", compare_documents_job(path, self.session.snapshot()),
                            kind="open")   # it says what it did itself, as opening does
-        job.succeeded.connect(lambda docs: self._compare(docs, path))
+        project = s.workspace.project   # another project opened meanwhile is not the one compared
+        job.succeeded.connect(lambda comparison: self._compare(comparison, path)
+                              if s.workspace.project is project else None)
         job.failed.connect(lambda message: s.show_status(f"Cannot compare: {message}", 15000))
         self._job = job
         return job
 
-    def _compare(self, docs: list[Document], path: str) -> None:
+    def _compare(self, comparison: Comparison, path: str) -> None:
         s = self.services
         mine = s.projects.path.stem if s.projects.path is not None else "mine"
         theirs = Path(path).name.split(".")[0] or "theirs"
         if theirs == mine:
             theirs += " (theirs)"
-        try:
-            summary = self.session.start(docs, Path(path).name, (mine, theirs))
-        except FastBioNERError as exc:
-            s.show_status(f"Cannot compare: {exc}", 15000)
-            return
+        summary = self.session.apply(comparison, Path(path).name, (mine, theirs))
         self.dock.show()
         self.dock.raise_()
         self.panel.show_row(s.row)
@@ -448,10 +299,13 @@ class Adjudication(QObject):
                 s.view.select_offsets(theirs.start, theirs.end)
 
     def _refresh_documents(self, row: int) -> None:
-        # A decision's own rows refresh with its spans (the workspace says they changed);
-        # a new comparison, or none, adds or removes the agreement column.
+        # A new comparison, or none, adds or removes the agreement column; a document
+        # compared again (at once or in a job) shows its new agreement.
+        model = self.services.documents.model
         if row < 0:
-            self.services.documents.model.set_agreement(self.session.cell if self.session.active else None)
+            model.set_agreement(self.session.cell if self.session.active else None)
+        else:
+            model.refresh_agreement(row)
 
     def _reset(self) -> None:
         # Another project: its documents are not the ones compared (the project

@@ -122,6 +122,12 @@ class ConceptCompleter(QCompleter):
             # As wide as its lines (the cell is narrow; "D008094 — lithium (…)" must be read whole).
             popup = self.popup()
             width = popup.sizeHintForColumn(0) + popup.verticalScrollBar().sizeHint().width() + 12
+            screen = self.editor.screen()
+            if screen is not None:
+                width = min(width, screen.availableGeometry().width() - 16)
+            # A minimum width, not only the rect: the line edit completes again after this
+            # slot with its own rect (the cell's width), which would narrow the list back.
+            popup.setMinimumWidth(width)
             rect = self.editor.rect()
             rect.setWidth(max(rect.width(), width))
             self.complete(rect)

@@ -2,14 +2,17 @@
 (or a side dock opens), the side panels give way first, down to their minimum widths,
 so the reading view keeps at least half the window's width. Qt alone does the
 opposite: docks keep their width and the central widget shrinks, and the splitter
-shrinks the reading view with the entity table."""
+shrinks the reading view with the entity table.
+
+And the window itself fits the screen it opens on (:func:`fit_to_screen`)."""
 
 from __future__ import annotations
 
 from typing import Sequence
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QDockWidget, QMainWindow, QSplitter
+from PySide6.QtCore import QRect, QSize, Qt
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QSplitter, QWidget
 
 # The reading view's share of the window's width it keeps when panels can give way.
 READING_SHARE = 0.5
@@ -72,3 +75,31 @@ def fit(window: QMainWindow, splitter: QSplitter, then) -> None:
         if sizes[1]:
             splitter.setSizes([max(0, total - entity), entity])
     then(place_splitter)
+
+
+def fitted_rect(frame: QRect, inner: QSize, room: QRect) -> QRect:
+    """Where a window of frame ``frame`` (its client area ``inner``) goes in ``room``, a
+    screen's free area: its client size no larger than the room leaves (less the frame),
+    and moved back inside when any part is off it. Qt restores a saved geometry as it was
+    saved: a 1400x860 window on a 1024x700 screen had its status bar off-screen."""
+    extra_w, extra_h = frame.width() - inner.width(), frame.height() - inner.height()
+    width = min(inner.width(), room.width() - extra_w)
+    height = min(inner.height(), room.height() - extra_h)
+    x = min(max(frame.x(), room.left()), room.left() + room.width() - width - extra_w)
+    y = min(max(frame.y(), room.top()), room.top() + room.height() - height - extra_h)
+    return QRect(x, y, width, height)
+
+
+def fit_to_screen(window: QWidget) -> None:
+    """Fit ``window`` (its saved geometry restored) to the screen it opens on."""
+    if window.isMaximized() or window.isFullScreen():
+        return  # the window manager sizes these to the screen
+    frame = window.frameGeometry()
+    screen = QGuiApplication.screenAt(frame.center()) or window.screen() or QGuiApplication.primaryScreen()
+    if screen is None:
+        return
+    rect = fitted_rect(frame, window.size(), screen.availableGeometry())
+    if rect.size() != window.size():
+        window.resize(rect.size())
+    if rect.topLeft() != frame.topLeft():
+        window.move(rect.topLeft())

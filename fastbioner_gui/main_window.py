@@ -451,6 +451,10 @@ class MainWindow(QMainWindow):
         state = store.value("window/state")
         if isinstance(geometry, QByteArray):
             self.restoreGeometry(geometry)
+            from .layout_fit import fit_to_screen
+
+            fit_to_screen(self)   # saved on a larger screen: never larger than this one
+        self._geometry_restored = isinstance(geometry, QByteArray)
         if isinstance(state, QByteArray):
             self.restoreState(state, LAYOUT_VERSION)
         # No job runs at launch: the Jobs dock would open on empty charts.
@@ -471,6 +475,10 @@ class MainWindow(QMainWindow):
         super().showEvent(event)
         if not self._splitter_placed:
             self._splitter_placed = True
+            if self._geometry_restored:  # with the window manager's frame, known once shown
+                from .layout_fit import fit_to_screen
+
+                fit_to_screen(self)
             QTimer.singleShot(0, self._place_splitter)
 
     def resizeEvent(self, event) -> None:

@@ -147,7 +147,8 @@ class ReviewQueue(QWidget):
 
     def refresh(self) -> None:
         items = self.items()
-        self.remaining = len(items)
+        # Skipping decides nothing: a skipped suggestion still counts as undecided.
+        self.remaining = len(queue_order(self.services.workspace))
         self.current = items[0] if items else None
         self._render()
 
@@ -157,8 +158,8 @@ class ReviewQueue(QWidget):
         self.keys_help.setText("A or Return accept · X reject · " + " · ".join(
             f"{i + 1} {label}" for i, label in enumerate(labels[:9])) + " · S skip · Backspace undo")
         if self.current is None:
-            self.progress.setText("No undecided suggestion left" + (f" ({len(self.skipped)} skipped)"
-                                                                    if self.skipped else ""))
+            self.progress.setText(f"{self.remaining} skipped suggestion{'s' if self.remaining != 1 else ''} "
+                                  "left undecided" if self.remaining else "No undecided suggestion left")
             self.where.clear()
             self.context.setText("<p>Every suggestion of the documents not yet reviewed is decided. "
                                  "Mark documents reviewed (Ctrl+M), then Model › Improve the model from my "
@@ -169,8 +170,9 @@ class ReviewQueue(QWidget):
         doc = w.workspace.document(row)
         figure = stored_uncertainty(doc.metadata)
         unsure = f"the model expects about {figure:.1f} wrongly tagged words in it" if figure is not None else ""
-        self.progress.setText(f"{self.remaining} undecided suggestion{'s' if self.remaining != 1 else ''} left, "
-                              "least sure first")
+        skipped = self.remaining - len(self.items())
+        self.progress.setText(f"{self.remaining} undecided suggestion{'s' if self.remaining != 1 else ''} left"
+                              + (f" ({skipped} skipped)" if skipped else "") + ", least sure first")
         self.where.setText(f"<b>{html.escape(doc.id)}</b> {html.escape(doc.title or '')}"
                            f"<br><span style='color:#555'>{html.escape(unsure)}</span>")
         self.context.setText(context_html(doc, span))

@@ -43,8 +43,11 @@ class TrainingController(QObject):
 
     # Starting runs -------------------------------------------------------------------
     def teachers(self) -> list[str]:
-        """The registered teachers a student can be distilled from."""
-        return [n for n, m in self.picker.manifests.items() if m.get("kind") == "teacher"]
+        """The models a student can be distilled from: the registered teachers, then the
+        models the curator tags with (a fresh install's shipped default among them)."""
+        from .forms.distill import teacher_candidates
+
+        return teacher_candidates(self.picker.manifests)
 
     def open_dialog(self, kind: str) -> None:
         """Model > Fine-tune a teacher… (``teacher``) or Distil a student… (``distill``)."""

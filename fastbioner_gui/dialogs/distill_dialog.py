@@ -23,6 +23,7 @@ from ..settings import settings_store
 from .form_binding import Binder
 from .training_widgets import AdvancedMethodSettings, FileList
 
+EXAMPLE_ENCODER = "dmis-lab/biobert-base-cased-v1.1"  # a biomedical encoder, as the teacher dialog suggests
 MEASURED_KEY = "training/measured"  # run times measured per teacher and recipe, with their day
 
 
@@ -72,9 +73,11 @@ class DistillRows:
     def _teacher_rows(self) -> list:
         self.teacher = QComboBox(editable=True)
         self.teacher.addItems(self.form.teachers)
-        self.teacher.setToolTip("A registry teacher, a Hugging Face model id or a model folder")
+        self.teacher.setToolTip("A registered teacher, a model you tag with (its layers make the student), "
+                                "a Hugging Face model id or a model folder")
         if not self.form.teachers:
-            self.teacher.lineEdit().setPlaceholderText("no teacher registered yet: fine-tune one first (below)")
+            self.teacher.lineEdit().setPlaceholderText("no model to distil from yet: fine-tune a teacher first "
+                                                       "(below)")
         # A new user has no teacher: fine-tune one from a base encoder first, in the same job.
         self.fine_tune_first = QCheckBox("Fine-tune a teacher first, from a base encoder, on the training data")
         self.base_encoder = QComboBox(editable=True)
@@ -82,16 +85,26 @@ class DistillRows:
             self.base_encoder.addItem(name, folder)
         self.base_encoder.lineEdit().setPlaceholderText("a Hugging Face id (downloaded when online) or a folder")
         self.base_encoder.setToolTip(f"The encoders installed in {base_models_folder()}, or type a model id")
+        # Where none is installed, the curator learns where one goes or what to type.
+        self.encoder_hint = _grey(QLabel(self.encoder_hint_text()))
         self.teacher_name = QLineEdit(placeholderText="(made up from the training data)")
         self.fine_tune_box = QWidget()
         self._fine_tune_shown: bool | None = None
         box = QFormLayout(self.fine_tune_box)
         box.setContentsMargins(20, 0, 0, 0)
         box.addRow("Base encoder", self.base_encoder)
+        box.addRow("", self.encoder_hint)
         box.addRow("New teacher's name", self.teacher_name)
         self.teacher_size = _grey(QLabel(), wrap=False)
         return [("Teacher", self.teacher), ("", self.fine_tune_first), ("", self.fine_tune_box),
                 ("", self.teacher_size)]
+
+    def encoder_hint_text(self) -> str:
+        folder = base_models_folder()
+        if self.form.encoders:
+            return f"Found in {folder}: {', '.join(self.form.encoders)}. Or type a Hugging Face id."
+        return (f"No base encoder found. Put a Hugging Face model folder (with its config.json) in {folder}, "
+                f"or type an id such as {EXAMPLE_ENCODER} (downloaded when online).")
 
     def _student_rows(self, data_folder: str) -> list:
         # Untagged abstracts the teacher labels for the student: what raised the small
@@ -191,7 +204,10 @@ class DistillRows:
         elif name in form.manifests:
             size = form.manifests[name].get("size_bytes")
             mb = f", {size / 1048576:.1f} MB" if size else ""
-            self.teacher_size.setText(f"{name}: {layers or '?'} layers{mb}; the student gets fewer.")
+            # A model tagged with (not fine-tuned as a teacher) teaches too: no base encoder needed.
+            whose = "" if form.manifests[name].get("kind") == "teacher" else " (a model you tag with)"
+            self.teacher_size.setText(f"{name}{whose}: {layers or '?'} layers{mb}; the student gets fewer, "
+                                      f"or is convolutional (Student: cnn).")
         else:
             self.teacher_size.setText("")
         self.describe_recipes()

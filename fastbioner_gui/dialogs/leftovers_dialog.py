@@ -65,6 +65,10 @@ def resume_job(leftover: Any):
     return f"Resume fine-tuning {name}", fn, config
 
 
+RESUME_TIP = "Continue the run from its checkpoint, as a job"
+DELETE_TIP = "Delete the checkpoint and free its space"
+
+
 class LeftoversDialog(QDialog):
     jobStarted = Signal(object)  # a resumed run's Job
 
@@ -75,6 +79,7 @@ class LeftoversDialog(QDialog):
         self.leftovers: list[Any] = []
         self.listing: Job | None = None
         self.done_text = ""  # what the last Delete did, kept above the new count
+        self._awaited: set = set()  # stopping runs whose end lists the runs again
         self.note = QLabel("A cancelled or interrupted training run keeps its checkpoint, so it can go on "
                            "where it stopped. Resume it, or delete it to free the space.")
         self.note.setWordWrap(True)
@@ -90,9 +95,9 @@ class LeftoversDialog(QDialog):
         self.status = QLabel()
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         self.resume_button = QPushButton("&Resume")
-        self.resume_button.setToolTip("Continue the run from its checkpoint, as a job")
+        self.resume_button.setToolTip(RESUME_TIP)
         self.delete_button = QPushButton("&Delete…")
-        self.delete_button.setToolTip("Delete the checkpoint and free its space")
+        self.delete_button.setToolTip(DELETE_TIP)
         buttons.addButton(self.resume_button, QDialogButtonBox.ButtonRole.ActionRole)
         buttons.addButton(self.delete_button, QDialogButtonBox.ButtonRole.ActionRole)
         buttons.rejected.connect(self.reject)
@@ -143,12 +148,26 @@ class LeftoversDialog(QDialog):
 
     def _update_buttons(self) -> None:
         left = self.selected()
-        running = {job.model_name for job in self.jobs.running()}
-        self.delete_button.setEnabled(left is not None and left.name not in running)
-        self.resume_button.setEnabled(left is not None and left.resumable and left.name not in running)
-        if left is not None and not left.resumable:
-            self.resume_button.setToolTip("This run recorded no settings (an older version): resume it with "
-                                          "the same command and --resume")
+        running = {job.model_name: job for job in self.jobs.running()}
+        stopping = left is not None and left.name in running
+        self.delete_button.setEnabled(left is not None and not stopping)
+        self.resume_button.setEnabled(left is not None and left.resumable and not stopping)
+        resume_tip, delete_tip = RESUME_TIP, DELETE_TIP
+        if stopping:
+            # Opened right after Cancel: the run is still saving its last checkpoint. Say so,
+            # and list the runs again once it has stopped (its step, then, is the saved one).
+            why = f"{left.name} is still stopping (saving its checkpoint); Resume and Delete come back once it has"
+            resume_tip = delete_tip = why
+            self.status.setText(why + "…")
+            job = running[left.name]
+            if job not in self._awaited:
+                self._awaited.add(job)
+                job.finished.connect(self.refresh)
+        elif left is not None and not left.resumable:
+            resume_tip = ("This run recorded no settings (an older version): resume it with the same command "
+                          "and --resume")
+        self.resume_button.setToolTip(resume_tip)
+        self.delete_button.setToolTip(delete_tip)
 
     def resume(self) -> Job | None:
         left = self.selected()

@@ -41,13 +41,16 @@ def shortcut_rows(bar: QMenuBar) -> list[tuple[str, str, str]]:
 
 def shortcuts_html(bar: QMenuBar) -> str:
     parts = ["<table cellspacing='0' cellpadding='3'>"]
-    menu = None
+    # One heading per menu: a menu's commands after a submenu join those before it
+    # (the Curate menu's were split three times around Boundary and Relations).
+    menus: dict[str, list[tuple[str, str]]] = {}
     for path, title, keys in shortcut_rows(bar):
-        if path != menu:
-            menu = path
-            parts.append(f"<tr><td colspan='2'><br><b>{escape(path)}</b></td></tr>")
-        parts.append(f"<tr><td style='padding-right:24px'>{escape(title)}</td>"
-                     f"<td><code>{escape(keys)}</code></td></tr>")
+        menus.setdefault(path, []).append((title, keys))
+    for path, rows in menus.items():
+        parts.append(f"<tr><td colspan='2'><br><b>{escape(path)}</b></td></tr>")
+        for title, keys in rows:
+            parts.append(f"<tr><td style='padding-right:24px'>{escape(title)}</td>"
+                         f"<td><code>{escape(keys)}</code></td></tr>")
     parts.append(f"</table><p>{escape(NOTES)}</p>")
     return "".join(parts)
 

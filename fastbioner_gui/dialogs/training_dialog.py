@@ -26,6 +26,7 @@ pressing Start again with the same settings starts the run measured for them."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Callable, Sequence
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -67,12 +68,16 @@ class TeacherRows:
 def make_form(kind: str, workspace: Workspace, settings: AppSettings, teachers: Sequence[str] = (),
               manifests: dict[str, dict] | None = None) -> RunForm:
     """The form of ``kind`` (``"distill"`` or ``"teacher"``), opening on the app's device."""
-    common = {"reviewed": reviewed_count(workspace), "threads": settings.threads,
+    from ..app import sample_files
+
+    # Nothing chosen and nothing reviewed: the bundled sample abstracts, so Start works at once.
+    common = {"reviewed": reviewed_count(workspace), "threads": settings.threads, "fallback_files": sample_files(),
               "device": settings.device if settings.device in DEVICES else "auto"}
     if kind == "distill":
-        from fastbioner.train.guided import base_encoders
+        from fastbioner.train.guided import base_encoders, cached_hub_encoders
 
-        return DistillForm(teachers=teachers, manifests=manifests, encoders=base_encoders(), **common)
+        return DistillForm(teachers=teachers, manifests=manifests,
+                           encoders=[*base_encoders(), *cached_hub_encoders()], **common)
     if kind == "teacher":
         return TeacherForm(**common)
     raise ValueError(f"no training form of kind {kind!r}")
@@ -143,7 +148,8 @@ class TrainingDialog(QDialog):
         buttons.rejected.connect(self.reject)
         outer.addWidget(self.error)
         outer.addWidget(buttons)
-        self.binder.on_change(lambda name: self.show_states() if name == "device" else None)
+        self.binder.on_change(lambda name: self.show_states() if name in ("device", "train_files", "use_curated")
+                              else None)
         self.show_states()
         self.wheel_guard = WheelGuard(self)
         guard_wheel(self, self.wheel_guard)
@@ -159,6 +165,9 @@ class TrainingDialog(QDialog):
         self.train_files = FileList(self.settings.data_folder)
         self.use_curated = QCheckBox(self._reviewed_text())
         self.use_curated.setToolTip("Their gold and accepted entities; undecided suggestions are left out")
+        self.fallback_note = QLabel()
+        self.fallback_note.setWordWrap(False)  # one short line: a wrapped one left a gap above it in the form
+        self.fallback_note.setStyleSheet("color:#555")
         self.dev_file = QLineEdit(
             placeholderText="optional: an annotated file to pick the best step and score the model")
         dev_browse = QPushButton("Browse…")
@@ -166,7 +175,8 @@ class TrainingDialog(QDialog):
         dev_row = QHBoxLayout()
         dev_row.addWidget(self.dev_file, 1)
         dev_row.addWidget(dev_browse)
-        self._add_rows(form, [("Training data", self.train_files), ("", self.use_curated), ("Devel data", dev_row)])
+        self._add_rows(form, [("Training data", self.train_files), ("", self.use_curated),
+                              ("", self.fallback_note), ("Devel data", dev_row)])
         self.binder.files("train_files", self.train_files)
         self.binder.check("use_curated", self.use_curated)
         self.binder.text("dev_file", self.dev_file)
@@ -216,10 +226,16 @@ class TrainingDialog(QDialog):
         self._start_after_estimate = False
 
     def show_states(self) -> None:
-        """What can be chosen now: bf16 steps only where this CPU has them."""
+        """What can be chosen now: bf16 steps only where this CPU has them; what Start
+        trains on when nothing is chosen."""
         self.cpu_bf16.setEnabled(self.form.bf16_allowed())
         if not self.form.bf16_allowed():
             self.form.put(cpu_bf16=False)
+        fallback = self.form.falls_back()
+        self.fallback_note.setVisible(bool(fallback))
+        if fallback:
+            self.fallback_note.setText(f"Nothing chosen: Start trains on the bundled sample abstracts "
+                                       f"({', '.join(Path(p).name for p in fallback)}).")
 
     # Layout ---------------------------------------------------------------------------
     def fit_to_screen(self) -> None:

@@ -35,6 +35,20 @@ RECIPE_FIELDS = ("student_source", "layers", "method", "temperature", "b", *ADVA
 _TEACHER_FIELDS = ("teacher", "fine_tune_first", "base_encoder")
 
 
+def teacher_candidates(manifests: dict[str, dict]) -> list[str]:
+    """The models a student can be distilled from, best first: the registered teachers,
+    then the other transformer models the curator has (the shipped default, an improved
+    one). A student of fewer of their layers, or a convolutional one, is made from them
+    without a base encoder, so a fresh install can distil at once. A convolutional or
+    recurrent model has no layers to give a student: never offered."""
+    def transformer(m: dict) -> bool:
+        layers = m.get("layers")
+        return isinstance(layers, int) and layers >= 2 and not str(m.get("model_type", "")).startswith("fastbioner-")
+
+    teachers = [n for n, m in manifests.items() if m.get("kind") == "teacher"]
+    return teachers + [n for n, m in manifests.items() if n not in teachers and transformer(m)]
+
+
 def _offered_teacher(form: "DistillForm", name: str) -> bool:
     return name in form.teachers
 
@@ -48,7 +62,8 @@ def _close(a: Any, b: Any) -> bool:
 class DistillForm(RunForm):
     """``teachers``: the registered teachers offered; ``manifests``: registry manifests by
     name (each teacher's layers and size); ``encoders``: the installed base encoders'
-    folders (a teacher is fine-tuned from one when none is registered)."""
+    folders, or the Hugging Face ids already downloaded (a teacher is fine-tuned from one
+    when there is no model to distil from)."""
 
     kind = "distill"
     title = "Distil a student"
@@ -75,10 +90,11 @@ class DistillForm(RunForm):
     keep_full_precision = Setting(False)
 
     def __init__(self, *, teachers: Sequence[str] = (), manifests: dict[str, dict] | None = None,
-                 encoders: Sequence[Path] = (), **initial: Any):
+                 encoders: Sequence[Path | str] = (), **initial: Any):
         self.teachers = list(teachers)
         self.manifests = dict(manifests or {})
-        self.encoders = {Path(p).name: str(p) for p in encoders}
+        # A folder is shown by its name, a hub id (a str) as it is typed.
+        self.encoders = {(p.name if isinstance(p, Path) else str(p)): str(p) for p in encoders}
         self._depth_method = ""  # the method the student's depth last gave (one chosen by hand stays)
         self._teacher_default: str | None = None
         super().__init__(teacher=self.teachers[0] if self.teachers else "", fine_tune_first=not self.teachers,

@@ -69,9 +69,10 @@ class RunForm(Form):
     name = Setting("", remember=False)
     estimate_first = Setting(True)
 
-    def __init__(self, *, reviewed: int = 0, threads: int = 0, **initial: Any):
+    def __init__(self, *, reviewed: int = 0, threads: int = 0, fallback_files: Sequence[str] = (), **initial: Any):
         self.reviewed = reviewed
         self.threads = threads
+        self.fallback_files = list(fallback_files)  # trained on when nothing is chosen (the bundled samples)
         super().__init__(use_curated=reviewed > 0, **initial)
 
     def follow(self, name: str) -> None:
@@ -89,10 +90,14 @@ class RunForm(Form):
                               device=self.device, threads=self.threads,
                               cpu_bf16=self.cpu_bf16 and self.bf16_allowed())
 
+    def falls_back(self) -> list[str]:
+        """The files trained on because none is chosen (empty when some are)."""
+        return [] if self.train_files or self.use_curated else list(self.fallback_files)
+
     def training_files(self, reviewed_file: Callable[[], str | None]) -> list[str]:
         """The chosen files, and the reviewed documents' file (``reviewed_file()``, made
-        only when they are used)."""
-        train = list(self.train_files)
+        only when they are used); with neither, the fallback files."""
+        train = list(self.train_files) or self.falls_back()
         if self.use_curated:
             curated = reviewed_file()
             if curated is None:

@@ -68,6 +68,12 @@ class DocumentListModel(QAbstractTableModel):
         self._agreement = cell
         self.endResetModel()
 
+    def refresh_agreement(self, row: int) -> None:
+        """Row ``row``'s agreement was measured again."""
+        col = self.agreement_column()
+        if col >= 0 and 0 <= row < self.rowCount():
+            self.dataChanged.emit(self.index(row, col), self.index(row, col))
+
     def status_column(self) -> int:
         return self._status_column
 

@@ -11,6 +11,7 @@ the plots, in each curve's colour, are the legend: nothing is drawn over the cur
 from __future__ import annotations
 
 import math
+import zlib
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer
@@ -26,16 +27,31 @@ _WEIGHT_KEYS = ("phi", "alpha", "weight")
 _COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"]
 
 
-# The paper's names for the distillation objective's terms.
-DISPLAY_NAMES = {"loss": "L_total", "soft": "L_SL (soft labels)", "gold": "L_TL (gold labels)",
-                 "hidden": "L_ML hidden", "attention": "L_ML attention", "hidden-norm": "L_ML hidden (PKD)",
-                 "embedding": "L_ML embedding", "phi": "phi(s)", "f1": "devel F1"}
+# The distillation objective's terms in plain words (a curator reads the legend); the
+# paper's names, which the research settings under Advanced use, in each switch's tooltip.
+DISPLAY_NAMES = {"loss": "total loss", "soft": "teacher's labels", "gold": "gold labels",
+                 "hidden": "hidden states", "attention": "attention", "hidden-norm": "hidden states (normalised)",
+                 "embedding": "embeddings", "phi": "phi(s) weight", "f1": "devel F1"}
+PAPER_NAMES = {"loss": "L_total", "soft": "L_SL", "gold": "L_TL", "hidden": "L_ML hidden",
+               "attention": "L_ML attention", "hidden-norm": "L_ML hidden, normalised as Patient KD does",
+               "embedding": "L_ML embedding", "phi": "phi(s)"}
+# Each curve keeps its colour whatever order its terms first appear in (a resumed run
+# reports them in another order than the run it continues).
+KEY_COLORS = {"loss": 0, "soft": 1, "gold": 2, "hidden": 3, "attention": 4, "hidden-norm": 5, "embedding": 6,
+              "phi": 7, "f1": 0}
 
 
 def display_name(key: str) -> str:
     if key.startswith("f1_"):
         return f"devel F1 {key[3:]}"
     return DISPLAY_NAMES.get(key, key)
+
+
+def curve_color(key: str) -> str:
+    index = KEY_COLORS.get(key)
+    if index is None:
+        index = zlib.crc32(key.encode("utf-8"))  # the same on every run, unlike hash()
+    return _COLORS[index % len(_COLORS)]
 
 
 def _is_weight(key: str) -> bool:
@@ -136,13 +152,15 @@ class Curves(QWidget):
             item = self._items.get(key)
             if item is None:
                 plot = self.scores if _is_weight(key) or "f1" in key.lower() else self.losses
-                color = _COLORS[len(self._items) % len(_COLORS)]
+                color = curve_color(key)
                 symbol = "o" if plot is self.scores and not _is_weight(key) else None
                 item = plot.plot([], [], name=display_name(key), pen=pg.mkPen(color, width=2), symbol=symbol,
                                  symbolBrush=color, symbolSize=6)
                 self._items[key] = item
                 box = QCheckBox(display_name(key))
                 box.setChecked(True)
+                if key in PAPER_NAMES:
+                    box.setToolTip(f"{PAPER_NAMES[key]} in the distillation methods' terms")
                 box.setStyleSheet(f"QCheckBox {{ color: {color}; }}")
                 box.toggled.connect(item.setVisible)
                 self.toggles[key] = box

@@ -72,7 +72,9 @@ def test_decisions_by_keys_each_one_undo_step(loaded, qtbot, tmp_path):
     hf = [s for s in doc.spans if doc.text[s.start:s.end] == "heart failure"]
     assert [(s.source, s.annotator) for s in hf] == [(Source.CURATOR, "bob")]   # took over the suggestion
     assert ws.entry(0).status is DocStatus.REVIEWED    # every difference settled: the reviewed version
-    assert loaded.documents.model.index(0, loaded.documents.model.agreement_column()).data() == "0.40 ✓"
+    # The agreement is the document's as it stands: now theirs exactly (0.40 when compared).
+    agree = loaded.documents.model.index(0, loaded.documents.model.agreement_column())
+    assert agree.data() == "1.00 ✓" and "0.4000 when compared" in agree.data(Qt.ItemDataRole.ToolTipRole)
     stack.undo()
     assert adj.session.left(0) == 1 and ws.entry(0).status is DocStatus.IN_REVIEW
     assert not any(s.source is Source.CURATOR and s.start == hf[0].start for s in doc.spans)
@@ -158,4 +160,82 @@ def test_undoing_a_decision_of_an_earlier_comparison_leaves_the_new_one_alone(lo
     qtbot.waitUntil(lambda: job.ended and adj.session.left(0) == 1, timeout=30000)
     loaded.stack.undo()                                             # the earlier comparison's decision
     assert next(s for s in loaded.workspace.document(0).spans if s.start == 0).end == 17
-    assert adj.session.decisions == {} and adj.session.left(0) == 1
+    # The queue follows the document: "Lithium carbonate" is back, so is its difference.
+    assert adj.session.decisions == {} and adj.session.left(0) == 2
+
+
+def _queue_kinds(adj):
+    return [adj.panel.queue.topLevelItem(i).text(0) for i in range(adj.panel.queue.topLevelItemCount())]
+
+
+def test_an_edit_of_a_compared_document_compares_it_again(loaded, qtbot, tmp_path):
+    """Issue 67: mentions added after comparing left "1.00 ✓" and an unchanged queue."""
+    adj = compared(loaded, qtbot, tmp_path)
+    model, col = loaded.documents.model, loaded.documents.model.agreement_column()
+    loaded.documents.set_current_row(1)
+    qtbot.waitUntil(lambda: adj.panel.row == 1)
+    assert model.index(1, col).data() == "1.00 ✓" and _queue_kinds(adj) == []
+    doc = loaded.workspace.document(1)
+    rats = doc.text.index("rats")
+    loaded.curation.add(rats, rats + 4, "Disease")
+    assert model.index(1, col).data() == "0.80 (1)"          # mine 3, theirs 2, two in both
+    assert _queue_kinds(adj) == ["only mine"] and adj.session.left(1) == 1
+    assert "3 of 3 difference(s) left" in adj.panel.summary.text()
+    loaded.stack.undo()                                      # the edit undone: agreement again
+    assert model.index(1, col).data() == "1.00 ✓" and _queue_kinds(adj) == []
+
+
+def test_decisions_of_differences_an_edit_leaves_are_kept(loaded, qtbot, tmp_path):
+    adj = compared(loaded, qtbot, tmp_path)
+    adj.panel.queue.setFocus()
+    qtbot.keyClick(adj.panel.queue, Qt.Key.Key_M)            # keep mine: "Lithium carbonate"
+    assert adj.session.left(0) == 1
+    doc = loaded.workspace.document(0)
+    infant = doc.text.index("infant")
+    loaded.curation.add(infant, infant + 6, "Disease")       # an edit beside the adjudication
+    assert _queue_kinds(adj) == ["other boundaries", "only mine", "only theirs"]
+    assert adj.session.left(0) == 2                          # the kept decision stands, the new one waits
+    assert adj.panel.queue.topLevelItem(0).text(3) == "kept mine"
+
+
+def test_a_big_document_is_compared_again_in_a_job_and_marked_meanwhile(loaded, qtbot, tmp_path, monkeypatch):
+    import threading
+
+    import fastbioner_gui.adjudication_session as session_module
+
+    threads = []
+    real = session_module.compare_spans
+
+    def watched(*args, **kwargs):
+        threads.append(threading.current_thread() is threading.main_thread())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(session_module, "compare_spans", watched)
+    compared(loaded, qtbot, tmp_path)
+    assert threads and not any(threads)                      # the first comparison: off the GUI thread
+    monkeypatch.setattr(session_module, "AT_ONCE", 0)        # every document "big"
+    threads.clear()
+    model, col = loaded.documents.model, loaded.documents.model.agreement_column()
+    loaded.documents.set_current_row(1)
+    qtbot.waitUntil(lambda: loaded.row == 1)
+    doc = loaded.workspace.document(1)
+    rats = doc.text.index("rats")
+    loaded.curation.add(rats, rats + 4, "Disease")
+    assert model.index(1, col).data() == "1.00 …"           # out of date until the job ends
+    qtbot.waitUntil(lambda: model.index(1, col).data() == "0.80 (1)", timeout=30000)
+    assert threads and not any(threads)
+
+
+def test_j_opens_the_next_document_on_its_first_difference(loaded, qtbot, tmp_path):
+    docs_b = make_documents()
+    docs_b[1].spans = []                                     # two differences in the second document too
+    path = tmp_path / "carol.jsonl"
+    write_documents([list(read_documents(theirs_file(tmp_path)))[0], docs_b[1], docs_b[2]], path)
+    adj = loaded.features["adjudication"]
+    adj.compare_with(str(path))
+    qtbot.waitUntil(lambda: adj.session.active, timeout=30000)
+    adj.panel.queue.setFocus()
+    adj.panel.select(1)                                      # on the second difference here
+    qtbot.keyClick(adj.panel.queue, Qt.Key.Key_J)
+    qtbot.waitUntil(lambda: adj.panel.row == 1)
+    assert adj.panel.current_index() == 0

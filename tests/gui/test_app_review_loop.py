@@ -159,8 +159,10 @@ def test_review_queue_accepts_rejects_relabels_and_undoes_least_sure_first(sugge
     assert next(s for s in ws.document(1).spans if ws.document(1).span_text(s) == "Lithium").source is Source.MODEL
     qtbot.keyClick(queue, Qt.Key.Key_Backspace)  # and the reject before it
     assert shown() == ("2", "nausea")
-    qtbot.keyClick(queue, Qt.Key.Key_S)  # skip
+    left = queue.remaining
+    qtbot.keyClick(queue, Qt.Key.Key_S)  # skip: the next one shown, nothing decided
     assert shown() == ("2", "Lithium")
+    assert queue.remaining == left and f"{left} undecided suggestions left (1 skipped)" in queue.progress.text()
     # a reviewed document leaves the queue
     w.documents.set_current_row(1)
     w.commands["curate.mark_reviewed"].trigger()

@@ -9,7 +9,7 @@ from typing import Any, Callable, Iterator
 
 from tqdm import tqdm
 
-from fastbioner.base.jobs import CancelToken, Cancelled, ProgressEvent
+from fastbioner.base.jobs import CancelToken, Cancelled, JobState, ProgressEvent
 
 
 class ProgressBar:
@@ -42,7 +42,8 @@ class ProgressBar:
         bar.refresh()
         if event.finished:
             self.close()
-            if event.message and event.message != "done":
+            # A failure is the command's error line, printed once by main (not here too).
+            if event.message and event.message != "done" and event.state is not JobState.FAILED:
                 print(event.message, file=sys.stderr)
 
     def close(self) -> None:

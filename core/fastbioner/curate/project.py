@@ -28,9 +28,9 @@ from fastbioner import __version__
 from fastbioner.io.documents import Document, Source, Span
 from fastbioner.base.errors import InputError
 from fastbioner.io.fileio import atomic_write, read_text
+# The file's layout is the formats' too: a command reads a project's documents as it reads JSONL.
+from fastbioner.io.formats.project import PROJECT_FORMAT, PROJECT_VERSION, check_header
 
-PROJECT_FORMAT = "fastbioner-project"
-PROJECT_VERSION = 2
 PROJECT_SUFFIX = ".fbproj"
 
 
@@ -131,17 +131,8 @@ def _check_header(header: Any, path: str | Path) -> dict[str, Any]:
     does not know are ignored (a newer minor version may add some)."""
     from fastbioner.io.formats.checks import expect, is_int
 
-    if not isinstance(header, dict) or header.get("format") != PROJECT_FORMAT:
-        raise InputError("not a FastBioNER project (no project header)", path, 1)
-    version = header.get("version")
-    if not is_int(version) or version < 1:
-        raise InputError(f"bad project header: version must be a whole number from 1, got {version!r:.40}",
-                         path, 1)
-    if version > PROJECT_VERSION + 1:
-        # One version ahead is read: a next version adds fields (a document's review
-        # status ...) that this one ignores; beyond that the layout may differ.
-        raise InputError(f"project format version {version} is newer than this program "
-                         f"reads ({PROJECT_VERSION}): update FastBioNER", path, 1)
+    version = check_header(header, path)
+    assert isinstance(header, dict)
     try:
         models = header.get("models") or {}
         expect(isinstance(models, dict), "'models'", "an object (model name: details)", models)

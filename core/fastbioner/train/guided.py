@@ -137,10 +137,34 @@ def base_encoders(folder: str | Path | None = None) -> list[Path]:
     return sorted(p for p in root.iterdir() if p.is_dir() and (p / "config.json").is_file())
 
 
+def hub_cache_folder() -> Path:
+    """Where Hugging Face keeps the models it downloaded (as ``huggingface_hub`` finds it)."""
+    if os.environ.get("HF_HUB_CACHE"):
+        return Path(os.environ["HF_HUB_CACHE"]).expanduser()
+    home = os.environ.get("HF_HOME") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "huggingface"
+    return Path(home).expanduser() / "hub"
+
+
+def cached_hub_encoders(folder: str | Path | None = None) -> list[str]:
+    """The Hugging Face ids already downloaded (a snapshot with a ``config.json`` in the
+    hub cache): a teacher can be fine-tuned from them offline, by the id."""
+    root = Path(folder) if folder is not None else hub_cache_folder()
+    if not root.is_dir():
+        return []
+    ids = []
+    for model in sorted(root.glob("models--*")):
+        if any((snap / "config.json").is_file() for snap in (model / "snapshots").glob("*")):
+            ids.append(model.name[len("models--"):].replace("--", "/"))
+    return ids
+
+
 def encoder_layers(ref: str | Path) -> int | None:
     """The layer count of a model folder (from its ``config.json``), or None when it
     cannot be read here (a Hugging Face id to be downloaded)."""
     config = Path(ref).expanduser() / "config.json"
+    if not config.is_file() and "/" in str(ref):  # a hub id downloaded before: its cached config
+        snapshots = hub_cache_folder() / f"models--{str(ref).replace('/', '--')}" / "snapshots"
+        config = next((c for c in sorted(snapshots.glob("*/config.json"))), config)
     try:
         data = json.loads(config.read_text(encoding="utf-8"))
     except (OSError, ValueError):

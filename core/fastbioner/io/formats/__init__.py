@@ -9,6 +9,9 @@ line). Input that can be read after a repair (an invalid BIO sequence) issues an
 :class:`fastbioner.base.errors.InputWarning` through :mod:`warnings`; callers that want
 them as a list use ``warnings.catch_warnings(record=True)``.
 
+A project file of the app (``.fbproj``) is read as its documents, never written
+(:mod:`fastbioner.io.formats.project`).
+
 PubMed XML is read as a stream (``.xml`` or ``.xml.gz``); its reader's iterator also
 lists the PMIDs the file's ``<DeleteCitation>`` blocks withdraw (``.deleted``, see
 :class:`fastbioner.io.formats.pubmed_xml.PubmedReader`).
@@ -26,15 +29,18 @@ from fastbioner.io.documents import Document
 from fastbioner.base.errors import InputError, InputWarning
 from fastbioner.io.fileio import check_input
 from fastbioner.base.jobs import CancelToken, Cancelled, EventCallback, JobState, ProgressReporter
-from fastbioner.io.formats import bioc, conll, jsonl, medline, plain, pubmed_xml, pubtator
+from fastbioner.io.formats import bioc, conll, jsonl, medline, plain, project, pubmed_xml, pubtator
 from fastbioner.io.formats.limits import DEFAULT_LIMITS, ReadLimits
 from fastbioner.io.formats.report import WriteReport
 
 FORMATS: dict[str, ModuleType] = {m.NAME: m for m in (conll, pubtator, bioc, pubmed_xml, medline, jsonl, plain)}
+# Read wherever documents are read, never written (the app saves projects, with their statuses).
+READ_ONLY: dict[str, ModuleType] = {project.NAME: project}
+_READERS: dict[str, ModuleType] = {**FORMATS, **READ_ONLY}
 ALIASES = {"bio": "conll", "iob": "conll", "tsv": "conll", "pubmed-xml": "pubmed", "pubmed_xml": "pubmed",
            "plain": "text", "txt": "text", "nbib": "medline", "xml": None}
 
-__all__ = ["FORMATS", "DEFAULT_LIMITS", "ReadLimits", "WriteReport", "MultiRead", "format_module",
+__all__ = ["FORMATS", "READ_ONLY", "DEFAULT_LIMITS", "ReadLimits", "WriteReport", "MultiRead", "format_module",
            "format_for_path", "guess_format",
            "read_documents", "write_documents", "read_any"]
 
@@ -48,9 +54,9 @@ def format_module(name: str) -> ModuleType:
     """The module of a format name or alias (``conll``, ``bio``, ``pubtator`` ...)."""
     key = name.strip().lower()
     key = ALIASES.get(key, key) or key
-    if key not in FORMATS:
+    if key not in _READERS:
         raise InputError(f"unknown format {name!r}; known formats: {', '.join(sorted(FORMATS))}")
-    return FORMATS[key]
+    return _READERS[key]
 
 
 def _sniff(path: Path) -> str | None:
@@ -68,7 +74,7 @@ def _sniff(path: Path) -> str | None:
             return "bioc" if root.group(1) == "collection" else "pubmed"
         return None
     if stripped.startswith("{"):
-        return "jsonl"
+        return "project" if re.match(r'\{\s*"format"\s*:\s*"fastbioner-project"', stripped) else "jsonl"
     if _PUBTATOR_RE.search(head):
         return "pubtator"
     if _MEDLINE_RE.search(head):
@@ -88,10 +94,13 @@ def guess_format(path: str | Path, for_writing: bool = False) -> str:
         check_input(path)  # a device says so, not "cannot tell the format"
     name = path.name.lower()
     by_ext, longest = None, 0
-    for fmt, module in FORMATS.items():
+    for fmt, module in _READERS.items():
         for ext in module.EXTENSIONS:
             if name.endswith(ext) and len(ext) > longest:
                 by_ext, longest = fmt, len(ext)
+    if by_ext in READ_ONLY and for_writing:
+        raise InputError(f"{_READERS[by_ext].NAME} files are read here, never written (the app saves a "
+                         "project); write .jsonl to keep every span", path)
     if by_ext is not None and by_ext != "text":
         return by_ext
     # ".txt" may hold PubTator, MEDLINE or BIO; ".xml" BioC or PubMed: look inside.
@@ -124,7 +133,7 @@ def read_documents(path: str | Path, fmt: str | None = None, **options: Any) -> 
     and ``scheme`` for CoNLL)."""
     path = Path(path)
     check_input(path)  # a folder, a missing file, a device (/dev/zero): one line
-    module = format_module(fmt) if fmt else FORMATS[guess_format(path)]
+    module = format_module(fmt) if fmt else _READERS[guess_format(path)]
     if path.name.lower().endswith(".gz") and module is not pubmed_xml:
         raise InputError(f"gzipped input is read for PubMed XML only, not {module.NAME}: gunzip it first", path)
     return module.read(path, **options)
@@ -161,7 +170,7 @@ def write_documents(docs: Iterable[Document], path: str | Path, fmt: str | None 
 
 def _known_extension(path: Path) -> bool:
     name = path.name.lower()
-    return name.endswith(".xml") or any(name.endswith(ext) for m in FORMATS.values() for ext in m.EXTENSIONS)
+    return name.endswith(".xml") or any(name.endswith(ext) for m in _READERS.values() for ext in m.EXTENSIONS)
 
 
 def expand_paths(paths: Iterable[str | Path], exclude: set | frozenset = frozenset()) -> list[Path]:
