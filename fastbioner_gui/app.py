@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from fastbioner.base.errors import FastBioNERError
+from fastbioner.models.shipped import sample_files
 
 # Platforms that need no display server.
 _HEADLESS_PLATFORMS = ("offscreen", "minimal", "vnc", "eglfs", "linuxfb", "vkkhrdisplay")
@@ -30,12 +31,6 @@ def display_available(environ=os.environ, platform: str = sys.platform) -> bool:
     if qpa == "xcb":
         return bool(environ.get("DISPLAY"))
     return bool(environ.get("DISPLAY") or environ.get("WAYLAND_DISPLAY"))
-
-
-def sample_files() -> list[str]:
-    from fastbioner.models.shipped import samples_folder
-
-    return [str(p) for p in sorted(samples_folder().glob("*")) if p.is_file() and not p.name.startswith(".")]
 
 
 def start_session(window, paths: list[str]) -> None:

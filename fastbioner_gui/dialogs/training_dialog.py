@@ -68,7 +68,7 @@ class TeacherRows:
 def make_form(kind: str, workspace: Workspace, settings: AppSettings, teachers: Sequence[str] = (),
               manifests: dict[str, dict] | None = None) -> RunForm:
     """The form of ``kind`` (``"distill"`` or ``"teacher"``), opening on the app's device."""
-    from ..app import sample_files
+    from fastbioner.models.shipped import sample_files
 
     # Nothing chosen and nothing reviewed: the bundled sample abstracts, so Start works at once.
     common = {"reviewed": reviewed_count(workspace), "threads": settings.threads, "fallback_files": sample_files(),

@@ -13,7 +13,7 @@ from tiny_models import make_tiny_model
 
 def test_start_distils_a_student_that_tags_on_a_fresh_user_folder(qtbot, tmp_path, monkeypatch):
     from fastbioner.models.registry import Registry
-    from fastbioner_gui.app import sample_files
+    from fastbioner.models.shipped import sample_files
     from fastbioner_gui.dialogs.training_dialog import TrainingDialog
     from fastbioner_gui.main_window import MainWindow
 

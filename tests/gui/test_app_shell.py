@@ -12,7 +12,8 @@ import time
 from PySide6.QtWidgets import QMessageBox
 
 from fastbioner.base.jobs import JobState, run_job
-from fastbioner_gui.app import display_available, sample_files, start_session
+from fastbioner.models.shipped import sample_files
+from fastbioner_gui.app import display_available, start_session
 from fastbioner_gui.dialogs.about import versions
 from fastbioner_gui.main_window import MainWindow
 from fastbioner_gui.settings import AppSettings, load_settings, save_settings

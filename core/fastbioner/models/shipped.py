@@ -59,6 +59,12 @@ def samples_folder() -> Path:
     return assets_folder() / "samples"
 
 
+def sample_files() -> list[str]:
+    """The bundled sample abstracts' files: what the app opens on a first launch and
+    what a distillation trains on when no file is chosen."""
+    return [str(p) for p in sorted(samples_folder().glob("*")) if p.is_file() and not p.name.startswith(".")]
+
+
 def default_model(registry: Registry | None = None) -> ModelEntry:
     """The registry entry of the shipped default model, importing it on first use
     (under the name in its manifest)."""
