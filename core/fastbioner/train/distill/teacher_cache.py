@@ -40,6 +40,7 @@ from typing import Protocol, Sequence
 
 import numpy as np
 import torch
+from filelock import FileLock, Timeout
 
 from fastbioner.models.encoding import Batch, Window, WordEncoder, length_sorted_batches
 from fastbioner.base.errors import DISK_MARGIN_BYTES, DiskSpaceError
@@ -233,8 +234,6 @@ class TeacherCache:
     def _try_lock(self):
         """The folder's build lock, or None when another run holds it (filelock: the
         system's lock on every platform, released when the holder dies)."""
-        from filelock import FileLock, Timeout
-
         lock = FileLock(self.folder / ".build.lock")
         try:
             lock.acquire(timeout=0)
