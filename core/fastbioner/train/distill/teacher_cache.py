@@ -40,7 +40,6 @@ from typing import Protocol, Sequence
 
 import numpy as np
 import torch
-from filelock import FileLock, Timeout
 
 from fastbioner.models.encoding import Batch, Window, WordEncoder, length_sorted_batches
 from fastbioner.base.errors import DISK_MARGIN_BYTES, DiskSpaceError
@@ -48,6 +47,7 @@ from fastbioner.base.jobs import ProgressReporter
 from fastbioner.train.distill.capture import capture, heads_of
 from fastbioner.train.distill.losses import head_average
 
+# filelock is looked up when the lock is taken: a test stands another run's lock in for FileLock.
 # Under the models folder; a dot folder, so the registry does not list it.
 SHARED_CACHE_FOLDER = ".teacher-cache-shared"
 # How often a resumable build records how far it got (flushing its parts first).
@@ -234,6 +234,8 @@ class TeacherCache:
     def _try_lock(self):
         """The folder's build lock, or None when another run holds it (filelock: the
         system's lock on every platform, released when the holder dies)."""
+        from filelock import FileLock, Timeout
+
         lock = FileLock(self.folder / ".build.lock")
         try:
             lock.acquire(timeout=0)
