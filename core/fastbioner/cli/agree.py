@@ -20,6 +20,7 @@ from fastbioner.curate.agreement import (
 from fastbioner.io.documents import Document
 from fastbioner.base.errors import InputError
 from fastbioner.io.fileio import check_not_an_input, output_target, write_json_record
+from fastbioner.io.formats import read_documents
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -39,8 +40,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _read(path: str) -> list[Document]:
-    from fastbioner.io.formats import read_documents
-
     if Path(path).is_dir():
         raise InputError("is a folder: give each annotator's file", path)
     docs = list(read_documents(path))

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import argparse
 
+from fastbioner.base.jobs import CancelToken
 from fastbioner.cli.progress import ProgressBar, ctrl_c_cancels
+from fastbioner.io.formats import read_any
+from fastbioner.models.manifest import data_record, read_manifest, write_manifest
+from fastbioner.models.registry import Registry
 
 # torch is imported when the command runs: every other command starts without it.
 DTYPES = ("bfloat16", "float16", "float32")
@@ -39,10 +43,6 @@ def compact_command(args: argparse.Namespace) -> int:
     import torch
 
     from fastbioner.models.compact import compact_model
-    from fastbioner.io.formats import read_any
-    from fastbioner.base.jobs import CancelToken
-    from fastbioner.models.registry import Registry
-    from fastbioner.models.manifest import data_record, read_manifest, write_manifest
 
     registry = Registry()
     source = registry.resolve(args.model)

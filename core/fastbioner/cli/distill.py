@@ -5,18 +5,30 @@ from __future__ import annotations
 import argparse
 import sys
 
+from fastbioner.base.errors import ModelError
+from fastbioner.base.jobs import Cancelled, CancelToken
 from fastbioner.cli.config_flags import add_config_flags, config_from_flags
+from fastbioner.cli.progress import ProgressBar, ctrl_c_cancels
 from fastbioner.cli.training_options import add_run_flags, print_training, run_training
+from fastbioner.train.distill.config import (
+    SMALL_SOURCES,
+    DistillConfig,
+    default_epochs,
+    default_learning_rate,
+    default_method,
+    default_teacher_layers,
+    teacher_layers_methods_summary,
+    teacher_layers_rates_summary,
+)
+from fastbioner.train.distill.methods import METHODS
+from fastbioner.train.guided import compact_by_default, compact_student, human_size
+
+# The distillation run (torch, transformers) is imported when the command runs; table() at
+# call time, so the help states a replaced defaults table (tests replace it).
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     from fastbioner.base.defaults import table
-    from fastbioner.train.distill.config import (
-        DistillConfig,
-        teacher_layers_methods_summary,
-        teacher_layers_rates_summary,
-    )
-    from fastbioner.train.distill.methods import METHODS
 
     methods = "; ".join(f"{n}: {m.summary}" for n, m in METHODS.items())
     defaults = table()
@@ -64,10 +76,6 @@ def _by_kind(kinds: dict, word) -> str:
 
 
 def config_from_args(args: argparse.Namespace):
-    from fastbioner.train.distill.config import (
-        SMALL_SOURCES, DistillConfig, default_epochs, default_learning_rate, default_method, default_teacher_layers,
-    )
-
     teachers = list(args.teacher)  # --teacher A --teacher B: the first is the one the student copies
     args = argparse.Namespace(**{**vars(args), "teacher": teachers[0],
                                  "extra_teachers": teachers[1:] + list(args.extra_teachers)})
@@ -89,7 +97,6 @@ def config_from_args(args: argparse.Namespace):
 
 def distill_command(args: argparse.Namespace) -> int:
     from fastbioner.train.distill.runner import distill
-    from fastbioner.train.guided import compact_by_default
 
     config = config_from_args(args)
     result = run_training(distill, config, args)
@@ -115,11 +122,6 @@ def distill_command(args: argparse.Namespace) -> int:
 def _compact(result, config, args: argparse.Namespace) -> int:
     """Compact the registered student in place (the guided path's step); a cancel or a
     vocabulary that cannot be trimmed leaves the full-precision student registered."""
-    from fastbioner.base.errors import ModelError
-    from fastbioner.train.guided import compact_student, human_size
-    from fastbioner.base.jobs import Cancelled, CancelToken
-    from fastbioner.cli.progress import ProgressBar, ctrl_c_cancels
-
     token, bar = CancelToken(), ProgressBar(quiet=args.quiet)
     try:
         with ctrl_c_cancels(token):

@@ -6,10 +6,13 @@ from __future__ import annotations
 import argparse
 import sys
 
+from fastbioner.models.registry import Registry
 from fastbioner.train.finetune_config import SMALL_MODEL_LEARNING_RATE, TRANSFORMER_LEARNING_RATE, FineTuneConfig
 from fastbioner.base.jobs import CancelToken, Cancelled
 from fastbioner.cli.config_flags import add_config_flags, config_from_flags
 from fastbioner.cli.progress import ProgressBar, ctrl_c_cancels
+
+# The fine-tune itself (torch) is imported when the command runs: --help starts without it.
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -36,7 +39,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def fine_tune_command(args: argparse.Namespace) -> int:
     from fastbioner.train.finetune import fine_tune
-    from fastbioner.models.registry import Registry
 
     config = config_from_flags(FineTuneConfig, args)
     config.validate()

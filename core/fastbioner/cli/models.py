@@ -7,6 +7,8 @@ import json
 import sys
 
 from fastbioner.base.config import reading_description
+from fastbioner.base.errors import FastBioNERError
+from fastbioner.infer.evaluation import EvaluationReport
 from fastbioner.models.registry import ModelEntry, Registry
 from fastbioner.models.manifest import KINDS
 
@@ -117,8 +119,6 @@ def show_command(args: argparse.Namespace) -> int:
     if m.summary:
         print(f"  {m.summary}")
     if m.metrics:
-        from fastbioner.infer.evaluation import EvaluationReport
-
         twin = (m.metrics.get("source") or {}).get("twin")
         whose = f" (of its twin {twin}, trained without devel)" if twin else ""
         try:
@@ -138,8 +138,6 @@ def show_command(args: argparse.Namespace) -> int:
 
 
 def describe_command(args: argparse.Namespace) -> int:
-    from fastbioner.base.errors import FastBioNERError
-
     if args.summary is None and args.scores_from is None:
         raise FastBioNERError("models describe: give --summary TEXT, --scores-from TWIN, or both")
     registry = Registry()

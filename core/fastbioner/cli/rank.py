@@ -10,6 +10,10 @@ from fastbioner.base.errors import InputError
 from fastbioner.io.fileio import check_not_an_input, output_target
 from fastbioner.cli.progress import run_writing_job
 from fastbioner.cli.tag import _run_options, _tagger_config
+from fastbioner.io.formats import guess_format
+from fastbioner.models.shipped import model_to_tag
+
+# The Tagger (torch) is imported when the command runs: --help starts without it.
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -39,8 +43,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def rank_command(args: argparse.Namespace) -> int:
-    from fastbioner.models.shipped import model_to_tag
-    from fastbioner.io.formats import guess_format
     from fastbioner.infer.inference import Tagger
     from fastbioner.infer.ranking import rank_files
 

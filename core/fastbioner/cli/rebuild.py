@@ -9,6 +9,12 @@ from __future__ import annotations
 
 import shlex
 
+from fastbioner.base.config import TeacherConfig
+from fastbioner.cli import distill, train
+from fastbioner.cli.config_flags import config_fields
+from fastbioner.cli.main import build_parser
+from fastbioner.train.distill.config import DistillConfig
+
 MISSING = object()
 
 
@@ -45,12 +51,6 @@ def rebuild_command(name: str, manifest) -> tuple[str, list[str]]:
     its flag, then every one the command line would still decide otherwise (the learning
     rate and layer count it picks from the student source). Returns the command (one
     shell line, registering ``name``) and the settings no flag reproduces."""
-    from fastbioner.base.config import TeacherConfig
-    from fastbioner.train.distill.config import DistillConfig
-    from fastbioner.cli import distill, train
-    from fastbioner.cli.config_flags import config_fields
-    from fastbioner.cli.main import build_parser
-
     command, cls, from_args = (("distill", DistillConfig, distill.config_from_args) if manifest.kind == "student"
                                else ("train-teacher", TeacherConfig, train.config_from_args))
     want = {p: v for p, f, _ in config_fields(cls) if (v := _lookup(manifest.config, p)) is not MISSING}

@@ -14,8 +14,11 @@ import argparse
 import sys
 from typing import Any, Iterator
 
+from fastbioner.base.config import TeacherConfig
 from fastbioner.cli.config_flags import config_fields
 from fastbioner.cli.main import build_parser
+from fastbioner.train.distill.config import DistillConfig
+from fastbioner.train.finetune_config import FineTuneConfig
 
 HEADER = """\
 # Command-line reference
@@ -35,10 +38,6 @@ exits with 130 and leaves no partial output.
 
 
 def _config_classes() -> list[type]:
-    from fastbioner.base.config import TeacherConfig
-    from fastbioner.train.distill.config import DistillConfig
-    from fastbioner.train.finetune_config import FineTuneConfig
-
     return [TeacherConfig, DistillConfig, FineTuneConfig]
 
 

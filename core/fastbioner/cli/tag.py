@@ -11,8 +11,13 @@ from fastbioner.base.errors import InputError
 from fastbioner.io.fileio import check_input, check_not_an_input, output_target, write_json_record
 from fastbioner.base.jobs import CancelToken, Cancelled
 from fastbioner.base.defaults import table
+from fastbioner.io.formats import read_documents
 from fastbioner.models.precision import MAX_F1_LOSS_POINTS, PRECISION_CHOICES, loss_points_text
 from fastbioner.cli.progress import ProgressBar, ctrl_c_cancels, run_writing_job
+from fastbioner.models.registry import Registry
+from fastbioner.models.shipped import model_to_tag
+
+# The Tagger and the benchmark (torch) are imported when a command runs: --help starts without them.
 
 OUTPUT_FORMATS = ("conll", "pubtator", "bioc", "jsonl")
 
@@ -76,7 +81,6 @@ def _tagger_config(args: argparse.Namespace, precision: str | None = None):
 
 
 def tag_command(args: argparse.Namespace) -> int:
-    from fastbioner.models.shipped import model_to_tag
     from fastbioner.infer.inference import Tagger
     from fastbioner.infer.tagging import tag_files
 
@@ -94,8 +98,6 @@ def tag_command(args: argparse.Namespace) -> int:
 
 
 def benchmark_command(args: argparse.Namespace) -> int:
-    from fastbioner.io.formats import read_documents
-    from fastbioner.models.registry import Registry
     from fastbioner.infer.speed import benchmark_model, record_speed
 
     docs = []

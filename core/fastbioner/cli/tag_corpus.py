@@ -10,6 +10,9 @@ from fastbioner.base.defaults import table
 from fastbioner.base.jobs import CancelToken, Cancelled
 from fastbioner.cli.progress import ProgressBar, ctrl_c_cancels
 from fastbioner.cli.tag import _run_options, _tagger_config
+from fastbioner.models.shipped import model_to_tag
+
+# The corpus job (torch, pyarrow) is imported when the command runs: --help starts without it.
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -54,7 +57,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def tag_corpus_command(args: argparse.Namespace) -> int:
-    from fastbioner.models.shipped import model_to_tag
     from fastbioner.scale import CorpusOptions, tag_corpus
 
     options = CorpusOptions(engine=args.engine, input_format=args.input_format, chunk_documents=args.chunk,

@@ -8,12 +8,17 @@ import sys
 from pathlib import Path
 
 from fastbioner.base.config import COMBINATIONS, TeacherConfig
-from fastbioner.base.errors import FastBioNERError
+from fastbioner.base.errors import FastBioNERError, ModelError
+from fastbioner.infer.evaluation import evaluate_model
 from fastbioner.io.fileio import atomic_write
 from fastbioner.base.jobs import CancelToken, Cancelled
 from fastbioner.cli.progress import ProgressBar, ctrl_c_cancels
 from fastbioner.cli.config_flags import add_config_flags, config_from_flags
 from fastbioner.cli.training_options import add_run_flags, print_training, run_training
+from fastbioner.models.manifest import trained_on
+from fastbioner.models.registry import Registry
+
+# Training and torch are imported when a command runs: --help starts without them.
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -66,10 +71,6 @@ def train_teacher_command(args: argparse.Namespace) -> int:
 
 def _trained_on(model: str, file: str) -> bool:
     """Whether ``model`` (a registry name or folder with a manifest) trained on ``file``'s labels."""
-    from fastbioner.base.errors import ModelError
-    from fastbioner.models.registry import Registry
-    from fastbioner.models.manifest import trained_on
-
     try:
         return trained_on(Registry().resolve(model).manifest, file)
     except (ModelError, OSError):
@@ -77,8 +78,6 @@ def _trained_on(model: str, file: str) -> bool:
 
 
 def evaluate_command(args: argparse.Namespace) -> int:
-    from fastbioner.infer.evaluation import evaluate_model
-
     if args.threads:
         import torch
 
@@ -88,9 +87,6 @@ def evaluate_command(args: argparse.Namespace) -> int:
         raise FastBioNERError("--record stores one model's own scores; an --ensemble-with combination "
                               "is not that model (write its scores with --json)")
     if args.record:  # refused before the scoring, not after
-        from fastbioner.base.errors import ModelError
-        from fastbioner.models.registry import Registry
-
         registry = Registry()
         try:
             registered = registry.exists(Registry.check_name(args.model))

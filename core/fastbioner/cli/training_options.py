@@ -10,6 +10,13 @@ import argparse
 import sys
 from typing import Any, Callable
 
+from fastbioner.base.jobs import Cancelled, CancelToken
+from fastbioner.cli.progress import ProgressBar, ctrl_c_cancels
+from fastbioner.models.registry import Registry
+from fastbioner.train.estimate import estimate_run
+
+# The training bookkeeping (torch) is imported when a run starts, not by --help or --estimate's parsing.
+
 
 def add_run_flags(p: argparse.ArgumentParser) -> None:
     """How a run is started, resumed and shown; not settings of the model it makes."""
@@ -25,10 +32,6 @@ def add_run_flags(p: argparse.ArgumentParser) -> None:
 
 def print_estimate(config, args: argparse.Namespace) -> int:
     """``--estimate``: measure a few steps of ``config`` and print the whole run's time."""
-    from fastbioner.train.estimate import estimate_run
-    from fastbioner.base.jobs import Cancelled, CancelToken
-    from fastbioner.cli.progress import ProgressBar, ctrl_c_cancels
-
     token = CancelToken()
     bar = ProgressBar(quiet=args.quiet)
     try:
@@ -54,10 +57,7 @@ def run_training(run: Callable[..., Any], config, args: argparse.Namespace) -> A
         return print_estimate(config, args)
     from fastbioner.train import distributed
     from fastbioner.train.checkpoints import has_checkpoint
-    from fastbioner.base.jobs import Cancelled, CancelToken
-    from fastbioner.models.registry import Registry
     from fastbioner.train.runs import checkpoint_folder
-    from fastbioner.cli.progress import ProgressBar, ctrl_c_cancels
 
     distributed.init_from_env()
     processes = distributed.world_size()

@@ -22,11 +22,12 @@ read from BIO files is scored on exactly the tags of the files.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterable, Sequence
 
 from fastbioner.io.documents import Document, Span
 from fastbioner.base.errors import InputError
+from fastbioner.io.labels import document_tagged_sentences
 
 MATCHES = ("exact", "overlap")
 
@@ -182,10 +183,6 @@ def differences(a: Sequence[Span], b: Sequence[Span], doc_id: str = "") -> list[
 def token_tags(doc: Document, spans: Iterable[Span] | None = None) -> list[str]:
     """The IOB2 tag of every token of ``doc`` from ``spans`` (default: the document's),
     as a BIO export writes them."""
-    from dataclasses import replace
-
-    from fastbioner.io.labels import document_tagged_sentences
-
     view = doc if spans is None else replace(doc, spans=list(spans))
     return [t for s in document_tagged_sentences(view, "IOB2").sentences for t in s.tags]
 

@@ -24,11 +24,13 @@ import io
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
+from importlib.resources import as_file, files
 from pathlib import Path
 from typing import Iterable
 
 from fastbioner.io.documents import Document, Source, Span
 from fastbioner.base.errors import InputError
+from fastbioner.io.fileio import atomic_write
 
 # Ids that mean "no concept" in the corpora (BC5CDR writes -1).
 NO_CONCEPT = {"", "-1", "-"}
@@ -156,8 +158,6 @@ class ConceptDictionary:
     def save(self, path: str | Path) -> None:
         """A TSV of ``mention, label, concept_id, count``, sorted, so a rebuild from the
         same data gives the same bytes."""
-        from fastbioner.io.fileio import atomic_write
-
         rows = sorted((text, lab, cid, n) for (lab, text), ids in self._exact.items() for cid, n in ids.items())
         buf = io.StringIO()
         writer = csv.writer(buf, delimiter="\t", lineterminator="\n", quoting=csv.QUOTE_MINIMAL)
@@ -193,8 +193,6 @@ class ConceptDictionary:
 
 def shipped_dictionary() -> ConceptDictionary:
     """The dictionary that ships with the app (empty if the asset is missing)."""
-    from importlib.resources import as_file, files
-
     try:
         resource = files("fastbioner_assets") / "concepts" / "mentions.tsv"
         if not resource.is_file():

@@ -14,6 +14,7 @@ from typing import Iterable, Sequence
 
 from fastbioner.io.documents import Document, Source, Span
 from fastbioner.curate.project import DocStatus
+from fastbioner.io.text import tokenize  # the biomedical tokenizer of the foundation
 
 # Model spans scoring below this are shown as doubtful.
 LOW_CONFIDENCE = 0.5
@@ -35,8 +36,6 @@ def snap_to_tokens(start: int, end: int, tokens: Sequence[tuple[int, int]]) -> t
 def token_bounds(text: str) -> list[tuple[int, int]]:
     """Token offsets of ``text`` by the project's tokenizer (the one the BIO formats
     use), so a snapped span always falls on token boundaries of the exports."""
-    from fastbioner.io.text import tokenize  # the biomedical tokenizer of the foundation
-
     return [(t.start, t.end) for t in tokenize(text)]
 
 

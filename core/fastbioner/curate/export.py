@@ -14,6 +14,7 @@ from fastbioner.io.documents import Document, Source
 from fastbioner.io.formats import format_module, write_documents
 from fastbioner.io.formats.report import WriteReport
 from fastbioner.base.jobs import CancelToken, EventCallback, run_job
+from fastbioner.io.text import document_sentences
 
 # What the export dialog offers: a name, the format, and the writer's options.
 EXPORT_FORMATS: dict[str, tuple[str, dict]] = {
@@ -86,8 +87,6 @@ def describe_dropped(doc: Document, span, why: str) -> str:
 
 
 def _why_off_boundary(doc: Document, span) -> str:
-    from fastbioner.io.text import document_sentences
-
     for sent in document_sentences(doc):
         if sent.start <= span.start < sent.end:
             return ("crosses a sentence end (BIO holds an entity within one sentence)" if span.end > sent.end

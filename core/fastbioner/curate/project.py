@@ -18,11 +18,14 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from enum import Enum
 from pathlib import Path
 from typing import Any, Iterable
+
+from platformdirs import user_data_dir
 
 from fastbioner import __version__
 from fastbioner.io.documents import Document, Source, Span
@@ -30,6 +33,8 @@ from fastbioner.base.errors import InputError
 from fastbioner.io.fileio import atomic_write, read_text
 # The file's layout is the formats' too: a command reads a project's documents as it reads JSONL.
 from fastbioner.io.formats.project import PROJECT_FORMAT, PROJECT_VERSION, check_header
+from fastbioner.io.formats import jsonl
+from fastbioner.io.formats.checks import expect, is_int, load_json
 
 PROJECT_SUFFIX = ".fbproj"
 
@@ -99,8 +104,6 @@ def entry_for(doc: Document, origin: str | None = None) -> ProjectEntry:
 
 
 def save_project(project: Project, path: str | Path) -> None:
-    from fastbioner.io.formats import jsonl
-
     header = {"format": PROJECT_FORMAT, "version": PROJECT_VERSION, "fastbioner": __version__,
               "saved": datetime.now(timezone.utc).isoformat(timespec="seconds"),
               "documents": len(project.entries), "models": project.models,
@@ -129,8 +132,6 @@ def save_project(project: Project, path: str | Path) -> None:
 def _check_header(header: Any, path: str | Path) -> dict[str, Any]:
     """The header's fields, type-checked: InputError at line 1 for any fault. Keys it
     does not know are ignored (a newer minor version may add some)."""
-    from fastbioner.io.formats.checks import expect, is_int
-
     version = check_header(header, path)
     assert isinstance(header, dict)
     try:
@@ -156,8 +157,6 @@ def load_project(path: str | Path) -> Project:
     a header whose fields have the wrong types, a document line that is not a valid
     document, and a file holding fewer (or more) documents than its header says (a
     file cut short)."""
-    from fastbioner.io.formats import jsonl
-
     if Path(path).exists() and not Path(path).is_file() and not Path(path).is_dir():
         # read_text would wait on a FIFO forever (the app would freeze opening it)
         raise InputError("not a regular file (a FIFO, device or socket); a project is a .fbproj file", path)
@@ -210,8 +209,6 @@ def _status(value: str, version: int) -> DocStatus:
 
 
 def _json_line(line: str, path: str | Path, number: int) -> Any:
-    from fastbioner.io.formats.checks import load_json
-
     try:
         return load_json(line)
     except ValueError as exc:
@@ -224,7 +221,6 @@ def user_home() -> Path:
     override = os.environ.get("FASTBIONER_HOME")
     if override:
         return Path(override)
-    from platformdirs import user_data_dir
 
     return Path(user_data_dir("fastbioner", appauthor=False))
 
@@ -237,8 +233,6 @@ def home_problem() -> str | None:
     """Why the user folder (settings, autosave, models) cannot be written: a regular
     file in its place, a read-only file system, a full disk; None when it can. Tries
     what a save does: make the folder, write a byte, remove it."""
-    import tempfile
-
     home = user_home()
     try:
         home.mkdir(parents=True, exist_ok=True)

@@ -16,9 +16,18 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
+from seqeval.scheme import IOB2
 
-from fastbioner.base.errors import InputError
+from fastbioner.base.config import COMBINATIONS
+from fastbioner.base.errors import InputError, ModelError
 from fastbioner.base.jobs import CancelToken, EventCallback, ProgressReporter, run_job
+from fastbioner.io.formats import read_tagged_files
+from fastbioner.models.loading import load_for_tagging
+from fastbioner.models.modeling import model_labels
+from fastbioner.models.registry import Registry, check_bio_labels
+
+# seqeval's metrics and scikit-learn (about 0.8 s), the Tagger (torch) and the label ensembles
+# (numpy) are imported when scoring runs: `models show` reads a report without them.
 
 # words of each sentence, the job's reporter, a document key per sentence (a model
 # trained with document or packed context reads its documents) -> tags per word
@@ -84,7 +93,6 @@ def score_tags(gold: Sequence[Sequence[str]], predicted: Sequence[Sequence[str]]
     type and both boundaries match, and an ``I-`` that does not continue an entity
     starts none (the Tagger's predictions are already repaired)."""
     from seqeval.metrics import classification_report
-    from seqeval.scheme import IOB2
     from sklearn.metrics import balanced_accuracy_score, matthews_corrcoef
 
     if len(gold) != len(predicted):
@@ -116,10 +124,7 @@ def _scoring_tagger(entry, device: str, batch_size: int):
     """A registered or exported model as it tags in use, at float32, windowed as it was
     trained, by the engine tagging uses (:mod:`fastbioner.models.loading`: a plain BERT or
     convolutional student without importing transformers, the same logits)."""
-    from fastbioner.models.loading import load_for_tagging
     from fastbioner.infer.inference import Tagger, TaggerConfig
-    from fastbioner.models.modeling import model_labels
-    from fastbioner.models.registry import check_bio_labels
 
     config = TaggerConfig(device=device, precision="fp32", max_batch_size=batch_size)
     model, tokenizer = load_for_tagging(entry.path, config.engine)
@@ -146,7 +151,6 @@ def _ensemble_predictor(entries: Sequence, device: str, batch_size: int, rule: s
     reads the sentences as it was trained (its own windows and context) and gives a
     label distribution per word; the combination's label per word is repaired to IOB2.
     Models are loaded one at a time; all must tag the same labels in the same order."""
-    from fastbioner.base.errors import ModelError
     from fastbioner.infer.inference import tags_from_ids
     from fastbioner.infer.label_ensembles import combined_labels
 
@@ -182,10 +186,6 @@ def evaluate_model(model_ref: str | Path, file: str | Path, *, batch_size: int =
     ``ensemble_with``: more models, combined with the first word by word by the
     ``combination`` rule multi-teacher distillation uses (what an ensemble's students
     learn from, scored)."""
-    from fastbioner.base.config import COMBINATIONS
-    from fastbioner.io.formats import read_tagged_files
-    from fastbioner.models.registry import Registry
-
     if combination not in COMBINATIONS:
         raise InputError(f"combination must be one of {', '.join(COMBINATIONS)}, not {combination!r}")
 

@@ -38,7 +38,7 @@ import numpy as np
 import torch
 
 from fastbioner.models import packing
-from fastbioner.base.config import CONTEXTS, EncodingConfig, Settings
+from fastbioner.base.config import CONTEXTS, ConfigError, EncodingConfig, Settings
 from fastbioner.base.defaults import table
 from fastbioner.io.documents import Document, Sentence, Source, Span
 from fastbioner.models.encoding import WordEncoder, first_subword_mask, word_index_array
@@ -50,6 +50,7 @@ from fastbioner.models.modeling import model_labels, pick_device
 from fastbioner.models.precision import apply_precision, checks_from_manifest, choose_precision, default_token_budget
 from fastbioner.io.text import document_sentences
 from fastbioner.infer.uncertainty import METADATA_KEY, DocumentUncertainty, document_uncertainty
+from fastbioner.models.registry import Registry
 
 
 @dataclass
@@ -74,8 +75,6 @@ class TaggerConfig(Settings):
                                     # transformers, see fastbioner.models.loading), transformers
 
     def validate(self) -> None:
-        from fastbioner.base.config import ConfigError
-
         if self.threads is not None and self.threads < 1:
             raise ConfigError("threads must be at least 1")
         if self.max_length is not None and self.max_length < 8:
@@ -451,7 +450,5 @@ def position_limit(model) -> int:
 
 def resolve_model(name_or_folder: str | Path) -> tuple[Path, str, dict[str, Any]]:
     """(folder, name, manifest) of a registry name or a model folder."""
-    from fastbioner.models.registry import Registry
-
     entry = Registry().resolve(name_or_folder)
     return Path(entry.path), entry.name, entry.manifest.to_dict()

@@ -24,7 +24,7 @@ from typing import Iterator, Sequence
 
 from fastbioner.io.documents import Document, Source
 from fastbioner.base.errors import InputError
-from fastbioner.io.formats import write_documents
+from fastbioner.io.formats import read_any, read_documents, write_documents
 from fastbioner.infer.inference import Tagger
 from fastbioner.base.jobs import CancelToken, EventCallback, ProgressReporter, run_job
 from fastbioner.infer.tagging import CHUNK_DOCUMENTS, _chunks
@@ -62,8 +62,6 @@ class RankSummary:
 def iter_documents(inputs: Sequence[str | Path], input_format: str | None = None) -> Iterator[Document]:
     """Every document of the input files and folders (a folder: each document file
     in it, as ``convert`` reads one), in order."""
-    from fastbioner.io.formats import read_any, read_documents
-
     for path in inputs:
         if Path(path).is_dir():
             yield from read_any([path], input_format)

@@ -21,9 +21,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable, ContextManager, Iterable, Mapping, Sequence
 
+import torch
+
+from fastbioner.infer.evaluation import score_tags
 from fastbioner.io.documents import Document, Span
 from fastbioner.infer.inference import Tagger, TaggerConfig, resolve_model
 from fastbioner.base.jobs import CancelToken, EventCallback, ProgressReporter, run_job
+from fastbioner.io.formats.conll import read_tagged_sentences
 from fastbioner.models.loading import load_for_tagging
 from fastbioner.models.precision import (
     Precision, PrecisionCheck, available_precisions, checks_from_manifest, choose_precision, hardware_name,
@@ -137,9 +141,6 @@ def interleaved_timing(systems: Mapping[str, System], docs: Sequence[Document], 
 
 def devel_f1(tagger: Tagger, bio_file: str | Path, cancel: CancelToken | None = None) -> float:
     """Entity F1 (seqeval strict, as :mod:`fastbioner.infer.evaluation` scores) on a BIO file."""
-    from fastbioner.infer.evaluation import score_tags
-    from fastbioner.io.formats.conll import read_tagged_sentences
-
     sentences = read_tagged_sentences(bio_file)
     # The file's -DOCSTART- documents, as evaluate reads them: a model trained with
     # document or packed context is scored as it tags (sentence context ignores them).
@@ -234,8 +235,6 @@ def merged_speed(earlier: Mapping[str, Any] | None, speed: dict[str, Any]) -> di
     another whose CPU has it both stay, each naming its hardware and date, and
     ``auto`` is chosen again over all of them. A mode measured now replaces its
     earlier check."""
-    import torch
-
     kept = {m: r for m, r in ((earlier or {}).get("modes") or {}).items() if m not in speed["modes"]}
     if not kept:
         return speed

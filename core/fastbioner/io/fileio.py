@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import stat
@@ -11,7 +12,7 @@ import threading
 from pathlib import Path
 from typing import IO, Iterable, Iterator
 
-from fastbioner.base.errors import InputError
+from fastbioner.base.errors import FastBioNERError, InputError
 
 
 # A file read whole (BioC XML, a project, a PMID list) may hold at most this many
@@ -298,10 +299,6 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-
 def write_json_record(path: str | Path, record: object) -> None:
     """A command's ``--json`` figures, written whole or not at all; a folder that cannot
     take it is one line naming the file."""
-    import json
-
-    from fastbioner.base.errors import FastBioNERError
-
     try:
         with atomic_write(path) as fh:
             fh.write(json.dumps(record, indent=2) + "\n")

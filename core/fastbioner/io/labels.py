@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
 from fastbioner.io.documents import Document, Sentence, Source, Span
+from fastbioner.io.text import document_sentences
 
 SCHEMES = ("IOB1", "IOB2", "IOBES")
 
@@ -274,8 +275,6 @@ def document_tagged_sentences(doc: Document, scheme: str = "IOB2",
     by :func:`spans_to_tags`, with the spans the BIO view had to leave out. A span that
     is not inside exactly one sentence (it crosses a sentence or passage boundary, or
     lies in white space) counts as off boundary."""
-    from fastbioner.io.text import document_sentences  # text imports only documents: no cycle
-
     wanted = None if sources is None else {Source(s) for s in sources}
     sentences = document_sentences(doc)
     starts = [s.start for s in sentences]

@@ -36,8 +36,10 @@ from typing import Iterable
 
 import torch
 from safetensors.torch import load_file, save_file
+from tokenizers import Tokenizer
 
 from fastbioner.base.errors import ModelError
+from fastbioner.models.architectures.convolution import Int8Embedding
 from fastbioner.models.checks import LIMITS, MAX_TOKENIZER_BYTES, check_model_folder
 from fastbioner.models.folder import read_json_object
 from fastbioner.base.jobs import CancelToken, EventCallback, ProgressReporter, run_job
@@ -110,8 +112,6 @@ def _fold_projection(state: dict[str, torch.Tensor], config: dict) -> None:
 
 
 def _quantize_embeddings(state: dict[str, torch.Tensor], config: dict) -> None:
-    from fastbioner.models.architectures.convolution import Int8Embedding
-
     weight, scale = Int8Embedding.quantize(state[f"{CONV_EMBEDDINGS}.weight"])
     state[f"{CONV_EMBEDDINGS}.weight"], state[f"{CONV_EMBEDDINGS}.scale"] = weight, scale
     config["embedding_storage"] = "int8"
@@ -133,8 +133,6 @@ def compact_model(src: str | Path, dest: str | Path, corpus: Iterable[str] | Non
     src, dest = Path(src), Path(dest)
 
     def job(reporter: ProgressReporter) -> CompactionReport:
-        from tokenizers import Tokenizer
-
         if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
             raise ModelError(f"{dest}: already exists")
         tok_path = src / "tokenizer.json"

@@ -36,6 +36,7 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 import torch
+from tokenizers import Tokenizer
 
 IGNORE_INDEX = -100
 LABEL_MODES = ("first", "all")
@@ -119,7 +120,6 @@ def subword_tokenizer(tokenizer) -> SubwordTokenizer:
     slow (Python) tokenizer, which cannot map subwords back to words."""
     if isinstance(tokenizer, SubwordTokenizer):
         return tokenizer
-    from tokenizers import Tokenizer
 
     if isinstance(tokenizer, Tokenizer):
         return SubwordTokenizer(tokenizer, tokenizer.token_to_id("[PAD]"))

@@ -37,7 +37,10 @@ from pathlib import Path
 from typing import Any
 
 from fastbioner.base.errors import FastBioNERError, ModelError
-from fastbioner.models.light.config import CONV_MODEL_TYPE
+from fastbioner.models.architectures import register_architectures
+from fastbioner.models.light import Unsupported
+from fastbioner.models.light.config import CONV_MODEL_TYPE, read_light_config
+from fastbioner.models.modeling import check_weights, load_token_classifier, load_tokenizer, transformers_api
 
 ENGINES = ("auto", "transformers")
 ENGINE_VARIABLE = "FASTBIONER_ENGINE"  # forces an engine process-wide: for tests and comparisons
@@ -95,8 +98,6 @@ def load_for_tagging(folder: str | Path, engine: str = "auto"):
     """(model, tokenizer) of a model folder or hub id, on the CPU in float32, ready
     for :class:`fastbioner.infer.inference.Tagger`. A broken folder raises ModelError from
     either engine."""
-    from fastbioner.models.modeling import check_weights, load_token_classifier, load_tokenizer
-
     engine = chosen_engine(engine)
     local = Path(folder).is_dir()
     if local:
@@ -105,8 +106,6 @@ def load_for_tagging(folder: str | Path, engine: str = "auto"):
         check_weights(folder)
     kind = model_kind(folder)
     if engine == "auto" and kind in LIGHT_KINDS:
-        from fastbioner.models.light import Unsupported
-
         try:
             return _load_light(Path(folder), kind)
         except Unsupported:
@@ -140,16 +139,11 @@ def folder_config(folder: str | Path) -> tuple[Any, str]:
     BERT, a convolutional student) is read without transformers, so registering or
     tagging such a folder never imports it; any other goes through AutoConfig. Both
     fill what config.json leaves out with transformers' defaults (id2label LABEL_0 ...)."""
-    from fastbioner.models.light import Unsupported
-    from fastbioner.models.light.config import read_light_config
-
     folder = Path(folder)
     try:
         return read_light_config(folder), str(folder)
     except Unsupported:
         pass
-    from fastbioner.models.modeling import transformers_api
-    from fastbioner.models.architectures import register_architectures
 
     AutoConfig = transformers_api().AutoConfig  # first imported under a lock (see transformers_api)
     register_architectures()  # the folder may hold one of the project's own model types

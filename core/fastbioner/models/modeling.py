@@ -20,7 +20,11 @@ from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 from fastbioner.base.errors import ModelError
 from fastbioner.models import checks
+from fastbioner.models.architectures import register_architectures
 from fastbioner.models.folder import safetensors_files
+
+# torch and transformers are imported inside the functions that use them: registering,
+# listing and reading a folder's labels need neither.
 
 if TYPE_CHECKING:
     import torch
@@ -123,8 +127,6 @@ def tagger_labels(ref: str | Path) -> list[str] | None:
     cannot be read (loading the model then says why)."""
     AutoConfig = transformers_api().AutoConfig
 
-    from fastbioner.models.architectures import register_architectures
-
     register_architectures()
     try:
         with _quiet_transformers():
@@ -149,8 +151,6 @@ def load_token_classifier(ref: str | Path, labels: Sequence[str] | None = None,
     import torch
 
     AutoModelForTokenClassification = transformers_api().AutoModelForTokenClassification
-
-    from fastbioner.models.architectures import register_architectures
 
     register_architectures()  # a folder may hold one of the project's own model types
     if is_local_reference(ref):

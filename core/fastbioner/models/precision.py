@@ -17,8 +17,11 @@ from dataclasses import asdict, dataclass
 from enum import Enum
 from typing import Any, Mapping
 
+from fastbioner.base.cpu import describe_cpu
 from fastbioner.base.defaults import table
 from fastbioner.base.errors import FastBioNERError
+
+# torch is imported inside the functions that ask it: choosing a mode from a manifest needs none.
 
 # The rules of ``auto``, from the defaults table's [precision] section (their decision
 # records in docs/research/decisions.md give the figures that set them).
@@ -58,8 +61,6 @@ def cpu_has_bf16() -> bool:
 def cpu_flags_say_bf16() -> bool | None:
     """The same question without importing torch (for a dialog on the GUI thread): the
     CPU's flags on Linux; None where they cannot be read (torch answers at run time)."""
-    from fastbioner.base.cpu import describe_cpu
-
     return describe_cpu().has_any("avx512_bf16", "amx_bf16")
 
 
@@ -313,7 +314,6 @@ def hardware_name(device) -> str:
 
     if device.type == "cuda":
         return torch.cuda.get_device_name(device)
-    from fastbioner.base.cpu import describe_cpu
 
     cpu = describe_cpu()
     return f"{cpu.model} ({cpu.cores} cores)"

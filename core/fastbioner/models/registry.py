@@ -24,9 +24,12 @@ import os
 import re
 import shutil
 import tempfile
+import time
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Iterator
+
+import platformdirs
 
 from fastbioner.base.errors import FastBioNERError, InputError, ModelError
 from fastbioner.io.fileio import current_umask, process_alive
@@ -35,6 +38,8 @@ from fastbioner.models.folder import folder_size
 from fastbioner.models.loading import folder_config
 from fastbioner.models.manifest import KINDS, MANIFEST, Manifest, now_iso, read_manifest, write_manifest
 from fastbioner.models.modeling import check_weights, load_tokenizer
+
+# filelock (some 13 ms with what it imports) is imported when the registry is written, not to list it.
 
 # modeling and loading import torch and transformers only inside the functions that load
 # weights: listing models, and every command line start-up, need none of them.
@@ -157,8 +162,6 @@ def sweep_stale_staging(root: Path) -> list[Path]:
     """Remove the staging folders (and trash) that processes now gone left in the
     registry ``root``; a live process's staging folder stays. Only names this module
     makes are touched. Returns the folders removed."""
-    import time
-
     removed = []
     try:
         items = [p for p in root.iterdir() if p.name.startswith((STAGING_PREFIX, ".trash-"))]
@@ -192,7 +195,6 @@ def default_root() -> Path:
     home = os.environ.get("FASTBIONER_HOME")
     if home:
         return Path(home).expanduser() / "models"
-    import platformdirs
 
     return Path(platformdirs.user_data_dir("fastbioner")) / "models"
 

@@ -12,6 +12,7 @@ default is a different package, whose extras its packager names.
 from __future__ import annotations
 
 import os
+from importlib.resources import files
 from pathlib import Path
 
 from fastbioner.base.errors import ModelError
@@ -23,8 +24,6 @@ def assets_folder() -> Path:
     editable install), else the checkout's ``assets/`` beside ``core/`` (code run
     from a source tree with only ``core`` on the path)."""
     try:
-        from importlib.resources import files
-
         folder = Path(str(files("fastbioner_assets")))
         if folder.is_dir():
             return folder

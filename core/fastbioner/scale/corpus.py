@@ -36,19 +36,27 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+import torch
 
+from fastbioner import __version__
 from fastbioner.base.config import ConfigError, Settings
 from fastbioner.base.errors import FastBioNERError, InputError
 from fastbioner.io.fileio import atomic_write
-from fastbioner.infer.inference import TaggerConfig
+from fastbioner.infer.inference import TaggerConfig, resolve_model
 from fastbioner.base.jobs import CancelToken, Cancelled, EventCallback, ProgressReporter, run_job
 from fastbioner.infer.tagging import CHUNK_DOCUMENTS
+from fastbioner.models.modeling import pick_device
+from fastbioner.models.precision import checks_from_manifest, choose_precision, default_token_budget
+from fastbioner.scale.local import LocalEngine
+from fastbioner.scale.ray_engine import RayEngine
 from fastbioner.scale.shards import (DOC_SCHEMA, SCHEMA, SCHEMA_VERSION, ChunkResult, file_record, fingerprint,
                      release_freed_memory, row_document, shard_paths, write_rows)
 from fastbioner.scale.state import HISTORY_DIR, FolderState, InputRecord, RowIndex, codes_of, keep_old_version
 from fastbioner.scale.preflight import default_threads, expand_inputs, folder_lock, refuse_object_store
 from fastbioner.scale.updates import InputScan, _Codes, resolve
 from fastbioner.scale.work import ModelRef, file_digest
+
+# import_ray is looked up when a run starts (tests replace it to stand for a missing Ray).
 
 ENGINES = ("local", "ray")
 SUMMARY_FILE = "_summary.json"  # "_" first: Parquet readers of the folder (pyarrow, duckdb) skip it
@@ -147,11 +155,8 @@ class CorpusSummary:
 
 def make_engine(options: CorpusOptions, model: ModelRef, config: TaggerConfig):
     if options.engine == "ray":
-        from fastbioner.scale.ray_engine import RayEngine  # Ray is an optional extra: imported only here
-
         return RayEngine(model, config, address=options.address, workers=options.workers,
                          gpus_per_worker=options.gpus_per_worker)
-    from fastbioner.scale.local import LocalEngine
 
     return LocalEngine(model, config)
 
@@ -161,13 +166,6 @@ def output_fingerprint(ref: ModelRef, config: TaggerConfig, options: CorpusOptio
     the project's version, the precision and device kind it runs in, and the tagger
     settings that change output. Not threads nor chunk size (tagging is per document,
     see :func:`.shards.tag_chunk`), not the engine."""
-    import torch
-
-    from fastbioner import __version__
-    from fastbioner.infer.inference import resolve_model
-    from fastbioner.models.modeling import pick_device
-    from fastbioner.models.precision import checks_from_manifest, choose_precision, default_token_budget
-
     _, _, manifest = resolve_model(ref.folder)
     if options.engine == "ray":
         device = torch.device("cuda" if options.gpus_per_worker > 0 else "cpu")

@@ -11,6 +11,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Sequence
 
+from filelock import FileLock, Timeout
+
 from fastbioner.base.errors import InputError
 from fastbioner.io.formats import format_for_path
 from fastbioner.scale.shards import pubmed_file_number
@@ -70,8 +72,6 @@ def default_threads() -> int:
 def folder_lock(out_dir: Path) -> Iterator[None]:
     """One run per folder at a time: a second is refused with one line (the system's
     lock, released when a process dies, so a crash never leaves it held)."""
-    from filelock import FileLock, Timeout
-
     lock_dir = out_dir / STATE_DIR
     try:
         lock_dir.mkdir(parents=True, exist_ok=True)

@@ -27,11 +27,13 @@ from pathlib import Path
 from typing import Iterator, Sequence
 
 from fastbioner.base.errors import FastBioNERError
-from fastbioner.infer.inference import TaggerConfig
+from fastbioner.infer.inference import Tagger, TaggerConfig
 from fastbioner.base.jobs import CancelToken
-from fastbioner.scale.shards import ChunkResult
+from fastbioner.scale.shards import ChunkResult, tag_chunk
 from fastbioner.scale.updates import InputScan
 from fastbioner.scale.work import ModelRef, parse_failure, parse_task
+
+# Ray, the optional scale extra, is imported inside the methods that use it (see import_ray).
 
 
 def import_ray():
@@ -52,8 +54,6 @@ class TaggerWorker:
     """A Ray actor with one Tagger, loaded from the model files shipped to it."""
 
     def __init__(self, files: dict[str, bytes], config: dict):
-        from fastbioner.infer.inference import Tagger
-
         folder = Path(tempfile.mkdtemp(prefix="fastbioner-model-"))
         try:
             for rel, data in files.items():
@@ -69,8 +69,6 @@ class TaggerWorker:
         return self.tagger.describe()
 
     def tag(self, docs: list) -> ChunkResult:
-        from fastbioner.scale.shards import tag_chunk
-
         return tag_chunk(self.tagger, docs)
 
 

@@ -20,6 +20,8 @@ spans of 7 of 100 abstracts; float32 moved scores in their last bits).
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import hashlib
 import json
 import re
@@ -92,9 +94,6 @@ def release_freed_memory() -> None:
     elsewhere). Tagging documents of ever new shapes leaves the heap fragmented: the
     convolutional int8 model grew from 283 to 397 MB over 4,000 generated abstracts,
     and stayed at 312-318 MB over 5,000 with a trim every 1,000."""
-    import ctypes
-    import ctypes.util
-
     pa.default_memory_pool().release_unused()   # Arrow's own pool (the shards' tables)
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")

@@ -14,11 +14,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from fastbioner.base.errors import FastBioNERError, InputError
 from fastbioner.io.fileio import atomic_write
 from fastbioner.io.formats import read_documents
-from fastbioner.base.jobs import CancelToken
+from fastbioner.base.jobs import Cancelled, CancelToken
 from fastbioner.scale.shards import DOC_SCHEMA, doc_row
 from fastbioner.scale.updates import InputScan
+
+# resolve_model (the Tagger's module: torch) is imported when called: a Ray parsing task imports
+# this module without torch.
 
 SPOOL_ROWS = 2048   # documents per spool row group: what parsing holds in memory at a time
 
@@ -111,9 +115,6 @@ def parse_failure(path: str, exc: BaseException) -> BaseException:
     """What a run reports for an input that could not be parsed: the input's own
     one-line error, or one naming the file for anything unexpected. A cancel is not
     a failure: it is raised again."""
-    from fastbioner.base.errors import FastBioNERError, InputError
-    from fastbioner.base.jobs import Cancelled
-
     if isinstance(exc, Cancelled):
         raise exc
     if isinstance(exc, FastBioNERError):

@@ -21,6 +21,7 @@ import sys
 from typing import Any, Iterator
 
 import torch
+from torch.nn.parallel import DistributedDataParallel
 
 
 def initialised() -> bool:
@@ -115,8 +116,6 @@ class ShardedBatches:
 def wrap(module: torch.nn.Module, device: torch.device) -> torch.nn.Module:
     """DDP around a trainable module. ``find_unused_parameters``: a term with no weight
     at some step (phi reaches 0) leaves parts such as W_h without a gradient."""
-    from torch.nn.parallel import DistributedDataParallel
-
     ids = [device.index] if device.type == "cuda" else None
     return DistributedDataParallel(module, device_ids=ids, find_unused_parameters=True)
 

@@ -40,8 +40,12 @@ from typing import Any, Optional
 
 from fastbioner.base.jobs import CancelToken, EventCallback, ProgressEvent, ProgressReporter, run_job, sub_progress
 from fastbioner.base.errors import DISK_MARGIN_BYTES
+from fastbioner.io.formats import read_tagged_files
+from fastbioner.models.modeling import load_token_classifier, load_tokenizer, model_labels, pick_device
 from fastbioner.models.registry import Registry
+from fastbioner.train.distill.config import DistillConfig
 
+# The runs it measures (torch, transformers) are imported when measuring: --estimate's parsing needs none.
 
 
 @dataclass(frozen=True)
@@ -118,8 +122,6 @@ def estimate_run(config, *, registry: Registry | None = None, steps: int = 10,
                  cancel: Optional[CancelToken] = None) -> RunEstimate:
     """Estimate the wall time of ``config`` (a :class:`~fastbioner.base.config.TeacherConfig`
     or a :class:`~fastbioner.train.distill.config.DistillConfig`) from ``steps`` real steps."""
-    from fastbioner.train.distill.config import DistillConfig
-
     if steps < 2:
         raise ValueError("at least 2 steps are needed to measure one")
     config.validate()
@@ -246,8 +248,6 @@ def _relative_teacher_costs(config, registry: Registry, reporter: ProgressReport
     loaded, warmed on two sentences (lazy initialisation is not timed), timed twice
     and released before the next."""
     from fastbioner.train.distill.ensemble import word_logits
-    from fastbioner.io.formats import read_tagged_files
-    from fastbioner.models.modeling import load_token_classifier, load_tokenizer, model_labels, pick_device
 
     sentences = [s.words for s in read_tagged_files(config.train_files)]
     picked = sentences[::max(1, len(sentences) // sample)][:sample]
@@ -286,8 +286,6 @@ def _devel_windows(config, registry: Registry) -> int:
     words about alike, or is the same)."""
     from fastbioner.models import packing
     from fastbioner.models.encoding import WordEncoder
-    from fastbioner.models.modeling import load_tokenizer
-    from fastbioner.io.formats import read_tagged_files
     from fastbioner.train.runs import document_keys
 
     dev = read_tagged_files([config.dev_file])

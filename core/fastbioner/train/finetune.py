@@ -49,6 +49,8 @@ from fastbioner.models.registry import ModelEntry, Registry
 from fastbioner.models.manifest import Manifest, now_iso
 from fastbioner.train.training import Trainer, TrainingResult, seed_everything
 
+# students imports transformers: imported when layers are frozen, which only a transformer needs.
+
 
 @dataclass
 class FineTuneResult:

@@ -35,14 +35,19 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Optional
 
+from fastbioner.base import defaults as defaults_table
 from fastbioner.base.config import TeacherConfig
-from fastbioner.train.distill.config import default_epochs, default_method
-from fastbioner.train.distill.methods import METHODS
+from fastbioner.io.formats import read_tagged_files
+from fastbioner.models.manifest import data_record, read_manifest, write_manifest
+from fastbioner.train.distill.config import StudentConfig, default_epochs, default_learning_rate, default_method
+from fastbioner.train.distill.methods import METHODS, MethodConfig
 from fastbioner.base.errors import ModelError
-from fastbioner.infer.evaluation import EvaluationReport
+from fastbioner.infer.evaluation import EvaluationReport, evaluate_model
 from fastbioner.base.jobs import CancelToken, EventCallback, ProgressReporter, relay, run_job, sub_progress
 from fastbioner.models.registry import ModelEntry, Registry
 
+# The runs (torch, transformers) and compaction are imported when a job runs: recipes and
+# their defaults are read without them (the app's dialogs, the CLI's help).
 
 # Where the base encoders a teacher can be fine-tuned from are kept (the benchmarks read
 # the same folder); $FASTBIONER_BASE_MODELS moves it.
@@ -83,8 +88,6 @@ class Recipe:
     def learning_rate(self, teacher_layers: int | None = None) -> float:
         """The CLI's rate for the student this recipe gives a teacher of ``teacher_layers``
         (a deeper student trains at a lower rate)."""
-        from fastbioner.train.distill.config import default_learning_rate
-
         return default_learning_rate("teacher", self.student_layers(teacher_layers))
 
     def student_layers(self, teacher_layers: int | None) -> int:
@@ -96,9 +99,6 @@ class Recipe:
 
     def apply(self, config, teacher_layers: int | None = None):
         """``config`` with the recipe's student, method and training settings."""
-        from fastbioner.train.distill.config import StudentConfig
-        from fastbioner.train.distill.methods import MethodConfig
-
         training = replace(config.training, epochs=self.epochs, learning_rate=self.learning_rate(teacher_layers))
         return replace(config, student=StudentConfig(source="teacher", layers=self.student_layers(teacher_layers)),
                        method=MethodConfig(name=self.method(teacher_layers),
@@ -301,8 +301,6 @@ def compact_by_default() -> bool:
     """Whether a distillation compacts its student unless told: the defaults table's
     rule for the CLI and the library (the app's dialog compacts unless told otherwise:
     docs/research/decisions.md#compaction)."""
-    from fastbioner.base import defaults as defaults_table
-
     return defaults_table.table().compact_after_distillation
 
 
@@ -319,8 +317,6 @@ def compact_student(entry: ModelEntry, report: EvaluationReport | None, distill_
 
 def _training_texts(files) -> list[str]:
     """The training sentences as text: the pieces the compacted vocabulary keeps."""
-    from fastbioner.io.formats import read_tagged_files
-
     return [" ".join(s.words) for s in read_tagged_files(files)]
 
 
@@ -332,8 +328,6 @@ def _compact_in_place(entry: ModelEntry, report: EvaluationReport | None, config
     import torch
 
     from fastbioner.models.compact import compact_model, keeps_whole_vocabulary
-    from fastbioner.infer.evaluation import evaluate_model
-    from fastbioner.models.manifest import data_record, read_manifest, write_manifest
 
     whole = keeps_whole_vocabulary(entry.path)  # a convolutional student: int8 table instead of trimming
     texts = None if whole else _training_texts(config.train_files)

@@ -12,6 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from fastbioner.models.registry import Registry
+
 # The registry's folder of in-progress checkpoints, one folder per model name
 # (runs.checkpoint_folder); each holds the latest checkpoint (checkpoints.LATEST).
 _CHECKPOINTS, _LATEST, _STATE = ".checkpoints", "latest", "state.json"
@@ -29,8 +31,6 @@ def checkpoint_progress(name: str, models: str | Path | None = None) -> dict[str
     ``models``: the registry's folder (``Registry(...).root``); default the user's.
     """
     if models is None:
-        from fastbioner.models.registry import Registry
-
         models = Registry().root
     path = Path(models) / _CHECKPOINTS / name / _LATEST / _STATE
     try:

@@ -16,16 +16,19 @@ from typing import Any, Callable, Sequence
 
 import torch
 
+from fastbioner.io.formats import expand_paths
+from fastbioner.models.modeling import save_model
 from fastbioner.train import distributed
 from fastbioner.train.checkpoints import clear_checkpoints, has_checkpoint
 from fastbioner.base.config import Settings
-from fastbioner.base.errors import ModelError
+from fastbioner.base.errors import InputError, ModelError
 from fastbioner.infer.evaluation import EvaluationReport, score_tags
 from fastbioner.infer.inference import scoring_tagger
 from fastbioner.base.jobs import ProgressReporter
 from fastbioner.io.labels import TaggedSentence
 from fastbioner.models.registry import ModelEntry, Registry
 from fastbioner.models.manifest import Manifest, data_record, write_manifest
+from fastbioner.train.leftovers import record_run
 from fastbioner.train.training import TrainingResult
 
 # Settings a resumed run may change: where and how fast it runs, how it is watched.
@@ -59,8 +62,6 @@ def claim_run(registry: Registry, name: str, *, overwrite: bool, resume: bool, r
     if restart and distributed.is_main():  # one rank of a multi-process run clears, not each
         clear_checkpoints(ckpt)
     if record is not None and distributed.is_main():
-        from fastbioner.train.leftovers import record_run
-
         record_run(ckpt, *record)
     return ckpt
 
@@ -72,8 +73,6 @@ def document_keys(sentences: Sequence[TaggedSentence], context: str, where: str)
         return None
     keys = [s.doc_id for s in sentences]
     if sentences and all(k is None for k in keys):
-        from fastbioner.base.errors import InputError
-
         raise InputError(f"{context} context needs document boundaries (-DOCSTART- lines); convert the "
                          "PubTator or BioC file with `fastbioner convert FILE OUT.conll`", where)
     return keys
@@ -82,8 +81,6 @@ def document_keys(sentences: Sequence[TaggedSentence], context: str, where: str)
 def data_records(train: Sequence[str], dev: str | None, unlabeled: Sequence[str] = ()) -> list[dict[str, Any]]:
     """The training data as the manifest and the fingerprint record it: each file's
     name, role and SHA-256 (an unlabelled folder: each file read from it)."""
-    from fastbioner.io.formats import expand_paths
-
     records = [data_record(p, "train") for p in train]
     records += [data_record(p, "unlabeled") for p in expand_paths(unlabeled)]
     if dev:
@@ -172,8 +169,6 @@ def install(registry: Registry, name: str, model, tokenizer, manifest_for: Calla
     the registry; a cancel up to the rename leaves nothing registered. The run's
     checkpoints go once the model is in place. ``manifest_for(folder)`` may read
     the saved folder (its size, say)."""
-    from fastbioner.models.modeling import save_model
-
     reporter.stage("save", message=f"registering {name}")
     with registry.staging() as folder:
         save_model(model.to("cpu"), tokenizer, folder)

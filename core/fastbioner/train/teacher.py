@@ -21,7 +21,13 @@ from fastbioner.infer.evaluation import EvaluationReport
 from fastbioner.base.jobs import CancelToken, EventCallback, ProgressReporter, run_job
 from fastbioner.io.labels import bio_labels, entity_types
 from fastbioner.models.losses import make_token_loss
-from fastbioner.models.modeling import load_token_classifier, load_tokenizer, model_shape
+from fastbioner.models.modeling import (
+    check_weights,
+    is_local_reference,
+    load_token_classifier,
+    load_tokenizer,
+    model_shape,
+)
 from fastbioner.train import distributed
 from fastbioner.models import packing
 from fastbioner.train import runs
@@ -29,6 +35,8 @@ from fastbioner.models.registry import ModelEntry, Registry
 from fastbioner.models.manifest import Manifest, now_iso
 from fastbioner.io.formats import read_tagged_files
 from fastbioner.train.training import Trainer, TrainingResult, seed_everything
+
+# The CRF head's tagger imports transformers' model classes: imported only for a CRF head.
 
 
 class TokenClassificationObjective:
@@ -59,7 +67,6 @@ def _new_tagger(config: TeacherConfig, labels: list[str]):
     """The base encoder with a fresh tagging head: linear, or linear and a CRF."""
     if config.head == "linear":
         return load_token_classifier(config.base_model, labels=labels)
-    from fastbioner.models.modeling import check_weights, is_local_reference
     from fastbioner.models.architectures.transformer_crf import TransformerCRFTagger
 
     if is_local_reference(config.base_model):

@@ -37,6 +37,7 @@ run, because a batch order depends only on ``(seed, epoch)``.
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 import random
 import time
@@ -441,5 +442,4 @@ class Trainer:
 
 
 def _jsonable(obj: Any) -> Any:
-    import json
     return json.loads(json.dumps(obj, sort_keys=True, default=str))

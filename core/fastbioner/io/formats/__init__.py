@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 import warnings
+from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Iterable, Iterator
@@ -30,8 +31,10 @@ from fastbioner.base.errors import InputError, InputWarning
 from fastbioner.io.fileio import check_input
 from fastbioner.base.jobs import CancelToken, Cancelled, EventCallback, JobState, ProgressReporter
 from fastbioner.io.formats import bioc, conll, jsonl, medline, plain, project, pubmed_xml, pubtator
+from fastbioner.io.formats.conll import read_tagged_sentences
 from fastbioner.io.formats.limits import DEFAULT_LIMITS, ReadLimits
 from fastbioner.io.formats.report import WriteReport
+from fastbioner.io.labels import document_tagged_sentences
 
 FORMATS: dict[str, ModuleType] = {m.NAME: m for m in (conll, pubtator, bioc, pubmed_xml, medline, jsonl, plain)}
 # Read wherever documents are read, never written (the app saves projects, with their statuses).
@@ -144,11 +147,6 @@ def read_tagged_files(paths: Iterable[str | Path]) -> list:
     or scored files: BIO/CoNLL as they are, any other annotated format (PubTator, BioC,
     JSONL) split into sentences and tagged from its entities, each sentence keeping its
     document's id (for document context)."""
-    from dataclasses import replace
-
-    from fastbioner.io.labels import document_tagged_sentences
-    from fastbioner.io.formats.conll import read_tagged_sentences
-
     sentences: list = []
     for path in paths:
         if guess_format(path) == "conll":

@@ -15,6 +15,7 @@ from defusedxml import DefusedXmlException
 
 from fastbioner.base.errors import InputError
 from fastbioner.io.fileio import open_input, read_text
+from fastbioner.io.formats.checks import refuse_chars
 from fastbioner.io.formats.limits import size_text
 
 
@@ -176,8 +177,6 @@ _NOT_XML = re.compile("[^\t\n\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 def check_xml_chars(element: ET.Element, doc_id: str, path: str | Path, fmt: str) -> None:
     """InputError naming the document and the field (element, or infon key) when any
     text or attribute under ``element`` holds a character XML cannot hold."""
-    from fastbioner.io.formats.checks import refuse_chars
-
     def walk(el: ET.Element, trail: str) -> None:
         name = f"infon {el.get('key')!r}" if el.tag == "infon" else (f"{trail}/{el.tag}" if trail else el.tag)
         for attr, value in el.attrib.items():

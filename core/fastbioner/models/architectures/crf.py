@@ -12,6 +12,7 @@ import torch
 from torch import nn
 
 from fastbioner.models.architectures.positions import first_positions, gather_positions
+from fastbioner.models.losses import CrossEntropy
 
 
 class CRF(nn.Module):
@@ -82,8 +83,6 @@ def first_subword_nll(crf: CRF | None, logits: torch.Tensor, labels: torch.Tenso
     """A tagger's gold loss: the CRF's negative log-likelihood over the labelled
     positions (the first subword of each word), or token cross-entropy without a CRF."""
     if crf is None:
-        from fastbioner.models.losses import CrossEntropy
-
         return CrossEntropy()(logits, labels)
     index, valid = first_positions(labels)
     return crf.nll(gather_positions(logits, index), gather_positions(labels, index), valid)

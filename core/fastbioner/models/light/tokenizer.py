@@ -19,6 +19,8 @@ import math
 from pathlib import Path
 from typing import Any
 
+from tokenizers import Tokenizer
+
 from fastbioner.models.encoding import SubwordTokenizer
 from fastbioner.base.errors import ModelError
 from fastbioner.models.light import Unsupported
@@ -102,8 +104,6 @@ def _parse(text: str, path: Path) -> dict[str, Any]:
 def load_wordpiece_tokenizer(folder: str | Path) -> SubwordTokenizer:
     """The folder's tokenizer, or :class:`Unsupported` (no tokenizer.json, or one that is
     not the standard BERT pipeline for its settings)."""
-    from tokenizers import Tokenizer
-
     folder = Path(folder)
     path = folder / "tokenizer.json"
     if not path.is_file():

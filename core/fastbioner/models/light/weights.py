@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TypeVar
 
 import torch
+from safetensors.torch import load_file
 from torch import nn
 
 from fastbioner.base.errors import ModelError
@@ -24,8 +25,6 @@ def load_weights(folder: Path, model: M) -> M:
     why: pickled weights are refused there); :class:`ModelError` for corrupt,
     incomplete or misshapen weights. Keys the model lacks are ignored, as
     transformers ignores them."""
-    from safetensors.torch import load_file
-
     files = safetensors_files(folder)
     if not files:
         raise Unsupported("no safetensors weights")

@@ -24,6 +24,7 @@ from typing import Any, Iterable, Sequence
 
 import torch
 
+from fastbioner.train.distill.capture import capture
 from fastbioner.train.distill.objective import _ANCHOR, DistillationObjective
 
 LABEL_TERMS = ("gold", "soft", "prob-mse", "logit-mse")
@@ -159,8 +160,6 @@ def fit_projection(projection: torch.nn.Linear, pairs: Sequence[tuple[torch.Tens
 def fit_projections(objective: DistillationObjective, batches: Iterable) -> dict[str, float]:
     """Fit W_h (hidden states, over every mapped layer pair) and W_e (embeddings)
     where the objective has them, on ``batches``; returns each one's fitted MSE."""
-    from fastbioner.train.distill.capture import capture
-
     parts = objective.parts
     wanted = {name: proj for name, proj in (("hidden_projection", parts.hidden_projection),
                                              ("embedding_projection", parts.embedding_projection))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from fastbioner.base import defaults as defaults_table
 from fastbioner.base.config import COMBINATIONS, ConfigError, EncodingConfig, LossConfig, Settings, TrainingConfig, opt
 from fastbioner.train.distill.methods import MethodConfig
 
@@ -19,7 +20,6 @@ SMALL_SOURCES = (*RECURRENT_SOURCES, *CONV_SOURCES)
 
 
 def _table():  # the module, not the function, so a test's replacement of table() is seen
-    from fastbioner.base import defaults as defaults_table
 
     return defaults_table.table()
 

@@ -15,6 +15,8 @@ from typing import Iterator, Sequence
 
 import torch
 
+from fastbioner.io.formats import expand_paths, read_documents
+from fastbioner.io.text import document_sentences
 from fastbioner.models import packing
 from fastbioner.models.encoding import LengthGroupedBatches, Window, WordEncoder
 from fastbioner.base.errors import FastBioNERError, InputError
@@ -42,9 +44,6 @@ def read_unlabeled(paths: Sequence[str | Path], limit: int = 0,
     a folder gives the files in it that a reader knows by name); ``limit`` > 0 keeps
     the first ``limit`` sentences. A file that cannot be read stops the run with its
     name: training on part of the text asked for would be a silently other run."""
-    from fastbioner.io.formats import expand_paths, read_documents
-    from fastbioner.io.text import document_sentences
-
     out = UnlabeledText()
     n_docs = 0
     for given in paths:

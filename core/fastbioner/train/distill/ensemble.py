@@ -20,10 +20,12 @@ from typing import Sequence
 import numpy as np
 import torch
 
+from fastbioner.io.fileio import atomic_write
 from fastbioner.models.encoding import Batch, WordEncoder, length_sorted_batches
 from fastbioner.base.jobs import ProgressReporter
 from fastbioner.infer.label_ensembles import combine  # the rule, shared with scoring teachers combined
 
+# teacher_cache imports transformers: imported when a key is made, so the estimate reads logits without it.
 
 
 def word_logits(model, tokenizer, labels: Sequence[str], sentences: Sequence[Sequence[str]], max_length: int,
@@ -68,8 +70,6 @@ def logits_key(weight_files: Sequence[Path], settings: dict, sentences: Sequence
 
 def save_logits(path: Path, key: str, logits: Sequence[np.ndarray]) -> None:
     """One teacher's word logits with their key, written whole or not at all."""
-    from fastbioner.io.fileio import atomic_write
-
     flat = np.concatenate(logits) if logits else np.zeros((0, 0), np.float32)
     with atomic_write(path, "wb", encoding=None) as fh:
         np.savez(fh, key=np.array(key), flat=flat, lengths=np.array([len(x) for x in logits], np.int64))

@@ -47,6 +47,7 @@ from fastbioner.base.jobs import ProgressReporter
 from fastbioner.train.distill.capture import capture, heads_of
 from fastbioner.train.distill.losses import head_average
 
+# filelock is looked up when the lock is taken: a test stands another run's lock in for FileLock.
 # Under the models folder; a dot folder, so the registry does not list it.
 SHARED_CACHE_FOLDER = ".teacher-cache-shared"
 # How often a resumable build records how far it got (flushing its parts first).
