@@ -66,6 +66,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     b.set_defaults(func=benchmark_command)
 
 
+def check_chunk(chunk: int) -> None:
+    """``--chunk`` of tag and rank: documents held together, at least one (0 or a
+    negative number was read as 1 before: now refused, as every bad number is)."""
+    if chunk < 1:
+        raise InputError(f"--chunk must be at least 1 document, not {chunk}")
+
+
 def _tagger_config(args: argparse.Namespace, precision: str | None = None):
     from fastbioner.infer.inference import TaggerConfig
 
@@ -80,6 +87,7 @@ def tag_command(args: argparse.Namespace) -> int:
     from fastbioner.infer.inference import Tagger
     from fastbioner.infer.tagging import tag_files
 
+    check_chunk(args.chunk)
     for path in args.inputs:
         check_input(path)  # missing, a folder, /dev/zero: said before the model loads
     check_not_an_input(Path(args.out), [Path(p) for p in args.inputs])
@@ -90,7 +98,7 @@ def tag_command(args: argparse.Namespace) -> int:
     tagger = Tagger.load(model, config)
     return run_writing_job(args.out, args.quiet, lambda bar, token: tag_files(
         tagger, args.inputs, args.out, args.out_format, input_format=args.input_format,
-        chunk_documents=max(1, args.chunk), on_event=bar, cancel=token))
+        chunk_documents=args.chunk, on_event=bar, cancel=token))
 
 
 def benchmark_command(args: argparse.Namespace) -> int:

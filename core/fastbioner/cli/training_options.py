@@ -10,6 +10,8 @@ import argparse
 import sys
 from typing import Any, Callable
 
+from fastbioner.cli.output import echo
+
 
 def add_run_flags(p: argparse.ArgumentParser) -> None:
     """How a run is started, resumed and shown; not settings of the model it makes."""
@@ -95,4 +97,4 @@ def print_training(result) -> None:
         print(f"{t.steps} steps in {t.seconds:.0f} s (training seconds per epoch: {per_epoch})")
     if result.report is not None:
         print(f"devel scores (best step {t.best_step}):")
-        print(result.report.to_text())
+        echo(result.report.to_text())
