@@ -264,3 +264,30 @@ def test_compact_import_and_export_copy_what_a_model_needs_never_a_pickle(tiny, 
     dest = Path(registry.export("imported", tmp_path / "out"))
     names = {p.name for p in dest.iterdir()}
     assert not names & set(PICKLES) and "model.safetensors" in names
+
+
+# -- 9. smaller ------------------------------------------------------------------------
+
+def test_a_home_given_with_a_tilde_is_one_folder_for_registry_settings_and_autosave(tmp_path, monkeypatch):
+    from fastbioner.curate.project import autosave_folder
+    from fastbioner.models.registry import Registry, default_root
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("FASTBIONER_HOME", "~/x")
+    assert default_root() == tmp_path / "x" / "models" == Registry().root
+    assert autosave_folder() == tmp_path / "x" / "autosave"
+
+
+@pytest.mark.parametrize("name", ["o.bioc.xml", "o.pubmed.xml"])
+def test_a_carriage_return_survives_an_xml_export(tmp_path, name):
+    from fastbioner.io.documents import Document, Span
+    from fastbioner.io.formats import read_documents, write_documents
+
+    docs = [Document("1", "Cocaine.\rSeizures\r\nfollowed.", spans=[Span(9, 17, "Disease")]),
+            Document("2", "Aspirin.", spans=[Span(0, 7, "Chemical")])]
+    write_documents(docs, tmp_path / name)
+    back = list(read_documents(tmp_path / name))
+    assert len(back) == 2  # one CR no longer aborts the whole export
+    if name.startswith("o.bioc"):  # PubMed XML's reader joins white space, a CR as any other
+        assert [d.text for d in back] == [d.text for d in docs]
+        assert [(s.start, s.end, s.label) for d in back for s in d.spans] == [(9, 17, "Disease"), (0, 7, "Chemical")]

@@ -27,6 +27,7 @@ from typing import Any, Iterable
 from fastbioner import __version__
 from fastbioner.io.documents import Document, Source, Span
 from fastbioner.base.errors import InputError
+from fastbioner.base.home import user_home
 from fastbioner.io.fileio import atomic_write, read_text
 
 PROJECT_FORMAT = "fastbioner-project"
@@ -225,17 +226,6 @@ def _json_line(line: str, path: str | Path, number: int) -> Any:
         return load_json(line)
     except ValueError as exc:
         raise InputError(str(exc), path, number) from None
-
-
-def user_home() -> Path:
-    """The user's FastBioNER folder (registry, settings, autosave): ``$FASTBIONER_HOME``
-    when set (tests set it), else the platform's user data folder."""
-    override = os.environ.get("FASTBIONER_HOME")
-    if override:
-        return Path(override)
-    from platformdirs import user_data_dir
-
-    return Path(user_data_dir("fastbioner", appauthor=False))
 
 
 def autosave_folder() -> Path:

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from fastbioner.base.errors import FastBioNERError, InputError, ModelError
+from fastbioner.base.home import user_home
 from fastbioner.io.fileio import check_not_an_input, current_umask, process_alive
 from fastbioner.io.labels import split_tag
 from fastbioner.models.folder import copy_model_files, folder_size, model_files
@@ -153,12 +154,7 @@ def sweep_stale_staging(root: Path) -> list[Path]:
 
 
 def default_root() -> Path:
-    home = os.environ.get("FASTBIONER_HOME")
-    if home:
-        return Path(home).expanduser() / "models"
-    import platformdirs
-
-    return Path(platformdirs.user_data_dir("fastbioner")) / "models"
+    return user_home() / "models"
 
 
 class RegistryUnwritable(ModelError):
