@@ -291,3 +291,29 @@ def test_a_carriage_return_survives_an_xml_export(tmp_path, name):
     if name.startswith("o.bioc"):  # PubMed XML's reader joins white space, a CR as any other
         assert [d.text for d in back] == [d.text for d in docs]
         assert [(s.start, s.end, s.label) for d in back for s in d.spans] == [(9, 17, "Disease"), (0, 7, "Chemical")]
+
+
+def test_a_title_less_document_comes_back_from_pubtator_as_it_was(tmp_path, capsys):
+    from fastbioner.io.documents import Document, Span
+    from fastbioner.io.formats import pubtator, read_documents, write_documents
+
+    docs = [Document("1", "Cocaine induced seizures.", spans=[Span(0, 7, "Chemical"), Span(16, 24, "Disease")]),
+            Document("2", "")]
+    write_documents(docs, tmp_path / "s.jsonl")
+    assert main(["convert", str(tmp_path / "s.jsonl"), str(tmp_path / "t.pubtator")]) == 0
+    # The file counts the space after the empty title, as PubTator's own files do.
+    assert "1\t1\t8\tCocaine\tChemical\t" in (tmp_path / "t.pubtator").read_text(encoding="utf-8")
+    back = list(pubtator.read(tmp_path / "t.pubtator"))
+    assert [(d.id, d.text, d.spans) for d in back] == [(d.id, d.text, d.spans) for d in docs]
+    assert back[0].passages[0].start == 0
+    capsys.readouterr()
+    assert main(["agree", str(tmp_path / "s.jsonl"), str(tmp_path / "t.pubtator")]) == 0
+    assert "2 document(s) compared" in capsys.readouterr().out
+    # A document with a title reads as ever: "title abstract".
+    (tmp_path / "w.pubtator").write_text("5|t|T.\n5|a|Cocaine.\n5\t3\t10\tCocaine\tChemical\n\n", encoding="utf-8")
+    (doc,) = read_documents(tmp_path / "w.pubtator")
+    assert doc.text == "T. Cocaine." and doc.span_text(doc.spans[0]) == "Cocaine"
+    # A mention on the space of the empty title falls outside the text.
+    (tmp_path / "x.pubtator").write_text("6|t|\n6|a|Cocaine.\n6\t0\t7\t Cocain\tChemical\n\n", encoding="utf-8")
+    with pytest.raises(InputError, match="fall outside the document .*after an empty title"):
+        list(read_documents(tmp_path / "x.pubtator"))
