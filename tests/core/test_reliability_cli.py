@@ -317,3 +317,20 @@ def test_a_title_less_document_comes_back_from_pubtator_as_it_was(tmp_path, caps
     (tmp_path / "x.pubtator").write_text("6|t|\n6|a|Cocaine.\n6\t0\t7\t Cocain\tChemical\n\n", encoding="utf-8")
     with pytest.raises(InputError, match="fall outside the document .*after an empty title"):
         list(read_documents(tmp_path / "x.pubtator"))
+
+
+def test_a_model_reads_decomposed_accents_as_the_composed_word(tiny):
+    import unicodedata
+
+    from fastbioner.infer.inference import Tagger, TaggerConfig
+    from fastbioner.io.documents import Document
+
+    nfd = "Lithium and cispla\u0301tin caused renal failure in rats."
+    nfc = unicodedata.normalize("NFC", nfd)
+    tagger = Tagger.load(tiny, TaggerConfig(precision="fp32", device="cpu"))
+    a, b = tagger.uncertainty([Document("1", nfd), Document("1", nfc)])
+    assert a.tokens == b.tokens == 9 and a.value == pytest.approx(b.value, abs=1e-6)
+    chunk = tagger.tag_chunk([Document("1", nfd), Document("1", nfc)])
+    spans = [[(s.label, unicodedata.normalize("NFC", d.text[s.start:s.end])) for s in d.spans]
+             for d in chunk.documents]
+    assert spans[0] == spans[1]
