@@ -334,3 +334,14 @@ def test_a_model_reads_decomposed_accents_as_the_composed_word(tiny):
     spans = [[(s.label, unicodedata.normalize("NFC", d.text[s.start:s.end])) for s in d.spans]
              for d in chunk.documents]
     assert spans[0] == spans[1]
+
+
+def test_stats_and_tag_read_an_input_given_twice_once_and_say_so(tiny, folder, tmp_path, capsys):
+    a = folder / "a1.pubtator"
+    assert main(["stats", str(a), str(a)]) == 0
+    out, err = capsys.readouterr()
+    assert "documents: 1" in out and "given twice" in err
+    assert main(["tag", str(a), str(a), "--out", str(tmp_path / "t.jsonl"), "--format", "jsonl", "--quiet",
+                 "--model", str(tiny), "--device", "cpu"]) == 0
+    assert "given twice: tagged once" in capsys.readouterr().err
+    assert len((tmp_path / "t.jsonl").read_text(encoding="utf-8").splitlines()) == 1

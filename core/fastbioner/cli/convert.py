@@ -15,6 +15,7 @@ from fastbioner.io.fileio import check_not_an_input
 from fastbioner.io.formats import (
     ALIASES,
     FORMATS,
+    distinct_inputs,
     format_module,
     guess_format,
     read_any,
@@ -146,9 +147,12 @@ def _writes_conll(path: Path, fmt: str | None) -> bool:
 
 def run_stats(args: argparse.Namespace) -> int:
     errors: list[InputError] = []
+    files, twice = distinct_inputs(args.files)
+    for path in twice:
+        warn(f"{path} given twice (or inside a folder given): counted once")
     with _warnings_as_lines():
         def docs() -> Iterator[Document]:
-            for name in args.files:
+            for name in files:
                 yield from _read(Path(name), args.src, errors)
         stats = corpus_stats(docs())
     status = report_skipped(errors)

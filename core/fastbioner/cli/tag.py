@@ -12,6 +12,7 @@ from fastbioner.io.fileio import check_input, check_not_an_input, output_target,
 from fastbioner.base.jobs import CancelToken, Cancelled
 from fastbioner.base.defaults import table
 from fastbioner.models.precision import MAX_F1_LOSS_POINTS, PRECISION_CHOICES, loss_points_text
+from fastbioner.cli.output import warn
 from fastbioner.cli.progress import ProgressBar, ctrl_c_cancels, run_writing_job
 
 OUTPUT_FORMATS = ("conll", "pubtator", "bioc", "jsonl")
@@ -87,8 +88,13 @@ def tag_command(args: argparse.Namespace) -> int:
     from fastbioner.infer.inference import Tagger
     from fastbioner.infer.tagging import tag_files
 
+    from fastbioner.io.formats import distinct_inputs
+
     check_chunk(args.chunk)
-    for path in args.inputs:
+    inputs, twice = distinct_inputs(args.inputs)
+    for path in twice:
+        warn(f"{path} given twice: tagged once")
+    for path in inputs:
         check_input(path)  # missing, a folder, /dev/zero: said before the model loads
     check_not_an_input(Path(args.out), [Path(p) for p in args.inputs])
     output_target(args.out)  # a path that cannot be written says so before the model loads
@@ -97,7 +103,7 @@ def tag_command(args: argparse.Namespace) -> int:
     config.validate()
     tagger = Tagger.load(model, config)
     return run_writing_job(args.out, args.quiet, lambda bar, token: tag_files(
-        tagger, args.inputs, args.out, args.out_format, input_format=args.input_format,
+        tagger, inputs, args.out, args.out_format, input_format=args.input_format,
         chunk_documents=args.chunk, on_event=bar, cancel=token))
 
 
