@@ -191,9 +191,14 @@ def test_any_exception_a_reader_raises_is_one_files_error(tmp_path, monkeypatch)
         f"{folder / 'bad.bioc.xml'}: cannot read this file (RecursionError: maximum recursion depth exceeded)"]
 
 
-def test_converting_a_folder_into_itself_never_reads_its_own_output(tmp_path, capsys):
+def test_converting_a_folder_into_itself_is_refused(tmp_path, capsys):
+    """The output inside the folder read would replace an input or be read back by the
+    next run (issue 70): refused in one line; beside the folder it is written."""
     folder = folder_with_a_bad_file(tmp_path)
-    out = folder / "all.jsonl"
+    assert main(["convert", str(folder), str(folder / "all.jsonl")]) == 2
+    assert "lies inside the input folder" in capsys.readouterr().err
+    assert not (folder / "all.jsonl").exists()
+    out = tmp_path / "all.jsonl"
     for _ in range(3):
         assert main(["convert", str(folder), str(out)]) == 1  # 1: the bad file was skipped
         assert "wrote 3 document(s)" in capsys.readouterr().out

@@ -48,6 +48,7 @@ def test_errors_are_one_line_and_leave_no_output(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [f"fastbioner: error: {bad}:3: mention text 'Heroin' does not match the text at 0..7 ('Cocaine')"]
     assert not out.exists()
+    out = tmp_path.parent / f"{tmp_path.name}-out.conll"  # outside the folder read (issue 70)
     assert main(["convert", str(tmp_path), str(out)]) == 2  # a folder: the bad file is reported and skipped
     err = capsys.readouterr().err
     assert "(file skipped)" in err and f"{tmp_path}: no documents found; nothing written" in err

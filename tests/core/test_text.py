@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -35,8 +36,18 @@ def test_token_offsets_point_into_the_whole_text():
 @given(st.text(alphabet=st.characters(codec="utf-8", categories=["L", "N", "P", "S", "Zs"]), max_size=200))
 def test_tokens_cover_every_non_space_character(text):
     toks = tokenize(text)
-    assert "".join(t.text for t in toks) == "".join(text.split())
-    assert all(text[t.start:t.end] == t.text for t in toks)
+    assert "".join(text[t.start:t.end] for t in toks) == "".join(text.split())
+    # A token's text is its slice of the text in NFC (issue 70: NFD accents split words).
+    assert all(unicodedata.normalize("NFC", text[t.start:t.end]) == t.text for t in toks)
+
+
+def test_decomposed_accents_stay_in_their_word_read_in_nfc():
+    nfd = "Treated with cispla\u0301tin and li\u0301thium."
+    toks = tokenize(nfd)
+    assert [t.text for t in toks] == ["Treated", "with", "cisplátin", "and", "líthium", "."]
+    assert [nfd[t.start:t.end] for t in toks][2] == "cispla\u0301tin"  # offsets on the original text
+    nfc = unicodedata.normalize("NFC", nfd)
+    assert [t.text for t in toks] == [t.text for t in tokenize(nfc)]
 
 
 def test_no_split_at_abbreviations():

@@ -21,6 +21,7 @@ from fastbioner.io.documents import Document
 from fastbioner.base.errors import InputError
 from fastbioner.io.fileio import check_not_an_input, output_target, write_json_record
 from fastbioner.io.formats import read_documents
+from fastbioner.cli.output import echo
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -97,7 +98,7 @@ def run_agree(args: argparse.Namespace) -> int:
         fleiss = {"kappa": kappa, "tokens": tokens, "documents": n_docs, "annotators": len(docs)}
         out.append(f"Fleiss' kappa {kappa:.4f}  ({len(docs)} annotators, {tokens} tokens of {n_docs} "
                    f"document(s) all files hold)")
-    print("\n".join(out).rstrip("\n"))
+    echo("\n".join(out).rstrip("\n"))  # ids and types come from the files: escaped
     if args.json:
         record = {"files": args.files, "match": args.match, "pairs": [p.to_dict() for p in pairs],
                   "fleiss": fleiss}

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from fastbioner.base.jobs import CancelToken
+from fastbioner.cli.output import echo, report_skipped
 from fastbioner.cli.progress import ProgressBar, ctrl_c_cancels
 from fastbioner.io.formats import read_any
 from fastbioner.models.manifest import data_record, read_manifest, write_manifest
@@ -52,8 +53,8 @@ def compact_command(args: argparse.Namespace) -> int:
     with ctrl_c_cancels(token):
         docs = read_any(args.corpus) if args.corpus else None  # None: --keep-vocabulary
         texts = [d.text for d in docs] if docs is not None else None
-        for err in docs.errors if docs is not None else ():
-            print(f"fastbioner: warning: {err}")
+        # A corpus file that cannot be read is said and skipped, the exit status 1, as in convert.
+        status = report_skipped(docs.errors if docs is not None else ())
         vocabulary_files = docs.files if docs is not None else []
         with registry.staging() as folder:
             report = compact_model(source.path, folder, texts, dtype=getattr(torch, args.dtype),
@@ -71,12 +72,12 @@ def compact_command(args: argparse.Namespace) -> int:
     mb = 1024 * 1024
     embeddings = (", embedding table in int8" if report.embedding_storage == "int8" else "") + \
         (", projection folded into it" if report.projection_folded else "")
-    print(f"registered {entry.name}: vocabulary {report.vocab_before} -> {report.vocab_after} pieces, "
+    echo(f"registered {entry.name}: vocabulary {report.vocab_before} -> {report.vocab_after} pieces, "
           f"{report.parameters_before:,} -> {report.parameters_after:,} parameters, "
           f"{report.bytes_before / mb:.1f} -> {report.bytes_after / mb:.1f} MB weights ({report.dtype}"
           f"{embeddings}); corpus segmentations changed: {report.changed_segmentations}")
     if entry.manifest.metrics:
         # The manifest still carries the parent's devel scores until the compacted weights are scored.
-        print(f"its devel scores are {source.name}'s; score the compacted weights with "
+        echo(f"its devel scores are {source.name}'s; score the compacted weights with "
               f"`fastbioner evaluate {entry.name} DEVEL_FILE --record`")
-    return 0
+    return status

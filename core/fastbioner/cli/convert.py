@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import sys
 import warnings
 from pathlib import Path
 from typing import Iterator
@@ -16,6 +15,7 @@ from fastbioner.io.fileio import check_not_an_input
 from fastbioner.io.formats import (
     ALIASES,
     FORMATS,
+    distinct_inputs,
     format_module,
     guess_format,
     read_any,
@@ -23,6 +23,7 @@ from fastbioner.io.formats import (
     write_documents,
 )
 from fastbioner.io.labels import SCHEMES
+from fastbioner.cli.output import echo, echo_lines, report_skipped, warn
 
 _FORMAT_NAMES = sorted([*FORMATS, *(a for a, t in ALIASES.items() if t)])
 
@@ -64,7 +65,7 @@ def _warnings_as_lines() -> Iterator[None]:
         yield
     for w in caught:
         if issubclass(w.category, InputWarning):
-            print(f"fastbioner: warning: {w.message}", file=sys.stderr)
+            warn(w.message)
         else:
             warnings.showwarning(w.message, w.category, w.filename, w.lineno)
 
@@ -87,11 +88,10 @@ def _renamed(docs: Iterator[Document], mapping: dict[str, str]) -> Iterator[Docu
 
 
 def _read(path: Path, fmt: str | None, errors: list[InputError], deleted: list[str] | None = None,
-          exclude: tuple[Path, ...] = (), **options) -> Iterator[Document]:
+          **options) -> Iterator[Document]:
     """Documents of a file or folder; per-file errors of a folder into ``errors``, and the
-    PMIDs that PubMed update files withdraw (``<DeleteCitation>``) into ``deleted``.
-    ``exclude``: files of the folder never read (the output, when it lies inside)."""
-    reader = read_any([path], fmt, exclude=exclude, **options) if path.is_dir() \
+    PMIDs that PubMed update files withdraw (``<DeleteCitation>``) into ``deleted``."""
+    reader = read_any([path], fmt, **options) if path.is_dir() \
         else read_documents(path, fmt, **options)
     yield from reader
     errors.extend(getattr(reader, "errors", ()))
@@ -112,7 +112,7 @@ def _not_empty(docs: Iterator[Document], src: Path) -> Iterator[Document]:
 
 def run_convert(args: argparse.Namespace) -> int:
     src, out = Path(args.input), Path(args.output)
-    check_not_an_input(out, [src])
+    check_not_an_input(out, [src])  # nor inside a folder read: `convert in/ in/a.pubtator` is refused
     options = {}
     errors: list[InputError] = []
     deleted: list[str] = []
@@ -121,26 +121,23 @@ def run_convert(args: argparse.Namespace) -> int:
                          else src.is_file() and guess_format(src) == "conll")
         if reading_conll:
             options = {"on_invalid": args.on_invalid, "scheme": args.in_scheme}
-        # A folder's output may lie inside it: never read back (2, 4, 6 documents on three runs).
-        docs = _not_empty(_renamed(_read(src, args.src, errors, deleted, (out,), **options),
+        docs = _not_empty(_renamed(_read(src, args.src, errors, deleted, **options),
                                    _label_map(args.map_label)), src)
         write_options = {"scheme": args.scheme} if _writes_conll(out, args.dst) else {}
         try:
             report = write_documents(docs, out, args.dst, **write_options)
         finally:  # the files skipped are said even when nothing could be written
-            for err in errors:
-                print(f"fastbioner: error: {err} (file skipped)", file=sys.stderr)
-    print(report.summary())
+            status = report_skipped(errors)
+    echo(report.summary())
     if deleted:
-        shown = ", ".join(deleted[:10]) + (", ..." if len(deleted) > 10 else "")
-        print(f"{len(deleted)} PMID(s) deleted by <DeleteCitation> (a PubMed update file withdraws "
-              f"citations of earlier files; tag-corpus drops them across files): {shown}")
+        listed = ", ".join(deleted[:10]) + (", ..." if len(deleted) > 10 else "")
+        echo(f"{len(deleted)} PMID(s) deleted by <DeleteCitation> (a PubMed update file withdraws "
+             f"citations of earlier files; tag-corpus drops them across files): {listed}")
     for doc_id, span in report.off_boundary[:20]:
-        print(f"  off token boundaries: document {doc_id}, {span.label} at {span.start}..{span.end}",
-              file=sys.stderr)
+        echo(f"  off token boundaries: document {doc_id}, {span.label} at {span.start}..{span.end}", err=True)
     if len(report.off_boundary) > 20:
-        print(f"  ... and {len(report.off_boundary) - 20} more", file=sys.stderr)
-    return 1 if errors else 0
+        echo(f"  ... and {len(report.off_boundary) - 20} more", err=True)
+    return status
 
 
 def _writes_conll(path: Path, fmt: str | None) -> bool:
@@ -150,12 +147,14 @@ def _writes_conll(path: Path, fmt: str | None) -> bool:
 
 def run_stats(args: argparse.Namespace) -> int:
     errors: list[InputError] = []
+    files, twice = distinct_inputs(args.files)
+    for path in twice:
+        warn(f"{path} given twice (or inside a folder given): counted once")
     with _warnings_as_lines():
         def docs() -> Iterator[Document]:
-            for name in args.files:
+            for name in files:
                 yield from _read(Path(name), args.src, errors)
         stats = corpus_stats(docs())
-    for err in errors:
-        print(f"fastbioner: error: {err} (file skipped)", file=sys.stderr)
-    print("\n".join(stats.lines()))
-    return 1 if errors else 0
+    status = report_skipped(errors)
+    echo_lines(stats.lines())
+    return status

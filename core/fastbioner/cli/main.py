@@ -16,6 +16,7 @@ import sys
 
 from fastbioner import __version__
 from fastbioner.base.errors import FastBioNERError
+from fastbioner.base.terminal import shown
 
 # Modules in the order their subcommands appear in ``--help``.
 COMMAND_MODULES = [
@@ -72,8 +73,7 @@ _TERMINATING = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if 
 def _shown_path(name: object) -> str:
     """A file name fit for one terminal line: control characters escaped, the middle of
     a very long name elided."""
-    text = os.fsdecode(name) if isinstance(name, (str, bytes, os.PathLike)) else str(name)
-    text = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
+    text = shown(name)
     return text if len(text) <= 240 else f"{text[:120]}...{text[-100:]}"
 
 
@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except FastBioNERError as exc:
-        print(f"fastbioner: error: {exc}", file=sys.stderr)
+        print(f"fastbioner: error: {shown(exc)}", file=sys.stderr)  # one line, whatever it quotes
         return 2
     except KeyboardInterrupt:
         print("fastbioner: cancelled", file=sys.stderr)
@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
         # Errors without a file name are not the user's paths: they stay tracebacks.
         if exc.filename is None:
             raise
-        print(f"fastbioner: error: {_shown_path(exc.filename)}: {exc.strerror or exc}", file=sys.stderr)
+        print(f"fastbioner: error: {_shown_path(exc.filename)}: {shown(exc.strerror or exc)}", file=sys.stderr)
         return 2
     finally:
         for sig, handler in previous.items():

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
 from fastbioner.base.config import reading_description
 from fastbioner.base.errors import FastBioNERError
 from fastbioner.infer.evaluation import EvaluationReport
 from fastbioner.models.registry import ModelEntry, Registry
 from fastbioner.models.manifest import KINDS
+from fastbioner.cli.output import echo, shown
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -83,21 +83,21 @@ def list_command(args: argparse.Namespace) -> int:
         print(json.dumps([e.manifest.to_dict() for e in entries], indent=2))
         return 0
     if not entries:
-        print(f"no models in {registry.root}")
+        echo(f"no models in {registry.root}")
     else:
         # The name column as wide as the longest name: a run's name (with its seed) is long.
-        w = max(28, *(len(e.name) + 2 for e in entries))
-        print(f"{'name':<{w}}{'kind':<9}{'layers':>7}{'width':>7}{'params':>12}{'size':>11}"
+        w = max(28, *(len(shown(e.name)) + 2 for e in entries))
+        echo(f"{'name':<{w}}{'kind':<9}{'layers':>7}{'width':>7}{'params':>12}{'size':>11}"
               f"{'devel F1':>10}  parent")
         for e in entries:
             m = e.manifest
-            print(f"{e.name:<{w}}{m.kind:<9}{m.layers or '-':>7}{m.width or '-':>7}{m.parameters:>12,}"
-                  f"{_size(m.size_bytes):>11}{_f1(e):>10}  {m.parent or ''}")
+            echo(f"{shown(e.name):<{w}}{m.kind:<9}{m.layers or '-':>7}{m.width or '-':>7}{m.parameters:>12,}"
+                  f"{_size(m.size_bytes):>11}{_f1(e):>10}  {shown(m.parent or '')}")
         if any(_twin(e) for e in entries):
-            print(f"{TWIN_MARK} its twin's devel F1: the model itself trained on devel too "
+            echo(f"{TWIN_MARK} its twin's devel F1: the model itself trained on devel too "
                   f"(fastbioner models show NAME names the twin)")
     for name, problem in registry.problems():
-        print(f"warning: {name}: {problem}", file=sys.stderr)
+        echo(f"warning: {name}: {problem}", err=True)
     return 0
 
 
@@ -107,33 +107,33 @@ def show_command(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(m.to_dict(), indent=2))
         return 0
-    print(f"{entry.name}  ({entry.path})")
-    print(f"  kind {m.kind}, base {m.base_model or '-'}, {m.model_type} {m.layers} layers x {m.width}, "
+    echo(f"{entry.name}  ({entry.path})")
+    echo(f"  kind {m.kind}, base {shown(m.base_model or '-')}, {shown(m.model_type)} {m.layers} layers x {m.width}, "
           f"{m.parameters:,} parameters, {_size(m.size_bytes)}")
-    print(f"  labels: {' '.join(m.labels)}")
-    print(f"  reads: {reading_description(m.to_dict())}")
+    echo(f"  labels: {shown(' '.join(m.labels))}")
+    echo(f"  reads: {reading_description(m.to_dict())}")
     if m.parent:
-        print(f"  parent: {m.parent}" + (f", method {m.method}" if m.method else ""))
+        echo(f"  parent: {shown(m.parent)}" + (f", method {shown(m.method)}" if m.method else ""))
     for d in m.training_data:
-        print(f"  data ({d.get('role')}): {d.get('file') or d.get('path')}  sha256 {str(d.get('sha256'))[:12]}...")
+        echo(f"  data ({d.get('role')}): {d.get('file') or d.get('path')}  sha256 {str(d.get('sha256'))[:12]}...")
     if m.summary:
-        print(f"  {m.summary}")
+        echo(f"  {shown(m.summary)}")
     if m.metrics:
         twin = (m.metrics.get("source") or {}).get("twin")
         whose = f" (of its twin {twin}, trained without devel)" if twin else ""
         try:
-            print(f"  devel scores{whose}:\n    " + EvaluationReport.from_dict(m.metrics).to_text()
+            echo(f"  devel scores{whose}:\n    " + EvaluationReport.from_dict(m.metrics).to_text()
                   .replace("\n", "\n    "))
         except TypeError:
-            print(f"  metrics: {json.dumps(m.metrics)}")
+            echo(f"  metrics: {json.dumps(m.metrics)}")
     if m.training.get("epoch_seconds"):
         secs = ", ".join(f"{s:.0f}" for s in m.training["epoch_seconds"])
-        print(f"  training: {m.training.get('steps')} steps, best at {m.training.get('best_step')}, "
+        echo(f"  training: {m.training.get('steps')} steps, best at {m.training.get('best_step')}, "
               f"seconds per epoch {secs}")
     for key in ("compression", "speed"):
         if getattr(m, key):
-            print(f"  {key}: {json.dumps(getattr(m, key))}")
-    print(f"  created {m.created} by fastbioner {m.project_version}")
+            echo(f"  {key}: {json.dumps(getattr(m, key))}")
+    echo(f"  created {m.created} by fastbioner {m.project_version}")
     return 0
 
 
@@ -163,23 +163,23 @@ def describe_command(args: argparse.Namespace) -> int:
     said = [f"summary {entry.manifest.summary!r}"] if args.summary is not None else []
     if args.scores_from is not None:
         said.append(f"devel scores of {args.scores_from} (F1 {100 * entry.manifest.metrics['f1']:.2f})")
-    print(f"{entry.name}: card now shows {' and '.join(said)}")
+    echo(f"{entry.name}: card now shows {' and '.join(said)}")
     return 0
 
 
 def import_command(args: argparse.Namespace) -> int:
     entry = Registry().import_folder(args.folder, name=args.name, kind=args.kind, overwrite=args.overwrite)
-    print(f"imported {entry.name} ({entry.manifest.kind}) at {entry.path}")
+    echo(f"imported {entry.name} ({entry.manifest.kind}) at {entry.path}")
     return 0
 
 
 def export_command(args: argparse.Namespace) -> int:
     dest = Registry().export(args.name, args.dest)
-    print(f"exported {args.name} to {dest}")
+    echo(f"exported {args.name} to {dest}")
     return 0
 
 
 def delete_command(args: argparse.Namespace) -> int:
     Registry().delete(args.name)
-    print(f"deleted {args.name}")
+    echo(f"deleted {args.name}")
     return 0

@@ -10,6 +10,7 @@ from typing import Any, Callable, Iterator
 from tqdm import tqdm
 
 from fastbioner.base.jobs import CancelToken, Cancelled, JobState, ProgressEvent
+from fastbioner.cli.output import echo, echo_lines, report_skipped, warn
 
 
 class ProgressBar:
@@ -44,7 +45,7 @@ class ProgressBar:
             self.close()
             # A failure is the command's error line, printed once by main (not here too).
             if event.message and event.message != "done" and event.state is not JobState.FAILED:
-                print(event.message, file=sys.stderr)
+                echo(event.message, err=True)
 
     def close(self) -> None:
         if self._bar is not None:
@@ -86,10 +87,14 @@ def run_writing_job(out, quiet: bool, work: Callable[[ProgressBar, CancelToken],
         with ctrl_c_cancels(token):
             summary = work(bar, token)
     except Cancelled:
-        print(f"fastbioner: cancelled; {out} not written", file=sys.stderr)
+        echo(f"fastbioner: cancelled; {out} not written", err=True)
         return 130
     finally:
         bar.close()
-    for line in summary.lines():
-        print(line)
-    return 0
+    # What the summary says of its input (an input given twice, a file of a folder left
+    # out) goes to stderr, as every command says it; ids and names escaped.
+    for note in getattr(summary, "notes", ()):
+        warn(note)
+    status = report_skipped(getattr(summary, "errors", ()))
+    echo_lines(summary.lines())
+    return status

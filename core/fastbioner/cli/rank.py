@@ -9,7 +9,7 @@ from fastbioner.base.defaults import table
 from fastbioner.base.errors import InputError
 from fastbioner.io.fileio import check_not_an_input, output_target
 from fastbioner.cli.progress import run_writing_job
-from fastbioner.cli.tag import _run_options, _tagger_config
+from fastbioner.cli.tag import _run_options, _tagger_config, check_chunk
 from fastbioner.io.formats import guess_format
 from fastbioner.models.shipped import model_to_tag
 
@@ -51,6 +51,7 @@ def rank_command(args: argparse.Namespace) -> int:
             raise InputError("no such file", path)
     if args.top < 1:
         raise InputError(f"--top must be at least 1, not {args.top}")
+    check_chunk(args.chunk)
     check_not_an_input(Path(args.out), [Path(p) for p in args.inputs])
     output_target(args.out)
     if args.out_format is None:
@@ -60,4 +61,4 @@ def rank_command(args: argparse.Namespace) -> int:
     tagger = Tagger.load(model_to_tag(args.model), config)
     return run_writing_job(args.out, args.quiet, lambda bar, token: rank_files(
         tagger, args.inputs, args.top, args.out, args.out_format, input_format=args.input_format,
-        chunk_documents=max(1, args.chunk), suggestions=args.suggestions, on_event=bar, cancel=token))
+        chunk_documents=args.chunk, suggestions=args.suggestions, on_event=bar, cancel=token))

@@ -13,6 +13,7 @@ from fastbioner.base.jobs import CancelToken, Cancelled
 from fastbioner.base.defaults import table
 from fastbioner.io.formats import read_documents
 from fastbioner.models.precision import MAX_F1_LOSS_POINTS, PRECISION_CHOICES, loss_points_text
+from fastbioner.cli.output import warn
 from fastbioner.cli.progress import ProgressBar, ctrl_c_cancels, run_writing_job
 from fastbioner.models.registry import Registry
 from fastbioner.models.shipped import model_to_tag
@@ -71,6 +72,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     b.set_defaults(func=benchmark_command)
 
 
+def check_chunk(chunk: int) -> None:
+    """``--chunk`` of tag and rank: documents held together, at least one (0 or a
+    negative number was read as 1 before: now refused, as every bad number is)."""
+    if chunk < 1:
+        raise InputError(f"--chunk must be at least 1 document, not {chunk}")
+
+
 def _tagger_config(args: argparse.Namespace, precision: str | None = None):
     from fastbioner.infer.inference import TaggerConfig
 
@@ -84,7 +92,13 @@ def tag_command(args: argparse.Namespace) -> int:
     from fastbioner.infer.inference import Tagger
     from fastbioner.infer.tagging import tag_files
 
-    for path in args.inputs:
+    from fastbioner.io.formats import distinct_inputs
+
+    check_chunk(args.chunk)
+    inputs, twice = distinct_inputs(args.inputs)
+    for path in twice:
+        warn(f"{path} given twice: tagged once")
+    for path in inputs:
         check_input(path)  # missing, a folder, /dev/zero: said before the model loads
     check_not_an_input(Path(args.out), [Path(p) for p in args.inputs])
     output_target(args.out)  # a path that cannot be written says so before the model loads
@@ -93,8 +107,8 @@ def tag_command(args: argparse.Namespace) -> int:
     config.validate()
     tagger = Tagger.load(model, config)
     return run_writing_job(args.out, args.quiet, lambda bar, token: tag_files(
-        tagger, args.inputs, args.out, args.out_format, input_format=args.input_format,
-        chunk_documents=max(1, args.chunk), on_event=bar, cancel=token))
+        tagger, inputs, args.out, args.out_format, input_format=args.input_format,
+        chunk_documents=args.chunk, on_event=bar, cancel=token))
 
 
 def benchmark_command(args: argparse.Namespace) -> int:

@@ -14,6 +14,7 @@ from fastbioner.io.fileio import atomic_write
 from fastbioner.base.jobs import CancelToken, Cancelled
 from fastbioner.cli.progress import ProgressBar, ctrl_c_cancels
 from fastbioner.cli.config_flags import add_config_flags, config_from_flags
+from fastbioner.cli.output import echo
 from fastbioner.cli.training_options import add_run_flags, print_training, run_training
 from fastbioner.models.manifest import trained_on
 from fastbioner.models.registry import Registry
@@ -122,7 +123,7 @@ def evaluate_command(args: argparse.Namespace) -> int:
     if args.json == "-":
         print(data)
         return 0
-    print(report.to_text())
+    echo(report.to_text())  # the types are the file's labels: escaped
     if args.json:
         try:
             with atomic_write(args.json) as fh:

@@ -16,6 +16,7 @@ from fastbioner.models.registry import Registry
 from fastbioner.train.estimate import estimate_run
 
 # The training bookkeeping (torch) is imported when a run starts, not by --help or --estimate's parsing.
+from fastbioner.cli.output import echo
 
 
 def add_run_flags(p: argparse.ArgumentParser) -> None:
@@ -95,4 +96,4 @@ def print_training(result) -> None:
         print(f"{t.steps} steps in {t.seconds:.0f} s (training seconds per epoch: {per_epoch})")
     if result.report is not None:
         print(f"devel scores (best step {t.best_step}):")
-        print(result.report.to_text())
+        echo(result.report.to_text())

@@ -35,6 +35,7 @@ from typing import Iterable, Sequence
 
 from fastbioner.curate import curation
 from fastbioner.io.documents import Document, Source, Span
+from fastbioner.io.text import WORD_CHAR
 
 EXACT = "exact"
 IGNORE_CASE = "ignore case"
@@ -152,7 +153,7 @@ def find_occurrences(text: str, phrase: str, case: str = EXACT, whole_tokens: bo
 
 # The project's tokens (fastbioner.io.text.TOKEN_RE) are runs of letters and digits, or
 # one other character: an offset is a token edge unless it falls inside such a run.
-_WORD_CHAR = re.compile(r"[^\W_]")
+_WORD_CHAR = WORD_CHAR  # a combining mark is part of its word, as in the tokenizer
 
 
 def _token_edge(text: str, i: int) -> bool:

@@ -25,11 +25,11 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, Iterable
 
-from platformdirs import user_data_dir
 
 from fastbioner import __version__
 from fastbioner.io.documents import Document, Source, Span
 from fastbioner.base.errors import InputError
+from fastbioner.base.home import user_home
 from fastbioner.io.fileio import atomic_write, read_text
 # The file's layout is the formats' too: a command reads a project's documents as it reads JSONL.
 from fastbioner.io.formats.project import PROJECT_FORMAT, PROJECT_VERSION, check_header
@@ -213,16 +213,6 @@ def _json_line(line: str, path: str | Path, number: int) -> Any:
         return load_json(line)
     except ValueError as exc:
         raise InputError(str(exc), path, number) from None
-
-
-def user_home() -> Path:
-    """The user's FastBioNER folder (registry, settings, autosave): ``$FASTBIONER_HOME``
-    when set (tests set it), else the platform's user data folder."""
-    override = os.environ.get("FASTBIONER_HOME")
-    if override:
-        return Path(override)
-
-    return Path(user_data_dir("fastbioner", appauthor=False))
 
 
 def autosave_folder() -> Path:

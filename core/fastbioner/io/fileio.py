@@ -148,17 +148,49 @@ def current_umask() -> int:
 
 
 def check_not_an_input(out: str | Path, inputs: Iterable[str | Path]) -> None:
-    """InputError when ``out`` names one of ``inputs`` (the same file under another
-    name or through a link included): writing would replace what is being read."""
+    """InputError, one line, when writing ``out`` would write where a command reads:
+    ``out`` is one of ``inputs`` (the same path, a symbolic link to it, or a hard link:
+    the same inode), or lies inside an input folder (read recursively: the output would
+    replace a file being read, or be read back by the next run), or is a file of such a
+    folder under another name. Every command that reads inputs and writes a file or a
+    folder asks this first (``convert``, ``rank``, ``tag``, ``agree --json``,
+    ``models export``)."""
     out = Path(out)
-    for src in inputs:
-        src = Path(src)
-        same = _resolved(out) == _resolved(src)
-        if not same:
-            with contextlib.suppress(OSError):  # absent, or a name too long: not the same
-                same = os.path.samefile(out, src)
-        if same:
+    target = _resolved(out)
+    out_inode = _inode(out)
+    for src in map(Path, inputs):
+        real = _resolved(src)
+        if _is_folder(src):
+            if real == target or real in target.parents:
+                raise InputError(f"the output lies inside the input folder {src}; write it outside that folder",
+                                 out)
+            if out_inode is not None and any(_inode(f) == out_inode for f in _files_under(src)):
+                raise InputError(f"the output is a file of the input folder {src} (a link to it); "
+                                 f"write it outside that folder", out)
+        elif real == target or (out_inode is not None and _inode(src) == out_inode):
             raise InputError("output would overwrite the input; choose another file", out)
+
+
+def _is_folder(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except (OSError, ValueError):
+        return False
+
+
+def _inode(path: Path) -> tuple[int, int] | None:
+    """(device, inode) of the file ``path`` names (links followed); None when absent."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _files_under(folder: Path) -> Iterator[Path]:
+    for parent, _dirs, files in os.walk(folder):
+        for name in files:
+            yield Path(parent) / name
 
 
 def _resolved(path: Path) -> Path:

@@ -20,12 +20,23 @@ thousands of abstracts.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from fastbioner.io.documents import Document, Passage, Sentence, Token
 
-# Letters and digits (any script) stay together; anything else that is not white
-# space is a one-character token. ``_`` is in \w but the corpora split it off.
-TOKEN_RE = re.compile(r"[^\W_]+|\S")
+# Combining marks: an accent written as a character of its own after its letter (NFD
+# text, "cispla\u0301tin") belongs to the word, as the precomposed letter of NFC text
+# ("cisplátin") does. Python's \w holds no mark, so without this NFD text split into
+# "cispla", the accent and "tin", and the model tagged two mentions.
+MARKS = ("\u0300-\u036f\u0483-\u0489\u0591-\u05bd\u05bf\u05c1\u05c2\u05c4\u05c5\u05c7"
+         "\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06dc\u06df-\u06e4\u06e7\u06e8\u06ea-\u06ed"
+         "\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\u3099\u309a\ufe20-\ufe2f")
+# One character of a word: a letter or digit (any script), or a combining mark.
+WORD_CHAR = re.compile(f"[^\\W_]|[{MARKS}]")
+# Letters and digits (any script), with the marks on them, stay together; anything else
+# that is not white space is a one-character token. ``_`` is in \w but the corpora
+# split it off.
+TOKEN_RE = re.compile(f"[^\\W_]+(?:[{MARKS}]+[^\\W_]*)*|\\S")
 
 # Words after which a period does not end a sentence (compared lower-case). Units
 # such as "mg" are deliberately absent: the corpora end sentences at "5 mg. The".
@@ -51,9 +62,15 @@ _MAX_BRACKET = 300
 
 
 def tokenize(text: str, start: int = 0, end: int | None = None) -> list[Token]:
-    """Tokens of ``text[start:end]`` with offsets into the whole ``text``."""
+    """Tokens of ``text[start:end]`` with offsets into the whole ``text``. A token's
+    text, what the model reads, is in NFC (the offsets stay on the original text): the
+    same word reads the same whether its accents came precomposed or not."""
     end = len(text) if end is None else end
-    return [Token(m.start(), m.end(), m.group()) for m in TOKEN_RE.finditer(text, start, end)]
+    return [Token(m.start(), m.end(), _nfc(m.group())) for m in TOKEN_RE.finditer(text, start, end)]
+
+
+def _nfc(word: str) -> str:
+    return word if word.isascii() else unicodedata.normalize("NFC", word)
 
 
 def _is_boundary(text: str, stop: int, nxt: int, depth: int) -> bool:

@@ -41,7 +41,7 @@ from tokenizers import Tokenizer
 from fastbioner.base.errors import ModelError
 from fastbioner.models.architectures.convolution import Int8Embedding
 from fastbioner.models.checks import LIMITS, MAX_TOKENIZER_BYTES, check_model_folder
-from fastbioner.models.folder import read_json_object
+from fastbioner.models.folder import copy_model_files, read_json_object
 from fastbioner.base.jobs import CancelToken, EventCallback, ProgressReporter, run_job
 from fastbioner.models.light.config import CONV_MODEL_TYPE
 
@@ -215,10 +215,9 @@ def compact_model(src: str | Path, dest: str | Path, corpus: Iterable[str] | Non
         shutil.rmtree(tmp, ignore_errors=True)
         try:
             tmp.mkdir(parents=True)
-            for item in src.iterdir():
-                if item.name in (WEIGHTS, "config.json", *TOKENIZER_FILES) or item.name.startswith("."):
-                    continue
-                (shutil.copytree if item.is_dir() else shutil.copy2)(item, tmp / item.name)
+            # The rest of what a model is (its manifest, its card): never a pickle
+            # (pytorch_model.bin, optimizer.pt, training_args.bin) nor a sub-folder.
+            copy_model_files(src, tmp, skip=(WEIGHTS, "config.json", *TOKENIZER_FILES))
             save_file(state, str(tmp / WEIGHTS), metadata={"format": "pt"})
             (tmp / "config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
             (tmp / "tokenizer.json").write_text(json.dumps(tok_json, ensure_ascii=False), encoding="utf-8")

@@ -29,12 +29,12 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Iterator
 
-import platformdirs
 
 from fastbioner.base.errors import FastBioNERError, InputError, ModelError
-from fastbioner.io.fileio import current_umask, process_alive
+from fastbioner.base.home import user_home
+from fastbioner.io.fileio import check_not_an_input, current_umask, process_alive
 from fastbioner.io.labels import split_tag
-from fastbioner.models.folder import folder_size
+from fastbioner.models.folder import copy_model_files, folder_size, model_files
 from fastbioner.models.loading import folder_config
 from fastbioner.models.manifest import KINDS, MANIFEST, Manifest, now_iso, read_manifest, write_manifest
 from fastbioner.models.modeling import check_weights, load_tokenizer
@@ -54,13 +54,6 @@ def _is_dir(path: Path) -> bool:
         return path.is_dir()
     except (OSError, ValueError):
         return False
-# What ``import`` copies: a model's weights, its config, its tokenizer and its manifest,
-# regular files at the folder's top level. Nothing else (code, pickles, sub-folders).
-_MODEL_FILES = frozenset({
-    "config.json", "generation_config.json", MANIFEST, "model.safetensors.index.json",
-    "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json",
-    "vocab.txt", "vocab.json", "merges.txt", "spiece.model", "sentencepiece.bpe.model", "tokenizer.model",
-})
 _TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "vocab.json", "spiece.model", "sentencepiece.bpe.model",
                     "tokenizer.model")
 # A tokenizer that turns most of this into its unknown token cannot tag text.
@@ -103,35 +96,6 @@ def check_bio_labels(labels: list[str], where: str | Path) -> None:
                          f"({', '.join(labels[:6])}); a tagger needs O, B-<type>, I-<type>") from None
     if "O" not in labels:
         raise ModelError(f"{where}: the model's labels lack 'O'")
-
-
-def model_files(folder: Path) -> list[Path]:
-    """The files of ``folder`` an import copies (see ``_MODEL_FILES``); ModelError for a
-    needed file that is a link out of the folder, a link loop, or not a regular file."""
-    try:
-        root = folder.resolve(strict=True)
-    except (OSError, RuntimeError) as exc:  # RuntimeError: Python 3.11's symlink loop
-        raise ModelError(f"{folder}: no such model folder ({exc})") from None
-    if not root.is_dir():
-        raise ModelError(f"{folder}: no such model folder")
-    chosen = []
-    for item in sorted(root.iterdir()):
-        if not (item.name in _MODEL_FILES or item.name.endswith(".safetensors")):
-            continue
-        if item.is_symlink():
-            try:
-                real = item.resolve(strict=True)
-            except (OSError, RuntimeError):
-                raise ModelError(f"{item}: a symbolic link loop or a broken link") from None
-            if root not in real.parents:
-                raise ModelError(f"{item}: a symbolic link out of the model folder (to {real}); "
-                                 f"copy the file into the folder to import it") from None
-        else:
-            real = item
-        if not real.is_file():
-            raise ModelError(f"{item}: not a regular file")
-        chosen.append(item)
-    return chosen
 
 
 def check_tokenizer(folder: Path, shown: str | Path | None = None) -> None:
@@ -192,11 +156,7 @@ def sweep_stale_staging(root: Path) -> list[Path]:
 
 
 def default_root() -> Path:
-    home = os.environ.get("FASTBIONER_HOME")
-    if home:
-        return Path(home).expanduser() / "models"
-
-    return Path(platformdirs.user_data_dir("fastbioner")) / "models"
+    return user_home() / "models"
 
 
 class RegistryUnwritable(ModelError):
@@ -350,8 +310,7 @@ class Registry:
         check_weights(folder)
         with self.staging() as st:
             try:
-                for item in files:
-                    self._copy_in(item, st / item.name)
+                copy_model_files(folder, st, files, on_write_error=self._unwritable)
                 check_weights(st)  # what was copied (a file may have changed meanwhile)
                 if (st / MANIFEST).is_file():
                     manifest = read_manifest(st)
@@ -371,34 +330,25 @@ class Registry:
             except (OSError, InputError) as exc:  # the manifest's write (atomic_write) in a full registry
                 raise self._unwritable(exc) from None
 
-    def _copy_in(self, item: Path, dest: Path) -> None:
-        """Copy one file of a model being imported: its contents only (a link's target,
-        no modes). Reading the user's file and writing the registry fail differently."""
-        try:
-            src = open(item, "rb")
-        except OSError as exc:
-            raise ModelError(f"{item}: cannot read ({exc.strerror or exc})") from None
-        with src:
-            try:
-                with open(dest, "wb") as out:
-                    shutil.copyfileobj(src, out, 1 << 20)
-            except OSError as exc:
-                raise self._unwritable(exc) from None
-
     def export(self, name: str, dest: str | Path) -> Path:
         """Copy a model to ``dest`` (into it, as ``dest/name``, when ``dest`` is an
-        existing folder); the copy appears complete or not at all."""
+        existing folder); the copy appears complete or not at all, and holds only what
+        a model needs (:func:`~fastbioner.models.folder.copy_model_files`: never a
+        pickle). A ``dest`` inside the model's own folder is refused."""
         entry = self.get(name)
         dest = Path(dest).expanduser()
+        check_not_an_input(dest, [entry.path])  # copying a folder into itself never ends
         if dest.is_dir():
             dest = dest / name
         if dest.exists():
             raise ModelError(f"{dest}: already exists")
+        files = model_files(entry.path)
         tmp = None
         try:
             dest.parent.mkdir(parents=True, exist_ok=True)
             tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
-            shutil.copytree(entry.path, tmp / "m")
+            (tmp / "m").mkdir()
+            copy_model_files(entry.path, tmp / "m", files)
             os.replace(tmp / "m", dest)
         except OSError as exc:  # shutil.Error (several files) is an OSError too
             reason = exc.strerror or str(exc).splitlines()[0][:200]

@@ -53,6 +53,7 @@ from fastbioner.io.documents import Document
 from fastbioner.base.errors import FastBioNERError, InputError
 from fastbioner.io.formats import pubmed_xml
 from fastbioner.base.jobs import CancelToken, EventCallback, ProgressReporter, run_job
+from fastbioner.base.terminal import shown
 
 DEFAULT_EUTILS_URL = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils/"
 URL_ENV, API_KEY_ENV, EMAIL_ENV = "FASTBIONER_EUTILS_URL", "NCBI_API_KEY", "NCBI_EMAIL"
@@ -88,19 +89,13 @@ class _Retryable(Exception):
 Clock = Callable[[], float]
 Sleep = Callable[[float], None]
 
-# C0 and C1 controls, DEL, and the marks that reorder text on screen: a terminal acts
-# on them (colours, cursor moves, a cleared screen, a title change ...).
-_CONTROL_RE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-
 
 def printable(text: str, limit: int = 300) -> str:
     """What a server said, made safe to print on one line: runs of white space become
-    one space, control characters are shown escaped (``\\x1b``), and anything past
+    one space, control characters are shown escaped (``\\x1b``, by
+    :func:`fastbioner.base.terminal.shown`, as every command does), and anything past
     ``limit`` characters is cut (``…``)."""
-    text = " ".join(text.split())
-    text = _CONTROL_RE.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
-                           else f"\\u{ord(m.group()):04x}", text)
-    return text if len(text) <= limit else text[:limit] + "…"
+    return shown(" ".join(text.split()), limit)
 
 
 class RateLimiter:

@@ -19,6 +19,7 @@ import os
 import random
 import shutil
 import tempfile
+import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -118,7 +119,7 @@ def load_checkpoint(folder: str | Path, modules: Mapping[str, nn.Module], optimi
         payload = json.loads((where / "state.json").read_text(encoding="utf-8"))
         for name, module in modules.items():
             load_model(module, str(where / f"weights-{name}.safetensors"), strict=True)
-        blob = torch.load(where / "optimizer.pt", map_location="cpu", weights_only=True)
+        blob = _load_optimizer_state(where / "optimizer.pt")
         optimizer.load_state_dict(blob["optimizer"])
         scheduler.load_state_dict(blob["scheduler"])
         if scaler is not None and blob["scaler"]:
@@ -128,15 +129,39 @@ def load_checkpoint(folder: str | Path, modules: Mapping[str, nn.Module], optimi
         if files:
             best = {p.name[len("best-"):-len(".safetensors")]: load_file(str(p)) for p in files}
         state = TrainingState(**payload["state"])
-    except (OSError, KeyError, TypeError, ValueError, RuntimeError) as exc:
-        raise ModelError(f"{where}: unreadable checkpoint ({str(exc).splitlines()[0][:160]}); "
-                         f"delete it to start afresh") from None
-    torch.set_rng_state(blob["torch_rng"])
-    if blob["cuda_rng"] and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(blob["cuda_rng"])
-    _restore_rng_json(payload["rng"])
+        # The random states too: a blob of tensors and lists whose values are wrong is
+        # an unreadable checkpoint, not a traceback.
+        torch.set_rng_state(blob["torch_rng"])
+        if blob["cuda_rng"] and torch.cuda.is_available():
+            torch.cuda.set_rng_state_all(blob["cuda_rng"])
+        _restore_rng_json(payload["rng"])
+    except (OSError, KeyError, TypeError, ValueError, RuntimeError, IndexError, AttributeError) as exc:
+        said = str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__
+        raise ModelError(f"{where}: unreadable checkpoint ({said}); delete it to start afresh") from None
     state.checkpointed_step = state.step
     return state, best
+
+
+def _load_optimizer_state(path: Path) -> Any:
+    """``optimizer.pt`` read with ``weights_only=True``: tensors and plain containers,
+    never code. Anything else (a pickle naming a class or a function, a truncated file)
+    is a one-line ModelError that says the file is not one this program wrote; torch's
+    own message is not passed on, since it advises loading with ``weights_only=False``,
+    which would run whatever the file holds."""
+    try:
+        with warnings.catch_warnings():  # torch's note on a file's pickle protocol: not the user's concern
+            warnings.simplefilter("ignore", UserWarning)
+            return torch.load(path, map_location="cpu", weights_only=True)
+    except OSError as exc:
+        raise ModelError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    except Exception:  # UnpicklingError, EOFError, a broken zip ...: never torch's unsafe advice
+        raise _not_ours(path) from None
+
+
+def _not_ours(path: Path) -> ModelError:
+    return ModelError(f"{path}: not an optimizer state this program wrote (it holds more than tensors and "
+                      f"plain values, or is damaged); it is never loaded as code: delete the checkpoint "
+                      f"folder {path.parent.parent} to start afresh")
 
 
 def clear_checkpoints(folder: str | Path) -> None:

@@ -45,7 +45,7 @@ ALIASES = {"bio": "conll", "iob": "conll", "tsv": "conll", "pubmed-xml": "pubmed
 
 __all__ = ["FORMATS", "READ_ONLY", "DEFAULT_LIMITS", "ReadLimits", "WriteReport", "MultiRead", "format_module",
            "format_for_path", "guess_format",
-           "read_documents", "write_documents", "read_any"]
+           "read_documents", "write_documents", "read_any", "distinct_inputs"]
 
 _SNIFF_CHARS = 65536
 _PUBTATOR_RE = re.compile(r"^[^|\t\n]+\|[ta]\|", re.M)
@@ -275,6 +275,37 @@ def _identity(path: Path) -> Path:
         return path.resolve()
     except (OSError, RuntimeError):
         return path.absolute()
+
+
+def distinct_inputs(paths: Iterable[str | Path]) -> tuple[list[Path], list[Path]]:
+    """``(kept, repeated)``: the inputs each read once, and those left out because they
+    name a file or folder already given (the same path, a link to it, a hard link) or
+    lie inside a folder given (read with it). ``rank F F`` would queue each document twice."""
+    kept: list[Path] = []
+    seen: list[tuple[Path, tuple[int, int] | None, bool]] = []
+    repeated: list[Path] = []
+    for path in map(Path, paths):
+        real = _identity(path)
+        try:
+            st = path.stat()
+            inode: tuple[int, int] | None = (st.st_dev, st.st_ino)
+            folder = path.is_dir()
+        except (OSError, ValueError):
+            inode, folder = None, False
+        if any(real == r or (inode is not None and inode == i) or (f and r in real.parents)
+               for r, i, f in seen):
+            repeated.append(path)
+            continue
+        # A folder given after one of its own files: the file is read with the folder.
+        if folder:
+            inside = [k for k, (r, _i, _f) in zip(kept, seen) if real in r.parents]
+            for k in inside:
+                repeated.append(k)
+            keep = [(k, s) for k, s in zip(kept, seen) if k not in inside]
+            kept, seen = [k for k, _ in keep], [s for _, s in keep]
+        kept.append(path)
+        seen.append((real, inode, folder))
+    return kept, repeated
 
 
 def read_any(paths_or_folders: Iterable[str | Path] | str | Path, fmt: str | None = None,

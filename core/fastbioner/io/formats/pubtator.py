@@ -3,9 +3,15 @@
 lines ``PMID<TAB>CID<TAB>chemical<TAB>disease``, a blank line between documents.
 
 The document's text is ``title + " " + abstract`` (the offsets in the file count that
-way). Mentions are written in offset order (a curator's added entity among the
-others, as PubTator files have them), each with its six columns: a mention without a
-concept id has an empty sixth column, which reads back as no id. Kept for a lossless
+way). A document without a title (an empty ``|t|`` line, or none) is its abstract alone:
+the file's offsets still count the space after the empty title, as PubTator's do, and
+are read one less, so a title-less document written and read back is the same text
+with the same offsets (its text used to come back with a leading space and every
+offset shifted, so it matched no source document).
+
+Mentions are written in offset order (a curator's added entity among the others, as
+PubTator files have them), each with its six columns: a mention without a concept id
+has an empty sixth column, which reads back as no id. Kept for a lossless
 round trip: concept ids verbatim (NCBI disease writes some with a leading space),
 columns after the concept id (BC5CDR's composite mentions) in
 ``metadata["pubtator_columns"]`` keyed by ``"start:end:type"``, and relation lines in
@@ -59,10 +65,16 @@ class _Builder:
                 passages.append(Passage(0, len(title), "title"))
             text = title
             if abstract:
-                text = f"{title} {abstract}"
-                passages.append(Passage(len(title) + 1, len(text), "abstract"))
+                text = f"{title} {abstract}" if title else abstract
+                passages.append(Passage(len(text) - len(abstract), len(text), "abstract"))
             self.doc = Document(id=self.pmid, text=text, passages=passages)
         return self.doc
+
+    @property
+    def offset_shift(self) -> int:
+        """What to add to a file offset to get one in the document's text: -1 without a
+        title (the file counts the space after the empty title; the text holds none)."""
+        return -1 if not self.title else 0
 
 
 def _mention(b: _Builder, fields: list[str], lineno: int) -> None:
@@ -72,16 +84,19 @@ def _mention(b: _Builder, fields: list[str], lineno: int) -> None:
     except ValueError:
         raise InputError(f"mention offsets {fields[1][:20]!r}..{fields[2][:20]!r} are not numbers that fit "
                          f"in the text", b.path, lineno) from None
-    if not 0 <= start <= end <= len(doc.text):
+    shift = b.offset_shift
+    if not 0 <= start + shift <= end + shift <= len(doc.text):
         raise InputError(f"mention offsets {start}..{end} fall outside the document "
-                         f"({len(doc.text)} characters)", b.path, lineno)
+                         f"({len(doc.text) - shift} characters{', after an empty title' if shift else ''})",
+                         b.path, lineno)
+    start, end = start + shift, end + shift
     if len(fields) < 5 or not fields[4]:
         raise InputError("mention line without a type (expected PMID, start, end, text, type[, id])",
                          b.path, lineno)
     # Compared without surrounding white space: NCBI disease has a text column with
     # trailing spaces the offsets do not cover.
     if doc.text[start:end].strip() != fields[3].strip():
-        raise InputError(f"mention text {fields[3]!r} does not match the text at {start}..{end} "
+        raise InputError(f"mention text {fields[3]!r} does not match the text at {start - shift}..{end - shift} "
                          f"({doc.text[start:end]!r})", b.path, lineno)
     concept = fields[5] if len(fields) > 5 and fields[5] != "" else None  # an empty column: no id
     span = Span(start, end, fields[4], concept_id=concept)

@@ -168,10 +168,11 @@ def text_of(element: ET.Element | None) -> str:
     return "" if element is None else "".join(element.itertext())
 
 
-# Characters XML 1.0 cannot hold (control characters, lone surrogates, U+FFFE/U+FFFF);
-# a carriage return it can, but a reader turns it into a line feed, so it is refused
-# too rather than read back as another character.
-_NOT_XML = re.compile("[^\t\n\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+# Characters XML 1.0 cannot hold (control characters, lone surrogates, U+FFFE/U+FFFF).
+# A carriage return it holds as the reference ``&#13;`` (a raw one a reader turns into a
+# line feed): write_xml_stream writes it so, and it reads back as itself. One CR in one
+# document of a tagged corpus once aborted the whole export.
+_NOT_XML = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 def check_xml_chars(element: ET.Element, doc_id: str, path: str | Path, fmt: str) -> None:
@@ -205,5 +206,6 @@ def write_xml_stream(fh: IO[str], root_tag: str, children: Iterable[ET.Element],
             empty = False
         ET.indent(child, level=1)
         child.tail = None
-        fh.write("\n  " + ET.tostring(child, encoding="unicode"))
+        # ElementTree writes a CR of an attribute as &#13; but one of text as it is.
+        fh.write("\n  " + ET.tostring(child, encoding="unicode").replace("\r", "&#13;"))
     fh.write(" />\n" if empty else f"\n</{root_tag}>\n")
