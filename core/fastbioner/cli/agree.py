@@ -64,7 +64,8 @@ def pair_lines(pair: PairAgreement) -> list[str]:
     lines.append(f"kappa {pair.kappa:.4f}  (Cohen's, over the BIO tags of {pair.tokens} tokens)")
     counts = pair.difference_counts()
     lines.append("disagreements: " + ", ".join(f"{KIND_NAMES[k]} {counts[k]}" for k in KINDS))
-    for what, ids in (("not compared, their text differs", m.text_differs),
+    for what, ids in (("compared with their white space aligned", m.aligned),
+                      ("not compared, their text differs", m.text_differs),
                       (f"only in {pair.name_a}", m.only_in_a), (f"only in {pair.name_b}", m.only_in_b)):
         if ids:
             shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")

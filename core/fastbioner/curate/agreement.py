@@ -4,7 +4,9 @@ BIO tags, Fleiss' kappa for three or more, and the differences listed by kind.
 
 The measures work on span lists and on documents (so the CLI's ``agree`` and the
 app's compare-and-adjudicate flow score the same way); :func:`match_documents` pairs
-the documents of two annotators' files.
+the documents of two annotators' files, also those whose texts differ only in white
+space that a format could not hold (:func:`align_white_space`). Mentions are matched by
+sorting and sweeping (:mod:`fastbioner.curate.span_match`), in time near-linear in them.
 
 Mentions are ``(start, end, label)``: a mention listed twice counts once, and nested
 or overlapping mentions all count (a span format holds them). ``exact`` matching
@@ -21,13 +23,14 @@ read from BIO files is scored on exactly the tags of the files.
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import dataclass, field, replace
 from typing import Iterable, Sequence
 
-from fastbioner.io.documents import Document, Span
 from fastbioner.base.errors import InputError
 from fastbioner.io.labels import document_tagged_sentences
+from fastbioner.curate.span_match import overlap_found, overlapping_pairs
+from fastbioner.io.documents import Document, Span
 
 MATCHES = ("exact", "overlap")
 
@@ -123,26 +126,20 @@ def compare_spans(a: Iterable[Span], b: Iterable[Span], match: str = "exact", do
     if match not in MATCHES:
         raise ValueError(f"match must be one of {', '.join(MATCHES)}, not {match!r}")
     a, b = _dedup(a), _dedup(b)
-    set_a, set_b = {mention(s) for s in a}, {mention(s) for s in b}
+    if match == "exact":
+        set_a, set_b = {mention(s) for s in a}, {mention(s) for s in b}
+        found_a, found_b = [mention(s) in set_b for s in a], [mention(s) in set_a for s in b]
+    else:
+        found_a, found_b = overlap_found(a, b), overlap_found(b, a)
     per_type: dict[str, Counts] = {}
-
-    def counts(label: str) -> Counts:
-        return per_type.setdefault(label, Counts())
-
-    for s in a:
-        c = counts(s.label)
+    for s, found in zip(a, found_a):
+        c = per_type.setdefault(s.label, Counts())
         c.n_a += 1
-        if match == "exact":
-            c.matched_a += mention(s) in set_b
-        else:
-            c.matched_a += any(o.label == s.label and o.overlaps(s) for o in b)
-    for s in b:
-        c = counts(s.label)
+        c.matched_a += found
+    for s, found in zip(b, found_b):
+        c = per_type.setdefault(s.label, Counts())
         c.n_b += 1
-        if match == "exact":
-            c.matched_b += mention(s) in set_a
-        else:
-            c.matched_b += any(o.label == s.label and o.overlaps(s) for o in a)
+        c.matched_b += found
     overall = Counts()
     for c in per_type.values():
         overall += c
@@ -158,15 +155,26 @@ def differences(a: Sequence[Span], b: Sequence[Span], doc_id: str = "") -> list[
     left_a = [s for s in _dedup(a) if mention(s) not in set_b]
     left_b = [s for s in _dedup(b) if mention(s) not in set_a]
     out: list[Difference] = []
-    for s in list(left_a):
-        other = next((o for o in left_b if (o.start, o.end) == (s.start, s.end)), None)
-        if other is not None:
-            out.append(Difference(doc_id, OTHER_LABEL, s, other))
-            left_a.remove(s)
-            left_b.remove(other)
-    pairs = sorted(((min(s.end, o.end) - max(s.start, o.start), s.label == o.label, -s.start, -o.start, i, j)
-                    for i, s in enumerate(left_a) for j, o in enumerate(left_b) if s.overlaps(o)),
-                   reverse=True)
+    # Same offsets, other label: each of A's (in text order) with the first of B's still
+    # unpaired at those offsets.
+    at: dict[tuple[int, int], deque[int]] = {}
+    for j, o in enumerate(left_b):
+        at.setdefault((o.start, o.end), deque()).append(j)
+    paired_a: set[int] = set()
+    paired_b: set[int] = set()
+    for i, s in enumerate(left_a):
+        waiting = at.get((s.start, s.end))
+        if waiting:
+            j = waiting.popleft()
+            out.append(Difference(doc_id, OTHER_LABEL, s, left_b[j]))
+            paired_a.add(i)
+            paired_b.add(j)
+    left_a = [s for i, s in enumerate(left_a) if i not in paired_a]
+    left_b = [o for j, o in enumerate(left_b) if j not in paired_b]
+    # Overlapping pairs ranked; the sweep finds them without trying every pair.
+    pairs = sorted(((min(left_a[i].end, left_b[j].end) - max(left_a[i].start, left_b[j].start),
+                     left_a[i].label == left_b[j].label, -left_a[i].start, -left_b[j].start, i, j)
+                    for i, j in overlapping_pairs(left_a, left_b, doc_id)), reverse=True)
     used_a, used_b = set(), set()
     for *_, i, j in pairs:
         if i in used_a or j in used_b:
@@ -228,14 +236,17 @@ def fleiss_kappa(rows: Sequence[Sequence[str]]) -> float:
 # Documents of two files ------------------------------------------------------------------
 @dataclass
 class Matching:
-    """Documents of A and B paired: ``pairs`` (same id, or same position, and same
-    text), and what could not be compared."""
+    """Documents of A and B paired: ``pairs`` (same id, or same position, and the same
+    text, or by id a text differing only in white space: :func:`align_white_space`),
+    and what could not be compared."""
 
     pairs: list[tuple[Document, Document]] = field(default_factory=list)
     text_differs: list[str] = field(default_factory=list)
     only_in_a: list[str] = field(default_factory=list)
     only_in_b: list[str] = field(default_factory=list)
     by_position: bool = False
+    # Paired although their texts differ in white space (B's mentions moved onto A's text).
+    aligned: list[str] = field(default_factory=list)
 
 
 def _without_docstart(docs: Sequence[Document]) -> bool:
@@ -258,7 +269,9 @@ def match_documents(docs_a: Sequence[Document], docs_b: Sequence[Document], name
                     name_b: str = "B") -> Matching:
     """Pair A's documents with B's: by position when both come from BIO files without
     ``-DOCSTART-`` (which must then hold as many sentences, with the same tokens), else
-    by id. A pair whose text differs is reported, not compared."""
+    by id. A pair whose text differs is reported, not compared, unless matched by id
+    and differing only in white space (then B's document in the pair is B's mentions on
+    A's text, and its id is in ``aligned``)."""
     m = Matching()
     if _without_docstart(docs_a) and _without_docstart(docs_b):
         if len(docs_a) != len(docs_b):
@@ -274,12 +287,48 @@ def match_documents(docs_a: Sequence[Document], docs_b: Sequence[Document], name
         db = b.get(doc_id)
         if db is None:
             m.only_in_a.append(doc_id)
-        elif da.text != db.text:
-            m.text_differs.append(doc_id)
-        else:
+        elif da.text == db.text:
             m.pairs.append((da, db))
+        elif (moved := align_white_space(da, db)) is not None:
+            m.pairs.append((da, moved))
+            m.aligned.append(doc_id)
+        else:
+            m.text_differs.append(doc_id)
     m.only_in_b = [i for i in b if i not in a]
     return m
+
+
+def _non_space(text: str) -> str:
+    return "".join(text.split())
+
+
+def align_white_space(a: Document, b: Document) -> Document | None:
+    """``b`` with its mentions moved onto ``a``'s text, when the two texts differ only in
+    white space (str.isspace: spaces, tabs, line breaks; where they fall and how many);
+    else None.
+
+    That is what a format cannot hold: PubTator writes a document without a title
+    with a leading space (every offset one further), tabs and line breaks as spaces, and
+    the title and abstract one space apart; a CoNLL/BIO file keeps tokens, not the space
+    between them. A mention keeps its first and last non-space character: its edges in
+    ``a`` are those characters' places there (a mention of white space alone becomes a
+    zero-length one where it stood)."""
+    if _non_space(a.text) != _non_space(b.text):
+        return None
+    # Where each non-space character of A stands, and how many of B's come before each offset.
+    places = [i for i, ch in enumerate(a.text) if not ch.isspace()]
+    places.append(len(a.text))
+    before = [0]
+    for ch in b.text:
+        before.append(before[-1] + (not ch.isspace()))
+
+    def moved(span: Span) -> Span:
+        first, stop = before[span.start], before[span.end]
+        start = places[first]
+        end = places[stop - 1] + 1 if stop > first else start
+        return span.with_(start=start, end=end)
+
+    return replace(b, text=a.text, passages=list(a.passages), spans=[moved(s) for s in b.spans])
 
 
 @dataclass
@@ -311,6 +360,7 @@ class PairAgreement:
             "documents": {"compared": len(self.matching.pairs), "matched_by": "position" if
                           self.matching.by_position else "id",
                           "text_differs": self.matching.text_differs,
+                          "aligned_white_space": self.matching.aligned,
                           "only_in_a": self.matching.only_in_a, "only_in_b": self.matching.only_in_b},
             "per_document": {d: c.to_dict() for d, c in self.per_document.items()},
             "difference_list": [self._difference_dict(d) for d in self.differences],

@@ -22,15 +22,17 @@ from __future__ import annotations
 import csv
 import io
 import re
-from collections import Counter, defaultdict
+from array import array
+from collections import Counter
 from dataclasses import dataclass
 from importlib.resources import as_file, files
 from pathlib import Path
 from typing import Iterable
 
-from fastbioner.io.documents import Document, Source, Span
 from fastbioner.base.errors import InputError
 from fastbioner.io.fileio import atomic_write
+from fastbioner.curate.concept_index import ConceptIndex
+from fastbioner.io.documents import Document, Source, Span
 
 # Ids that mean "no concept" in the corpora (BC5CDR writes -1).
 NO_CONCEPT = {"", "-1", "-"}
@@ -69,29 +71,58 @@ class Concept:
 
 
 class ConceptDictionary:
-    """Votes of (label, mention text) for concept ids, with lookups over them."""
+    """Votes of (label, mention text) for concept ids, with lookups over them.
+
+    The votes are rows: a mention text, a concept number and a count (the text's
+    string, and 16 bytes in two arrays); concepts, one per (label, id), are numbered in
+    the order first added. The lookups go through
+    :class:`~fastbioner.curate.concept_index.ConceptIndex`, built on the first lookup
+    after a change."""
 
     def __init__(self) -> None:
-        # (label, exact text) -> Counter(id); and the same keyed by the normalised text.
-        self._exact: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
-        self._folded: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
-        self._names: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)  # (label, id) -> texts
-        self._labels: dict[str, set[str]] = defaultdict(set)  # exact or normalised text -> labels
+        self._text: list[str] = []
+        self._concept_of = array("q")
+        self._count = array("q")
+        # (label, id) -> concept number while adding; a loaded dictionary drops it (a
+        # tenth of its memory) and makes it again if anything is added.
+        self._number: dict[tuple[str, str], int] | None = {}
+        self._keys: list[tuple[str, str]] = []          # concept number -> (label, id)
+        self._index: ConceptIndex | None = None
 
     def __len__(self) -> int:
-        return len(self._names)
+        return len(self._keys)
+
+    def _built(self) -> ConceptIndex:
+        if self._index is None:
+            self._index = ConceptIndex(self._text, self._concept_of, self._count, self._keys)
+        return self._index
+
+    def _concept(self, c: int) -> Concept:
+        texts: Counter[str] = Counter()
+        for i in self._built().rows_of(c):
+            texts[self._text[i]] += self._count[i]
+        return _concept(*self._keys[c], texts)
+
+    def _append(self, text: str, key: tuple[str, str], count: int) -> None:
+        if self._number is None:
+            self._number = {k: c for c, k in enumerate(self._keys)}
+        c = self._number.get(key)
+        if c is None:
+            c = self._number[key] = len(self._keys)
+            self._keys.append(key)
+        self._text.append(text)
+        self._concept_of.append(c)
+        self._count.append(count)
+        self._index = None
 
     def add(self, text: str, label: str, concept_id: str | None, count: int = 1) -> None:
         """One mention (or ``count`` of them) of ``text`` naming ``concept_id``."""
         text = _SPACES.sub(" ", text).strip()
         if not text or not concept_parts(concept_id) or count <= 0:
             return
-        cid = concept_id.strip()
-        self._exact[(label, text)][cid] += count
-        self._folded[(label, normalise(text))][cid] += count
-        self._names[(label, cid)][text] += count
-        self._labels[text].add(label)
-        self._labels[normalise(text)].add(label)
+        if count >= 2**62:  # a count is one of the rows' 64-bit numbers; totals sum them
+            raise ValueError(f"a count of {count} mentions")
+        self._append(text, (label, concept_id.strip()), count)
 
     def add_documents(self, docs: Iterable[Document]) -> None:
         """The concepts of the documents' gold, accepted and added spans (never a
@@ -107,50 +138,46 @@ class ConceptDictionary:
         Exact text first, then case-folded; ties go to the id seen first in sort order,
         so the answer is deterministic."""
         text = _SPACES.sub(" ", text).strip()
-        for table, key in ((self._exact, text), (self._folded, normalise(text))):
+        index = self._built()
+        for rows in (index.rows_with_text(text), index.rows_with_folded(normalise(text))):
             votes: Counter[str] = Counter()
-            for _, ids in _matching(table, key, label, self._labels):
-                votes.update(ids)
+            for i in rows:
+                lab, cid = self._keys[self._concept_of[i]]
+                if label is None or lab == label:
+                    votes[cid] += self._count[i]
             if votes:
                 return min(votes, key=lambda cid: (-votes[cid], cid))
         return None
 
     def concept(self, concept_id: str, label: str | None = None) -> Concept | None:
-        """The concept of an id (its most frequent mention as its name)."""
-        best: Concept | None = None
-        for (lab, cid), texts in self._names.items():
-            if cid != concept_id or (label is not None and lab != label):
-                continue
-            c = _concept(lab, cid, texts)
-            if best is None or c.mentions > best.mentions:
+        """The concept of an id (its most frequent mention as its name); of two labels
+        with as many mentions, the one added first."""
+        index = self._built()
+        best = None
+        for c in index.concepts_with_id(concept_id):
+            if (label is None or self._keys[c][0] == label) and (
+                    best is None or index.total[c] > index.total[best]):  # ties: the first added
                 best = c
-        return best
+        return None if best is None else self._concept(best)
 
     def complete(self, typed: str, label: str | None = None, limit: int = 20) -> list[Concept]:
         """Concepts whose id or any mention text starts with (then contains) ``typed``,
         most mentioned first: what a concept cell offers as the curator types."""
         key = normalise(typed)
-        if not key:
+        if not key or limit <= 0:
             return []
-        prefix, inner = [], []
-        for (lab, cid), texts in self._names.items():
-            if label is not None and lab != label:
-                continue
-            names = [normalise(t) for t in texts]
-            if cid.casefold().startswith(key) or any(n.startswith(key) for n in names):
-                prefix.append(_concept(lab, cid, texts))
-            elif key in cid.casefold() or any(key in n for n in names):
-                inner.append(_concept(lab, cid, texts))
-        order = lambda c: (-c.mentions, c.id, c.label)  # noqa: E731 - a sort key
-        return (sorted(prefix, key=order) + sorted(inner, key=order))[:limit]
+        index = self._built()
+        found = index.search(label, "\t" + key, limit, ())  # a field starts with it
+        if len(found) < limit:
+            found += index.search(label, key, limit - len(found), set(found))
+        return [self._concept(c) for c in found]
 
     def merged(self, other: "ConceptDictionary") -> "ConceptDictionary":
         """A new dictionary holding both sets of votes (the shipped one plus a project's)."""
         out = ConceptDictionary()
         for source in (self, other):
-            for (lab, text), ids in source._exact.items():
-                for cid, n in ids.items():
-                    out.add(text, lab, cid, n)
+            for text, c, n in zip(source._text, source._concept_of, source._count):
+                out._append(text, source._keys[c], n)
         return out
 
     # -- files --------------------------------------------------------------------------
@@ -158,36 +185,44 @@ class ConceptDictionary:
     def save(self, path: str | Path) -> None:
         """A TSV of ``mention, label, concept_id, count``, sorted, so a rebuild from the
         same data gives the same bytes."""
-        rows = sorted((text, lab, cid, n) for (lab, text), ids in self._exact.items() for cid, n in ids.items())
+        votes: Counter[tuple[str, str, str]] = Counter()
+        for text, c, n in zip(self._text, self._concept_of, self._count):
+            votes[(text, *self._keys[c])] += n
         buf = io.StringIO()
         writer = csv.writer(buf, delimiter="\t", lineterminator="\n", quoting=csv.QUOTE_MINIMAL)
         writer.writerow(HEADER)
-        writer.writerows(rows)
+        writer.writerows((*key, n) for key, n in sorted(votes.items()))
         with atomic_write(path, "w", encoding="utf-8") as fh:
             fh.write(buf.getvalue())
 
     @classmethod
     def load(cls, path: str | Path) -> "ConceptDictionary":
-        """Read a dictionary written by :meth:`save`; a bad line is one InputError
-        naming the file and line."""
+        """Read a dictionary written by :meth:`save`; a bad line, or a file that is not
+        one, is one InputError naming the file (and line)."""
         path = Path(path)
+        out = cls()
+        lineno = 0
         try:
             size = path.stat().st_size
             if size > MAX_DICTIONARY_BYTES:
-                raise InputError(f"{path}: a concept dictionary of {size:,} bytes is over the "
-                                 f"{MAX_DICTIONARY_BYTES:,}-byte limit")
-            text = path.read_text(encoding="utf-8")
+                raise InputError(f"a concept dictionary of {size:,} bytes is over the "
+                                 f"{MAX_DICTIONARY_BYTES:,}-byte limit", path)
+            with open(path, encoding="utf-8", newline="") as fh:
+                reader = csv.reader(fh, delimiter="\t")
+                for row in reader:
+                    lineno = reader.line_num
+                    if lineno == 1 and tuple(row) == HEADER:
+                        continue
+                    # A count of more digits than any real one would also be more than int() reads.
+                    if len(row) != 4 or not row[3].isascii() or not row[3].isdigit() or len(row[3]) > 15:
+                        raise InputError("expected mention, label, concept id and count separated by tabs",
+                                         path, lineno)
+                    out.add(row[0], row[1], row[2], int(row[3]))
+            out._number = None
+        except csv.Error as exc:  # an unclosed quote running into a field over csv's limit ...
+            raise InputError(f"not a concept dictionary's line ({exc})", path, lineno + 1) from None
         except (OSError, UnicodeDecodeError) as exc:
-            raise InputError(f"{path}: cannot read the concept dictionary ({exc})") from None
-        out = cls()
-        reader = csv.reader(io.StringIO(text), delimiter="\t")
-        for lineno, row in enumerate(reader, 1):
-            if lineno == 1 and tuple(row) == HEADER:
-                continue
-            if len(row) != 4 or not row[3].isascii() or not row[3].isdigit():
-                raise InputError(f"{path}:{lineno}: expected mention, label, concept id and count "
-                                 f"separated by tabs")
-            out.add(row[0], row[1], row[2], int(row[3]))
+            raise InputError(f"cannot read the concept dictionary ({exc})", path) from None
         return out
 
 
@@ -219,11 +254,6 @@ def propose_for_accepted(before: Iterable[Span], after: list[Span], text: str,
                 span = span.with_(concept_id=proposed)
         out.append(span)
     return out
-
-
-def _matching(table, key, label, labels):
-    found = [label] if label is not None else sorted(labels.get(key, ()))
-    return [((lab, key), table[(lab, key)]) for lab in found if (lab, key) in table]
 
 
 def _concept(label: str, cid: str, texts: Counter[str]) -> Concept:
