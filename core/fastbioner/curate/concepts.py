@@ -25,7 +25,7 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Mapping
 
 from fastbioner.io.documents import Document, Source, Span
 from fastbioner.base.errors import InputError
@@ -82,7 +82,7 @@ class ConceptDictionary:
     def add(self, text: str, label: str, concept_id: str | None, count: int = 1) -> None:
         """One mention (or ``count`` of them) of ``text`` naming ``concept_id``."""
         text = _SPACES.sub(" ", text).strip()
-        if not text or not concept_parts(concept_id) or count <= 0:
+        if not text or concept_id is None or not concept_parts(concept_id) or count <= 0:
             return
         cid = concept_id.strip()
         self._exact[(label, text)][cid] += count
@@ -223,7 +223,8 @@ def propose_for_accepted(before: Iterable[Span], after: list[Span], text: str,
     return out
 
 
-def _matching(table, key, label, labels):
+def _matching(table: Mapping[tuple[str, str], Counter[str]], key: str, label: str | None,
+              labels: Mapping[str, set[str]]) -> list[tuple[tuple[str, str], Counter[str]]]:
     found = [label] if label is not None else sorted(labels.get(key, ()))
     return [((lab, key), table[(lab, key)]) for lab in found if (lab, key) in table]
 
