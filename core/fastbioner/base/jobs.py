@@ -116,13 +116,13 @@ class ProgressReporter:
         self.emit(step=start_step, total=total, message=message or name)
 
     def emit(self, step: int | None = None, total: int | None = None, **fields: Any) -> ProgressEvent:
-        last = self._last
-        same_stage = last is not None and last.stage == self._stage
+        # The previous event when it belongs to this stage: its counts carry on.
+        last = self._last if self._last is not None and self._last.stage == self._stage else None
         if step is None:
-            step = last.step if same_stage else 0
+            step = last.step if last is not None else 0
         if total is None:
-            total = last.total if same_stage else 0
-        if same_stage and step < last.step:
+            total = last.total if last is not None else 0
+        if last is not None and step < last.step:
             step = last.step
         now = time.monotonic()
         eta = None
@@ -130,8 +130,8 @@ class ProgressReporter:
         if total and done_here > 0:
             eta = (now - self._stage_t0) / done_here * max(0, total - step)
         self._seq += 1
-        carry = {}
-        if same_stage:
+        carry: dict[str, Any] = {}
+        if last is not None:
             carry = {"epoch": last.epoch}
         carry.update(fields)
         event = ProgressEvent(stage=self._stage, step=step, total=total, eta_seconds=eta,
@@ -181,7 +181,7 @@ def sub_progress(reporter: ProgressReporter, stage: str) -> ProgressReporter:
 
     parent_emit = child.emit
 
-    def emit(step=None, total=None, **fields):
+    def emit(step: int | None = None, total: int | None = None, **fields: Any) -> ProgressEvent:
         ev = parent_emit(step, total, **fields)
         reporter._seq = child._seq
         reporter._last = ev

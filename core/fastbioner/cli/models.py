@@ -156,7 +156,7 @@ def describe_command(args: argparse.Namespace) -> int:
         if sorted(twin.manifest.labels) != sorted(entry.manifest.labels):
             raise FastBioNERError(f"{twin.name} tags {', '.join(twin.manifest.labels)}; {entry.name} tags "
                                   f"{', '.join(entry.manifest.labels)}: not a twin")
-        source = metrics.get("source") if isinstance(metrics.get("source"), dict) else {}
+        source = known if isinstance(known := metrics.get("source"), dict) else {}
         metrics["source"] = {**source, "model": entry.name, "twin": twin.name}
         changes["metrics"] = metrics
     entry = registry.update_manifest(entry.name, **changes)

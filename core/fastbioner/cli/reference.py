@@ -96,19 +96,25 @@ def _settings(parser: argparse.ArgumentParser) -> dict[str, str]:
     return {}
 
 
+def _metavar(action: argparse.Action) -> str | None:
+    # argparse also takes a tuple, one name per value: they are shown side by side.
+    metavar = action.metavar
+    return " ".join(metavar) if isinstance(metavar, tuple) else metavar
+
+
 def _usage(prog: str, parser: argparse.ArgumentParser) -> str:
     parts = [prog]
     optional = False
     for action in parser._actions:
         if isinstance(action, (argparse._HelpAction, argparse._SubParsersAction)):
             if isinstance(action, argparse._SubParsersAction):
-                parts.append(action.metavar or "ACTION")
+                parts.append(_metavar(action) or "ACTION")
             continue
         if not action.option_strings:
-            name = action.metavar or action.dest
+            name = _metavar(action) or action.dest
             parts.append(f"{name} [{name} ...]" if action.nargs in ("+", "*") else name)
         elif action.required:
-            parts.append(f"{action.option_strings[-1]} {action.metavar or action.dest.upper()}")
+            parts.append(f"{action.option_strings[-1]} {_metavar(action) or action.dest.upper()}")
         else:
             optional = True
     if optional:

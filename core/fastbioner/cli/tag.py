@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from fastbioner.base.errors import InputError
+from fastbioner.io.documents import Document
 from fastbioner.io.fileio import check_input, check_not_an_input, output_target, write_json_record
 from fastbioner.base.jobs import CancelToken, Cancelled
 from fastbioner.base.defaults import table
@@ -114,7 +115,7 @@ def tag_command(args: argparse.Namespace) -> int:
 def benchmark_command(args: argparse.Namespace) -> int:
     from fastbioner.infer.speed import benchmark_model, record_speed
 
-    docs = []
+    docs: list[Document] = []
     for doc in read_documents(args.docs):
         if args.limit is not None and len(docs) >= args.limit:
             break

@@ -116,7 +116,7 @@ def evaluate_command(args: argparse.Namespace) -> int:
         return 130
     finally:
         bar.close()
-    if args.record:
+    if registry is not None:  # --record
         report.source = {"model": args.model, "file": str(Path(args.file).resolve())}
         registry.update_manifest(args.model, metrics=report.to_dict())
     data = json.dumps(report.to_dict(), indent=2)

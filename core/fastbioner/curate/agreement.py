@@ -279,8 +279,8 @@ def match_documents(docs_a: Sequence[Document], docs_b: Sequence[Document], name
                              "-DOCSTART- are matched sentence by sentence and must hold the same sentences",
                              name_b)
         m.by_position = True
-        for da, db in zip(docs_a, docs_b):
-            (m.pairs.append((da, db)) if da.text == db.text else m.text_differs.append(da.id))
+        for left, right in zip(docs_a, docs_b):
+            (m.pairs.append((left, right)) if left.text == right.text else m.text_differs.append(left.id))
         return m
     a, b = _by_id(docs_a, name_a), _by_id(docs_b, name_b)
     for doc_id, da in a.items():

@@ -25,7 +25,7 @@ from array import array
 from collections import Counter
 from functools import cached_property
 from itertools import accumulate
-from typing import Sequence
+from typing import Callable, Container, Sequence
 
 
 def _order(keys: Sequence, reverse: bool = False) -> list[int]:
@@ -52,7 +52,7 @@ class ConceptIndex:
         return array("q", _order(folded))
 
     @staticmethod
-    def _equal_range(order: array, key: str, of) -> list[int]:
+    def _equal_range(order: array, key: str, of: Callable[[int], str]) -> list[int]:
         lo = bisect.bisect_left(order, key, key=of)
         return list(order[lo:bisect.bisect_right(order, key, lo, key=of)])
 
@@ -136,7 +136,7 @@ class ConceptIndex:
         self._strings[label] = got
         return got
 
-    def search(self, label: str | None, needle: str, want: int, skip) -> list[int]:
+    def search(self, label: str | None, needle: str, want: int, skip: Container[int]) -> list[int]:
         """The first ``want`` concepts (most mentioned first, of ``label`` or any) whose
         fields hold ``needle``, leaving out those in ``skip``."""
         text, ranks, starts = self._string(label)

@@ -118,7 +118,7 @@ class ConceptDictionary:
     def add(self, text: str, label: str, concept_id: str | None, count: int = 1) -> None:
         """One mention (or ``count`` of them) of ``text`` naming ``concept_id``."""
         text = _SPACES.sub(" ", text).strip()
-        if not text or not concept_parts(concept_id) or count <= 0:
+        if not text or concept_id is None or not concept_parts(concept_id) or count <= 0:
             return
         if count >= 2**62:  # a count is one of the rows' 64-bit numbers; totals sum them
             raise ValueError(f"a count of {count} mentions")

@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Sequence
 
 from fastbioner.curate.curation import select_sources
-from fastbioner.io.documents import Document, Source
+from fastbioner.io.documents import Document, Source, Span
 from fastbioner.io.formats import format_module, write_documents
 from fastbioner.io.formats.report import WriteReport
-from fastbioner.base.jobs import CancelToken, EventCallback, run_job
+from fastbioner.base.jobs import CancelToken, EventCallback, ProgressReporter, run_job
 from fastbioner.io.text import document_sentences
 
 # What the export dialog offers: a name, the format, and the writer's options.
@@ -80,13 +80,13 @@ class ExportResult:
         return text
 
 
-def describe_dropped(doc: Document, span, why: str) -> str:
+def describe_dropped(doc: Document, span: Span, why: str) -> str:
     """One line naming a span an export could not write: document, text, label,
     offsets and the reason."""
     return f"{doc.id}: '{doc.span_text(span)}' ({span.label}, {span.source.value}, {span.start}..{span.end}): {why}"
 
 
-def _why_off_boundary(doc: Document, span) -> str:
+def _why_off_boundary(doc: Document, span: Span) -> str:
     for sent in document_sentences(doc):
         if sent.start <= span.start < sent.end:
             return ("crosses a sentence end (BIO holds an entity within one sentence)" if span.end > sent.end
@@ -95,7 +95,7 @@ def _why_off_boundary(doc: Document, span) -> str:
 
 
 def _dropped_lines(report: WriteReport, docs: Sequence[Document]) -> list[str]:
-    by_id = {}
+    by_id: dict[str, Document] = {}
     for d in docs:
         by_id.setdefault(d.id, d)
     lines = []
@@ -131,7 +131,7 @@ def export_documents(docs: Sequence[Document], path: str | Path, settings: Expor
     fmt, options = EXPORT_FORMATS[settings.format]
     chosen = [select_sources(d, settings.sources) for d in docs]
 
-    def job(reporter) -> ExportResult:
+    def job(reporter: ProgressReporter) -> ExportResult:
         result = ExportResult()
         if not settings.per_document:
             reporter.stage("export", total=1)

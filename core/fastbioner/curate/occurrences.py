@@ -186,9 +186,11 @@ def apply_rule(doc: Document, rule: Rule, rejected: Sequence[Span] = ()) -> DocO
             out.spans = curation.reject_suggestions(spans, chosen)
             out.rejected_now = len(chosen)
         else:
-            chosen = [s for s in hits if s.label != rule.new_label]
+            new_label = rule.new_label
+            assert new_label is not None  # a relabel rule names its label (checked when it is made)
+            chosen = [s for s in hits if s.label != new_label]
             for s in chosen:
-                out.spans = curation.relabel_span(out.spans, s, rule.new_label)
+                out.spans = curation.relabel_span(out.spans, s, new_label)
             out.relabelled = len(chosen)
         return out
     # add: every occurrence in the text becomes an entity of the label.

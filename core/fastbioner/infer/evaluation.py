@@ -156,12 +156,14 @@ def _ensemble_predictor(entries: Sequence, device: str, batch_size: int, rule: s
 
     def predict(sentences: Sequence[Sequence[str]], reporter: ProgressReporter,
                 documents: Sequence | None = None) -> list[list[str]]:
-        per_model, labels, scheme = [], None, None
+        per_model: list[Sequence[Any]] = []  # per model, an array per sentence
+        labels: list[str] = []
+        scheme = ""
         for k, entry in enumerate(entries, 1):
             reporter.stage("evaluate", message=f"tagging {len(sentences)} sentences with {entry.name} "
                                                f"({k} of {len(entries)})")
             tagger = _scoring_tagger(entry, device, batch_size)  # one model in memory at a time
-            if labels is None:
+            if k == 1:
                 labels, scheme = tagger.labels, tagger.scheme
             elif tagger.labels != labels:
                 raise ModelError(f"{entry.name} tags {', '.join(tagger.labels)}; {entries[0].name} tags "

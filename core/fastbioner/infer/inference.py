@@ -196,7 +196,7 @@ def scoring_tagger(model, tokenizer, max_length: int, window_overlap: int, conte
                                                  window_overlap=window_overlap, context=context))
 
 
-def tags_from_ids(label_ids: Sequence[int], labels: Sequence[str], scheme: str) -> list[str]:
+def tags_from_ids(label_ids: Sequence[int] | np.ndarray, labels: Sequence[str], scheme: str) -> list[str]:
     """Repaired IOB2 tags of a sentence's per-word label ids into ``labels`` (a model's,
     in its ``scheme``)."""
     tags, _ = repair_iob2(to_iob2([labels[int(i)] for i in label_ids], scheme))
@@ -232,7 +232,7 @@ class Tagger:
             overlap = trained_encoding.get("window_overlap", EncodingConfig.window_overlap)
         self.encoder = WordEncoder(tokenizer, self.labels, max_length=max_length, overlap=overlap)
         self._o = self.labels.index("O")
-        self._decode = getattr(self.model, "decode", None)  # CRF students decode jointly
+        self._decode: Callable[..., Any] | None = getattr(self.model, "decode", None)  # CRF students decode jointly
         trained_context = ((self.manifest.get("config") or {}).get("encoding") or {}).get("context")
         self.context = self.config.context or trained_context or "sentence"
 
@@ -333,7 +333,9 @@ class Tagger:
         """As :meth:`_argmax_rows`, with the ids of the model's joint (CRF) decoding
         over each row's first subwords (every other position keeps ``O``)."""
         first = first_subword_mask(word_index_array(windows, logits.shape[1]))
-        paths = self._decode(logits.float(), torch.from_numpy(first).to(logits.device))
+        decode = self._decode
+        assert decode is not None  # chosen for a model that decodes only
+        paths = decode(logits.float(), torch.from_numpy(first).to(logits.device))
         probs = logits.float().softmax(-1).cpu().numpy()
         ids = np.full(first.shape, self._o, dtype=np.int64)
         # A path labels its row's first subwords in order, which is the order

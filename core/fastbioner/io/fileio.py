@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import re
@@ -21,7 +22,7 @@ from fastbioner.base.errors import FastBioNERError, InputError
 WHOLE_FILE_BYTES = 256 << 20
 
 
-def open_input(path: str | Path) -> IO[bytes]:
+def open_input(path: str | Path) -> io.BufferedReader:
     """Open a file to read its bytes (buffered). A regular file, a named pipe or
     ``/dev/stdin`` (read once, as it comes) are fine; InputError, one line naming the
     file, for a folder, a missing file, a character or block device (``/dev/zero``,
@@ -312,8 +313,7 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-
             old_mode = path.stat().st_mode & 0o7777
         except OSError:
             old_mode = 0o666 & ~current_umask()
-        kwargs = {"encoding": encoding, "newline": ""} if "b" not in mode else {}
-        with os.fdopen(fd, mode, **kwargs) as fh:
+        with (os.fdopen(fd, mode) if "b" in mode else os.fdopen(fd, mode, encoding=encoding, newline="")) as fh:
             if hasattr(os, "fchmod"):  # mkstemp makes it 0600 whatever the umask
                 os.fchmod(fh.fileno(), old_mode)
             yield fh

@@ -95,7 +95,9 @@ def _is_boundary(text: str, stop: int, nxt: int, depth: int) -> bool:
             letters += 1
         if letters > 1:
             return False  # i.v., e.g., s. c., J. M. (single letters joined by periods)
-    next_word = _WORD_RE.match(text, nxt).group()
+    word = _WORD_RE.match(text, nxt)
+    assert word is not None  # the caller's nxt is where the next word starts
+    next_word = word.group()
     if next_word[0].islower():
         # "5 mg. by the route" goes on; "... infusion. rTMS at 1 Hz" and
         # "mg. kg(-1)" start a new one, and so does a dotted abbreviation ("kg. i.p.").

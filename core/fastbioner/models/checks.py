@@ -29,7 +29,7 @@ import math
 import struct
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from fastbioner.base.errors import ModelError
 from fastbioner.models.folder import PICKLE_SUFFIXES, read_json_object, safetensors_files
@@ -95,7 +95,7 @@ def _bad(path: Path, message: str) -> ModelError:
     return ModelError(f"{path}: {message}")
 
 
-def _is_whole(value: Any) -> bool:
+def _is_whole(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -193,7 +193,8 @@ def least_parameters(raw: dict[str, Any], labels: int) -> int:
 
     width, vocab = size("hidden_size"), size("vocab_size")
     if model_type == "albert":  # ALBERT shares its layers among groups
-        layers = inner.get("num_hidden_groups") if _is_whole(inner.get("num_hidden_groups")) else 1
+        groups = inner.get("num_hidden_groups")
+        layers = groups if _is_whole(groups) else 1
     else:
         layers = size("num_hidden_layers")
     embedding = min(size("embedding_size") or width, width)

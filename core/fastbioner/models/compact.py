@@ -145,7 +145,7 @@ def compact_model(src: str | Path, dest: str | Path, corpus: Iterable[str] | Non
         model = tok_json.get("model")
         if not isinstance(model, dict) or model.get("type") != "WordPiece":
             raise ModelError(f"{src}: only WordPiece vocabularies can be trimmed")
-        old_vocab: dict[str, int] = model.get("vocab")
+        old_vocab = model.get("vocab")
         if (not isinstance(old_vocab, dict) or not old_vocab
                 or not all(type(i) is int and 0 <= i < LIMITS["vocab_size"][1] for i in old_vocab.values())):
             raise ModelError(f"{tok_path}: cannot load the tokenizer (its vocabulary is not pieces numbered 0 and up)")
@@ -161,7 +161,8 @@ def compact_model(src: str | Path, dest: str | Path, corpus: Iterable[str] | Non
 
         id_to_piece = {i: p for p, i in old_vocab.items()}
         if corpus is None:
-            counts, texts = Counter(), []
+            counts: Counter[int] = Counter()
+            texts: list[str] = []
             kept = sorted(old_vocab.values())
         else:
             counts, texts = _piece_counts(tokenizer, corpus, reporter)

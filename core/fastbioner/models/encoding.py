@@ -72,9 +72,18 @@ class Batch:
     indices: list[int]
 
     def to(self, device: torch.device | str) -> "Batch":
-        move = lambda t: None if t is None else t.to(device, non_blocking=True)  # noqa: E731
+        def move(t: torch.Tensor) -> torch.Tensor:
+            return t.to(device, non_blocking=True)
         return Batch(move(self.input_ids), move(self.attention_mask), move(self.word_index),
-                     move(self.first_subword), move(self.labels), self.windows, self.indices)
+                     move(self.first_subword), None if self.labels is None else move(self.labels),
+                     self.windows, self.indices)
+
+    @property
+    def gold(self) -> torch.Tensor:
+        """The labels of a batch of labelled windows."""
+        if self.labels is None:
+            raise ValueError("these windows have no labels")
+        return self.labels
 
     def model_inputs(self) -> dict[str, torch.Tensor]:
         return {"input_ids": self.input_ids, "attention_mask": self.attention_mask}
@@ -162,6 +171,11 @@ def document_runs(documents: Sequence[Any]) -> list[tuple[int, int] | None]:
     return out
 
 
+def _word_starts(wids: Sequence[int | None]) -> list[tuple[int, int]]:
+    """(position, word) of each word's first subword, in order."""
+    return [(k, w) for k, w in enumerate(wids) if w is not None and (k == 0 or w != wids[k - 1])]
+
+
 def first_subword_mask(word_index: np.ndarray) -> np.ndarray:
     """(rows, width) bool from (rows, width) word indices (-1 for special tokens and
     padding): the positions that begin a word, where a word's label and prediction sit."""
@@ -236,8 +250,9 @@ class WordEncoder:
             r = row_of[s]
             ids, wids = subwords[r], encodings[r].word_ids
             label_ids = self._subword_labels(tags[s], wids, words) if tags is not None else None
-            if spans is not None and spans[s] is not None and len(ids) <= self.budget:
-                first, last = spans[s]
+            run = spans[s] if spans is not None else None
+            if run is not None and len(ids) <= self.budget:
+                first, last = run
                 left = [t for o in range(first, s) if o in row_of for t in subwords[row_of[o]]]
                 right = [t for o in range(s + 1, last) if o in row_of for t in subwords[row_of[o]]]
                 windows.append(self._with_context(s, ids, wids, label_ids, len(words), left, right))
@@ -253,9 +268,8 @@ class WordEncoder:
         take_right = min(len(right), max(room // 2, room - len(left)))
         take_left = min(len(left), room - take_right)
         lctx, rctx = left[len(left) - take_left:], right[:take_right]
-        starts = [k for k in range(len(ids)) if wids[k] is not None and (k == 0 or wids[k] != wids[k - 1])]
         shift = len(lctx)
-        owned = [(wids[k], k + shift + len(self.prefix)) for k in starts]
+        owned = [(w, k + shift + len(self.prefix)) for k, w in _word_starts(wids)]
         return self._window(s, lctx + list(ids) + rctx, [None] * shift + list(wids) + [None] * len(rctx),
                             None if label_ids is None else
                             [IGNORE_INDEX] * shift + list(label_ids) + [IGNORE_INDEX] * len(rctx),
@@ -290,10 +304,11 @@ class WordEncoder:
     def _split(self, s: int, ids: list[int], wids: list[int | None], label_ids: list[int] | None,
                num_words: int) -> list[Window]:
         n = len(ids)
-        starts = [k for k in range(n) if wids[k] is not None and (k == 0 or wids[k] != wids[k - 1])]
+        firsts = _word_starts(wids)
+        starts = [k for k, _ in firsts]
         if n <= self.budget:  # nearly every sentence: one window owns every word (no ranges to weigh)
             p = len(self.prefix)
-            return [self._window(s, ids, wids, label_ids, num_words, owned=[(wids[k], k + p) for k in starts])]
+            return [self._window(s, ids, wids, label_ids, num_words, owned=[(w, k + p) for k, w in firsts])]
         ranges: list[tuple[int, int]] = []
         begin = 0
         while True:
@@ -312,10 +327,10 @@ class WordEncoder:
                 break
             begin = nxt
         owner = self._owners(starts, wids, ranges)
-        owned_by: list[list[tuple[int | None, int]]] = [[] for _ in ranges]
-        for k in starts:
+        owned_by: list[list[tuple[int, int]]] = [[] for _ in ranges]
+        for k, w in firsts:
             if owner[k] >= 0:
-                owned_by[owner[k]].append((wids[k], k - ranges[owner[k]][0] + len(self.prefix)))
+                owned_by[owner[k]].append((w, k - ranges[owner[k]][0] + len(self.prefix)))
         out = []
         for r, (a, b) in enumerate(ranges):
             out.append(self._window(s, ids[a:b], wids[a:b],
@@ -363,7 +378,7 @@ class WordEncoder:
         word_index, first = torch.from_numpy(index), torch.from_numpy(first_subword_mask(index))
         labels = None
         if all(w.labels is not None for w in windows):
-            labels = torch.tensor([w.labels + [IGNORE_INDEX] * p for w, p in zip(windows, pad)],
+            labels = torch.tensor([(w.labels or []) + [IGNORE_INDEX] * p for w, p in zip(windows, pad)],
                                   dtype=torch.long)
         return Batch(input_ids, attention, word_index, first, labels, list(windows),
                      list(indices) if indices is not None else list(range(len(windows))))

@@ -35,6 +35,8 @@ class FocalLoss(nn.Module):
     """Mean over labelled positions of ``-(1 - p_t) ** gamma * log p_t``; gamma = 0
     is plain cross-entropy."""
 
+    weight: torch.Tensor | None  # a buffer (register_buffer): moves with the module
+
     def __init__(self, gamma: float = 2.0, weight: torch.Tensor | None = None):
         super().__init__()
         self.gamma = gamma
@@ -57,6 +59,8 @@ class FocalLoss(nn.Module):
 
 class CrossEntropy(nn.Module):
     """Cross-entropy over labelled positions, optionally class-weighted."""
+
+    weight: torch.Tensor | None  # a buffer (register_buffer): moves with the module
 
     def __init__(self, weight: torch.Tensor | None = None):
         super().__init__()

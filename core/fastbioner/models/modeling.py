@@ -41,7 +41,7 @@ def pick_device(spec: str | torch.device | None = "auto") -> torch.device:
 
     if isinstance(spec, torch.device):
         return spec
-    if spec in (None, "", "auto"):
+    if spec is None or spec in ("", "auto"):
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     try:
         device = torch.device(spec)

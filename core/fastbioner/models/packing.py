@@ -89,7 +89,7 @@ def merge(sentences: Sequence[Sequence[str]], tags: Sequence[Sequence[str]] | No
     while i < len(sentences):
         first, last = runs[i] or (i, i + 1)
         words_out.append([w for s in range(first, last) for w in sentences[s]])
-        if tags_out is not None:
+        if tags_out is not None and tags is not None:
             tags_out.append([t for s in range(first, last) for t in tags[s]])
         parts.append(tuple(len(sentences[s]) for s in range(first, last)))
         i = last
@@ -98,7 +98,7 @@ def merge(sentences: Sequence[Sequence[str]], tags: Sequence[Sequence[str]] | No
 
 def encode(encoder: WordEncoder, context: str, sentences: Sequence[Sequence[str]],
            tags: Sequence[Sequence[str]] | None = None,
-           documents: Sequence[Any] | None = None) -> tuple[list[Window], Layout, list[Sequence[str]]]:
+           documents: Sequence[Any] | None = None) -> tuple[list[Window], Layout, Sequence[Sequence[str]]]:
     """Windows of ``sentences`` as ``context`` reads them, the layout that maps what is
     stitched from them back to the sentences, and the word sequences the windows
     index (``Window.sentence`` is an index into these). Without ``documents`` every

@@ -199,20 +199,22 @@ def auto_precision(offered: list[Precision], checks: Mapping[str, PrecisionCheck
     the speeds compare (each mode's speedup over float32 in its own run, or tokens/s
     of modes timed in one run), else in ``offered``'s order; float32 when none has
     passed (or none was measured)."""
-    passing = [m for m in offered if m is not Precision.FP32 and checks.get(m.value) is not None
+    passing: list[Precision] = [m for m in offered if m is not Precision.FP32 and checks.get(m.value) is not None
                and checks[m.value].passes]
     if not passing:
         return Precision.FP32
-    ratios = {m: speedup_over_fp32(checks[m.value], checks.get(Precision.FP32.value)) for m in passing}
-    if all(r is not None for r in ratios.values()):
+    ratios = {m: r for m in passing
+              if (r := speedup_over_fp32(checks[m.value], checks.get(Precision.FP32.value))) is not None}
+    if len(ratios) == len(passing):
         # float32 competes too: a mode that costs F1 must be worth it against it.
         return fastest_worth_its_loss(passing + [Precision.FP32], checks, {**ratios, Precision.FP32: 1.0})
     timed = [checks[m.value] for m in passing]
-    if len(passing) > 1 and all(c.tokens_per_s for c in timed) and len({(c.hardware, c.date) for c in timed}) == 1:
+    speeds = {m: float(c.tokens_per_s) for m, c in zip(passing, timed) if c.tokens_per_s}
+    if len(passing) > 1 and len(speeds) == len(passing) and len({(c.hardware, c.date) for c in timed}) == 1:
         # Timed side by side, in one run on one machine: the fastest (int8 beat bf16 by
         # 1.4x for the convolutional student on an AVX512-BF16 EPYC, at the same F1), not
         # a fixed order.
-        return fastest_worth_its_loss(passing, checks, {m: float(c.tokens_per_s) for m, c in zip(passing, timed)})
+        return fastest_worth_its_loss(passing, checks, speeds)
     return passing[0]
 
 

@@ -126,7 +126,7 @@ def sweep_stale_staging(root: Path) -> list[Path]:
     """Remove the staging folders (and trash) that processes now gone left in the
     registry ``root``; a live process's staging folder stays. Only names this module
     makes are touched. Returns the folders removed."""
-    removed = []
+    removed: list[Path] = []
     try:
         items = [p for p in root.iterdir() if p.name.startswith((STAGING_PREFIX, ".trash-"))]
     except OSError:
@@ -196,10 +196,6 @@ class Registry:
             raise ModelError(f"no model named {name!r} in the registry ({self.root})")
         return ModelEntry(name, folder, read_manifest(folder))
 
-    def list(self) -> list[ModelEntry]:
-        """Usable entries, by name; see :meth:`problems` for the others."""
-        return [e for e in (self._try(p) for p in self._folders()) if isinstance(e, ModelEntry)]
-
     def problems(self) -> list[tuple[str, str]]:
         """(name, message) for each folder in the registry that cannot be used."""
         return [(p.name, e) for p in self._folders() if isinstance(e := self._try(p), str)]
@@ -217,6 +213,12 @@ class Registry:
             return str(exc)
         except Exception as exc:
             return f"{folder}: unusable ({type(exc).__name__}: {exc})"
+
+    # After the methods annotated with list[...]: below this point a type checker reads
+    # `list` in this class body as the method.
+    def list(self) -> list[ModelEntry]:
+        """Usable entries, by name; see :meth:`problems` for the others."""
+        return [e for e in (self._try(p) for p in self._folders()) if isinstance(e, ModelEntry)]
 
     def resolve(self, ref: str | Path) -> ModelEntry:
         """A registry name, or a model folder (registered or not)."""

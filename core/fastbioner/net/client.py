@@ -31,6 +31,7 @@ import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 from email.message import Message
+from typing import Any
 
 from fastbioner.base.jobs import Cancelled, CancelToken
 
@@ -120,25 +121,26 @@ class _Attempt:
             handle.close()
 
     # Connecting -------------------------------------------------------------
-    def resolve(self, host: str, port: int) -> list:
+    def resolve(self, host: str, port: int) -> list[Any]:
         """getaddrinfo in a helper thread (it has no timeout of its own), waited for in
         slices so a cancel or the deadline ends the wait; a late answer is dropped."""
-        box: dict[str, object] = {}
+        infos: list[list[Any]] = []  # what the helper thread found, or the error it met
+        errors: list[OSError] = []
 
         def run() -> None:
             try:
-                box["infos"] = socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM)
+                infos.append(socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM))
             except OSError as exc:
-                box["error"] = exc
+                errors.append(exc)
 
         thread = threading.Thread(target=run, name="fastbioner-resolve", daemon=True)
         thread.start()
         while thread.is_alive():
             self.check()
             thread.join(min(POLL, max(self.left(), 0.001)))
-        if "error" in box:
-            raise box["error"]  # type: ignore[misc]
-        return box["infos"]  # type: ignore[return-value]
+        if errors:
+            raise errors[0]
+        return infos[0]
 
     def connect(self, address: tuple[str, int], timeout: object = None, source_address: object = None
                 ) -> socket.socket:
@@ -203,16 +205,19 @@ def post(url: str, body: bytes, headers: dict[str, str], *, seconds: float, canc
     watchdog.start()
     proxy = _proxy_for(parts)
     target = proxy or parts
+    host = target.hostname
+    if not host:  # the URL's host was checked above: a proxy setting without one
+        raise ValueError(f"the {parts.scheme} proxy setting names no host")
     port = target.port or (443 if target.scheme == "https" else 80)
     conn: http.client.HTTPConnection
     if target.scheme == "https":
-        conn = http.client.HTTPSConnection(target.hostname, port, timeout=seconds,
+        conn = http.client.HTTPSConnection(host, port, timeout=seconds,
                                            context=context or ssl.create_default_context())
     else:
-        conn = http.client.HTTPConnection(target.hostname, port, timeout=seconds)
+        conn = http.client.HTTPConnection(host, port, timeout=seconds)
     # The one seam http.client offers for making its sockets: ours resolve and connect
     # within the deadline and are registered with the watchdog.
-    conn._create_connection = attempt.connect  # type: ignore[attr-defined]
+    conn._create_connection = attempt.connect  # type: ignore[attr-defined]  # private: not in typeshed
     path = urllib.parse.urlunsplit(("", "", parts.path or "/", parts.query, ""))
     if proxy is not None:
         if parts.scheme == "https":

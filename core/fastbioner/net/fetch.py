@@ -44,7 +44,7 @@ import time
 import urllib.parse
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Iterable, Optional, Sequence
+from typing import Any, Callable, Iterable, Optional, Sequence, TypeVar
 
 from fastbioner import __version__
 
@@ -153,15 +153,19 @@ class EutilsSettings:
 
     @classmethod
     def from_env(cls, **overrides: object) -> "EutilsSettings":
-        env = {"base_url": os.environ.get(URL_ENV) or DEFAULT_EUTILS_URL,
-               "api_key": os.environ.get(API_KEY_ENV) or None,
-               "email": os.environ.get(EMAIL_ENV) or None}
+        # Any: an override of an unknown name or of the wrong type fails in the constructor
+        env: dict[str, Any] = {"base_url": os.environ.get(URL_ENV) or DEFAULT_EUTILS_URL,
+                               "api_key": os.environ.get(API_KEY_ENV) or None,
+                               "email": os.environ.get(EMAIL_ENV) or None}
         env.update({k: v for k, v in overrides.items() if v is not None})
-        return cls(**env)  # type: ignore[arg-type]
+        return cls(**env)
 
     @property
     def requests_per_second(self) -> float:
         return RATE_WITH_KEY if self.api_key else RATE_WITHOUT_KEY
+
+
+_Parsed = TypeVar("_Parsed")  # what a request's parse makes of the reply
 
 
 class EutilsClient:
@@ -208,9 +212,9 @@ class EutilsClient:
         """When a fetch starting now gives up (on :attr:`clock`)."""
         return self.clock() + self.settings.patience
 
-    def request(self, endpoint: str, params: dict[str, str], what: str, parse: Callable[[bytes], object],
+    def request(self, endpoint: str, params: dict[str, str], what: str, parse: Callable[[bytes], _Parsed],
                 cancel: CancelToken, on_retry: Callable[[str], None] | None = None, *,
-                deadline: float | None = None, max_bytes: int | None = None) -> object:
+                deadline: float | None = None, max_bytes: int | None = None) -> _Parsed:
         """POST ``params`` to ``endpoint`` and return ``parse(body)``. ``what`` names the
         request in errors ("efetch of batch 2 of 3"). ``parse`` raises :class:`_Retryable`
         for a garbled body and :class:`FetchError` for an error NCBI stated. ``on_retry``
@@ -324,7 +328,7 @@ class EutilsClient:
         """The first ``max_results`` PMIDs matching ``query`` (never more, whatever the
         server sends) and how many match in all."""
         params = {"term": query, "retmax": str(max_results), "retmode": "json"}
-        return self.request("esearch", params, f"search for {printable(query, 120)!r}",  # type: ignore[return-value]
+        return self.request("esearch", params, f"search for {printable(query, 120)!r}",
                             lambda body: _parse_search(body, max_results), cancel, on_retry,
                             deadline=deadline, max_bytes=MAX_SEARCH_BYTES)
 
@@ -334,8 +338,7 @@ class EutilsClient:
         """The PubMed records of ``pmids`` in the order asked (unknown PMIDs are absent),
         and the PMIDs of records the server sent that were not asked for (left out)."""
         params = {"id": ",".join(pmids), "rettype": "abstract", "retmode": "xml"}
-        parse = lambda body: _parse_articles(body, pmids)  # noqa: E731
-        return self.request("efetch", params, what, parse, cancel, on_retry,  # type: ignore[return-value]
+        return self.request("efetch", params, what, lambda body: _parse_articles(body, pmids), cancel, on_retry,
                             deadline=deadline)
 
 

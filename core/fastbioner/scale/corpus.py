@@ -186,8 +186,9 @@ class _Plan:
     record: InputRecord
     scan: InputScan
     positions: np.ndarray
-    reuse: np.ndarray      # location of a row to reuse (-1: tag)
-    text: np.ndarray       # location of a row holding the text (-1: none)
+    # Both set by _update once the row index is built:
+    reuse: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # row to reuse (-1: tag)
+    text: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))   # row holding the text (-1: none)
     rewrite: bool = False
 
 
@@ -275,7 +276,7 @@ class _Run:
                 self._fail(name, path, f"{path}: cannot read: {exc.strerror or exc}")
                 continue
             scan = state.load_scan(name, path) if unchanged else None
-            if scan is not None:
+            if scan is not None and known is not None:  # known: unchanged says so
                 scans[name] = scan
                 known.path, known.mtime_ns = path, stat.st_mtime_ns
                 reporter.emit(step=done, message=f"{Path(path).name} (seen before)")
@@ -322,8 +323,9 @@ class _Run:
         codes, hashes = [], []
         for record, scan, keep in zip(ordered, scans, resolution.keep):
             positions = np.nonzero(keep)[0]
-            plans.append(_Plan(record, scan, positions, None, None))
+            plans.append(_Plan(record, scan, positions))
             codes.append(self.codes.array(scan)[positions])
+            assert scan.hashes is not None  # a scan a run makes or loads has them
             hashes.append(scan.hashes[positions])
         # A shard that holds exactly its input's current documents, same text, same
         # fingerprint, is left alone: most of the folder on a daily run, compared shard

@@ -47,8 +47,16 @@ def expand_inputs(inputs: Sequence[str | Path]) -> list[str]:
         else:
             raise InputError("no such file", p)
     seen: set[str] = set()
-    out = [p for p in out if not (os.path.realpath(p) in seen or seen.add(os.path.realpath(p)))]  # once each
-    numbered = sorted((p for p in out if pubmed_file_number(p) is not None), key=pubmed_file_number)
+    unique = []
+    for name in out:  # once each
+        real = os.path.realpath(name)
+        if real not in seen:
+            seen.add(real)
+            unique.append(name)
+    out = unique
+    # (0, 0) never comes into play: the files without a number are left out here
+    numbered = sorted((p for p in out if pubmed_file_number(p) is not None),
+                      key=lambda p: pubmed_file_number(p) or (0, 0))
     return numbered + [p for p in out if pubmed_file_number(p) is None]
 
 

@@ -127,7 +127,7 @@ class FolderState:
     def save_scan(self, name: str, scan: InputScan) -> None:
         # Ids as the scan holds them (numbers, and the other ids by position), so that
         # loading all of PubMed's scans is a read, not 36 million parses.
-        other = [None] * len(scan.numbers)
+        other: list[str | None] = [None] * len(scan.numbers)
         for k, id_ in scan.others.items():
             other[k] = id_
         table = pa.table({"number": pa.array(scan.numbers, pa.int64()), "other": pa.array(other, pa.string()),

@@ -19,6 +19,7 @@ citations, resolves in well under a gigabyte.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal, Sequence, overload
 
 import numpy as np
 
@@ -40,7 +41,7 @@ class InputScan:
     size: int = 0                      # the file's bytes
 
     @classmethod
-    def of(cls, path: str, ids: list[str], deleted: list[str] = (), sha256: str = "",
+    def of(cls, path: str, ids: list[str], deleted: Sequence[str] = (), sha256: str = "",
            hashes: np.ndarray | None = None) -> "InputScan":
         numbers = np.full(len(ids), -1, dtype=np.int64)
         others: dict[int, str] = {}
@@ -81,7 +82,13 @@ class _Codes:
     def __init__(self) -> None:
         self.other: dict[str, int] = {}
 
+    @overload
+    def code(self, id_: str, add: Literal[True] = True) -> int: ...
+    @overload
+    def code(self, id_: str, add: bool) -> int | None: ...
+
     def code(self, id_: str, add: bool = True) -> int | None:
+        """The id's code; a new one for an id not seen before, or None when not ``add``."""
         if _is_number(id_):
             return int(id_)
         if id_ not in self.other:

@@ -111,7 +111,7 @@ class ModelRef:
                 for p in sorted(self.folder.rglob("*")) if p.is_file()}
 
 
-def parse_failure(path: str, exc: BaseException) -> BaseException:
+def parse_failure(path: str, exc: BaseException) -> Exception:
     """What a run reports for an input that could not be parsed: the input's own
     one-line error, or one naming the file for anything unexpected. A cancel is not
     a failure: it is raised again."""

@@ -54,7 +54,9 @@ class TrainingState:
 
 def _rng_json() -> dict[str, Any]:
     version, internal, gauss = random.getstate()
-    name, keys, pos, has_gauss, cached = np.random.get_state()
+    state = np.random.get_state()
+    assert isinstance(state, tuple)  # the legacy form, get_state's default
+    name, keys, pos, has_gauss, cached = state
     return {"python": [version, list(internal), gauss],
             "numpy": [name, keys.tolist(), int(pos), int(has_gauss), float(cached)]}
 

@@ -113,7 +113,7 @@ class ShardedBatches:
         return [s for i, s in enumerate(sizes(epoch)[:keep]) if i % self.world == self.rank]
 
 
-def wrap(module: torch.nn.Module, device: torch.device) -> torch.nn.Module:
+def wrap(module: torch.nn.Module, device: torch.device) -> torch.nn.parallel.DistributedDataParallel:
     """DDP around a trainable module. ``find_unused_parameters``: a term with no weight
     at some step (phi reaches 0) leaves parts such as W_h without a gradient."""
     ids = [device.index] if device.type == "cuda" else None

@@ -131,7 +131,7 @@ def estimate_run(config, *, registry: Registry | None = None, steps: int = 10,
                              early_stopping_patience=0)
     probe = replace(config, training=probe_training, dev_file=None)
     method = config.method.to_method() if distilling else None
-    several = distilling and bool(config.extra_teachers) and method.uses("soft")
+    several = method is not None and bool(config.extra_teachers) and method.uses("soft")  # distilling
     if distilling:
         from fastbioner.train.distill.runner import model_path
 
@@ -166,16 +166,17 @@ def estimate_run(config, *, registry: Registry | None = None, steps: int = 10,
             scratch = Registry(root)
             if distilling:
                 from fastbioner.train.distill.runner import distill
-                result = distill(probe, "estimate", registry=scratch, on_event=watch, cancel=reporter.cancel)
-                teacher_calls = result.teacher_calls
-                cache_bytes = int(result.teacher_cache.get("cache_bytes", 0))
+                distilled = distill(probe, "estimate", registry=scratch, on_event=watch, cancel=reporter.cancel)
+                teacher_calls = distilled.teacher_calls
+                cache_bytes = int(distilled.teacher_cache.get("cache_bytes", 0))
+                training = distilled.training
             else:
                 from fastbioner.train.teacher import train_teacher
-                result = train_teacher(probe, "estimate", registry=scratch, on_event=watch,
-                                       cancel=reporter.cancel)
+                trained = train_teacher(probe, "estimate", registry=scratch, on_event=watch,
+                                        cancel=reporter.cancel)
+                training = trained.training
                 teacher_calls = []
                 cache_bytes = 0
-        training = result.training
         measured = training.steps
         gaps = [b - a for a, b in zip(step_times, step_times[1:])]
         if not gaps:
@@ -207,7 +208,7 @@ def estimate_run(config, *, registry: Registry | None = None, steps: int = 10,
             total_steps = min(total_steps, config.training.max_steps)
         teacher_pass = teacher_per_step * per_epoch if distilling else 0.0
         ensemble = 0.0
-        if several:
+        if several and method is not None:
             ensemble = teacher_pass * sum(_relative_teacher_costs(config, registry, inner))
             if not method.reads_teacher(soft_from_ensemble=True):
                 teacher_pass = 0.0  # soft and gold labels only: the run builds no cache of the first teacher

@@ -194,7 +194,7 @@ def start_probabilities(model, encoder: WordEncoder, windows, batch_size: int, d
         batch = encoder.collate([windows[i] for i in idx], idx).to(device)
         probs = model(**batch.model_inputs()).logits.float().softmax(-1)
         for r, i in enumerate(idx):
-            keep = batch.labels[r] != IGNORE_INDEX
+            keep = batch.gold[r] != IGNORE_INDEX
             out[i] = probs[r][keep].cpu().numpy()
     return out
 
@@ -329,7 +329,9 @@ def fine_tune(model_ref: str, config: FineTuneConfig, name: str, *, registry: Re
             notes.append(f"{start_name} reads whole documents, but the reviewed file(s) mark none (no -DOCSTART- "
                          "lines): trained and scored sentence by sentence; convert PubTator or BioC with "
                          "`fastbioner convert` to keep the documents")
+        held: list[TaggedSentence]
         if dev:
+            assert settings.dev_file is not None  # dev holds its sentences
             train, held, n_docs, n_held = reviewed_sentences, [], len(_units(reviewed_sentences)), 0
             check_sentences, dev_source = dev, f"dev file {Path(settings.dev_file).name}"
         else:
@@ -393,7 +395,8 @@ def fine_tune(model_ref: str, config: FineTuneConfig, name: str, *, registry: Re
                 after = score_reviewed(model, tokenizer, encoding, check_sentences, set(reviewed), check_docs,
                                        reporter.cancel)
             for report in (before, after):
-                report.source = {"model": name, "file": dev_source}
+                if report is not None:  # before is, wherever there are sentences to score
+                    report.source = {"model": name, "file": dev_source}
 
         def manifest_for(folder_: Path) -> Manifest:
             start = entry.manifest

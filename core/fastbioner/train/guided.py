@@ -193,11 +193,12 @@ class SizeCheck:
         if not self.parent_bytes:
             return f"{human_size(self.student_bytes)} (the size of its teacher {self.parent} is not known)"
         verdict = "smaller than" if self.smaller else "NOT smaller than"
-        return (f"{human_size(self.student_bytes)}, {100 * self.ratio:.0f}% of the size of its teacher "
+        share = 100 * self.student_bytes / self.parent_bytes
+        return (f"{human_size(self.student_bytes)}, {share:.0f}% of the size of its teacher "
                 f"{self.parent} ({human_size(self.parent_bytes)}): {verdict} its teacher")
 
 
-def human_size(n: int) -> str:
+def human_size(n: float) -> str:
     for unit in ("B", "KB", "MB"):
         if n < 1024:
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
@@ -273,6 +274,7 @@ def fine_tune_then_distill(teacher_config: TeacherConfig | None, teacher_name: s
         notes: list[str] = []
         teacher_report = None
         if teacher_config is not None:
+            assert teacher_name is not None  # checked before the job starts
             trained = train_teacher(teacher_config, teacher_name, registry=registry, resume=resume,
                                     on_event=relay(sub_progress(reporter, "teacher"), "teacher: "),
                                     cancel=reporter.cancel)
@@ -281,9 +283,10 @@ def fine_tune_then_distill(teacher_config: TeacherConfig | None, teacher_name: s
         result = distill(distill_config, student_name, registry=registry, resume=resume,
                          on_event=relay(sub_progress(reporter, "student"), "student: "), cancel=reporter.cancel)
         entry, report, compaction = result.entry, result.report, None
+        assert entry is not None  # one process: it registers the student
         if compact:
             try:
-                entry, report, compaction = _compact_in_place(result.entry, result.report, distill_config,
+                entry, report, compaction = _compact_in_place(entry, result.report, distill_config,
                                                               registry, reporter)
                 vocabulary = (f"whole vocabulary ({compaction['vocab_after']} pieces), embedding table in int8"
                               if compaction["vocabulary_kept"] else

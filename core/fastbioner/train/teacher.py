@@ -107,12 +107,12 @@ def train_teacher(config: TeacherConfig, name: str, *, registry: Registry | None
         encoder = WordEncoder(tokenizer, labels, enc.max_length, enc.window_overlap, enc.label_mode)
         windows, _, _ = packing.encode(encoder, enc.context, [s.words for s in train], [s.tags for s in train],
                                        runs.document_keys(train, enc.context, config.train_files[0]))
-        dev_documents = runs.document_keys(dev, enc.context, config.dev_file) if dev else None
+        dev_documents = runs.document_keys(dev, enc.context, config.dev_file) if dev and config.dev_file else None
         tc = config.training
         batches = WindowBatches(encoder, windows, tc.batch_size, seed=tc.seed)
         # A CRF head trains on the likelihood of the word label sequence instead.
         loss_fn = model.gold_loss if config.head == "crf" else \
-            make_token_loss(config.loss, len(labels), (i for w in windows for i in w.labels))
+            make_token_loss(config.loss, len(labels), (i for w in windows for i in w.labels or ()))  # all labelled
 
         reports: list[EvaluationReport] = []
 
@@ -130,6 +130,8 @@ def train_teacher(config: TeacherConfig, name: str, *, registry: Registry | None
             return TeacherResult(None, None, result)
         report = None
         if dev:
+            assert config.dev_file is not None  # dev holds its sentences
+
             def rescore() -> EvaluationReport:
                 evaluate_dev()
                 return reports[-1]

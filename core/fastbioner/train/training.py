@@ -207,7 +207,7 @@ class Trainer:
         # The main module (the first) trains through DDP, which averages its gradients
         # across ranks during the backward pass; the small parts beside it (W_h) are
         # averaged by hand once per step (DDP cannot wrap a module called once per layer).
-        self._ddp: dict[str, nn.Module] = {}
+        self._ddp: dict[str, nn.parallel.DistributedDataParallel] = {}
         if self.world > 1:
             main = next(iter(self.modules))
             self._ddp = {main: distributed.wrap(self.modules[main], self.device)}
@@ -244,6 +244,7 @@ class Trainer:
     # -- checkpoints ----------------------------------------------------------------
 
     def _resume(self) -> None:
+        assert self.checkpoint_dir is not None  # resumed only from a checkpoint folder
         loaded = load_checkpoint(self.checkpoint_dir, self.modules, self.optimizer, self.scheduler,
                                  self.scaler)
         if loaded is None:
@@ -351,7 +352,7 @@ class Trainer:
         self.scheduler.step()
         self.optimizer.zero_grad(set_to_none=True)
         st.step += 1
-        return StepResult(st.step, self.total_steps, epoch, sums, lr)
+        return StepResult(st.step, self.total_steps, epoch, sums, float(lr))
 
     def _average_side_gradients(self) -> None:
         """Average the gradients of the modules DDP does not wrap across the ranks (a

@@ -195,7 +195,7 @@ class MultiRead:
 
     Iterate it once: ``for doc in batch: ...`` then look at ``batch.errors``."""
 
-    def __init__(self, paths: Iterable[str | Path], fmt: str | None = None,
+    def __init__(self, paths: Iterable[str | Path] | str | Path, fmt: str | None = None,
                  on_event: EventCallback | None = None, cancel: CancelToken | None = None,
                  exclude: Iterable[str | Path] = (), **options: Any):
         self.paths = [Path(p) for p in ([paths] if isinstance(paths, (str, Path)) else paths)]
@@ -253,8 +253,9 @@ class MultiRead:
                     self.files.append(path)
                     if docs is None:  # too large to hold: checked whole, now read as a stream
                         reader = read_documents(path, self.fmt, **self.options)
-                        docs = reader
-                    yield from docs
+                        yield from reader
+                    else:
+                        yield from docs
                     self.deleted.extend(getattr(reader, "deleted", ()))
                 self._reporter.emit(step=n + 1, message=path.name)
         except Cancelled:

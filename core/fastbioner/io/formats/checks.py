@@ -19,7 +19,7 @@ import json
 import math
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable, TypeGuard
 
 from fastbioner.base.errors import InputError
 
@@ -85,6 +85,7 @@ def check_tree(value: Any, strings: bool = True) -> None:
         item, depth = stack.pop()
         if depth > MAX_DEPTH:
             raise ValueError(f"JSON nested deeper than {MAX_DEPTH} levels")
+        values: Iterable[Any]
         if isinstance(item, dict):
             if strings:
                 for key in item:
@@ -108,7 +109,7 @@ def type_name(value: Any) -> str:
             dict: "an object"}.get(type(value), type(value).__name__)
 
 
-def is_int(value: Any) -> bool:
+def is_int(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 

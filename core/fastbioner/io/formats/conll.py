@@ -60,7 +60,7 @@ class _Block:
     lines: list[int]
 
 
-def _items(path: Path, limits: ReadLimits) -> Iterator[tuple[str, object]]:
+def _items(path: Path, limits: ReadLimits) -> Iterator[tuple[str, tuple[str, int] | _Block]]:
     """``("header", (docstart line, line number))`` and ``("block", _Block)`` in file
     order, read as a stream: memory holds one sentence, and a document (a
     ``-DOCSTART-`` group, or a sentence in a file without them) may hold at most
@@ -171,12 +171,12 @@ def read_tagged_sentences(path: str | Path, on_invalid: OnInvalid = "repair",
     out: list[TaggedSentence] = []
     header: str | None = None
     seen = False
-    for kind, item in _items(path, limits or DEFAULT_LIMITS):
+    for _kind, item in _items(path, limits or DEFAULT_LIMITS):
         seen = True
-        if kind == "header":
-            header = item[0]  # type: ignore[index]
+        if not isinstance(item, _Block):  # a header
+            header = item[0]
             continue
-        block: _Block = item  # type: ignore[assignment]
+        block = item
         out.append(TaggedSentence(tuple(block.words), tuple(conv.tags(block)), block.lines[0], _extra(block),
                                   _doc_id(header) if header is not None else None))
     if not out:  # a trainer needs sentences
@@ -228,14 +228,14 @@ def read(path: str | Path, on_invalid: OnInvalid = "repair", scheme: str = "auto
     header: tuple[str, int] | None = None
     sents: list[TaggedSentence] = []
     seen = False
-    for kind, item in _items(path, limits or DEFAULT_LIMITS):
+    for _kind, item in _items(path, limits or DEFAULT_LIMITS):
         seen = True
-        if kind == "header":
+        if not isinstance(item, _Block):  # a header
             if header is not None:
                 yield _docstart_document(path, header, sents)
-            header, sents = item, []  # type: ignore[assignment]
+            header, sents = item, []
             continue
-        block: _Block = item  # type: ignore[assignment]
+        block = item
         sent = TaggedSentence(tuple(block.words), tuple(conv.tags(block)), block.lines[0], _extra(block))
         if header is None:
             doc = sentences_to_document(f"{path.stem}:{sent.line}", [sent])

@@ -142,8 +142,8 @@ def document_from_dict(obj: Any) -> Document:
     expect(isinstance(raw_spans, list), "'spans'", "a list", raw_spans)
     spans = []
     for i, s in enumerate(raw_spans):
-        fast = _fast_span(s, n)
-        spans.append(fast if fast is not None else _checked_span(s, i, text))
+        span = _fast_span(s, n)
+        spans.append(span if span is not None else _checked_span(s, i, text))
     metadata = obj.get("metadata") or {}
     check_metadata(metadata)
     for i, disc in enumerate(metadata.get("bioc_discontinuous") or []):

@@ -182,12 +182,12 @@ def _top_tag(root: ET.Element, elem: ET.Element) -> str:
     return root[-1].tag if len(root) else elem.tag
 
 
-def _forget(root: ET.Element, elem: ET.Element) -> None:
+def _forget(root: ET.Element | None, elem: ET.Element) -> None:
     """Drop what has been read: bounded memory is the point of streaming. Clearing
     the root also drops records the parser has built ahead; their own end events
     still deliver them whole (the parser holds them until then)."""
     elem.clear()
-    if root is not elem:
+    if root is not None and root is not elem:  # None only before the first start event
         root.clear()
 
 
@@ -243,8 +243,8 @@ def write(docs: Iterable[Document], path: str | Path) -> WriteReport:
     # Written as the documents come (one in memory), complete or absent.
     if str(path).lower().endswith(".gz"):
         with atomic_write(path, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz, \
-                io.TextIOWrapper(gz, encoding="utf-8", newline="") as fh:
-            write_xml_stream(fh, ROOT_TAG, articles())
+                io.TextIOWrapper(gz, encoding="utf-8", newline="") as text:
+            write_xml_stream(text, ROOT_TAG, articles())
     else:
         with atomic_write(path) as fh:
             write_xml_stream(fh, ROOT_TAG, articles())

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from fastbioner.io.documents import Document, Span
+from fastbioner.io.labels import DocumentTags
 
 
 @dataclass
@@ -27,7 +28,7 @@ class WriteReport:
     # hold (PubTator, BIO): the spans are written, the annotator is dropped.
     annotators_not_held: int = 0
 
-    def add(self, doc: Document, tagged=None, holds_spans: bool = True,
+    def add(self, doc: Document, tagged: DocumentTags | None = None, holds_spans: bool = True,
             holds_annotators: bool = True) -> None:
         """Count one written document; ``tagged`` (a labels.DocumentTags) is its BIO
         view when the format has one."""

@@ -4,11 +4,12 @@ errors as one line naming the file and line."""
 from __future__ import annotations
 
 import gzip
+import io
 import re
 import xml.etree.ElementTree as ET
 import zlib
 from pathlib import Path
-from typing import IO, Callable, Iterable, Iterator
+from typing import IO, Callable, Iterable, Iterator, cast
 
 import defusedxml.ElementTree as SafeET
 from defusedxml import DefusedXmlException
@@ -66,7 +67,8 @@ class _GzipInput(gzip.GzipFile):
     """A gzip stream that closes the file under it too."""
 
     def close(self) -> None:
-        raw = self.fileobj
+        # The file open_binary gave it: typeshed knows only the read or write half.
+        raw = cast("IO[bytes] | None", self.fileobj)
         try:
             super().close()
         finally:
@@ -74,7 +76,7 @@ class _GzipInput(gzip.GzipFile):
                 raw.close()
 
 
-def open_binary(path: str | Path) -> IO[bytes]:
+def open_binary(path: str | Path) -> io.BufferedIOBase:
     """A file's bytes, decompressed on the fly when its name ends in ``.gz`` (PubMed's
     baseline and update files are gzipped). Raises :class:`InputError` for a folder,
     a missing file or a device (:func:`fastbioner.io.fileio.open_input`); a pipe is read
@@ -97,7 +99,7 @@ class ByteBudget:
     square (300 MB took over 90 s), so such a token is cut short instead. Blocks are
     fed 64 KiB at a time (16 KiB would make that rescanning four times as costly)."""
 
-    def __init__(self, fh: IO[bytes], path: Path, limit: int, token_limit: int | None = None):
+    def __init__(self, fh: io.BufferedIOBase, path: Path, limit: int, token_limit: int | None = None):
         self.fh, self.path, self.limit = fh, path, limit
         self.token_limit = token_limit if token_limit is not None else limit
         self.pos = self.marked = self.evented = 0

@@ -70,6 +70,9 @@ class Int8Embedding(nn.Module):
     magnitude / 127): a quarter of float32's bytes, an eighth of the error budget a
     tagger notices. A lookup dequantizes only the rows it reads."""
 
+    weight: torch.Tensor  # buffers (register_buffer): saved with the weights, never trained
+    scale: torch.Tensor
+
     def __init__(self, num_embeddings: int, embedding_dim: int):
         super().__init__()
         self.register_buffer("weight", torch.zeros(num_embeddings, embedding_dim, dtype=torch.int8))
@@ -122,6 +125,7 @@ class ConvNet(nn.Module):
         super().__init__()
         shape.validate()
         self.shape = shape
+        self.embeddings: nn.Embedding | Int8Embedding
         if shape.embedding_storage == "int8":
             self.embeddings = Int8Embedding(shape.vocab_size, shape.embedding_size)
         else:

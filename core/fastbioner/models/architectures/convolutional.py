@@ -16,8 +16,8 @@ from torch import nn
 from transformers import AutoConfig, AutoModelForTokenClassification, PretrainedConfig, PreTrainedModel
 from transformers.modeling_outputs import TokenClassifierOutput
 
-from fastbioner.models.architectures.convolution import ConvNet, ConvShape
-from fastbioner.models.architectures.crf import first_subword_decode, first_subword_nll
+from fastbioner.models.architectures.convolution import ConvNet, ConvShape, Int8Embedding
+from fastbioner.models.architectures.crf import first_subword_decode, first_subword_nll, label_count
 
 MODEL_TYPE = "fastbioner-cnn"
 
@@ -39,12 +39,14 @@ class ConvTaggerConfig(PretrainedConfig):
         self.dropout = dropout
         self.project_embeddings = project_embeddings
         self.embedding_storage = embedding_storage
-        super().__init__(pad_token_id=pad_token_id, **kwargs)
+        # The config class's __init__ takes any keyword (transformers wraps it so); its
+        # annotated signature names only its dataclass fields.
+        super().__init__(pad_token_id=pad_token_id, **kwargs)  # type: ignore[call-arg]
 
     def shape(self) -> ConvShape:
         return ConvShape(vocab_size=self.vocab_size, embedding_size=self.embedding_size,
                          hidden_size=self.hidden_size, num_layers=self.num_hidden_layers,
-                         kernel_size=self.kernel_size, num_labels=self.num_labels, use_crf=self.use_crf,
+                         kernel_size=self.kernel_size, num_labels=label_count(self.num_labels), use_crf=self.use_crf,
                          pad_token_id=self.pad_token_id if self.pad_token_id is not None else 0,
                          dropout=self.dropout, project_embeddings=self.project_embeddings,
                          embedding_storage=self.embedding_storage)
@@ -70,10 +72,12 @@ class ConvTagger(PreTrainedModel):
         # torch's own initialisation.
         pass
 
-    def get_input_embeddings(self) -> nn.Embedding:
+    def get_input_embeddings(self) -> nn.Embedding | Int8Embedding:
         return self.net.embeddings
 
-    def set_input_embeddings(self, value: nn.Embedding) -> None:
+    def set_input_embeddings(self, value: nn.Module) -> None:
+        if not isinstance(value, (nn.Embedding, Int8Embedding)):
+            raise TypeError(f"the convolutional tagger's embeddings are a table, not {type(value).__name__}")
         self.net.embeddings = value
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None,

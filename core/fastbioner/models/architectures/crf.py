@@ -71,11 +71,12 @@ class CRF(nn.Module):
         steps = emissions.shape[1]
         paths = np.zeros((len(lengths), steps), dtype=np.int64)
         paths[rows, np.maximum(lengths - 1, 0)] = tag
-        back = torch.stack(history).cpu().numpy() if history else None
-        for t in range(steps - 1, 0, -1):
-            active = lengths - 1 >= t
-            tag = np.where(active, back[t - 1, rows, tag], tag)
-            paths[active, t - 1] = tag[active]
+        if history:  # one position has nothing to trace back
+            back = torch.stack(history).cpu().numpy()
+            for t in range(steps - 1, 0, -1):
+                active = lengths - 1 >= t
+                tag = np.where(active, back[t - 1, rows, tag], tag)
+                paths[active, t - 1] = tag[active]
         return [paths[i, :n].tolist() for i, n in enumerate(lengths.tolist())]
 
 
@@ -86,6 +87,14 @@ def first_subword_nll(crf: CRF | None, logits: torch.Tensor, labels: torch.Tenso
         return CrossEntropy()(logits, labels)
     index, valid = first_positions(labels)
     return crf.nll(gather_positions(logits, index), gather_positions(labels, index), valid)
+
+
+def label_count(num_labels: int | None) -> int:
+    """A tagger's number of labels (a config's ``num_labels``, None when it has no
+    ``id2label``): a tagger needs them named."""
+    if num_labels is None:
+        raise ValueError("the config names no labels (id2label)")
+    return num_labels
 
 
 @torch.no_grad()

@@ -20,7 +20,7 @@ from torch import nn
 from transformers import AutoConfig, AutoModelForTokenClassification, PretrainedConfig, PreTrainedModel
 from transformers.modeling_outputs import TokenClassifierOutput
 
-from fastbioner.models.architectures.crf import CRF, first_subword_decode, first_subword_nll
+from fastbioner.models.architectures.crf import CRF, first_subword_decode, first_subword_nll, label_count
 
 
 class RecurrentTaggerConfig(PretrainedConfig):
@@ -39,7 +39,9 @@ class RecurrentTaggerConfig(PretrainedConfig):
         self.cell = cell
         self.use_crf = use_crf
         self.dropout = dropout
-        super().__init__(pad_token_id=pad_token_id, **kwargs)
+        # The config class's __init__ takes any keyword (transformers wraps it so); its
+        # annotated signature names only its dataclass fields.
+        super().__init__(pad_token_id=pad_token_id, **kwargs)  # type: ignore[call-arg]
 
 
 class RecurrentTagger(PreTrainedModel):
@@ -56,8 +58,9 @@ class RecurrentTagger(PreTrainedModel):
                         batch_first=True, bidirectional=True,
                         dropout=config.dropout if config.num_hidden_layers > 1 else 0.0)
         self.dropout = nn.Dropout(config.dropout)
-        self.classifier = nn.Linear(2 * config.hidden_size, config.num_labels)
-        self.crf = CRF(config.num_labels) if config.use_crf else None
+        num_labels = label_count(config.num_labels)
+        self.classifier = nn.Linear(2 * config.hidden_size, num_labels)
+        self.crf = CRF(num_labels) if config.use_crf else None
         self.post_init()
 
     def _init_weights(self, module: nn.Module) -> None:
@@ -68,7 +71,9 @@ class RecurrentTagger(PreTrainedModel):
     def get_input_embeddings(self) -> nn.Embedding:
         return self.embeddings
 
-    def set_input_embeddings(self, value: nn.Embedding) -> None:
+    def set_input_embeddings(self, value: nn.Module) -> None:
+        if not isinstance(value, nn.Embedding):
+            raise TypeError(f"the recurrent tagger's embeddings are an nn.Embedding, not {type(value).__name__}")
         self.embeddings = value
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None,

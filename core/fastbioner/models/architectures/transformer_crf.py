@@ -18,7 +18,7 @@ from torch import nn
 from transformers import AutoConfig, AutoModel, AutoModelForTokenClassification, PretrainedConfig, PreTrainedModel
 from transformers.modeling_outputs import TokenClassifierOutput
 
-from fastbioner.models.architectures.crf import CRF, first_subword_decode, first_subword_nll
+from fastbioner.models.architectures.crf import CRF, first_subword_decode, first_subword_nll, label_count
 
 
 class TransformerCRFConfig(PretrainedConfig):
@@ -47,8 +47,9 @@ class TransformerCRFTagger(PreTrainedModel):
         except TypeError:
             self.encoder = AutoModel.from_config(encoder_config)
         self.dropout = nn.Dropout(config.classifier_dropout)
-        self.classifier = nn.Linear(encoder_config.hidden_size, config.num_labels)
-        self.crf = CRF(config.num_labels)
+        num_labels = label_count(config.num_labels)
+        self.classifier = nn.Linear(encoder_config.hidden_size, num_labels)
+        self.crf = CRF(num_labels)
         self.post_init()
 
     def _init_weights(self, module: nn.Module) -> None:

@@ -43,11 +43,11 @@ def load_conv_classifier(folder: str | Path, config: ConvClassifierConfig | None
     """The folder's convolutional tagger in float32, eval mode, on the CPU;
     :class:`Unsupported` for another kind of folder, ModelError for broken weights.
     ``config``: its config.json, when the caller has read it already."""
-    config = config or read_light_config(folder)
-    if not isinstance(config, ConvClassifierConfig):
-        raise Unsupported(f"not a convolutional tagger (model_type {config.model_type!r})")
+    light = config or read_light_config(folder)
+    if not isinstance(light, ConvClassifierConfig):
+        raise Unsupported(f"not a convolutional tagger (model_type {light.model_type!r})")
     try:
-        model = ConvTokenClassifier(config)
+        model = ConvTokenClassifier(light)
     except ValueError as exc:  # an even kernel, a zero size
         raise Unsupported(f"config.json: {exc}") from None
     return load_weights(Path(folder), model)

@@ -58,7 +58,9 @@ def replace_mentions(sentences: Sequence[TaggedSentence], copies: int, rate: flo
             stand_ins: dict[tuple[str, tuple[str, ...]], tuple[str, ...]] = {}
             new, changed = [], False
             for s in document:
-                words, tags, start = [], [], 0
+                words: list[str] = []
+                tags: list[str] = []
+                start = 0
                 for typ, a, b in iob2_chunks(s.tags):
                     name = tuple(s.words[a:b])
                     key = (typ, name)

@@ -175,6 +175,8 @@ def fit_projections(objective: DistillationObjective, batches: Iterable) -> dict
                 objective.aligner.check(batch.teacher, batch.student)
             sb = batch.student
             s = capture(objective.student, sb.input_ids, sb.attention_mask, list(range(0, n + 1)), [], "scores")
+            if objective.teacher is None:
+                raise ValueError("fitting the projections reads the teacher's outputs, and there is no teacher")
             t = objective.teacher.outputs(batch.teacher)
             real = sb.attention_mask.bool()
             if "hidden_projection" in pairs:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import contextlib
 import math
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Any, Iterator, Sequence
 
 import torch
 from torch import nn
@@ -53,7 +53,7 @@ def _find_linear(block: nn.Module, names: tuple[str, ...]) -> nn.Linear:
 
 
 def heads_of(model: nn.Module) -> int:
-    config = model.config
+    config: Any = model.config  # a transformers config (nn.Module types attributes as tensors or modules)
     return getattr(config, "num_attention_heads", None) or config.n_heads
 
 
@@ -61,7 +61,8 @@ def prepare_for_capture(model: nn.Module, attention_kind: str | None) -> None:
     """Switch to eager attention when probabilities are to be captured."""
     if attention_kind == "probs" and hasattr(model, "set_attn_implementation"):
         if getattr(model.config, "_attn_implementation", "eager") != "eager":
-            model.set_attn_implementation("eager")
+            switch: Any = model.set_attn_implementation  # a transformers model's method
+            switch("eager")
 
 
 @contextlib.contextmanager
@@ -90,7 +91,7 @@ def _scores(q: torch.Tensor, k: torch.Tensor, heads: int) -> torch.Tensor:
 
 
 def capture(model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor,
-            hidden_layers: list[int] = (), attention_layers: list[int] = (),
+            hidden_layers: Sequence[int] = (), attention_layers: Sequence[int] = (),
             attention_kind: str = "scores") -> Captured:
     """Run ``model`` once; ``hidden_layers`` and ``attention_layers`` use the
     numbering of the module docstring (attention layers start at 1)."""

@@ -73,7 +73,7 @@ class EncodedData:
     # The word sequences the windows index (``Window.sentence``): the sentences, or with
     # packed context each document's sentences joined, then the unlabelled sentences
     # (joined likewise, per unlabelled document).
-    sequences: list[list[str]] = field(default_factory=list)
+    sequences: list[Sequence[str]] = field(default_factory=list)
 
     @property
     def shared(self) -> bool:
@@ -84,7 +84,7 @@ class EncodedData:
         """Gold label ids of the labelled windows (for class-weighted losses)."""
         for w, unlabeled in zip(self.student_windows, self.unlabeled):
             if not unlabeled:
-                yield from w.labels
+                yield from w.labels or ()  # a labelled window has labels
 
 
 def encode(teacher_encoder: WordEncoder, student_encoder: WordEncoder | None,
@@ -102,8 +102,13 @@ def encode(teacher_encoder: WordEncoder, student_encoder: WordEncoder | None,
     tags = [list(t) for _, t in labelled] + [["O"] * len(w) for w in unlabeled]
     # Unlabelled text is never read with or joined to labelled text: its documents have
     # keys of their own (or none: each sentence alone), so they are the last sequences.
-    keys = None if documents is None else list(documents) + (
-        list(unlabeled_keys) if unlabeled_keys is not None else [None] * len(unlabeled))
+    keys: list[object] | None = None
+    if documents is not None:
+        keys = list(documents)
+        if unlabeled_keys is not None:
+            keys.extend(unlabeled_keys)
+        else:
+            keys.extend([None] * len(unlabeled))
     t_windows, layout, sequences = packing.encode(teacher_encoder, context, words, tags, keys)
     first_unlabeled = sum(1 for first in layout.first_sentences() if first < len(labelled))
     flags = [w.sentence >= first_unlabeled for w in t_windows]

@@ -15,7 +15,7 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import torch
@@ -35,7 +35,7 @@ def word_logits(model, tokenizer, labels: Sequence[str], sentences: Sequence[Seq
     windowed and stitched as the tagger does."""
     encoder = WordEncoder(tokenizer, list(labels), max_length=max_length, overlap=overlap)
     windows = encoder.encode(sentences)
-    values: list[np.ndarray | None] = [None] * len(windows)
+    values: list[Any] = [None] * len(windows)  # an array per window, each set below
     batches = length_sorted_batches([len(w) for w in windows], batch_size)
     reporter.stage("ensemble", total=len(batches), message=f"soft labels of {title}")
     model = model.to(device).eval()

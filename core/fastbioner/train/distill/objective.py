@@ -11,7 +11,7 @@ teacher is not consulted at all. The logged values are the unweighted terms plus
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import torch
 from torch import nn
@@ -32,11 +32,11 @@ class ObjectiveParts:
     """The trainable pieces besides the student: W_h (hidden states) and W_e
     (embeddings, TinyBERT), each present only when the widths differ."""
 
-    hidden_projection: nn.Module | None = None
-    embedding_projection: nn.Module | None = None
+    hidden_projection: nn.Linear | None = None
+    embedding_projection: nn.Linear | None = None
 
     def modules(self) -> dict[str, nn.Module]:
-        out = {}
+        out: dict[str, nn.Module] = {}
         if self.hidden_projection is not None:
             out["hidden_projection"] = self.hidden_projection
         if self.embedding_projection is not None:
@@ -54,14 +54,21 @@ class TermInputs:
         self.pairs = list(enumerate(objective.mapping, start=1))
         self._labels: tuple | None = None
 
+    @property
+    def teacher(self) -> TeacherOutputs:
+        """The teacher's outputs, for a term that reads them (they are fetched then)."""
+        if self.t is None:
+            raise ValueError("a term reads the teacher's outputs, which were not fetched")
+        return self.t
+
     def label_level(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
         """Student logits, teacher logits, mask and per-position weights where the
         label terms compare them: every labelled subword when both sides share the
         tokenizer, else the first subword of each word."""
         if self._labels is None:
-            batch, student_logits, teacher_logits = self.batch, self.s.logits, self.t.logits
+            batch, student_logits, teacher_logits = self.batch, self.s.logits, self.teacher.logits
             if batch.shared:
-                mask = batch.student.labels != IGNORE_INDEX
+                mask = batch.student.gold != IGNORE_INDEX
             else:
                 teacher_logits, t_valid = word_level(teacher_logits, batch.teacher)
                 student_logits, mask = word_level(student_logits, batch.student)
@@ -73,9 +80,17 @@ class TermInputs:
         return self._labels
 
 
+def _total(terms: Iterable[torch.Tensor]) -> torch.Tensor:
+    """``sum(terms)`` (0 + each term in turn, as Python's sum adds), typed as the tensor it is."""
+    total: Any = 0
+    for term in terms:
+        total = total + term
+    return total
+
+
 def _gold(x: TermInputs) -> torch.Tensor:
     sb = x.batch.student
-    labels = sb.labels.masked_fill(x.batch.unlabeled[:, None], IGNORE_INDEX)
+    labels = sb.gold.masked_fill(x.batch.unlabeled[:, None], IGNORE_INDEX)
     return x.objective.gold_loss(x.s.logits, labels)
 
 
@@ -102,22 +117,23 @@ def _logit_mse(x: TermInputs) -> torch.Tensor:
 
 
 def _embedding(x: TermInputs) -> torch.Tensor:
-    return hidden_mse(x.s.hidden[0], x.t.hidden[0], x.real, x.objective.parts.embedding_projection)
+    return hidden_mse(x.s.hidden[0], x.teacher.hidden[0], x.real, x.objective.parts.embedding_projection)
 
 
 def _hidden(x: TermInputs) -> torch.Tensor:
     proj = x.objective.parts.hidden_projection
-    return sum(hidden_mse(x.s.hidden[j], x.t.hidden[m], x.real, proj) for j, m in x.pairs)
+    return _total(hidden_mse(x.s.hidden[j], x.teacher.hidden[m], x.real, proj) for j, m in x.pairs)
 
 
 def _hidden_norm(x: TermInputs) -> torch.Tensor:
     proj = x.objective.parts.hidden_projection
-    return sum(normalized_hidden_mse(x.s.hidden[j], x.t.hidden[m], x.real, proj) for j, m in x.pairs)
+    return _total(normalized_hidden_mse(x.s.hidden[j], x.teacher.hidden[m], x.real, proj) for j, m in x.pairs)
 
 
 def _attention(x: TermInputs) -> torch.Tensor:
     centre = x.objective.attention_form == "centred"
-    return sum(attention_mse(x.s.attention[j], x.t.attention[m], x.real, centre=centre) for j, m in x.pairs)
+    return _total(attention_mse(x.s.attention[j], x.teacher.attention[m], x.real, centre=centre)
+                  for j, m in x.pairs)
 
 
 # Every loss term by name: a new term is one function and one entry here (and its name
@@ -179,8 +195,12 @@ class DistillationObjective:
                     self.capture_kind)
         t = None
         if any(term_reads_teacher(name, self.ensemble is not None) for name in names):
+            if self.teacher is None:
+                raise ValueError(f"the terms {', '.join(names)} read a teacher, and the objective has none")
             t = self.teacher.outputs(batch.teacher)
             if any(name in TOKEN_LEVEL_TERMS for name in names) and not batch.shared:
+                if self.aligner is None:
+                    raise ValueError("token-level terms over two tokenizers need a subword aligner")
                 self.aligner.check(batch.teacher, batch.student)
         inputs = TermInputs(self, batch, s, t)
         values = {name: TERMS[name](inputs) for name in names}

@@ -92,6 +92,8 @@ def build_student(cfg: StudentConfig, teacher, teacher_tokenizer, labels: Sequen
                   registry: Registry) -> BuiltStudent:
     m = teacher.config.num_hidden_layers
     if cfg.source == "teacher":
+        if cfg.layers is None:
+            raise ValueError("a student cut from the teacher needs its number of layers")
         student = student_from_teacher(teacher, cfg.layers)
         return BuiltStudent(student, teacher_tokenizer, uniform_layer_map(m, cfg.layers),
                             f"teacher layers {uniform_layer_map(m, cfg.layers)}")
@@ -210,7 +212,7 @@ def _teacher_source(config: DistillConfig, method: Method, built: BuiltStudent, 
         # Named by its key, not its folder: the note is saved in the model's manifest,
         # which travels to other machines (the folder is the registry's .teacher-cache-shared/KEY).
         notes.append(f"teacher cache (shared): {cache.nbytes / 2**20:.0f} MiB read from the registry's "
-                     f"shared cache {folder.name}")
+                     f"shared cache {info['key']}")
     else:
         notes.append(f"teacher cache ({mode}): {cache.nbytes / 2**20:.0f} MiB built in "
                      f"{cache.build_seconds:.1f} s")
@@ -312,7 +314,8 @@ def prepare_run(config: DistillConfig, method: Method, registry: Registry, repor
         projection_for(built.model, teacher) if run_method.uses("embedding") else None)
     # A student with a CRF (recurrent, or a CRF teacher's layers) learns the gold labels as sequences.
     has_crf = getattr(built.model, "crf", None) not in (None, False)
-    gold = built.model.gold_loss if has_crf else make_token_loss(config.loss, len(labels), data.label_ids)
+    student: Any = built.model  # a student with a CRF has gold_loss (a method, not a tensor or module)
+    gold = student.gold_loss if has_crf else make_token_loss(config.loss, len(labels), data.label_ids)
     objective = DistillationObjective(
         built.model, run_method, source, built.mapping, gold, parts, config.method.scale_by_t2,
         run_method.attention, None if shared else SubwordAligner(t_tok, built.tokenizer), ensemble=ensemble)
@@ -321,7 +324,7 @@ def prepare_run(config: DistillConfig, method: Method, registry: Registry, repor
 
 
 def _ensemble(config: DistillConfig, method: Method, t_entry: ModelEntry, teacher, t_tok, labels: Sequence[str],
-              words: list[list[str]], registry: Registry, device, reporter: ProgressReporter,
+              words: Sequence[Sequence[str]], registry: Registry, device, reporter: ProgressReporter,
               notes: list[str], keep_in: Path | None = None) -> TeacherEnsemble:
     """Every teacher's word-level soft labels on the training sentences, combined.
     Each teacher's word logits are kept in ``keep_in`` (the run's checkpoint folder)
@@ -417,6 +420,7 @@ def distill(config: DistillConfig, name: str, *, registry: Registry | None = Non
             return DistillResult(None, None, result, {}, cache_info, notes)
         report = None
         if dev:
+            assert config.dev_file is not None  # dev holds its sentences
             report = runs.selected_report([] if bf16 else reports, result,
                                           lambda: _score(built, dev, config, reporter, False),
                                           reporter, {"model": name, "file": Path(config.dev_file).name})

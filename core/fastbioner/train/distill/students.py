@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 from fractions import Fraction
+from typing import Any
 
 import torch
 from torch import nn
@@ -42,7 +43,8 @@ def layer_list(model: nn.Module) -> tuple[nn.Module, str, nn.ModuleList]:
 
     Found as the ModuleList of ``config.num_hidden_layers`` blocks (BERT, RoBERTa,
     MPNet, ELECTRA: ``encoder.layer``; DistilBERT: ``transformer.layer``)."""
-    count = model.config.num_hidden_layers
+    config: Any = model.config  # a transformers config (nn.Module types attributes as tensors or modules)
+    count = config.num_hidden_layers
     for parent in model.modules():
         for name, child in parent.named_children():
             if isinstance(child, nn.ModuleList) and len(child) == count and name in ("layer", "layers"):
@@ -53,12 +55,13 @@ def layer_list(model: nn.Module) -> tuple[nn.Module, str, nn.ModuleList]:
 def _set_layer_count(model: nn.Module, layers: int) -> None:
     """The new layer count everywhere a configuration keeps it: the model's, and for
     a model wrapping an encoder (the CRF tagger) the encoder's and its saved copy."""
-    model.config.num_hidden_layers = layers
+    config: Any = model.config  # a transformers config (nn.Module types attributes as tensors or modules)
+    config.num_hidden_layers = layers
     inner = getattr(model, getattr(model, "base_model_prefix", ""), None)
     if inner is not None and inner is not model and hasattr(getattr(inner, "config", None), "num_hidden_layers"):
         inner.config.num_hidden_layers = layers
-    if isinstance(getattr(model.config, "encoder", None), dict):
-        model.config.encoder["num_hidden_layers"] = layers
+    if isinstance(getattr(config, "encoder", None), dict):
+        config.encoder["num_hidden_layers"] = layers
 
 
 def student_from_teacher(teacher: PreTrainedModel, layers: int) -> PreTrainedModel:
@@ -75,7 +78,8 @@ def student_from_teacher(teacher: PreTrainedModel, layers: int) -> PreTrainedMod
     for new_index, block in enumerate(kept):
         for module in block.modules():
             if hasattr(module, "layer_idx"):  # used by caches only, but keep it true
-                module.layer_idx = new_index
+                attention: Any = module  # an attribute of transformers' own, not a tensor or module
+                attention.layer_idx = new_index
     setattr(parent, name, kept)
     _set_layer_count(student, layers)
     for p in student.parameters():
@@ -97,7 +101,7 @@ def truncate_layers(model: PreTrainedModel, layers: int) -> PreTrainedModel:
 
 
 def hidden_width(model: nn.Module) -> int:
-    config = model.config
+    config: Any = model.config  # a transformers config (nn.Module types attributes as tensors or modules)
     return getattr(config, "hidden_size", None) or config.dim
 
 
@@ -125,9 +129,8 @@ def freeze(model: nn.Module) -> nn.Module:
     return model
 
 
-def same_labels(student: PreTrainedModel, teacher: PreTrainedModel) -> None:
-    s = [student.config.id2label[i] for i in range(student.config.num_labels)]
-    t = [teacher.config.id2label[i] for i in range(teacher.config.num_labels)]
+def same_labels(student: nn.Module, teacher: nn.Module) -> None:
+    s, t = _label_names(student), _label_names(teacher)
     if s != t:
         raise FastBioNERError(f"student labels {s} differ from the teacher's {t}")
 
@@ -150,10 +153,10 @@ def copy_head(student: PreTrainedModel, teacher: PreTrainedModel) -> bool:
 def order_head(student: PreTrainedModel, labels: list[str]) -> None:
     """Put a trained tagger's head rows (and its label maps) in ``labels``' order, the
     teacher's: the same label set may be numbered differently by another run."""
-    own = [student.config.id2label[i] for i in range(len(student.config.id2label))]
+    own = _label_names(student)
     if own == labels:
         return
-    head = student.classifier
+    head: Any = student.classifier  # the tagging head, an nn.Linear in every kind of tagger here
     rows = torch.tensor([own.index(label) for label in labels])
     with torch.no_grad():
         head.weight.copy_(head.weight[rows].clone())
@@ -162,16 +165,24 @@ def order_head(student: PreTrainedModel, labels: list[str]) -> None:
     student.config.label2id = {label: i for i, label in enumerate(labels)}
 
 
+def _label_names(model: nn.Module) -> list[str]:
+    """The model's labels in id order (a loaded config keys ``id2label`` by int)."""
+    config: Any = model.config  # a transformers config (nn.Module types attributes as tensors or modules)
+    id2label: dict[Any, str] = config.id2label or {}
+    return [id2label[i] for i in range(len(id2label))]
+
+
 def _start_embeddings(teacher: PreTrainedModel, source: PreTrainedModel | None) -> tuple[torch.Tensor, int]:
     """The wordpiece embeddings (and padding id) a small student starts from: the
     teacher's, or another model's (whose tokenizer the student then uses)."""
     model = source if source is not None else teacher
     pad = model.config.pad_token_id
-    return model.get_input_embeddings().weight.detach(), pad if pad is not None else 0
+    table: Any = model.get_input_embeddings()  # an nn.Embedding (typed as any module)
+    return table.weight.detach(), pad if pad is not None else 0
 
 
 def _labels(teacher: PreTrainedModel) -> dict:
-    return {"id2label": dict(teacher.config.id2label), "label2id": dict(teacher.config.label2id)}
+    return {"id2label": dict(teacher.config.id2label or {}), "label2id": dict(teacher.config.label2id or {})}
 
 
 def recurrent_student(teacher: PreTrainedModel, hidden_size: int = 256, num_layers: int = 1,

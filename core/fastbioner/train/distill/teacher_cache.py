@@ -109,6 +109,10 @@ def _run(teacher: torch.nn.Module, batch: Batch, needs: TeacherNeeds) -> Teacher
     return TeacherOutputs(got.logits, got.hidden, attention)
 
 
+# What a discarded field holds: no data, and no file kept open by a memmap.
+_DROPPED = np.zeros(0, dtype=np.float16)
+
+
 class _Field:
     """One kind of tensor for every window: rows of shape ``row_shape(length)``,
     stored fp16 back to back in one flat array (memory or memmap).
@@ -127,25 +131,28 @@ class _Field:
         self.offsets = np.concatenate([[0], np.cumsum(sizes, dtype=np.int64)])
         self.lengths = list(lengths)
         total = int(self.offsets[-1])
-        self.path = folder / f"{name}.f16" if folder is not None else None
+        self.path: Path | None = None
         self.building: Path | None = None
         self.ready = False
+        self.data: np.ndarray
         if folder is None:
             self.data = np.zeros(total, dtype=np.float16)
-        elif shared and self.path.is_file() and self.path.stat().st_size == 2 * max(total, 1):
-            self.data = np.memmap(self.path, dtype=np.float16, mode="r", shape=(max(total, 1),))
+            return
+        path = self.path = folder / f"{name}.f16"
+        if shared and path.is_file() and path.stat().st_size == 2 * max(total, 1):
+            self.data = np.memmap(path, dtype=np.float16, mode="r", shape=(max(total, 1),))
             self.ready = True
         elif shared and resumable:
             self.resumable = True
-            self.building = folder / f".{name}.f16.part"
+            building = self.building = folder / f".{name}.f16.part"
             size = 2 * max(total, 1)
-            keep = self.kept = self.building.is_file() and self.building.stat().st_size == size
-            self.data = np.memmap(self.building, dtype=np.float16, mode="r+" if keep else "w+",
+            keep = self.kept = building.is_file() and building.stat().st_size == size
+            self.data = np.memmap(building, dtype=np.float16, mode="r+" if keep else "w+",
                                   shape=(max(total, 1),))
         else:
-            self.building = folder / f".{name}.f16.{os.getpid()}.{time.monotonic_ns()}.part" if shared \
-                else self.path
-            self.data = np.memmap(self.building, dtype=np.float16, mode="w+", shape=(max(total, 1),))
+            building = self.building = (folder / f".{name}.f16.{os.getpid()}.{time.monotonic_ns()}.part"
+                                         if shared else path)
+            self.data = np.memmap(building, dtype=np.float16, mode="w+", shape=(max(total, 1),))
 
     @property
     def nbytes(self) -> int:
@@ -164,7 +171,7 @@ class _Field:
         """Flush a file-backed field; a shared one's temporary file takes its name."""
         if isinstance(self.data, np.memmap) and not self.ready:
             self.flush()
-            if self.building is not None and self.building != self.path:
+            if self.building is not None and self.path is not None and self.building != self.path:
                 os.replace(self.building, self.path)
                 self.building = None
         self.ready = True
@@ -178,10 +185,10 @@ class _Field:
         a resumable part stays for the next run)."""
         if keep_part and self.resumable and self.building is not None:
             self.flush()
-            self.data = None
+            self.data = _DROPPED
             self.building = None
             return
-        self.data = None
+        self.data = _DROPPED
         if self.building is not None:
             self.building.unlink(missing_ok=True)
             self.building = None
@@ -236,7 +243,7 @@ class TeacherCache:
         system's lock on every platform, released when the holder dies)."""
         from filelock import FileLock, Timeout
 
-        lock = FileLock(self.folder / ".build.lock")
+        lock = FileLock(self._disk_folder / ".build.lock")
         try:
             lock.acquire(timeout=0)
         except Timeout:  # another run is building here: this one builds privately
@@ -244,8 +251,15 @@ class TeacherCache:
         return lock
 
     @property
+    def _disk_folder(self) -> Path:
+        """The folder of a cache on disk (the one kind with locks, progress and parts)."""
+        if self.folder is None:
+            raise ValueError("a teacher cache in memory has no folder")
+        return self.folder
+
+    @property
     def _progress_path(self) -> Path:
-        return self.folder / ".progress.json"
+        return self._disk_folder / ".progress.json"
 
     def _read_progress(self) -> dict[str, int]:
         try:
@@ -293,7 +307,7 @@ class TeacherCache:
         for f in self.fields:
             if f.ready:
                 continue
-            held = f.building.stat().st_blocks * 512 if f.kept else 0  # a kept part has its file
+            held = f.building.stat().st_blocks * 512 if f.kept and f.building else 0  # a kept part has its file
             need += max(f.nbytes - held, 0)
         return need
 
@@ -303,10 +317,10 @@ class TeacherCache:
         need = self.bytes_to_write()
         if not need:
             return
-        free = shutil.disk_usage(self.folder).free
+        free = shutil.disk_usage(self._disk_folder).free
         if need + DISK_MARGIN_BYTES > free:
             raise DiskSpaceError(
-                f"the teacher's outputs need {need / 2**30:.1f} GiB on disk in {self.folder.parent}, and "
+                f"the teacher's outputs need {need / 2**30:.1f} GiB on disk in {self._disk_folder.parent}, and "
                 f"{free / 2**30:.1f} GiB are free (1 GiB kept for the rest): free some space (old shared caches "
                 f"under {SHARED_CACHE_FOLDER} can go: each is rebuilt when needed), or pass --teacher-cache none "
                 f"(the teacher runs at every step: slower, no disk)")
@@ -391,12 +405,12 @@ class TeacherCache:
         if self.folder is not None and not self.shared:
             for p in self.folder.glob("*.f16"):
                 os.unlink(p)
-        elif self.shared and not any(self.folder.glob("*.f16")) and not any(self.folder.glob("*.part")):
+        elif self.shared and not any(self._disk_folder.glob("*.f16")) and not any(self._disk_folder.glob("*.part")):
             # Cancelled before anything was cached: leave no empty cache behind
             # (a part, this run's to resume or another run's in progress, keeps it).
-            for p in self.folder.iterdir():
+            for p in self._disk_folder.iterdir():
                 p.unlink(missing_ok=True)
-            for folder in (self.folder, self.folder.parent):
+            for folder in (self._disk_folder, self._disk_folder.parent):
                 with contextlib.suppress(OSError):  # not empty: another run's cache
                     folder.rmdir()
 
