@@ -125,7 +125,7 @@ class ExportDialog(QDialog):
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Close)
         self.buttons.accepted.connect(self.export)
         self.buttons.rejected.connect(self.reject)
-        layout = QVBoxLayout(self)
+        layout = self._layout = QVBoxLayout(self)
         layout.addLayout(form)
         layout.addWidget(self.includes)
         layout.addWidget(self.report)
@@ -165,7 +165,7 @@ class ExportDialog(QDialog):
         """The dialog as tall as its contents at its width, laid out again each time a
         report or the list of spans not written appears or goes: the list squeezed the
         format box and check boxes, and its space stayed after another format was chosen."""
-        layout = self.layout()
+        layout = self._layout
         layout.activate()
         width = self.width()
         height = layout.totalHeightForWidth(width) if layout.hasHeightForWidth() else layout.totalSizeHint().height()
@@ -236,8 +236,8 @@ class ExportDialog(QDialog):
         save = self.buttons.button(QDialogButtonBox.StandardButton.Save)
         save.setEnabled(False)
         self._say(f"Exporting {len(docs)} document(s)…")
-        self.job.progress.connect(lambda e: e.total > 1 and self._say(
-            f"Exporting: {e.step} of {e.total} files…"))
+        self.job.progress.connect(lambda e: self._say(f"Exporting: {e.step} of {e.total} files…")
+                                  if e.total > 1 else None)
         self.job.succeeded.connect(lambda result: self._exported(result, path, settings))
         self.job.failed.connect(lambda message: self._say(
             f"<span style='color:#b00'>Export failed: {message}</span>"))
