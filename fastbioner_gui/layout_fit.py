@@ -1,8 +1,9 @@
 """Keeping the reading view the widest part of the window: when the window is narrowed
-(or a side dock opens), the side panels give way first, down to their minimum widths,
-so the reading view keeps at least half the window's width. Qt alone does the
-opposite: docks keep their width and the central widget shrinks, and the splitter
-shrinks the reading view with the entity table.
+(or a side dock opens), the side panels give way first, down to the widths that show
+their columns whole and then to their minimum widths, so the reading view keeps at
+least half the window's width; a wider window gives a panel that gave way its columns
+back. Qt alone does the opposite: docks keep their width and the central widget
+shrinks, and the splitter shrinks the reading view with the entity table.
 
 And the window itself fits the screen it opens on (:func:`fit_to_screen`)."""
 
@@ -44,26 +45,47 @@ def side_docks(window: QMainWindow) -> list[QDockWidget]:
             if d.isVisible() and not d.isFloating() and window.dockWidgetArea(d) in sides]
 
 
+def comfortable(widget: QWidget | None) -> int:
+    """The width at which ``widget`` shows what a curator reads there whole (its
+    ``comfortable_width()``: the documents panel's columns, the entity's text and
+    label), or 0 for a panel that names none."""
+    size = getattr(widget, "comfortable_width", None)
+    return int(size()) if callable(size) else 0
+
+
 def fit(window: QMainWindow, splitter: QSplitter, then) -> None:
-    """Make the side docks and the entity table (the splitter's second pane) give way
-    together, each in proportion to its width above its minimum, until the reading
-    view (the splitter's first pane) has its share of the window. The docks are
+    """Share the window's width between the reading view (the splitter's first pane),
+    the side docks and the entity table (the splitter's second pane).
+
+    Narrower than the reading view's share: the panels give way, each in proportion
+    to its width above a floor: first down to their comfortable widths (their columns
+    whole), then, if that is not enough, down to their minimums. Wider: a dock that
+    gave way (or opened narrower than its columns) gets its comfortable width back
+    from the reading view's surplus, the entity table keeping its width. The docks are
     resized now; the splitter once the window has laid them out: ``then(fn)`` runs
     ``fn`` after that (``QTimer.singleShot(0, fn)``)."""
     sizes = splitter.sizes()
     want = int(READING_SHARE * window.width())
-    if len(sizes) != 2 or sizes[0] >= want:
+    if len(sizes) != 2 or sizes[0] == want:
         return
-    docks = side_docks(window)
-    # Docks stacked in one area share one width: one entry per area.
-    columns: dict[Qt.DockWidgetArea, QDockWidget] = {}
-    for dock in docks:
-        columns.setdefault(window.dockWidgetArea(dock), dock)
-    firsts = list(columns.values())
-    widths = [d.width() for d in firsts] + [sizes[1]]
+    # Docks stacked in one area share one width: one entry per area, the most
+    # comfortable width any of its docks asks for.
+    areas: dict[Qt.DockWidgetArea, list[QDockWidget]] = {}
+    for dock in side_docks(window):
+        areas.setdefault(window.dockWidgetArea(dock), []).append(dock)
+    firsts = [docks[0] for docks in areas.values()]
+    comforts = [max(comfortable(d.widget()) for d in docks) for docks in areas.values()]
+    widths = [d.width() for d in firsts]
+    if sizes[0] > want:
+        _grow_docks(window, splitter, firsts, widths, comforts, sizes, sizes[0] - want, then)
+        return
+    widths.append(sizes[1])
     minimums = [max(DOCK_MIN, d.minimumSizeHint().width()) for d in firsts]
     minimums.append(max(ENTITY_MIN, splitter.widget(1).minimumSizeHint().width()) if sizes[1] else 0)
-    new = give_way(want - sizes[0], widths, minimums)
+    comforts.append(comfortable(splitter.widget(1)) if sizes[1] else 0)
+    deficit = want - sizes[0]
+    new = give_way(deficit, widths, [max(c, m) for c, m in zip(comforts, minimums)])
+    new = give_way(deficit - (sum(widths) - sum(new)), new, minimums)
     if new == widths:
         return
     if firsts and new[:-1] != widths[:-1]:
@@ -73,6 +95,25 @@ def fit(window: QMainWindow, splitter: QSplitter, then) -> None:
     def place_splitter() -> None:
         total = sum(splitter.sizes())
         if sizes[1]:
+            splitter.setSizes([max(0, total - entity), entity])
+    then(place_splitter)
+
+
+def _grow_docks(window: QMainWindow, splitter: QSplitter, docks: list[QDockWidget], widths: list[int],
+                comforts: list[int], sizes: list[int], surplus: int, then) -> None:
+    grown = list(widths)
+    for i, (width, comfort) in enumerate(zip(widths, comforts)):
+        give = max(0, min(comfort - width, surplus))
+        grown[i] += give
+        surplus -= give
+    if grown == widths:
+        return
+    window.resizeDocks(docks, grown, Qt.Orientation.Horizontal)
+    entity = sizes[1]
+
+    def place_splitter() -> None:  # the room came from the reading view, not the entity table
+        total = sum(splitter.sizes())
+        if entity:
             splitter.setSizes([max(0, total - entity), entity])
     then(place_splitter)
 

@@ -126,7 +126,8 @@ class MainWindow(QMainWindow):
         self.docks.add("model-card", "Model card", self.card, Qt.DockWidgetArea.LeftDockWidgetArea, hidden=True)
         self.jobs_panel = JobsPanel(self.jobs)
         self.docks.add("jobs", "Jobs", self.jobs_panel, Qt.DockWidgetArea.BottomDockWidgetArea, hidden=True)
-        self.resizeDocks([documents], [400], Qt.Orientation.Horizontal)
+        # Every column whole where the window has the room (layout_fit narrows it where not).
+        self.resizeDocks([documents], [self.documents.comfortable_width()], Qt.Orientation.Horizontal)
         self.picker = ModelPicker()
         self.status_label = QLabel()
         # Room for a large count from the start: a label grown later was clipped beside the wait.

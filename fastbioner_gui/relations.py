@@ -172,10 +172,13 @@ class RelationsPanel(QWidget):
         self.tree.setRootIsDecorated(False)
         self.tree.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.tree.setAlternatingRowColors(True)
+        # Each column as wide as its longest id and name (a document has a few
+        # relations): a narrow panel scrolls sideways rather than cut a concept's name
+        # to "D007545 — I…" (a stretched last column would shrink with the panel).
         header = self.tree.header()
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
-        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setStretchLastSection(False)
+        self.tree.setTextElideMode(Qt.TextElideMode.ElideNone)
         self.remove_action = QAction("Remove relation (in the Relations panel)", self)
         self.remove_action.setShortcuts([QKeySequence(k) for k in REMOVE_KEYS])
         # Only while the list has the focus.

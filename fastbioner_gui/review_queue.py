@@ -19,13 +19,14 @@ from typing import TYPE_CHECKING, Callable
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import (QGridLayout, QLabel, QPushButton, QSizePolicy, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QFrame, QGridLayout, QLabel, QPushButton, QScrollArea, QSizePolicy, QVBoxLayout,
+                               QWidget)
 
 from fastbioner.io.documents import Document, Source, Span
 from fastbioner.curate.project import DocStatus
 from fastbioner.infer.uncertainty import stored_uncertainty
 
-from .models.palette import label_color
+from .models.palette import MUTED_STYLE, label_color, muted_color
 
 if TYPE_CHECKING:  # pragma: no cover
     from .window_api import WindowServices
@@ -84,7 +85,7 @@ class ReviewQueue(QWidget):
         self.remaining = 0
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.progress = QLabel()
-        self.progress.setStyleSheet("color:#555")
+        self.progress.setStyleSheet(MUTED_STYLE)
         self.where = QLabel()
         self.where.setWordWrap(True)
         self.context = QLabel()
@@ -97,7 +98,7 @@ class ReviewQueue(QWidget):
         self.question.setTextFormat(Qt.TextFormat.RichText)
         self.keys_help = QLabel()
         self.keys_help.setWordWrap(True)
-        self.keys_help.setStyleSheet("color:#555")
+        self.keys_help.setStyleSheet(MUTED_STYLE)
         self.accept_action = self._action("Accept", self.accept_current, ["A", "Return", "Enter"])
         self.reject_action = self._action("Reject", self.reject_current, ["X"])
         self.skip_action = self._action("Skip", self.skip_current, ["S", "Right"])
@@ -171,14 +172,15 @@ class ReviewQueue(QWidget):
         figure = stored_uncertainty(doc.metadata)
         unsure = f"the model expects about {figure:.1f} wrongly tagged words in it" if figure is not None else ""
         skipped = self.remaining - len(self.items())
+        muted = muted_color(self.palette())
         self.progress.setText(f"{self.remaining} undecided suggestion{'s' if self.remaining != 1 else ''} left"
                               + (f" ({skipped} skipped)" if skipped else "") + ", least sure first")
         self.where.setText(f"<b>{html.escape(doc.id)}</b> {html.escape(doc.title or '')}"
-                           f"<br><span style='color:#555'>{html.escape(unsure)}</span>")
+                           f"<br><span style='color:{muted}'>{html.escape(unsure)}</span>")
         self.context.setText(context_html(doc, span))
         score = f"{span.score:.2f}" if span.score is not None else "?"
         self.question.setText(f"Is <b>{html.escape(doc.span_text(span))}</b> a <b>{html.escape(span.label)}</b>? "
-                              f"<span style='color:#555'>(model's confidence {score})</span>")
+                              f"<span style='color:{muted}'>(model's confidence {score})</span>")
 
     def show_in_window(self) -> bool:
         """The reading view shows the current suggestion, selected; True when it does
@@ -246,7 +248,15 @@ class ReviewQueueHookup:
     def __init__(self, services: WindowServices):
         self.services = services
         self.queue = ReviewQueue(services)
-        self.dock = services.add_dock("review-queue", "Review queue", self.queue, Qt.DockWidgetArea.RightDockWidgetArea)
+        # A long sentence in a short dock (a 1024x700 window, a bottom dock open) scrolls
+        # instead of being cut off below; the width follows the dock, the text wraps.
+        scroll = QScrollArea()
+        scroll.setWidget(self.queue)
+        scroll.setWidgetResizable(True)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # the queue keeps the focus, and its keys
+        self.dock = services.add_dock("review-queue", "Review queue", scroll, Qt.DockWidgetArea.RightDockWidgetArea)
         self.action = services.add_action("curate.review_queue", "Review queue: suggestions one by one, least sure "
                                           "first", self.open, OPEN_KEY, menu="curate", section=True)
 

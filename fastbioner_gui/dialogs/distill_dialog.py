@@ -19,6 +19,7 @@ from fastbioner import METHODS, RECIPES  # the public API; dataclass modules, no
 from fastbioner.train.guided import RECIPE_EPOCHS, RECIPE_NOTE, base_models_folder
 
 from ..forms.distill import CUSTOM, STUDENT_SOURCES, DistillForm
+from ..models.palette import MUTED_STYLE
 from ..settings import settings_store
 from .form_binding import Binder
 from .training_widgets import AdvancedMethodSettings, FileList
@@ -29,7 +30,7 @@ MEASURED_KEY = "training/measured"  # run times measured per teacher and recipe,
 
 def _grey(label: QLabel, wrap: bool = True) -> QLabel:
     label.setWordWrap(wrap)
-    label.setStyleSheet("color:#555")
+    label.setStyleSheet(MUTED_STYLE)
     return label
 
 

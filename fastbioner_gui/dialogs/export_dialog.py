@@ -125,7 +125,7 @@ class ExportDialog(QDialog):
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Close)
         self.buttons.accepted.connect(self.export)
         self.buttons.rejected.connect(self.reject)
-        layout = QVBoxLayout(self)
+        layout = self._layout = QVBoxLayout(self)
         layout.addLayout(form)
         layout.addWidget(self.includes)
         layout.addWidget(self.report)
@@ -137,6 +137,7 @@ class ExportDialog(QDialog):
         self._suggest_path()
         self._describe()
         self.resize(600, 0)
+        self._fit_height()
 
     def _fmt(self) -> str:
         return EXPORT_FORMATS[self.format.currentText()][0]
@@ -154,6 +155,22 @@ class ExportDialog(QDialog):
             self.report.clear()
             self.dropped.clear()
             self.dropped.hide()
+            self._fit_height()
+
+    def _say(self, text: str) -> None:
+        self.report.setText(text)
+        self._fit_height()
+
+    def _fit_height(self) -> None:
+        """The dialog as tall as its contents at its width, laid out again each time a
+        report or the list of spans not written appears or goes: the list squeezed the
+        format box and check boxes, and its space stayed after another format was chosen."""
+        layout = self._layout
+        layout.activate()
+        width = self.width()
+        height = layout.totalHeightForWidth(width) if layout.hasHeightForWidth() else layout.totalSizeHint().height()
+        if height > 0 and height != self.height():
+            self.resize(width, height)
 
     def _browse(self) -> None:
         if self.per_document.isChecked():
@@ -195,6 +212,7 @@ class ExportDialog(QDialog):
             text += (f". No document is reviewed yet ({waiting} waiting): mark one reviewed with Ctrl+M, "
                      "or choose All")
         self.includes.setText(text + ".")
+        self._fit_height()
 
     def export(self) -> Job | None:
         """Start writing the chosen documents; the report says how it went."""
@@ -204,11 +222,11 @@ class ExportDialog(QDialog):
         docs = [select_sources(d, sources) for d in self.chosen_documents()]  # the snapshot
         path = self.path.text().strip()
         if not docs:
-            self.report.setText("Nothing to export: no document is chosen (see above).")
+            self._say("Nothing to export: no document is chosen (see above).")
             return None
         problem = check_destination(path, self.per_document.isChecked())
         if problem is not None:
-            self.report.setText(f"<span style='color:#b00'>{problem}</span>")
+            self._say(f"<span style='color:#b00'>{problem}</span>")
             return None
         settings = ExportSettings(self.format.currentText(), sources, self.per_document.isChecked())
         self.result = None
@@ -217,23 +235,24 @@ class ExportDialog(QDialog):
                                    kind="export")
         save = self.buttons.button(QDialogButtonBox.StandardButton.Save)
         save.setEnabled(False)
-        self.report.setText(f"Exporting {len(docs)} document(s)…")
-        self.job.progress.connect(lambda e: e.total > 1 and self.report.setText(
-            f"Exporting: {e.step} of {e.total} files…"))
+        self._say(f"Exporting {len(docs)} document(s)…")
+        self.job.progress.connect(lambda e: self._say(f"Exporting: {e.step} of {e.total} files…")
+                                  if e.total > 1 else None)
         self.job.succeeded.connect(lambda result: self._exported(result, path, settings))
-        self.job.failed.connect(lambda message: self.report.setText(
+        self.job.failed.connect(lambda message: self._say(
             f"<span style='color:#b00'>Export failed: {message}</span>"))
-        self.job.cancelled.connect(lambda: self.report.setText("Export cancelled; no file was half-written."))
+        self.job.cancelled.connect(lambda: self._say("Export cancelled; no file was half-written."))
         self.job.finished.connect(lambda: save.setEnabled(True))
         return self.job
 
     def _exported(self, result: ExportResult, path: str, settings: ExportSettings) -> None:
         self.result = result
         self.settings.export_folder = str(Path(path) if settings.per_document else Path(path).parent)
-        self.report.setText(result.summary())
+        self._say(result.summary())
         if result.dropped:
             self.dropped.setPlainText("Not written:\n" + "\n".join(result.dropped))
             self.dropped.show()
+        self._fit_height()
 
     def done(self, code: int) -> None:  # closing stops an export between files; each file is atomic
         if self.job is not None and self.job.running:

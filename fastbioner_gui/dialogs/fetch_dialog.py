@@ -22,6 +22,7 @@ from fastbioner.net.fetch import (
 from fastbioner.base.jobs import ProgressEvent
 
 from ..jobs import Job, JobManager
+from ..models.palette import MUTED_STYLE
 from ..models.workspace import Workspace
 
 ERROR_STYLE = "<span style='color:#b00'>{}</span>"
@@ -58,7 +59,7 @@ class FetchDialog(QDialog):
         self.note = QLabel(f"From NCBI E-utilities, 200 abstracts a request; gives up after {PATIENCE_SECONDS:g} s "
                            f"without one arriving. API key {key}.")
         self.note.setWordWrap(True)
-        self.note.setStyleSheet("color: palette(mid)")
+        self.note.setStyleSheet(MUTED_STYLE)
         form = QFormLayout()
         form.addRow(self.by_pmid, self.pmids)
         form.addRow(self.by_query, self.query)

@@ -39,6 +39,7 @@ from fastbioner.base.errors import FastBioNERError
 from ..forms.distill import DistillForm
 from ..forms.training import DEVICES, RunForm, TeacherForm
 from ..jobs import QUIET_KIND, Job, JobManager
+from ..models.palette import MUTED_STYLE
 from ..models.workspace import Workspace
 from ..reviewed_data import reviewed_count, reviewed_training_file
 from ..settings import AppSettings, settings_store
@@ -167,7 +168,7 @@ class TrainingDialog(QDialog):
         self.use_curated.setToolTip("Their gold and accepted entities; undecided suggestions are left out")
         self.fallback_note = QLabel()
         self.fallback_note.setWordWrap(False)  # one short line: a wrapped one left a gap above it in the form
-        self.fallback_note.setStyleSheet("color:#555")
+        self.fallback_note.setStyleSheet(MUTED_STYLE)
         self.dev_file = QLineEdit(
             placeholderText="optional: an annotated file to pick the best step and score the model")
         dev_browse = QPushButton("Browse…")

@@ -6,12 +6,21 @@ from __future__ import annotations
 
 import zlib
 
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QPalette
+
+# Secondary text (notes, counts, key hints): the palette's placeholder colour, which
+# reads on a light or a dark theme alike (a fixed #555 vanished on a dark one).
+MUTED_STYLE = "color: palette(placeholder-text)"
 
 _FIXED = {"Disease": "#f4a3a3", "Chemical": "#9fd3f5"}
 # Light, distinct fills that keep black text readable.
 _PALETTE = ["#b8e0a0", "#f7d08a", "#d4b8f0", "#f5b8dc", "#a8e6dc", "#e6d7a8",
             "#c9c9f5", "#f0b89c", "#bfe3f0", "#dcdcdc"]
+
+
+def muted_color(palette: QPalette) -> str:
+    """:data:`MUTED_STYLE`'s colour by name, for rich text."""
+    return palette.color(QPalette.ColorRole.PlaceholderText).name()
 
 
 def label_color(label: str) -> QColor:

@@ -12,6 +12,7 @@ from fastbioner.curate.project import DocStatus, needs_review
 from ..models.document_list import ID_COLUMN, TITLE_COLUMN, DocumentFilter, DocumentListModel
 from ..models.workspace import Workspace
 from .columns import StretchWithMinimum
+from .placeholder import FittingPlaceholder
 
 
 class DocumentsPanel(QWidget):
@@ -23,8 +24,9 @@ class DocumentsPanel(QWidget):
         self.model = DocumentListModel(workspace, self)
         self.proxy = DocumentFilter(self)
         self.proxy.setSourceModel(self.model)
-        self.search = QLineEdit(placeholderText="Search PMID, title or text")
+        self.search = QLineEdit()
         self.search.setClearButtonEnabled(True)
+        FittingPlaceholder(self.search, ["Search PMID, title or text", "Search PMID, title, text", "Search"])
         self.search.textChanged.connect(lambda text: self._refilter(lambda: self.proxy.set_text(text)))
         self.status = QComboBox()
         self.status.addItem("Any status", None)
@@ -75,22 +77,41 @@ class DocumentsPanel(QWidget):
         layout.addWidget(self.table)
         layout.addWidget(self.count)
         # A narrow panel scrolls sideways rather than cut the titles to nothing.
-        StretchWithMinimum(self.table, TITLE_COLUMN, self.fontMetrics().horizontalAdvance("Tricuspid valve r"))
+        self._title_min = self.fontMetrics().horizontalAdvance("Tricuspid valve r")
+        StretchWithMinimum(self.table, TITLE_COLUMN, self._title_min)
         self._update_count()
 
     def _fit_columns(self) -> None:
-        """PMID, counts and status as narrow as their contents: the title gets the rest."""
-        header, metrics = self.table.horizontalHeader(), self.table.fontMetrics()
+        """PMID, counts, agreement and status as narrow as their contents and headers
+        (the header's own hint: its text, a count's colour swatch and the sort arrow,
+        whatever the style): the title gets the rest."""
+        header = self.table.horizontalHeader()
         for column in range(self.model.columnCount()):
-            if column == TITLE_COLUMN:
-                continue
-            if column == ID_COLUMN:
-                width = metrics.horizontalAdvance("00000000") + 14
-            elif column == self.model.status_column():
-                width = metrics.horizontalAdvance("in review") + 14
-            else:  # a count: its colour swatch and short header
-                width = metrics.horizontalAdvance(str(self.model.headerData(column, Qt.Orientation.Horizontal))) + 34
-            header.resizeSection(column, width)
+            if column != TITLE_COLUMN:
+                header.resizeSection(column, self._column_width(column))
+
+    def _column_width(self, column: int) -> int:
+        metrics = self.table.fontMetrics()
+        if column == ID_COLUMN:
+            content = "00000000"
+        elif column == self.model.status_column():
+            content = "in review"
+        elif column == self.model.agreement_column():
+            content = "0.00 (00)"
+        else:  # a count or how unsure: a few digits
+            content = "00.0"
+        return max(self.table.horizontalHeader().sectionSizeHint(column), metrics.horizontalAdvance(content) + 14)
+
+    def comfortable_width(self) -> int:
+        """The panel's width with every column shown whole: the title at its minimum,
+        and room kept for the agreement column a comparison adds (so that it does not
+        push the status off the panel). The window gives the panel this much when it
+        has the room (fastbioner_gui.layout_fit)."""
+        columns = sum(self._column_width(c) for c in range(self.model.columnCount()) if c != TITLE_COLUMN)
+        if self.model.agreement_column() < 0:
+            columns += self.table.fontMetrics().horizontalAdvance("0.00 (00)") + 14
+        frame = 2 * self.table.frameWidth() + self.table.verticalScrollBar().sizeHint().width()
+        return columns + self._title_min + frame + 2
 
     def current_row(self) -> int:
         index = self.table.currentIndex()

@@ -13,6 +13,7 @@ from ..models.entity_table import (COLUMNS, CONCEPT, END, LABEL, SCORE, SHOWN_ST
                                    EntityFilter, EntityTableModel)
 from ..models.workspace import Workspace
 from .columns import StretchWithMinimum
+from .placeholder import FittingPlaceholder
 
 _STATE_CHOICES = [("All entities", SHOWN_STATES), ("Suggested", ("suggested",)), ("Gold", ("gold",)),
                   ("Accepted", ("accepted",)), ("Gold and accepted", ("gold", "accepted")),
@@ -39,8 +40,9 @@ class EntityPanel(QWidget):
         self.model = EntityTableModel(workspace, self)
         self.proxy = EntityFilter(self)
         self.proxy.setSourceModel(self.model)
-        self.search = QLineEdit(placeholderText="Filter entities")
+        self.search = QLineEdit()
         self.search.setClearButtonEnabled(True)
+        FittingPlaceholder(self.search, ["Filter entities", "Filter"])
         self.search.textChanged.connect(lambda text: self._refilter(lambda: self.proxy.set_text(text)))
         self.sources = QComboBox()  # the review states shown
         for text, states in _STATE_CHOICES:
@@ -110,6 +112,14 @@ class EntityPanel(QWidget):
         # Re-showing a document resets the model: keep the span the curator was on.
         self._current: Span | None = None
         self.model.modelReset.connect(lambda: self.select_span(self._current, notify=False))
+
+    def comfortable_width(self) -> int:
+        """The width that shows the entity's text (at its minimum) and its label whole,
+        the columns a curator reads; the others scroll when the window is narrow. The
+        window gives the table this much when it has the room (fastbioner_gui.layout_fit)."""
+        header = self.table.horizontalHeader()
+        frame = 2 * self.table.frameWidth() + self.table.verticalScrollBar().sizeHint().width()
+        return self._text_min + header.sectionSize(LABEL) + frame + 2
 
     def show_document(self, row: int) -> None:
         self._current = None

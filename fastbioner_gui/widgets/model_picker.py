@@ -8,9 +8,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtWidgets import QComboBox, QStyle, QStyleOptionComboBox, QStylePainter, QTextBrowser, QWidget
+from PySide6.QtWidgets import (QComboBox, QSizePolicy, QStyle, QStyleOptionComboBox, QStylePainter, QTextBrowser,
+                               QWidget)
 
 from fastbioner.base.config import reading_description
+
+
+# The picker's narrowest, in characters: a name and the start of its figures.
+MIN_CHARS = 26
 
 
 @dataclass
@@ -250,6 +255,28 @@ def picker_text(name: str, summary: str) -> str:
     return f"{name} — {summary}" if summary else name
 
 
+def fitted_picker_text(text: str, fits) -> str:
+    """``text`` (:func:`picker_text`) shortened to what ``fits(text)`` accepts: the
+    summary's last parts dropped whole ("… · speed 2.9×" goes before "devel F1"), then
+    its last words, then the name elided; never a word cut in the middle while
+    whole words fit."""
+    if fits(text):
+        return text
+    name, _, summary = text.partition(" — ")
+    parts = summary.split(" · ") if summary else []
+    while parts:
+        parts.pop()
+        candidate = f"{name} — {' · '.join(parts)} …" if parts else f"{name} …"
+        if fits(candidate):
+            return candidate
+    words = name.split(" ")
+    while len(words) > 1:
+        words.pop()
+        if fits(" ".join(words) + " …"):
+            return " ".join(words) + " …"
+    return ""  # not even the name: the caller elides it
+
+
 class ModelPicker(QComboBox):
     """Registry models by name; ``modelChosen`` carries the name (empty for none)."""
 
@@ -257,10 +284,14 @@ class ModelPicker(QComboBox):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
-        self.setMinimumContentsLength(40)
+        # Narrow enough for the toolbar of a 1024-pixel window (its other commands stay
+        # on it), and as wide as the chosen model's name and figures where there is room.
+        self.setMinimumContentsLength(MIN_CHARS)
         self.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.manifests: dict[str, dict] = {}
         self.addItem("(looking for models…)", "")
+        self._fit_width()
         self.currentIndexChanged.connect(lambda _i: self.modelChosen.emit(self.current_name()))
 
     def set_entries(self, entries: list[Any], select: str | None = None) -> None:
@@ -278,28 +309,35 @@ class ModelPicker(QComboBox):
                              Qt.ItemDataRole.ToolTipRole)
         if not entries:
             self.addItem("(no models: train or import one)", "")
-        # The list opens wide enough for each name and its figures.
-        self.view().setMinimumWidth(max((self.fontMetrics().horizontalAdvance(self.itemText(i))
-                                         for i in range(self.count())), default=0) + 40)
+        self._fit_width()
         index = max(0, self.findData(keep)) if keep else 0
         self.setCurrentIndex(index)
         self.blockSignals(False)
         self.modelChosen.emit(self.current_name())
 
+    def _fit_width(self) -> None:
+        """The list opens wide enough for each name and its figures; the box grows no wider."""
+        widest = max((self.fontMetrics().horizontalAdvance(self.itemText(i)) for i in range(self.count())),
+                     default=0) + 40
+        self.view().setMinimumWidth(widest)
+        self.setMaximumWidth(max(widest, self.minimumSizeHint().width()))
+
     def current_name(self) -> str:
         return self.currentData() or ""
 
     def paintEvent(self, _event) -> None:
-        """The chosen model's name and figures, shortened with "…" to the box's room
-        (a combo box cuts its text off mid-letter)."""
+        """The chosen model's name and figures, shortened to the box's room by whole
+        parts (:func:`fitted_picker_text`; a combo box cuts its text off mid-letter)."""
         painter = QStylePainter(self)
         option = QStyleOptionComboBox()
         self.initStyleOption(option)
         painter.drawComplexControl(QStyle.ComplexControl.CC_ComboBox, option)
         field = self.style().subControlRect(QStyle.ComplexControl.CC_ComboBox, option,
                                             QStyle.SubControl.SC_ComboBoxEditField, self)
-        option.currentText = self.fontMetrics().elidedText(option.currentText, Qt.TextElideMode.ElideRight,
-                                                           field.width())
+        metrics = self.fontMetrics()
+        text = fitted_picker_text(option.currentText, lambda t: metrics.horizontalAdvance(t) <= field.width())
+        option.currentText = text or metrics.elidedText(option.currentText, Qt.TextElideMode.ElideRight,
+                                                        field.width())
         painter.drawControl(QStyle.ControlElement.CE_ComboBoxLabel, option)
 
 
