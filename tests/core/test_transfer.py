@@ -196,3 +196,24 @@ def test_an_existing_output_is_refused(folders, tmp_path):
     (tmp_path / "taken").mkdir()
     assert main(["transfer-embeddings", str(target), "--source", str(narrow), "--name", "taken",
                  "--out", str(tmp_path / "taken")]) != 0
+
+
+def test_register_and_a_vocabulary_from_text_in_one_command_then_a_teacher_from_the_name(folders, tmp_path):
+    from fastbioner.base.config import EncodingConfig, TeacherConfig, TrainingConfig
+    from fastbioner.models.registry import Registry
+    from fastbioner.train.teacher import train_teacher
+
+    _, target, narrow, _ = folders
+    text = tmp_path / "abstracts.txt"
+    text.write_text("\n".join(["naloxonazine reversed the hypertension in rats"] * 40), encoding="utf-8")
+    assert main(["transfer-embeddings", str(target), "--source", str(narrow), "--vocabulary-from", str(text),
+                 "--vocabulary-size", "150", "--strategy", "priority", "--name", "dret-enc", "--register"]) == 0
+    entry = Registry().get("dret-enc")
+    assert entry.manifest.kind == "encoder"
+    kinds = [r["kind"] for r in json.loads((entry.path / "transfer.json").read_text())["sources"]]
+    assert kinds == ["model", "vocabulary"]
+    train = tmp_path / "train.tsv"
+    train.write_text("naloxonazine\tB-Chemical\nreversed\tO\nhypertension\tB-Disease\n", encoding="utf-8")
+    config = TeacherConfig(base_model="dret-enc", train_files=[str(train)], encoding=EncodingConfig(max_length=32),
+                           training=TrainingConfig(epochs=1, batch_size=2, device="cpu"))
+    assert train_teacher(config, "from-registered").entry.manifest.base_model == "dret-enc"

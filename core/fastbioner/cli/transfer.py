@@ -6,7 +6,9 @@ the stages; the surgery is :mod:`fastbioner.models.transfer`."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +41,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="merge (1.x), average (2.0) or priority (3.0) (default %(default)s)")
     t.add_argument("--name", required=True, help="name of the new base encoder (its folder's name)")
     t.add_argument("--out", metavar="DIR", help="write it here instead of the base-models folder")
+    t.add_argument("--register", action="store_true",
+                   help="install it in the model registry (kind encoder) instead: a run queue records it there, "
+                        "and `train-teacher --base NAME` and `distill --student-from NAME` take the name")
+    t.add_argument("--vocabulary-from", nargs="+", default=[], metavar="FILE",
+                   help="train a WordPiece vocabulary on this unlabelled text (as train-vocabulary does) and use it "
+                        "as the last source")
+    t.add_argument("--vocabulary-size", type=int, default=16000, metavar="N",
+                   help="tokens of the vocabulary --vocabulary-from trains (default %(default)s)")
     t.add_argument("--width-map", choices=WIDTH_MAPS, default="auto",
                    help="the map of a source of another width: least squares, orthogonal Procrustes, or auto "
                         "(the one of lower error on held-out shared tokens) (default %(default)s)")
@@ -106,17 +116,58 @@ def mention_lines(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
 
 
 def transfer_command(args: argparse.Namespace) -> int:
-    from fastbioner.models.modeling import load_tokenizer
-    from fastbioner.models.transfer_model import model_folder, transfer_embeddings
-    from fastbioner.models.vocabulary import pieces_per_mention
+    from fastbioner.models.transfer_model import transfer_embeddings
 
     Registry.check_name(args.name)
-    out = Path(args.out).expanduser() if args.out else base_models_folder() / args.name
+    if args.register and args.out:
+        raise InputError("give --out or --register, not both", args.out)
     for m in args.mentions:
         if not Path(m).is_file():
             raise InputError("no such file", m)
-    outcome = transfer_embeddings(args.target, args.source, args.strategy, out, width_map=args.width_map,
-                                  align=args.align, seed=args.seed)
+    with contextlib.ExitStack() as stack:
+        sources = list(args.source)
+        if args.vocabulary_from:
+            from fastbioner.models.vocabulary import train_vocabulary
+
+            folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="fastbioner-vocab-")))
+            info = train_vocabulary(args.vocabulary_from, args.vocabulary_size, folder / "vocabulary",
+                                    lowercase=_lowercases(args.target))
+            echo(f"trained a vocabulary of {info.size:,} tokens on {info.documents:,} documents")
+            sources.append(str(info.folder))
+        if args.register:
+            registry = Registry()
+            staging = stack.enter_context(registry.staging())
+            outcome = transfer_embeddings(args.target, sources, args.strategy, staging / "encoder",
+                                          width_map=args.width_map, align=args.align, seed=args.seed)
+            _finish(outcome, args)
+            for f in list(outcome.folder.iterdir()):
+                f.rename(staging / f.name)
+            outcome.folder.rmdir()
+            entry = registry.install(staging, args.name)
+            echo(f"registered {entry.name} at {entry.path}")
+            return 0
+        out = Path(args.out).expanduser() if args.out else base_models_folder() / args.name
+        outcome = transfer_embeddings(args.target, sources, args.strategy, out, width_map=args.width_map,
+                                      align=args.align, seed=args.seed)
+        _finish(outcome, args)
+    echo(f"wrote {outcome.folder}")
+    return 0
+
+
+def _lowercases(target: str) -> bool:
+    """Whether the target's tokenizer lower-cases (a vocabulary for it must too)."""
+    from fastbioner.models.modeling import load_tokenizer
+    from fastbioner.models.transfer_model import model_folder, producible
+
+    return not producible(load_tokenizer(model_folder(target)))("A")
+
+
+def _finish(outcome, args: argparse.Namespace) -> dict[str, Any]:
+    """Print the tables, count the mentions' pieces, write the reports."""
+    from fastbioner.models.modeling import load_tokenizer
+    from fastbioner.models.transfer_model import model_folder
+    from fastbioner.models.vocabulary import pieces_per_mention
+
     report = dict(outcome.report)
     for line in table_lines(report):
         echo(line)
@@ -130,8 +181,7 @@ def transfer_command(args: argparse.Namespace) -> int:
         write_text(outcome.folder / "transfer.json", json.dumps(report, indent=2) + "\n")
     if args.json:
         write_text(Path(args.json), json.dumps(report, indent=2) + "\n")
-    echo(f"wrote {outcome.folder}")
-    return 0
+    return report
 
 
 def train_vocabulary_command(args: argparse.Namespace) -> int:
