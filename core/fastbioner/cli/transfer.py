@@ -34,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "`train-teacher --base`, `distill --student-from/--student-embeddings` and the app find it. "
                     "See docs/explanation/dret.md.")
     t.add_argument("target", metavar="TARGET", help="the encoder to grow: Hugging Face id, folder or registry name")
-    t.add_argument("--source", action="append", required=True, metavar="SOURCE",
+    t.add_argument("--source", action="append", default=[], metavar="SOURCE",
                    help="a model (id, folder, registry name) or a WordPiece vocabulary (a folder with vocab.txt "
                         "and no weights, e.g. from train-vocabulary); repeat, highest rank first")
     t.add_argument("--strategy", choices=STRATEGIES, default="priority",
@@ -119,6 +119,8 @@ def transfer_command(args: argparse.Namespace) -> int:
     from fastbioner.models.transfer_model import transfer_embeddings
 
     Registry.check_name(args.name)
+    if not args.source and not args.vocabulary_from:
+        raise InputError("give at least one --source or --vocabulary-from", args.target)
     if args.register and args.out:
         raise InputError("give --out or --register, not both", args.out)
     for m in args.mentions:

@@ -16,7 +16,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from fastbioner.base.errors import InputError
 from fastbioner.io.fileio import write_text
-from fastbioner.io.formats import guess_format, read_documents, read_tagged_files
+from fastbioner.io.formats import expand_paths, guess_format, read_documents, read_tagged_files
 from fastbioner.io.labels import split_tag
 
 SPECIALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
@@ -24,8 +24,9 @@ SPECIALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 
 def _texts(files: Sequence[str | Path]) -> Iterator[str]:
     """The running text of every document (PubTator, BioC, PubMed XML, JSONL, plain
-    text); a BIO file's sentences as lines (its labels are not read)."""
-    for path in files:
+    text; a folder's files of those formats); a BIO file's sentences as lines (its
+    labels are not read)."""
+    for path in expand_paths(files):
         if guess_format(path) == "conll":
             for s in read_tagged_files([path]):
                 yield " ".join(s.words)
