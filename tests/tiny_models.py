@@ -111,3 +111,25 @@ def write_documents(path: Path, sentences, n: int = 3) -> Path:
         blocks += ["\n".join(f"{w}\t{t}" for w, t in s) for s in sentences]
     path.write_text("\n\n".join(blocks) + "\n", encoding="utf-8")
     return path
+
+
+def make_tiny_encoder_with_words(folder: str | Path, words: list[str], hidden: int = 32, layers: int = 1,
+                                 seed: int = 0, lowercase: bool = True) -> Path:
+    """A bare BERT encoder whose WordPiece vocabulary is the usual specials, characters and
+    ``##`` characters followed by ``words`` in the order given: models of distinct
+    vocabularies (and widths) for the embedding-transfer tests."""
+    import torch
+    from transformers import BertConfig, BertModel, BertTokenizerFast
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    base = _vocab()[:5 + len(string.ascii_lowercase + string.digits + string.punctuation) + 36]
+    vocab = list(dict.fromkeys(base + list(words)))
+    (folder / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
+    tok = BertTokenizerFast(vocab=str(folder / "vocab.txt"), do_lower_case=lowercase, model_max_length=64)
+    tok.save_pretrained(folder)
+    torch.manual_seed(seed)
+    config = BertConfig(vocab_size=len(vocab), hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=2,
+                        intermediate_size=hidden * 2, max_position_embeddings=64)
+    BertModel(config).save_pretrained(folder, safe_serialization=True)
+    return folder

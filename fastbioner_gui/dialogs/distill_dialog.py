@@ -22,6 +22,7 @@ from ..forms.distill import CUSTOM, STUDENT_SOURCES, DistillForm
 from ..models.palette import MUTED_STYLE
 from ..settings import settings_store
 from .form_binding import Binder
+from .dret_rows import dret_rows
 from .training_widgets import AdvancedMethodSettings, FileList
 
 EXAMPLE_ENCODER = "dmis-lab/biobert-base-cased-v1.1"  # a biomedical encoder, as the teacher dialog suggests
@@ -164,6 +165,8 @@ class DistillRows:
         binder.value("b", self.b)
         binder.check("keep_full_precision", self.keep_full_precision)
         self.advanced.bind(binder)
+        for label, widget in dret_rows(binder):
+            self.advanced.form.addRow(label, widget)
         self.advanced.toggled.connect(lambda _on: self.refit())
         binder.on_change(lambda name: self._changed(binder, name))
         self._show_teacher()

@@ -45,6 +45,7 @@ from ..reviewed_data import reviewed_count, reviewed_training_file
 from ..settings import AppSettings, settings_store
 from ..widgets.wheel import WheelGuard, guard_wheel
 from .distill_dialog import DistillRows
+from .dret_rows import AdvancedTraining
 from .form_binding import Binder
 from .training_widgets import FileList, LearningRateBox
 
@@ -54,13 +55,23 @@ class TeacherRows:
     (see :class:`~.distill_dialog.DistillRows`)."""
 
     def __init__(self, binder: Binder, data_folder: str, refit: Callable[[], None]):
-        self.base = QLineEdit(placeholderText="Hugging Face id (dmis-lab/biobert-base-cased-v1.1) or folder")
-        binder.text("base", self.base)
+        from fastbioner.train.guided import base_models_folder
+
+        # The installed base encoders (those made by `fastbioner transfer-embeddings` among
+        # them), or a typed id or folder.
+        self.base = QComboBox(editable=True)
+        for name, folder in binder.form.encoders.items():
+            self.base.addItem(name, folder)
+        self.base.lineEdit().setPlaceholderText("Hugging Face id (dmis-lab/biobert-base-cased-v1.1) or folder")
+        self.base.setToolTip(f"The encoders installed in {base_models_folder()}, or type a model id or folder")
+        binder.combo_text("base", self.base)
         self.header: list = []
         self.top = [("Base model", self.base)]
         self.data: list = []
         self.end: list = []
-        self.below: list = []
+        self.advanced = AdvancedTraining(binder)
+        self.advanced.toggled.connect(lambda _on: refit())
+        self.below: list = [self.advanced]
 
     def measured(self, result) -> None:
         """A measured run time: nothing is kept for a teacher."""
@@ -74,13 +85,13 @@ def make_form(kind: str, workspace: Workspace, settings: AppSettings, teachers: 
     # Nothing chosen and nothing reviewed: the bundled sample abstracts, so Start works at once.
     common = {"reviewed": reviewed_count(workspace), "threads": settings.threads, "fallback_files": sample_files(),
               "device": settings.device if settings.device in DEVICES else "auto"}
-    if kind == "distill":
-        from fastbioner.train.guided import base_encoders, cached_hub_encoders
+    from fastbioner.train.guided import base_encoders, cached_hub_encoders
 
-        return DistillForm(teachers=teachers, manifests=manifests,
-                           encoders=[*base_encoders(), *cached_hub_encoders()], **common)
+    encoders = [*base_encoders(), *cached_hub_encoders()]
+    if kind == "distill":
+        return DistillForm(teachers=teachers, manifests=manifests, encoders=encoders, **common)
     if kind == "teacher":
-        return TeacherForm(**common)
+        return TeacherForm(encoders=encoders, **common)
     raise ValueError(f"no training form of kind {kind!r}")
 
 

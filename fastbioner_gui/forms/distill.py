@@ -20,7 +20,7 @@ from fastbioner.base.errors import FastBioNERError
 from fastbioner.train.guided import DEFAULT_RECIPE, encoder_layers, student_layer_choices
 
 from .fields import Setting
-from .training import RunForm, data_stem, existing_file, unique_name
+from .training import DRET_FIELDS, RunForm, data_stem, existing_file, unique_name
 
 CUSTOM = "Custom"  # the recipe shown once the settings are no recipe's
 STUDENT_SOURCES = ("teacher", *SMALL_SOURCES)
@@ -28,7 +28,7 @@ STUDENT_SOURCES = ("teacher", *SMALL_SOURCES)
 # a recipe names it too, so choosing one again undoes a changed batch size.
 RECIPE_BATCH_SIZE = TrainingConfig().batch_size
 # Fields that reach the config only while Advanced is open (folded: the method's own).
-ADVANCED_FIELDS = ("calibrate", "attention", "term_weights", "term_ratios")
+ADVANCED_FIELDS = ("calibrate", "attention", "term_weights", "term_ratios", *DRET_FIELDS)
 # The fields a recipe names (with the method's own b, calibration and attention form).
 RECIPE_FIELDS = ("student_source", "layers", "method", "temperature", "b", *ADVANCED_FIELDS, "epochs",
                  "learning_rate", "batch_size")
@@ -167,7 +167,7 @@ class DistillForm(RunForm):
         return {"student_source": "teacher", "layers": r.student_layers(depth), "method": method,
                 **self.method_own(method), "temperature": r.temperature(depth), "term_weights": {},
                 "term_ratios": {}, "epochs": r.epochs, "learning_rate": r.learning_rate(depth),
-                "batch_size": RECIPE_BATCH_SIZE}
+                "batch_size": RECIPE_BATCH_SIZE, **{f: getattr(TrainingConfig(), f) for f in DRET_FIELDS}}
 
     def follows(self, name: str) -> bool:
         """Whether the settings are recipe ``name``'s: those that reach the config (b for a

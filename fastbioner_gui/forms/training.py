@@ -16,6 +16,8 @@ from fastbioner.base.errors import FastBioNERError
 
 from .fields import Form, Setting
 
+# DRET's fine-tuning knobs: TrainingConfig's fields of the same names.
+DRET_FIELDS = ("freeze_embeddings", "embedding_lr_scale", "layer_lr_decay", "head_lr_scale")
 DEVICES = ("auto", "cpu", "cuda")  # where a run (or the app's models) runs: auto takes CUDA when present
 # File and folder names that say nothing about the data (a name is made from the others).
 _GENERIC = {"train", "training", "dev", "devel", "test", "data", "corpus", "iob", "bio", "conll", "tsv",
@@ -68,6 +70,12 @@ class RunForm(Form):
     cpu_bf16 = Setting(False, remember=False)  # off unless asked, as the CLI's --cpu-bf16
     name = Setting("", remember=False)
     estimate_first = Setting(True)
+    # DRET's fine-tuning knobs, under Advanced (they reach the config only while it is open):
+    # the CLI's defaults, from the same dataclass (docs/explanation/dret.md).
+    freeze_embeddings = Setting(TrainingConfig().freeze_embeddings)
+    embedding_lr_scale = Setting(TrainingConfig().embedding_lr_scale)
+    layer_lr_decay = Setting(TrainingConfig().layer_lr_decay)
+    head_lr_scale = Setting(TrainingConfig().head_lr_scale)
 
     def __init__(self, *, reviewed: int = 0, threads: int = 0, fallback_files: Sequence[str] = (), **initial: Any):
         self.reviewed = reviewed
@@ -85,10 +93,15 @@ class RunForm(Form):
         return self.device != "cuda" and precision.cpu_flags_say_bf16() is not False  # torch-free
 
     # What the form makes ----------------------------------------------------------------
+    def advanced_open(self) -> bool:
+        """Whether the Advanced section is open: its settings count only then."""
+        return bool(getattr(self, "advanced", False))
+
     def training(self) -> TrainingConfig:
+        knobs = {f: self.get(f) for f in DRET_FIELDS} if self.advanced_open() else {}
         return TrainingConfig(epochs=self.epochs, learning_rate=self.learning_rate, batch_size=self.batch_size,
                               device=self.device, threads=self.threads,
-                              cpu_bf16=self.cpu_bf16 and self.bf16_allowed())
+                              cpu_bf16=self.cpu_bf16 and self.bf16_allowed(), **knobs)
 
     def falls_back(self) -> list[str]:
         """The files trained on because none is chosen (empty when some are)."""
@@ -147,9 +160,21 @@ class TeacherForm(RunForm):
     noun = "teacher"
 
     base = Setting("")
+    advanced = Setting(False)
+
+    def __init__(self, *, encoders: Sequence[Path | str] = (), **initial: Any):
+        # The installed base encoders (those `fastbioner transfer-embeddings` made among them)
+        # by folder name, and the Hugging Face ids already downloaded, as typed.
+        self.encoders = {(p.name if isinstance(p, Path) else str(p)): str(p) for p in encoders}
+        super().__init__(**initial)
+
+    def base_ref(self) -> str:
+        """The chosen base encoder: an installed folder's path, or what was typed."""
+        text = self.base.strip()
+        return self.encoders.get(text, text)
 
     def config(self, train: list[str]):
-        return TeacherConfig(base_model=self.base.strip(), train_files=train,
+        return TeacherConfig(base_model=self.base_ref(), train_files=train,
                              dev_file=self.dev_file.strip() or None, training=self.training())
 
     def job(self, config, teacher, name: str) -> tuple[str, Callable]:

@@ -252,3 +252,23 @@ def test_a_recipes_measured_time_is_remembered_for_its_teacher(window, tiny_teac
     again.rows.recipe.setCurrentIndex(again.rows.recipe.findData("Accurate"))  # another recipe: not measured
     assert "not measured yet" in again.rows.recipe_note.text()
     again.reject()
+
+
+def test_the_teacher_dialog_lists_transferred_encoders_and_shows_drets_knobs_under_advanced(window, tmp_path,
+                                                                                              monkeypatch):
+    from fastbioner_gui.dialogs.training_dialog import TrainingDialog
+    from tiny_models import make_tiny_encoder
+
+    bases = tmp_path / "bases"
+    make_tiny_encoder(bases / "minilm-dret")
+    monkeypatch.setenv("FASTBIONER_BASE_MODELS", str(bases))
+    dialog = TrainingDialog("teacher", window.workspace, window.jobs, window.settings, [], window)
+    combo = dialog.rows.base
+    assert [combo.itemText(i) for i in range(combo.count())][:1] == ["minilm-dret"]
+    assert not dialog.rows.advanced.body.isVisible()
+    dialog.rows.advanced.header.setChecked(True)
+    assert dialog.form.advanced
+    dialog.form.edit(freeze_embeddings=True, base="minilm-dret")
+    config = dialog.build_config(["t.tsv"])
+    assert config.training.freeze_embeddings and config.base_model == str(bases / "minilm-dret")
+    dialog.reject()

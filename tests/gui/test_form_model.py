@@ -173,3 +173,25 @@ def test_a_new_user_with_no_teacher_fine_tunes_one_first(tmp_path):
     config = form.config(["t.conll"])
     teacher = form.teacher_config(config)
     assert teacher.base_model == str(encoder) and config.teacher == form.new_teacher_name()
+
+
+def test_drets_knobs_reach_the_config_only_while_advanced_is_open(tmp_path):
+    encoder = tmp_path / "minilm-dret"
+    encoder.mkdir()
+    teacher = TeacherForm(device="cpu", encoders=[encoder, "org/hub-model"])
+    teacher.put(base="minilm-dret", freeze_embeddings=True, layer_lr_decay=0.8, head_lr_scale=5.0)
+    folded = teacher.config(["t.tsv"])
+    assert folded.base_model == str(encoder)   # an installed encoder (a transferred one too) by its name
+    assert not folded.training.freeze_embeddings and folded.training.layer_lr_decay == 1.0
+    teacher.put(advanced=True)
+    training = teacher.config(["t.tsv"]).training
+    assert training.freeze_embeddings and training.layer_lr_decay == 0.8 and training.head_lr_scale == 5.0
+
+    form = DistillForm(teachers=["t"], manifests={"t": {"kind": "teacher", "layers": 6}}, device="cpu")
+    assert form.recipe != CUSTOM
+    form.edit(advanced=True)
+    form.edit(freeze_embeddings=True)
+    assert form.recipe == CUSTOM       # a knob changed by hand leaves the recipe
+    assert form.config(["t.tsv"]).training.freeze_embeddings
+    form.edit(recipe=RECIPES[0].name)  # and a recipe puts it back
+    assert not form.freeze_embeddings

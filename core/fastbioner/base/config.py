@@ -166,6 +166,18 @@ class TrainingConfig(Settings):
     keep_weights: str = opt(_TRAINING["keep_weights"], "the weights a run ends with when it is scored as it goes: "
                                                        "best (those of its best score) or last (those of its last "
                                                        "step)", choices=("best", "last"))
+    # DRET's fine-tuning knobs (3.0.1-3.3, docs/explanation/dret.md): the trained model's input embeddings
+    # frozen, and peak rates per part of it (the embeddings, each transformer layer, the tagging head).
+    freeze_embeddings: bool = opt(_TRAINING["freeze_embeddings"], "keep the model's input (token) embeddings "
+                                                                  "fixed: transferred vectors stay as they came")
+    embedding_lr_scale: float = opt(_TRAINING["embedding_lr_scale"], "the embeddings' peak rate: the learning "
+                                                                      "rate x this (x the layer decay once more "
+                                                                      "than the lowest layer)", metavar="SCALE")
+    layer_lr_decay: float = opt(_TRAINING["layer_lr_decay"], "layer-wise rates: layer i of L (0 lowest) trains at "
+                                                              "the learning rate x DECAY^(L-1-i); 1 = one rate",
+                                metavar="DECAY")
+    head_lr_scale: float = opt(_TRAINING["head_lr_scale"], "the tagging head's (classifier, CRF) peak rate: the "
+                                                            "learning rate x this", metavar="SCALE")
 
     def validate(self) -> None:
         _check(self.epochs >= 1, "epochs must be at least 1")
@@ -176,6 +188,9 @@ class TrainingConfig(Settings):
         _check(self.weight_decay >= 0, "weight_decay must not be negative")
         _check(self.max_grad_norm >= 0, "max_grad_norm must not be negative")
         _check(self.keep_weights in ("best", "last"), "keep_weights must be 'best' or 'last'")
+        _check(self.embedding_lr_scale >= 0 and self.head_lr_scale > 0, "embedding_lr_scale must not be negative "
+               "and head_lr_scale must be positive")
+        _check(0 < self.layer_lr_decay <= 1, "layer_lr_decay must be in (0, 1]")
         for name in ("eval_every_steps", "early_stopping_patience", "checkpoint_every_steps",
                      "max_steps", "threads"):
             _check(getattr(self, name) >= 0, f"{name} must not be negative")

@@ -31,6 +31,7 @@ COMMAND_MODULES = [
     "fastbioner.cli.finetune",  # fine-tune
     "fastbioner.cli.models",    # models list|show|import|export|delete
     "fastbioner.cli.compact",   # compact
+    "fastbioner.cli.transfer",  # transfer-embeddings, train-vocabulary (DRET)
 ]
 
 

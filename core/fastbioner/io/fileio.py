@@ -336,3 +336,9 @@ def write_json_record(path: str | Path, record: object) -> None:
             fh.write(json.dumps(record, indent=2) + "\n")
     except OSError as exc:
         raise FastBioNERError(f"{path}: cannot write ({exc.strerror or exc})") from None
+
+
+def write_text(path: str | Path, text: str) -> None:
+    """``text`` written to ``path`` whole or not at all (:func:`atomic_write`)."""
+    with atomic_write(path) as fh:
+        fh.write(text)

@@ -23,7 +23,9 @@ from fastbioner.models.folder import read_json_object
 
 MANIFEST = "fastbioner.json"
 MANIFEST_FORMAT = 1
-KINDS = ("teacher", "student")
+KINDS = ("teacher", "student", "encoder")  # encoder: a base without a head (DRET's output)
+
+
 @dataclass
 class Manifest(Settings):
     """What a model is and how it was made. ``speed`` (tagging speed figures, filled
@@ -31,7 +33,7 @@ class Manifest(Settings):
     the teacher, filled in by distillation) start empty."""
 
     name: str = ""
-    kind: str = "teacher"                 # teacher | student
+    kind: str = "teacher"                 # teacher | student | encoder
     summary: str = ""                     # what it is for, in plain words (the first line of its card)
     base_model: str = ""                  # model id or folder it was fine-tuned from
     model_type: str = ""                  # bert, mpnet, ... (config.model_type)

@@ -63,16 +63,24 @@ class TeacherResult:
     training: TrainingResult
 
 
-def _new_tagger(config: TeacherConfig, labels: list[str]):
+def base_folder(ref: str, registry: Registry) -> str:
+    """A registry name's folder (a base encoder `fastbioner transfer-embeddings --register`
+    installed, say); a folder or a Hugging Face id as given."""
+    if not is_local_reference(ref) and "/" not in ref and registry.exists(ref):
+        return str(registry.get(ref).path)
+    return ref
+
+
+def _new_tagger(config: TeacherConfig, labels: list[str], base: str):
     """The base encoder with a fresh tagging head: linear, or linear and a CRF."""
     if config.head == "linear":
-        return load_token_classifier(config.base_model, labels=labels)
+        return load_token_classifier(base, labels=labels)
     from fastbioner.models.architectures.transformer_crf import TransformerCRFTagger
 
-    if is_local_reference(config.base_model):
-        check_weights(config.base_model)
+    if is_local_reference(base):
+        check_weights(base)
     try:
-        return TransformerCRFTagger.from_encoder(config.base_model, labels)
+        return TransformerCRFTagger.from_encoder(base, labels)
     except Exception as exc:
         raise ModelError(f"{config.base_model}: cannot load the encoder ({str(exc).splitlines()[0][:200]})") from None
 
@@ -101,8 +109,9 @@ def train_teacher(config: TeacherConfig, name: str, *, registry: Registry | None
         # Seeded before the model is built: its new tagging head is initialised at random,
         # so the same seed gives the same weights.
         seed_everything(config.training.seed)
-        tokenizer = load_tokenizer(config.base_model)
-        model = _new_tagger(config, labels)
+        base = base_folder(config.base_model, registry)
+        tokenizer = load_tokenizer(base)
+        model = _new_tagger(config, labels, base)
         enc = config.encoding
         encoder = WordEncoder(tokenizer, labels, enc.max_length, enc.window_overlap, enc.label_mode)
         windows, _, _ = packing.encode(encoder, enc.context, [s.words for s in train], [s.tags for s in train],

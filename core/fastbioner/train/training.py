@@ -49,7 +49,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from fastbioner.train import distributed
+from fastbioner.train import distributed, layer_rates
 from fastbioner.train.checkpoints import TrainingState, load_checkpoint, save_checkpoint
 from fastbioner.base.config import ConfigError, TrainingConfig
 from fastbioner.base.errors import FastBioNERError
@@ -124,18 +124,27 @@ def linear_warmup_decay(warmup: int, total: int) -> Callable[[int], float]:
 
 
 def _param_groups(modules: Mapping[str, nn.Module], weight_decay: float,
-                  learning_rates: Mapping[str, float] | None = None) -> list[dict]:
+                  learning_rates: Mapping[str, float] | None = None,
+                  scales: Mapping[int, tuple[float, float]] | None = None) -> list[dict]:
     """Decayed and undecayed parameters, and a pair of groups of their own for each
-    module given its own peak learning rate (a projection W_h, say)."""
+    module given its own peak learning rate (a projection W_h, say) and for each rate
+    ``scales`` gives a parameter (``id(p) -> (the module's peak rate, factor)``: DRET's
+    layer-wise rates). The groups at the config's rate come first: the rate a progress
+    line shows is the first group's."""
     learning_rates = learning_rates or {}
-    groups: dict[float | None, tuple[list, list]] = {}
+    scales = scales or {}
+    groups: dict[float | None, tuple[list, list]] = {None: ([], [])}
     seen: set[int] = set()
     for name, module in modules.items():
-        decay, no_decay = groups.setdefault(learning_rates.get(name), ([], []))
         for p in module.parameters():
             if not p.requires_grad or id(p) in seen:
                 continue
             seen.add(id(p))
+            lr = learning_rates.get(name)
+            if id(p) in scales:
+                peak, factor = scales[id(p)]
+                lr = (lr if lr is not None else peak) * factor
+            decay, no_decay = groups.setdefault(lr, ([], []))
             # Biases and LayerNorm weights (1-D) are not decayed, as in BERT.
             (decay if p.ndim >= 2 else no_decay).append(p)
     out = []
@@ -201,8 +210,13 @@ class Trainer:
             m.to(self.device)
         for m in frozen:
             m.to(self.device).eval().requires_grad_(False)
-        # ``learning_rates``: peak rates of named modules that differ from the config's.
-        self.optimizer = _adamw(_param_groups(self.modules, config.weight_decay, learning_rates),
+        # ``learning_rates``: peak rates of named modules that differ from the config's; DRET's
+        # knobs freeze the main module's (the first's) embeddings and scale its parts' rates.
+        main_module = next(iter(self.modules.values()))
+        if config.freeze_embeddings:
+            layer_rates.freeze_embeddings(main_module)
+        scales = {pid: (config.learning_rate, f) for pid, f in layer_rates.rate_scales(main_module, config).items()}
+        self.optimizer = _adamw(_param_groups(self.modules, config.weight_decay, learning_rates, scales),
                                 config.learning_rate, self.device)
         # The main module (the first) trains through DDP, which averages its gradients
         # across ranks during the backward pass; the small parts beside it (W_h) are
@@ -250,7 +264,7 @@ class Trainer:
         if loaded is None:
             return
         state, best = loaded
-        if state.fingerprint != _jsonable(self.fingerprint):
+        if _without_default_knobs(state.fingerprint) != _without_default_knobs(_jsonable(self.fingerprint)):
             raise ConfigError(f"{self.checkpoint_dir}: the checkpoint was made with other settings; "
                               f"start afresh (without resume) or use the same settings")
         if state.total_steps != self.total_steps:
@@ -444,3 +458,16 @@ class Trainer:
 
 def _jsonable(obj: Any) -> Any:
     return json.loads(json.dumps(obj, sort_keys=True, default=str))
+
+
+# DRET's knobs at their defaults: a checkpoint saved before they existed resumes under them.
+_KNOB_DEFAULTS = {"freeze_embeddings": False, "embedding_lr_scale": 1.0, "layer_lr_decay": 1.0, "head_lr_scale": 1.0}
+
+
+def _without_default_knobs(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {k: _without_default_knobs(v) for k, v in obj.items()
+                if not (k in _KNOB_DEFAULTS and v == _KNOB_DEFAULTS[k])}
+    if isinstance(obj, list):
+        return [_without_default_knobs(v) for v in obj]
+    return obj
