@@ -103,7 +103,7 @@ _FITS: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {"lstsq": _le
 
 def _scores(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> dict[str, float]:
     pred = x @ w
-    error = float(np.linalg.norm(pred - y) / max(np.linalg.norm(y), 1e-12))
+    error = float(np.linalg.norm(pred - y)) / max(float(np.linalg.norm(y)), 1e-12)
     return {"relative_error": round(error, 6), "cosine": round(float(_row_cosines(pred, y).mean()), 6)}
 
 
