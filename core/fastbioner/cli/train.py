@@ -33,7 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     ev.add_argument("file", metavar="FILE")
     ev.add_argument("--batch-size", type=int, default=32)
     ev.add_argument("--device", default="auto")
-    ev.add_argument("--threads", type=int, default=0, help="CPU threads (0: one per core)")
+    ev.add_argument("--threads", type=int, default=0, help="CPU threads (0: the cores less the load on them)")
     ev.add_argument("--json", metavar="OUT", help="also write the scores as JSON ('-' for stdout only)")
     ev.add_argument("--record", action="store_true",
                     help="store the scores as the registered model's devel metrics (its card shows them), "
@@ -79,10 +79,11 @@ def _trained_on(model: str, file: str) -> bool:
 def evaluate_command(args: argparse.Namespace) -> int:
     from fastbioner.infer.evaluation import evaluate_model
 
-    if args.threads:
-        import torch
+    import torch
 
-        torch.set_num_threads(args.threads)
+    from fastbioner.base.threads import choose
+
+    torch.set_num_threads(choose(args.threads or None).threads)
     registry = None
     if args.record and args.ensemble_with:
         raise FastBioNERError("--record stores one model's own scores; an --ensemble-with combination "
