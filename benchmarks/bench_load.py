@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import re
 import shlex
 import statistics
 import subprocess
@@ -169,11 +170,8 @@ def summary(runs: dict) -> list[dict]:
 
 def _threads(speed_line: str) -> str:
     """The thread choice from ``fastbioner tag``'s speed line (``..., 1 thread (2 cores, load 5.1))``)."""
-    if "thread" not in speed_line:
-        return "-"
-    inner = speed_line.rsplit("(", 2)[-2] if speed_line.count("(") >= 2 else speed_line
-    tail = inner.split(", ")[-1]
-    return tail.rstrip(")") + (")" if "(" in tail else "")
+    found = re.search(r"(\d+ threads?(?: \([^()]*\))?)\)$", speed_line)
+    return found.group(1) if found else "-"
 
 
 def markdown(rows: list[dict], meta: dict) -> str:
@@ -237,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
             "command": "python benchmarks/bench_load.py " + shlex.join(argv if argv is not None else sys.argv[1:]),
             "note": (f"**Measured on a busy machine** (load average up to {idle_load:.1f} with nothing of "
                      f"this script's running): rerun on a quiet one." if idle_load >= 0.5 else ""),
-            "skipped": f"spaCy's CNN ({skipped})" if skipped else ""}
+            "skipped": f"spaCy's CNN: {skipped}" if skipped else ""}
     table = markdown(rows, meta)
     print(table)
     write_keeping_earlier(RESULTS / "load.json", {**meta, "rows": rows, "runs": runs})

@@ -139,7 +139,7 @@ def test_tag_command_writes_every_format_and_prints_a_summary(trained, tmp_path,
     n_dis = sum(1 for t in truth.values() for s in t if s[2] == "Disease")
     assert "tagged 12 document(s)" in stdout
     assert f"Chemical {n_chem}" in stdout and f"Disease {n_dis}" in stdout
-    assert "tokens/s" in stdout and "fp32, 1 thread(s)" in stdout
+    assert "tokens/s" in stdout and "fp32, 1 thread (as asked))" in stdout  # the count and why
     got = list(read_documents(out, fmt))
     if fmt != "conll":  # CoNLL keeps tokens and tags, not the original text
         assert {d.id: found(d) for d in got} == truth

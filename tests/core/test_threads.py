@@ -79,6 +79,9 @@ def test_a_job_started_while_another_runs_takes_what_is_left(machine):
     assert seen["first"].threads == 4
     assert seen["second"].threads == 1 and str(seen["second"]) == "1 thread (4 cores, load 0.0, 4 held by other jobs)"
     assert threads._held == {}  # both ended: nothing held
+    with threads.job_share():  # a forced count is held too
+        threads.choose(3)
+        assert list(threads._held.values()) == [3]
     with threads.job_share():  # alone again: the whole machine
         assert threads.choose().threads == 4
 

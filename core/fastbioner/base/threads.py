@@ -104,20 +104,22 @@ def choose(forced: int | None = None) -> ThreadChoice:
     per process), else the rule's choice, made once per process; inside an app job
     (:func:`job_share`), made for the job, less what the other running jobs hold."""
     global _process_choice
-    if forced:
-        return ThreadChoice(int(forced), given="as asked")
     env = os.environ.get("OMP_NUM_THREADS", "").strip()
-    if env.isdigit() and int(env) > 0:
-        return ThreadChoice(int(env), given=f"OMP_NUM_THREADS={env}")
     job = getattr(_local, "job", None)
     with _lock:
-        if job is not None:
+        if forced:
+            choice = ThreadChoice(int(forced), given="as asked")
+        elif env.isdigit() and int(env) > 0:
+            choice = ThreadChoice(int(env), given=f"OMP_NUM_THREADS={env}")
+        elif job is not None:
             choice = measure(held=sum(n for key, n in _held.items() if key != job))
+        else:
+            if _process_choice is None:
+                _process_choice = measure()
+            choice = _process_choice
+        if job is not None:  # what this job takes, forced or not, the next job counts
             _held[job] = choice.threads
-            return choice
-        if _process_choice is None:
-            _process_choice = measure()
-        return _process_choice
+        return choice
 
 
 @contextmanager
