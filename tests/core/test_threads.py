@@ -133,3 +133,4 @@ def test_the_policy_is_in_time_only_before_torch():
     code = ("import os; from fastbioner.base.threads import wait_passively; a = wait_passively(); import torch; "
             "b = wait_passively(); print(a, b, os.environ['OMP_WAIT_POLICY'])")
     assert _fresh_python(code) == "True False PASSIVE"
+
