@@ -152,6 +152,11 @@ def parse_arguments(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from fastbioner.base.threads import wait_passively
+
+    # Before anything imports torch: OpenMP reads its wait policy once, as it loads, and
+    # the app's jobs share the machine with its window and with other programs.
+    wait_passively()
     argv = list(sys.argv if argv is None else argv)
     args, qt_argv = parse_arguments(argv)
     if not display_available():

@@ -18,6 +18,7 @@ from PySide6.QtCore import QCoreApplication, QDeadlineTimer, QElapsedTimer, QObj
 
 from fastbioner.base.errors import FastBioNERError
 from fastbioner.base.jobs import CancelToken, Cancelled, EventCallback, JobState, ProgressEvent
+from fastbioner.base.threads import job_share
 
 JobFunction = Callable[[EventCallback, CancelToken], Any]
 # Jobs of this kind are housekeeping (listing models): the jobs panel does not show them.
@@ -44,7 +45,10 @@ class _Worker(QObject):
     @Slot()
     def run(self) -> None:
         try:
-            result = self._fn(self.progress.emit, self._token)
+            # One of the app's jobs: torch threads it chooses count the other jobs' threads
+            # (the machine is shared by the same rule as a command's, fastbioner.base.threads).
+            with job_share():
+                result = self._fn(self.progress.emit, self._token)
         except Cancelled:
             self.cancelled.emit()
         except FastBioNERError as exc:

@@ -28,6 +28,16 @@ def test_without_a_display_the_app_says_so_in_one_line_and_exits_2(tmp_path):
     assert len(lines) == 1 and "no display" in lines[0] and "QT_QPA_PLATFORM=offscreen" in lines[0]
 
 
+def test_the_app_makes_waiting_threads_sleep_before_torch_loads(tmp_path):
+    """OpenMP reads its wait policy once, as torch loads: the app sets it first (issue 69)."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM", "OMP_WAIT_POLICY")}
+    code = ("import os, sys; from fastbioner_gui.app import main; rc = main(); "
+            "print(rc, 'torch' in sys.modules, os.environ.get('OMP_WAIT_POLICY'))")
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120,
+                          cwd=tmp_path)
+    assert proc.stdout.split() == ["2", "False", "PASSIVE"]
+
 def test_display_detection():
     assert not display_available({}, "linux")
     assert display_available({"DISPLAY": ":0"}, "linux")

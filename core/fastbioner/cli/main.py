@@ -17,6 +17,7 @@ import sys
 from fastbioner import __version__
 from fastbioner.base.errors import FastBioNERError
 from fastbioner.base.terminal import shown
+from fastbioner.base.threads import wait_passively
 
 # Modules in the order their subcommands appear in ``--help``.
 COMMAND_MODULES = [
@@ -79,6 +80,9 @@ def _shown_path(name: object) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # Before any command imports torch (OpenMP reads it once, as it loads): threads
+    # with nothing to do sleep instead of spinning against other jobs' (issue 69).
+    wait_passively()
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):

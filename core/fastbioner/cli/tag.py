@@ -29,7 +29,8 @@ def _run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--precision", default="auto", choices=PRECISION_CHOICES,
                    help=f"auto: the fastest mode whose recorded check lost at most {MAX_F1_LOSS_POINTS:g} devel "
                         "F1 against fp32 (fp32 when none was checked); or a mode by name (%(default)s)")
-    p.add_argument("--threads", type=int, default=None, metavar="N", help="CPU threads (torch's default)")
+    p.add_argument("--threads", type=int, default=None, metavar="N",
+                   help="CPU threads (default: the cores less the load on them, at least 1)")
     p.add_argument("--token-budget", type=int, default=None, metavar="N",
                    help="padded subword positions per batch")
 

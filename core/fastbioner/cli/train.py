@@ -9,6 +9,7 @@ from pathlib import Path
 
 from fastbioner.base.config import COMBINATIONS, TeacherConfig
 from fastbioner.base.errors import FastBioNERError, ModelError
+from fastbioner.base.threads import choose
 from fastbioner.infer.evaluation import evaluate_model
 from fastbioner.io.fileio import atomic_write
 from fastbioner.base.jobs import CancelToken, Cancelled
@@ -39,7 +40,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     ev.add_argument("file", metavar="FILE")
     ev.add_argument("--batch-size", type=int, default=32)
     ev.add_argument("--device", default="auto")
-    ev.add_argument("--threads", type=int, default=0, help="CPU threads (0: one per core)")
+    ev.add_argument("--threads", type=int, default=0, help="CPU threads (0: the cores less the load on them)")
     ev.add_argument("--json", metavar="OUT", help="also write the scores as JSON ('-' for stdout only)")
     ev.add_argument("--record", action="store_true",
                     help="store the scores as the registered model's devel metrics (its card shows them), "
@@ -79,10 +80,9 @@ def _trained_on(model: str, file: str) -> bool:
 
 
 def evaluate_command(args: argparse.Namespace) -> int:
-    if args.threads:
-        import torch
+    import torch
 
-        torch.set_num_threads(args.threads)
+    torch.set_num_threads(choose(args.threads or None).threads)
     registry = None
     if args.record and args.ensemble_with:
         raise FastBioNERError("--record stores one model's own scores; an --ensemble-with combination "

@@ -43,6 +43,7 @@ from fastbioner.base.defaults import table
 from fastbioner.io.documents import Document, Sentence, Source, Span
 from fastbioner.models.encoding import WordEncoder, first_subword_mask, word_index_array
 from fastbioner.base.errors import ModelError
+from fastbioner.base import threads
 from fastbioner.base.jobs import CancelToken
 from fastbioner.io.labels import check_tags, detect_scheme, repair_iob2, split_tag, tags_to_spans, to_iob2
 from fastbioner.models.loading import ENGINES, load_for_tagging, token_logits
@@ -59,7 +60,8 @@ class TaggerConfig(Settings):
 
     device: str = "auto"            # auto (CUDA when present), cpu, cuda, cuda:N
     precision: str = "auto"         # auto, fp32, bf16, fp16, int8 (see fastbioner.models.precision)
-    threads: int | None = None      # torch intra-op threads; None leaves torch's default
+    threads: int | None = None      # torch intra-op threads; None: the cores less the load on them
+                                    # (fastbioner.base.threads), chosen once per process
     max_length: int | None = None   # subwords per window, special tokens included; None: the
                                     # model's training setting (manifest), else EncodingConfig's
     window_overlap: int | None = None  # subwords shared by consecutive windows of a long sentence (or a
@@ -215,8 +217,8 @@ class Tagger:
         self.manifest = manifest or {}
         where = str(folder or name or "model")
         self.labels, self.scheme = read_labels(model, where)
-        if self.config.threads:
-            torch.set_num_threads(self.config.threads)
+        self.thread_choice = threads.choose(self.config.threads)
+        torch.set_num_threads(self.thread_choice.threads)
         self.device = pick_device(self.config.device)
         self.precision = choose_precision(self.config.precision, self.device,
                                           checks_from_manifest(self.manifest))
@@ -252,6 +254,7 @@ class Tagger:
         """What runs: for summaries and speed records."""
         return {"model": self.name or str(self.folder or ""), "device": str(self.device),
                 "precision": self.precision.value, "threads": torch.get_num_threads(),
+                "thread_choice": str(self.thread_choice),
                 "token_budget": self.token_budget}
 
     # -- words -------------------------------------------------------------------

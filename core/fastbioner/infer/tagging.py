@@ -59,6 +59,7 @@ class TagSummary(Throughput):
     device: str = ""
     precision: str = ""
     threads: int = 0
+    thread_choice: str = ""         # the count and why, e.g. "1 thread (2 cores, load 5.1)"
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -72,7 +73,8 @@ class TagSummary(Throughput):
             f"-> {self.out} ({self.format})",
             f"entities: {sum(self.entities.values())} ({types})",
             f"speed: {self.tokens_per_s:,.0f} tokens/s, {self.ms_per_abstract:.1f} ms per document "
-            f"({self.model}; {self.device}, {self.precision}, {self.threads} thread(s))",
+            f"({self.model}; {self.device}, {self.precision}, "
+            f"{self.thread_choice or f'{self.threads} thread(s)'})",
         ]
 
 
@@ -147,4 +149,4 @@ def tag_files(tagger: Tagger, inputs: Sequence[str | Path], out: str | Path, out
 def _run_info(tagger: Tagger) -> dict[str, Any]:
     info = tagger.describe()
     return {"model": info["model"], "device": info["device"], "precision": info["precision"],
-            "threads": info["threads"]}
+            "threads": info["threads"], "thread_choice": info.get("thread_choice", "")}

@@ -5,7 +5,6 @@ the torch threads it takes when none are given. Kept apart from the run itself
 
 from __future__ import annotations
 
-import math
 import os
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,6 +13,7 @@ from typing import Iterator, Sequence
 from filelock import FileLock, Timeout
 
 from fastbioner.base.errors import InputError
+from fastbioner.base.threads import default_threads  # noqa: F401 - a corpus run's threads (issue 69)
 from fastbioner.io.formats import format_for_path
 from fastbioner.scale.shards import pubmed_file_number
 from fastbioner.scale.state import STATE_DIR
@@ -58,22 +58,6 @@ def expand_inputs(inputs: Sequence[str | Path]) -> list[str]:
     numbered = sorted((p for p in out if pubmed_file_number(p) is not None),
                       key=lambda p: pubmed_file_number(p) or (0, 0))
     return numbered + [p for p in out if pubmed_file_number(p) is None]
-
-
-def default_threads() -> int:
-    """Torch threads for a corpus run when none are given: the cores this process may
-    use less the load already on them (at least 1). Torch's default (every core)
-    collapsed 15-20x on a 2-core machine shared with other jobs, its threads spinning
-    against the others'."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        cores = os.cpu_count() or 1
-    try:
-        load = os.getloadavg()[0]
-    except OSError:  # pragma: no cover
-        load = 0.0
-    return max(1, min(cores, math.floor(cores - load + 0.5)))
 
 
 @contextmanager

@@ -32,6 +32,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from fastbioner.base import threads
 from fastbioner.models import packing
 
 from fastbioner.train import runs
@@ -360,8 +361,7 @@ def fine_tune(model_ref: str, config: FineTuneConfig, name: str, *, registry: Re
         if not windows:
             raise InputError("no reviewed sentences left to train on", where)
         device = pick_device(tc.device)
-        if tc.threads:
-            torch.set_num_threads(tc.threads)
+        torch.set_num_threads(threads.choose(tc.threads or None).threads)  # 0: the cores less the load
         old_probs = None
         if kept_types:
             reporter.stage("prepare", message="reading the starting model's predictions for the kept labels")

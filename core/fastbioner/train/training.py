@@ -49,6 +49,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from fastbioner.base import threads
 from fastbioner.train import distributed, layer_rates
 from fastbioner.train.checkpoints import TrainingState, load_checkpoint, save_checkpoint
 from fastbioner.base.config import ConfigError, TrainingConfig
@@ -191,8 +192,7 @@ class Trainer:
         self.fingerprint = fingerprint if fingerprint is not None else config.to_dict()
         self._check = check
         self.device = pick_device(distributed.device_for_rank(config.device))
-        if config.threads:
-            torch.set_num_threads(config.threads)
+        torch.set_num_threads(threads.choose(config.threads or None).threads)  # 0: the cores less the load
         # Several processes (torchrun): each takes its share of the batches; rank 0 alone
         # evaluates and checkpoints; the world size is part of what a resume must match.
         self.rank, self.world = distributed.rank(), distributed.world_size()

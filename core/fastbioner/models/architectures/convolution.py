@@ -117,7 +117,34 @@ class ConvBlock(nn.Module):
         # Padding is zeroed before every window, so a sentence's scores do not depend
         # on what it was batched with.
         h = h * keep
-        return h + self.dropout(F.gelu(self.norm(self.conv(windows(h, self.kernel_size)))))
+        if (torch.is_grad_enabled() or type(self.conv) is not nn.Linear or self.kernel_size == 1
+                or self.conv.weight.dtype != torch.float32):
+            z = self.conv(windows(h, self.kernel_size))
+        else:
+            z = self._shifted(h)
+        return h + self.dropout(F.gelu(self.norm(z)))
+
+    def _shifted(self, h: torch.Tensor) -> torch.Tensor:
+        """The same product without the window's copies (inference): each neighbour's
+        part of the weights applied to every position in one product, whose slices are
+        then added at their offsets. Building the window (a pad and a concatenation,
+        three times the block's input) was a sixth of the block's time on a CPU; this
+        is the same arithmetic summed in another order (differences near 1e-6). In float32
+        only: in bfloat16 the product is cheap and the additions are not (300 products of
+        a 20 x 60 batch took 0.25 s this way against 0.21 s with the window, on one Xeon core)."""
+        k, width = self.kernel_size, h.shape[-1]
+        out = self.conv.weight.shape[0]
+        weight = self.conv.weight.view(out, k, width).transpose(0, 1).reshape(k * out, width)
+        z = F.linear(h, weight).unflatten(-1, (k, out))       # (B, T, k, out)
+        half, t = k // 2, h.shape[1]
+        y = z[:, :, half].clone() if self.conv.bias is None else z[:, :, half] + self.conv.bias
+        for i in range(k):
+            s = i - half       # window slot i reads position p + s
+            if s < 0 and t > -s:
+                y[:, -s:] += z[:, :t + s, i]
+            elif s > 0 and t > s:
+                y[:, :t - s] += z[:, s:, i]
+        return y
 
 
 class ConvNet(nn.Module):

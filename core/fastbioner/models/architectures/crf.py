@@ -52,31 +52,39 @@ class CRF(nn.Module):
 
     @torch.no_grad()
     def decode(self, emissions: torch.Tensor, mask: torch.Tensor) -> list[list[int]]:
-        """Viterbi: the best tag sequence of each row, as long as its real prefix."""
-        emissions = emissions.float()
-        score = self.start + emissions[:, 0]
-        history = []
-        for t in range(1, emissions.shape[1]):
-            best, idx = (score[:, :, None] + self.transitions[None]).max(dim=1)
-            nxt = best + emissions[:, t]
-            score = torch.where(mask[:, t, None], nxt, score)
-            history.append(idx)
-        score = score + self.end
-        # The backtrace runs over all rows at once in numpy (a Python loop over
-        # every position of every row cost a second per 500 abstracts). A row's
-        # positions past its end never move its tag: it starts at its own last position.
-        lengths = mask.long().sum(1).cpu().numpy()
-        rows = np.arange(len(lengths))
-        tag = score.argmax(-1).cpu().numpy()
-        steps = emissions.shape[1]
-        paths = np.zeros((len(lengths), steps), dtype=np.int64)
-        paths[rows, np.maximum(lengths - 1, 0)] = tag
-        if history:  # one position has nothing to trace back
-            back = torch.stack(history).cpu().numpy()
-            for t in range(steps - 1, 0, -1):
-                active = lengths - 1 >= t
-                tag = np.where(active, back[t - 1, rows, tag], tag)
-                paths[active, t - 1] = tag[active]
+        """Viterbi: the best tag sequence of each row, as long as its real prefix.
+
+        In numpy, the recursion too: each step is a few operations on (rows, tags, tags),
+        some hundreds of numbers, where a torch operation's fixed cost (dispatch, and
+        on several threads their wake-up) was most of its time: the recursion took 12%
+        of tagging 500 abstracts with the fast model on one thread, and far more with
+        threads waiting on a busy machine (issue 69). The same float32 sums, so the
+        same paths."""
+        e = emissions.detach().float().cpu().numpy()
+        real = mask.detach().cpu().numpy().astype(bool)
+        transitions = self.transitions.detach().float().cpu().numpy()
+        score = self.start.detach().float().cpu().numpy() + e[:, 0]
+        rows, steps = e.shape[0], e.shape[1]
+        back = np.zeros((max(steps - 1, 0), rows, self.num_tags), dtype=np.int64)
+        for t in range(1, steps):
+            candidates = score[:, :, None] + transitions[None]           # (rows, from, to)
+            idx = candidates.argmax(1)
+            best = candidates.max(1)       # the value at idx (cheaper than gathering it)
+            score = np.where(real[:, t, None], best + e[:, t], score)
+            back[t - 1] = idx
+        score = score + self.end.detach().float().cpu().numpy()
+        # The backtrace runs over all rows at once (a Python loop over every position of
+        # every row cost a second per 500 abstracts). A row's positions past its end
+        # never move its tag: it starts at its own last position.
+        lengths = real.sum(1)
+        index = np.arange(rows)
+        tag = score.argmax(-1)
+        paths = np.zeros((rows, steps), dtype=np.int64)
+        paths[index, np.maximum(lengths - 1, 0)] = tag
+        for t in range(steps - 1, 0, -1):
+            active = lengths - 1 >= t
+            tag = np.where(active, back[t - 1, index, tag], tag)
+            paths[active, t - 1] = tag[active]
         return [paths[i, :n].tolist() for i, n in enumerate(lengths.tolist())]
 
 

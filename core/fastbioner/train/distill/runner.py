@@ -22,6 +22,7 @@ import torch
 
 from fastbioner.train.checkpoints import has_checkpoint
 from fastbioner.models.encoding import WordEncoder
+from fastbioner.base import threads
 from fastbioner.base.errors import InputError, ModelError
 from fastbioner.io.fileio import atomic_write
 from fastbioner.infer.evaluation import EvaluationReport
@@ -301,6 +302,9 @@ def prepare_run(config: DistillConfig, method: Method, registry: Registry, repor
         notes.append(f"{len(unlabeled)} unlabelled sentences with confidence-weighted soft labels")
 
     device = pick_device(config.training.device)
+    # Before the teachers' passes (the cache fill, the ensemble), not only the training's:
+    # the rule's count (fastbioner.base.threads) from the first tensor operation on.
+    torch.set_num_threads(threads.choose(config.training.threads or None).threads)
     ensemble = None
     if config.extra_teachers and run_method.uses("soft"):
         # Soft labels per word of the sequences the windows index (with packed context a
