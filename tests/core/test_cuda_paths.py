@@ -55,7 +55,7 @@ def test_tag_corpus_on_cuda_gives_the_cpu_shards(model, tmp_path):
     assert gpu.device["device"].startswith("cuda")
     import pyarrow.parquet as pq
 
-    a, b = (pq.read_table(d / "docs.parquet").to_pylist() for d in (tmp_path / "cpu", tmp_path / "gpu"))
+    a, b = (pq.read_table(d / "current" / "docs.parquet").to_pylist() for d in (tmp_path / "cpu", tmp_path / "gpu"))
     assert [[(s["start"], s["end"], s["label"]) for s in r["spans"]] for r in a] == \
         [[(s["start"], s["end"], s["label"]) for s in r["spans"]] for r in b]
     assert cpu.documents == gpu.documents == 40

@@ -263,7 +263,8 @@ def test_tag_corpus_keeps_non_ascii_digit_ids_apart(tmp_path, tiny):
     up = write_pubmed_gz(tmp_path / "in" / "c.xml.gz", [article(9, "Title.", "Rats.")], deleted=["١٢٣"])
     summary = tag_corpus([a, b, up], tmp_path / "out", tiny, TaggerConfig(precision="fp32", threads=1),
                          CorpusOptions())
-    ids = {p.name: pq.read_table(p).column("pmid").to_pylist() for p in sorted((tmp_path / "out").glob("*.parquet"))}
+    shards = sorted((tmp_path / "out" / "current").glob("*.parquet"))
+    ids = {p.name: pq.read_table(p).column("pmid").to_pylist() for p in shards}
     assert ids == {"a.parquet": ["123", "²"], "b.parquet": ["１２３"], "c.parquet": ["9"]}
     assert summary.superseded == 0 and summary.deleted_dropped == 1
 

@@ -35,7 +35,8 @@ def series(tmp_path):
 
 
 def shards(out):
-    return {p.name: pq.read_table(p) for p in sorted(out.glob("*.parquet"))}
+    """The shards a reader sees: those of the snapshot ``current`` links to."""
+    return {p.name: pq.read_table(p) for p in sorted((out / "current").glob("*.parquet"))}
 
 
 def run(series_or_paths, out, model, **options):
@@ -111,14 +112,14 @@ def test_the_folders_index_codes_ids_as_the_update_rules_do():
 def test_resume_skips_complete_shards_and_redoes_changed_ones(model, series, tmp_path):
     out = tmp_path / "out"
     run(series, out, model)
-    before = {p.name: p.stat().st_mtime_ns for p in out.glob("*.parquet")}
+    before = {p.name: p.stat().st_mtime_ns for p in (out / "current").glob("*.parquet")}
     events = []
     again = tag_corpus(series["paths"], out, model, TaggerConfig(**CONFIG), on_event=events.append)
     assert [s["status"] for s in again.shards] == ["unchanged"] * 3
     # Inputs seen before are recognised by size and hash: nothing parsed, nothing tagged.
     assert again.inputs_parsed == 0 and again.documents_tagged == 0
     assert again.documents == sum(len(s) for s in series["shards"])
-    assert {p.name: p.stat().st_mtime_ns for p in out.glob("*.parquet")} == before
+    assert {p.name: p.stat().st_mtime_ns for p in (out / "current").glob("*.parquet")} == before
     assert [e.total for e in events if e.stage == "tag"][0] == 0
     # Touched (a new modification time), the same bytes: recognised by their hash.
     import os
@@ -134,7 +135,7 @@ def test_resume_skips_complete_shards_and_redoes_changed_ones(model, series, tmp
     third = tag_corpus([*series["paths"], extra], out, model, TaggerConfig(**CONFIG))
     assert [s["status"] for s in third.shards] == ["written", "unchanged", "unchanged", "written"]
     assert third.documents_tagged == 1 and third.inputs_parsed == 1
-    assert "7" not in pq.read_table(out / "pubmed25n0001.parquet").column("pmid").to_pylist()
+    assert "7" not in pq.read_table(out / "current" / "pubmed25n0001.parquet").column("pmid").to_pylist()
     assert third.removed_now == {"superseded": 0, "deleted": 1}
 
 
@@ -172,7 +173,7 @@ def test_an_update_costs_the_documents_it_changes(model, tmp_path):
     assert rows["7"]["text"] == "Aspirin and pain. Naloxone reversed the coma."
     # Untouched documents keep exactly their spans; 30 moved to the update's shard untagged.
     assert all(rows[p]["spans"] == spans_before[p] for p in rows if p not in ("7", "41"))
-    assert "30" in pq.read_table(out / "pubmed25n0003.parquet").column("pmid").to_pylist()
+    assert "30" in pq.read_table(out / "current" / "pubmed25n0003.parquet").column("pmid").to_pylist()
     saved = json.loads((out / "_summary.json").read_text())
     assert saved["documents"] == 40 and len(saved["shards"]) == 3      # the whole folder
     assert saved["removed_now"] == {"superseded": 2, "deleted": 1}
@@ -186,7 +187,7 @@ def test_a_shard_removed_by_hand_is_written_again(model, series, tmp_path):
     out = tmp_path / "out"
     run(series, out, model)
     before = shards(out)
-    (out / "pubmed25n0002.parquet").unlink()
+    (out / "current" / "pubmed25n0002.parquet").unlink()
     again = run(series, out, model)
     # Recognised by its hash, but its documents are in no shard: parsed (once) and tagged.
     assert again.inputs_parsed == 1 and again.documents_tagged == len(series["shards"][1])
@@ -231,15 +232,17 @@ def test_cancel_keeps_the_tagged_chunks_and_no_partial_shard(model, series, tmp_
     with pytest.raises(Cancelled):
         tag_corpus(series["paths"], out, model, TaggerConfig(**CONFIG), CorpusOptions(chunk_documents=2),
                    on_event=on_event, cancel=token)
-    # Readers see complete shards only; the chunks tagged since are checkpointed.
-    assert sorted(p.name for p in out.glob("*.parquet")) == ["pubmed25n0001.parquet"]
+    # Readers see nothing of an unfinished run (here: no view yet); the first shard
+    # waits in the unfinished snapshot, the chunks tagged since are checkpointed.
+    assert not (out / "current").exists()
+    assert [p.name for p in (out / "_snapshots").glob("*/*.parquet")] == ["pubmed25n0001.parquet"]
     kept = sum(pq.read_table(p).num_rows for p in (out / "_state" / "pending").glob("*.parquet"))
     assert kept >= 4
     resumed = run(series, out, model, chunk_documents=2)
     total = sum(len(s) for s in series["shards"])
     # Nothing tagged twice: the resumed run tags what the cancelled one had not.
     assert resumed.documents_tagged == total - first_shard - kept
-    assert [s["status"] for s in resumed.shards] == ["unchanged", "written", "written"]
+    assert [s["status"] for s in resumed.shards] == ["written", "written", "written"]
     assert not list((out / "_state" / "pending").glob("*.parquet"))
     fresh = tmp_path / "fresh"
     run(series, fresh, model, chunk_documents=2)
@@ -249,8 +252,8 @@ def test_cancel_keeps_the_tagged_chunks_and_no_partial_shard(model, series, tmp_
 @pytest.mark.parametrize("precision", ["fp32", "int8"])
 def test_a_documents_spans_do_not_depend_on_its_chunk_mates(model, series, tmp_path, precision):
     """The same documents tagged in chunks of 1, 7 and 64 give identical rows (spans and
-    float32 scores, exactly). int8 scales each activation tensor by its largest value,
-    so a document batched with others got other scores."""
+    float32 scores, exactly): float32 batched by window width, int8 (which scales each
+    activation tensor by its largest value) one document per call."""
     from fastbioner.models.precision import Precision, available_precisions
     import torch
 
@@ -264,6 +267,42 @@ def test_a_documents_spans_do_not_depend_on_its_chunk_mates(model, series, tmp_p
         results.append({k: t.to_pylist() for k, t in shards(out).items()})
     assert results[0] == results[1] == results[2]
     assert any(r["spans"] for rows in results[0].values() for r in rows)
+
+
+@pytest.mark.parametrize("precision", ["fp32", "int8"])
+def test_float32_tags_a_chunks_documents_together(model, series, tmp_path, monkeypatch, precision):
+    """Float32 on a CPU tags a chunk's documents in one call, windows batched by their
+    own padded width (its numbers are the window's alone); int8, whose scales are per
+    tensor, tags one document per call. The fingerprint says which."""
+    from fastbioner.models.precision import Precision, available_precisions
+    import torch
+
+    if Precision(precision) not in available_precisions(torch.device("cpu")):
+        pytest.skip(f"{precision} does not run on this CPU")
+    seen = []
+    real = Tagger.tag_chunk
+    monkeypatch.setattr(Tagger, "tag_chunk", lambda self, docs, *a, **k: seen.append(len(docs)) or
+                        real(self, docs, *a, **k))
+    summary = tag_corpus(series["paths"], tmp_path / "out", model, TaggerConfig(precision=precision, threads=1),
+                         CorpusOptions(chunk_documents=16))
+    per_shard = [len(ids) for ids in series["shards"]]
+    chunks = sum(-(-n // 16) for n in per_shard)   # a shard's documents in chunks of 16
+    assert sum(seen) == summary.documents_tagged == sum(per_shard)
+    assert len(seen) == (chunks if precision == "fp32" else sum(per_shard))
+    assert summary.fingerprint["batching"] == ("by-width" if precision == "fp32" else "per-document")
+
+
+def test_the_fast_model_gives_the_same_rows_in_any_chunking(series, tmp_path):
+    """The shipped fast model as ``--precision auto`` runs it on this CPU."""
+    from pathlib import Path
+
+    fast = Path(__file__).resolve().parents[2] / "assets" / "more-models" / "bc5cdr-cnn-fast-v2"
+    results = []
+    for chunk in (1, 7, 64):
+        tag_corpus(series["paths"], tmp_path / f"c{chunk}", fast, TaggerConfig(threads=1),
+                   CorpusOptions(chunk_documents=chunk))
+        results.append({k: t.to_pylist() for k, t in shards(tmp_path / f"c{chunk}").items()})
+    assert results[0] == results[1] == results[2]
 
 
 def test_bad_inputs_are_reported_and_the_others_complete(model, series, tmp_path, capsys):
@@ -281,7 +320,7 @@ def test_bad_inputs_are_reported_and_the_others_complete(model, series, tmp_path
     saved = json.loads((out / "_summary.json").read_text())
     assert [f["input"] for f in saved["failures"]] == [str(folder / "pubmed25n0005.xml.gz")]
     # The others are complete; no output name starts with "_" or "." (readers skip those).
-    names = sorted(p.name for p in out.glob("*.parquet"))
+    names = sorted(shards(out))
     assert names == ["late.parquet", "pubmed25n0001.parquet", "pubmed25n0002.parquet", "pubmed25n0003.parquet"]
     assert current_view(out).num_rows == sum(len(s) for s in series["shards"]) + 1
     # Fixed, the same command completes the folder (and tags only that file's documents).
@@ -308,7 +347,7 @@ def test_a_failing_shard_is_reported_and_the_others_complete(model, series, tmp_
     assert [s["status"] for s in broken.shards] == ["written", "failed", "written"]
     assert len(broken.failures) == 1 and "pubmed25n0002.xml.gz: tagging failed: RuntimeError: worker lost" \
         in broken.failures[0]["error"]
-    assert sorted(p.name for p in out.glob("*.parquet")) == ["pubmed25n0001.parquet", "pubmed25n0003.parquet"]
+    assert sorted(shards(out)) == ["pubmed25n0001.parquet", "pubmed25n0003.parquet"]
     monkeypatch.setattr(local, "tag_chunk", real)
     fixed = run(series, out, model, chunk_documents=2)
     # The chunk of the second file tagged before the failure (15, 16) is not tagged again.
@@ -326,7 +365,7 @@ def test_one_run_per_folder_at_a_time(model, series, tmp_path):
     with FileLock(out / "_state" / "lock"):   # as another process's run holds it
         with pytest.raises(InputError, match="another tag-corpus run is updating this folder"):
             run(series, out, model)
-    assert not list(out.glob("*.parquet"))
+    assert not (out / "current").exists()
     assert run(series, out, model).documents == sum(len(s) for s in series["shards"])
 
 

@@ -4,8 +4,10 @@ machine or on a Ray cluster; resumable, Ctrl-C cancels cleanly."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 
+from fastbioner.base.terminal import shown
 from fastbioner.base.defaults import table
 from fastbioner.base.jobs import CancelToken, Cancelled
 from fastbioner.cli.progress import ProgressBar, ctrl_c_cancels
@@ -22,7 +24,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "format `convert` reads; folders are read in name order, PubMed files in file-number "
                     "order) and every input it took before: one Parquet shard per input (columns pmid, "
                     "text, passages, text_hash, spans: start, end, label, score, text, offsets into "
-                    "title + ' ' + abstract), always exactly the current documents, plus _summary.json. "
+                    "title + ' ' + abstract) in DIR/current, a link swapped in one step at the end of a "
+                    "run to a snapshot of exactly the current documents, plus _summary.json. --out must "
+                    "be new, empty or made by tag-corpus. "
                     "A PMID deleted by a <DeleteCitation> in any input is in no shard, and a PMID in "
                     "several inputs is kept once, from the latest. Only documents whose text (or the "
                     "model) changed are tagged; inputs seen before are not parsed again. A bad input is "
@@ -31,7 +35,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("inputs", nargs="*", metavar="INPUT",
                    help="input files or folders (none: bring the folder's own inputs up to date, e.g. "
                         "after changing --model)")
-    p.add_argument("--out", required=True, metavar="DIR", help="folder for the shards and _summary.json")
+    p.add_argument("--out", required=True, metavar="DIR",
+                   help="folder for the shards (read DIR/current) and _summary.json")
     p.add_argument("--engine", default="local", choices=("local", "ray"),
                    help="local: this process; ray: Ray tasks read, a pool of Tagger actors tags "
                         '(pip install "fastbioner-studio[scale]") (%(default)s)')
@@ -69,7 +74,8 @@ def tag_corpus_command(args: argparse.Namespace) -> int:
     bar = ProgressBar(quiet=args.quiet)
     try:
         with ctrl_c_cancels(token):
-            summary = tag_corpus(args.inputs, args.out, model, config, options, on_event=bar, cancel=token)
+            summary = tag_corpus(args.inputs, args.out, model, config, options, cancel=token,
+                                 on_event=lambda ev: bar(dataclasses.replace(ev, message=shown(ev.message))))
     except Cancelled:
         print(f"fastbioner: cancelled; complete shards are kept in {args.out}, no partial one, and "
               f"the chunks tagged so far; run the same command again to resume", file=sys.stderr)
@@ -77,9 +83,10 @@ def tag_corpus_command(args: argparse.Namespace) -> int:
     finally:
         bar.close()
     for line in summary.lines():
-        print(line)
+        print(shown(line))
     if summary.failures:
         print(f"fastbioner: {len(summary.failures)} input(s) failed (listed in {args.out}/_summary.json); "
               f"the others are done", file=sys.stderr)
         return 1
     return 0
+

@@ -1,12 +1,13 @@
 """Corpus-scale tagging (all of PubMed, every day): a folder of Parquet shards, one per
-input file, always holding exactly the current documents, tagged by the project's one
-:class:`~fastbioner.infer.inference.Tagger` on this machine (``local``) or on a Ray cluster
-(``ray``, the optional ``scale`` extra, imported only when chosen). A run tags only
-the documents whose text or model changed.
+input file, whose published snapshot (``current``) always holds exactly the current
+documents, tagged by the project's one :class:`~fastbioner.infer.inference.Tagger` on
+this machine (``local``) or on a Ray cluster (``ray``, the optional ``scale`` extra,
+imported only when chosen). A run tags only the documents whose text or model changed.
 
 - :mod:`.updates`: PubMed's update semantics (deleted and revised citations);
 - :mod:`.work`: what both engines run (parsing an input once into a spool; the model's files);
-- :mod:`.shards`: rows, Parquet schema, per-document tagging, atomic shard writing;
+- :mod:`.shards`: rows, Parquet schema, batch-invariant tagging, shard writing;
+- :mod:`.view`: the snapshot readers see (``current``), published in one step;
 - :mod:`.state`: what the folder remembers (inputs, scans, checkpoints) and where rows are;
 - :mod:`.local`, :mod:`.ray_engine`: the engines;
 - :mod:`.preflight`: what a run settles first (inputs in PubMed's order, the folder's lock,

@@ -12,10 +12,11 @@ The unit of work is a document. A run:
 3. finds each current document's tagged row where one exists with the same text
    and fingerprint (:class:`.state.RowIndex`) and tags only the others (in chunks,
    each checkpointed as it comes: an interrupted run loses at most a chunk);
-4. rewrites only the shards whose documents changed (atomically), so the
-   ``.parquet`` files at the top of the folder are always exactly the current
-   documents, once each; and records what this run superseded and deleted, with its
-   speed figures, under ``_history/``, and the whole folder in ``_summary.json``.
+4. rewrites only the shards whose documents changed, into the folder's next snapshot,
+   and publishes it in one step (:mod:`.view`: ``current`` always links to a snapshot
+   holding exactly the current documents, once each); and records what this run
+   superseded and deleted, with its speed figures, under ``_history/``, and the whole
+   folder in ``_summary.json``.
 
 The engine is ``local`` (this process) or ``ray`` (parsing tasks and a pool of
 Tagger actors, :mod:`.ray_engine`, imported only when chosen); both run the same
@@ -50,16 +51,16 @@ from fastbioner.models.precision import checks_from_manifest, choose_precision, 
 from fastbioner.scale.local import LocalEngine
 from fastbioner.scale.ray_engine import RayEngine
 from fastbioner.scale.shards import (DOC_SCHEMA, SCHEMA, SCHEMA_VERSION, ChunkResult, file_record, fingerprint,
-                     release_freed_memory, row_document, shard_paths, write_rows)
+                     batches_invariantly, release_freed_memory, row_document, write_rows)
 from fastbioner.scale.state import HISTORY_DIR, FolderState, InputRecord, RowIndex, codes_of, keep_old_version
 from fastbioner.scale.preflight import default_threads, expand_inputs, folder_lock, refuse_object_store
 from fastbioner.scale.updates import InputScan, _Codes, resolve
+from fastbioner.scale.view import SUMMARY_FILE, View, refuse_foreign
 from fastbioner.scale.work import ModelRef, file_digest
 
 # import_ray is looked up when a run starts (tests replace it to stand for a missing Ray).
 
 ENGINES = ("local", "ray")
-SUMMARY_FILE = "_summary.json"  # "_" first: Parquet readers of the folder (pyarrow, duckdb) skip it
 
 
 @dataclass
@@ -117,6 +118,7 @@ class CorpusSummary:
     fingerprint: dict[str, Any] = field(default_factory=dict)  # what the spans depend on
     device: dict[str, Any] = field(default_factory=dict)  # what one worker runs: device, precision, threads
     run: int = 0
+    snapshot: str = ""              # what ``current`` links to after this run (relative to the folder)
 
     @property
     def tokens_per_s(self) -> float:
@@ -163,9 +165,9 @@ def make_engine(options: CorpusOptions, model: ModelRef, config: TaggerConfig):
 
 def output_fingerprint(ref: ModelRef, config: TaggerConfig, options: CorpusOptions) -> dict[str, Any]:
     """Everything a document's spans depend on besides its text: the model's files,
-    the project's version, the precision and device kind it runs in, and the tagger
-    settings that change output. Not threads nor chunk size (tagging is per document,
-    see :func:`.shards.tag_chunk`), not the engine."""
+    the project's version, the precision and device kind it runs in, how documents are
+    batched, and the tagger settings that change output. Not threads nor chunk size
+    (spans are batch-invariant, see :func:`.shards.tag_chunk`), not the engine."""
     _, _, manifest = resolve_model(ref.folder)
     if options.engine == "ray":
         device = torch.device("cuda" if options.gpus_per_worker > 0 else "cpu")
@@ -174,6 +176,7 @@ def output_fingerprint(ref: ModelRef, config: TaggerConfig, options: CorpusOptio
     precision = choose_precision(config.precision, device, checks_from_manifest(manifest))
     return {"schema_version": SCHEMA_VERSION, "model_sha256": ref.digest, "project_version": __version__,
             "precision": precision.value, "device": device.type,
+            "batching": "by-width" if batches_invariantly(precision.value, device.type) else "per-document",
             "token_budget": config.token_budget or default_token_budget(device, precision),
             "max_batch_size": config.max_batch_size, "max_length": config.max_length,
             "window_overlap": config.window_overlap, "context": config.context, "model_engine": config.engine}
@@ -208,9 +211,9 @@ def tag_corpus(inputs: Sequence[str | Path], out_dir: str | Path, model: str | P
     refuse_object_store(out_dir, "outputs")
     out_dir = Path(out_dir)
     paths = expand_inputs(inputs)
-    shard_files = shard_paths(paths, out_dir)
     if out_dir.exists() and not out_dir.is_dir():
         raise InputError("is a file, expected an output folder", out_dir)
+    refuse_foreign(out_dir)
     ref = ModelRef.resolve(model)
     if options.engine == "ray":
         from fastbioner.scale.ray_engine import import_ray
@@ -229,8 +232,7 @@ def tag_corpus(inputs: Sequence[str | Path], out_dir: str | Path, model: str | P
         with folder_lock(out_dir):
             engine = make_engine(options, ref, config)
             try:
-                return _Run(engine, FolderState.load(out_dir), reporter, ref, parts, fp, options).run(
-                    paths, shard_files)
+                return _Run(engine, FolderState.load(out_dir), reporter, ref, parts, fp, options).run(paths)
             finally:
                 state.clear_run_files()
                 engine.close()
@@ -255,16 +257,19 @@ class _Run:
 
     # -- 1. inputs --------------------------------------------------------------------
 
-    def run(self, paths: list[str], shard_files: list[Path]) -> CorpusSummary:
+    def run(self, paths: list[str]) -> CorpusSummary:
         state, reporter, summary = self.state, self.reporter, self.summary
         summary.inputs_given = len(paths)
         reporter.stage("scan", total=len(paths), message=f"reading {len(paths)} input file(s)")
         scans: dict[str, InputScan] = {}
         to_parse: list[tuple[str, str, int]] = []   # name, path, mtime_ns
-        for done, (path, shard) in enumerate(zip(paths, shard_files), 1):
-            name = shard.name
-            known = state.inputs.get(name)
+        taken: set[str] = set()
+        for done, given in enumerate(paths, 1):
+            path = os.path.abspath(given)
+            name = f"?{path}"   # until identified
             try:
+                name, known = state.identify(path, taken)
+                taken.add(name)
                 stat = os.stat(path)
                 # The same path, size and modification time as when it was hashed: the
                 # same bytes, without reading 40 MB again (1,300 baseline files each run).
@@ -273,7 +278,7 @@ class _Run:
                 if not unchanged and known is not None and known.size == stat.st_size:
                     unchanged = file_digest(path)[1] == known.sha256
             except OSError as exc:
-                self._fail(name, path, f"{path}: cannot read: {exc.strerror or exc}")
+                self._fail(name, given, f"{given}: cannot read: {exc.strerror or exc}")
                 continue
             scan = state.load_scan(name, path) if unchanged else None
             if scan is not None and known is not None:  # known: unchanged says so
@@ -315,6 +320,7 @@ class _Run:
 
     def _update(self, ordered: list[InputRecord], scans: list[InputScan]) -> CorpusSummary:
         summary, reporter, state = self.summary, self.reporter, self.state
+        self.view = view = View(self.out_dir, set(state.inputs))
         resolution = resolve(scans)
         summary.inputs = len(ordered)
         summary.deleted_pmids = resolution.deleted_pmids
@@ -331,14 +337,22 @@ class _Run:
         # fingerprint, is left alone: most of the folder on a daily run, compared shard
         # by shard, so that only the changed documents go into the index below.
         changed = [not self._in_place(plan, c, h) for plan, c, h in zip(plans, codes, hashes)]
+        for plan, ch in zip(plans, changed):
+            if not ch and not view.same_as_live(plan.record.name):   # an interrupted run wrote it
+                self.status[plan.record.name] = "written"
         wanted = [c for c, ch in zip(codes, changed) if ch]
         index = RowIndex(self.codes, np.concatenate(wanted) if wanted else np.zeros(0, np.int64))
-        shard_src: dict[str, int] = {}
+        shard_src: dict[str, int] = {}   # an unfinished snapshot's shard, indexed, that this run replaces
         for plan, ch in zip(plans, changed):
             if ch:
-                src = index.add(self.out_dir / plan.record.name)
-                if src is not None:
-                    shard_src[plan.record.name] = src
+                name = plan.record.name
+                live = view.live_shard(name)
+                if live is not None:
+                    index.add(live)   # the published view: never written to, readable all run long
+                if (view.work / name).is_file() and not view.same_as_live(name):
+                    src = index.add(view.work / name)
+                    if src is not None:
+                        shard_src[name] = src
         for folder in (state.replaced_dir, state.pending_dir):   # an interrupted run's rows
             for path in sorted(folder.glob("*.parquet")) if folder.is_dir() else ():
                 index.add(path)
@@ -365,17 +379,19 @@ class _Run:
                                                    f"into {sum(p.rewrite for p in plans)} shard(s)")
         t0 = time.perf_counter()
         removed: dict[str, list[str]] = {"superseded": [], "deleted": []}
-        for plan in plans:
+        for plan, ch in zip(plans, changed):
             if not plan.rewrite:
+                if ch:   # its input failed: the shard stays as readers know it
+                    view.restore(plan.record.name)
                 continue
-            shard = self.out_dir / plan.record.name
+            shard = view.work / plan.record.name
             try:
                 table = self._rows(plan, index, t0)
-                old_ids = pq.read_table(shard, columns=["pmid"]).column("pmid").to_pylist() \
-                    if plan.record.name in shard_src else []
-                link = keep_old_version(shard, state.replaced_dir)
-                if link is not None and plan.record.name in shard_src:
-                    index.sources[shard_src[plan.record.name]] = link
+                live = view.live_shard(plan.record.name)
+                old_ids = pq.read_table(live, columns=["pmid"]).column("pmid").to_pylist() if live else []
+                kept = keep_old_version(shard, state.replaced_dir) if plan.record.name in shard_src else None
+                if kept is not None:   # rows still to be read from it stay readable
+                    index.sources[shard_src[plan.record.name]] = kept
                 write_rows(shard, table, {"fingerprint": self.fp, "input": Path(plan.record.path).name,
                                           "input_sha256": plan.record.sha256, "model_name": self.ref.name})
                 self.status[plan.record.name] = "written"
@@ -398,7 +414,9 @@ class _Run:
                 message = str(exc) if isinstance(exc, FastBioNERError) else \
                     f"{plan.record.path}: tagging failed: {type(exc).__name__}: {exc}"
                 self._fail(plan.record.name, plan.record.path, message)
+                view.restore(plan.record.name)
         summary.tagging_seconds = time.perf_counter() - t0
+        view.publish()   # one rename: readers see this run's whole update, or none of it
         summary.removed_now = {k: len(v) for k, v in removed.items()}
         if not self.errors:   # every checkpointed chunk is in a shard now
             for folder in (state.pending_dir, state.replaced_dir):
@@ -409,7 +427,7 @@ class _Run:
     def _in_place(self, plan: _Plan, codes: np.ndarray, hashes: np.ndarray) -> bool:
         """Whether the input's shard holds exactly these documents (ids and text hashes,
         in order) under the current fingerprint."""
-        shard = self.out_dir / plan.record.name
+        shard = self.view.work / plan.record.name
         record = file_record(shard) if shard.is_file() else None
         if record is None or record.get("fingerprint") != self.fp or record.get("documents") != len(codes):
             return False
@@ -504,8 +522,9 @@ class _Run:
 
     def _finish(self, ordered: list[InputRecord], removed: dict[str, list[str]]) -> CorpusSummary:
         summary, state = self.summary, self.state
+        summary.snapshot = os.path.relpath(self.view.work, self.out_dir)
         for record in ordered:
-            shard = self.out_dir / record.name
+            shard = self.view.work / record.name
             info = file_record(shard) if shard.is_file() else None
             status = "failed" if record.name in self.errors else self.status.get(record.name, "unchanged")
             summary.shards.append({"input": record.path, "shard": record.name,

@@ -8,14 +8,20 @@ into ``text``), ``text_hash`` (of text and passages: what decides whether a
 document must be tagged again) and ``spans``, a list of ``{start, end, label,
 score, text}`` with character offsets into ``text``. The Parquet metadata holds the
 fingerprint of what the spans depend on (:func:`fingerprint`) and the shard's
-counts. A shard is written to a temporary file renamed into place only when
-complete, so readers see complete shards only.
+counts. A shard is written into the folder's next snapshot, which readers see only
+once the whole run's snapshot is published (:mod:`.view`).
 
-Tagging is **per document** (:func:`tag_chunk`): a document's sentences are batched
-only with each other, so its spans depend on the document alone, never on which
-documents share its chunk (int8's dynamic quantisation scales an activation tensor
-by its largest value, so batch mates moved scores by up to 0.9 and changed the
-spans of 7 of 100 abstracts; float32 moved scores in their last bits).
+Spans are **batch-invariant**: a document's rows depend on the document alone, never
+on which documents share its chunk (:func:`tag_chunk`). In float32 on a CPU the
+documents of a chunk are tagged together, windows batched only with windows padded to
+the same width, a function of each window's own length, in batches of at least 64
+positions (:func:`fastbioner.infer.inference.invariant_batches`): measured, a batch's
+padded width changed a transformer's float32 scores, and a matrix product of under 16
+rows ran another kernel than larger ones, which agreed. Any other mode is tagged
+one document per call: int8's dynamic quantisation scales an activation tensor by its
+largest value, so batch mates moved scores by up to 0.9 and changed the spans of 7 of
+100 abstracts, and bfloat16 on this machine's AMX changed the convolutional model's
+scores with the batch's rows; a GPU's kernels are not known to be invariant.
 """
 
 from __future__ import annotations
@@ -32,10 +38,10 @@ from pathlib import Path
 from typing import Any, Sequence
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from fastbioner.io.documents import Document, Passage, Source
-from fastbioner.base.errors import InputError
 from fastbioner.io.fileio import atomic_write
 from fastbioner.io.formats import FORMATS
 
@@ -102,27 +108,35 @@ def release_freed_memory() -> None:
         pass
 
 
+def batches_invariantly(precision: str, device: str) -> bool:
+    """Whether documents are tagged together (float32 on a CPU) or one per call (any
+    other mode): see the module's doc. The fingerprint records which."""
+    return precision == "fp32" and device == "cpu"
+
+
 def tag_chunk(tagger, docs: Sequence[Document]) -> ChunkResult:
     """Tag one chunk with the project's :class:`~fastbioner.infer.inference.Tagger` and turn it
     into rows: the single tagging path both engines run (locally, or in a Ray actor).
-    Each document is its own tagging call, so that its spans do not depend on its
-    chunk mates (see the module's doc); on a CPU this cost the default model nothing
-    measurable and the convolutional int8 model about 1.6x its time on abstracts."""
+    Documents whose spans could depend on their chunk mates are tagged one per call
+    (see the module's doc); that cost the convolutional int8 model about 1.6x its time
+    on abstracts."""
     t0 = time.perf_counter()
     rows: list[dict[str, Any]] = []
     entities: Counter[str] = Counter()
     sentences = tokens = 0
-    for doc in docs:
-        result = tagger.tag_chunk([doc], keep=())
+    together = batches_invariantly(tagger.precision.value, tagger.device.type)
+    tagger.batch_invariant = together
+    for group in ([list(docs)] if together else [[doc] for doc in docs]):
+        result = tagger.tag_chunk(group, keep=())
         sentences += result.sentences
         tokens += result.tokens
-        tagged = result.documents[0]
-        model_spans = [s for s in tagged.spans if s.source is Source.MODEL]
-        entities.update(s.label for s in model_spans)
-        row = doc_row(doc)
-        row["spans"] = [{"start": s.start, "end": s.end, "label": s.label, "score": s.score,
-                         "text": doc.text[s.start:s.end]} for s in model_spans]
-        rows.append(row)
+        for doc, tagged in zip(group, result.documents):
+            model_spans = [s for s in tagged.spans if s.source is Source.MODEL]
+            entities.update(s.label for s in model_spans)
+            row = doc_row(doc)
+            row["spans"] = [{"start": s.start, "end": s.end, "label": s.label, "score": s.score,
+                             "text": doc.text[s.start:s.end]} for s in model_spans]
+            rows.append(row)
     batch = pa.RecordBatch.from_pylist(rows, schema=SCHEMA)
     global _since_trim
     _since_trim += len(docs)
@@ -151,20 +165,6 @@ def shard_name(path: str | Path) -> str:
     else:
         name = Path(name).stem or name
     return (name.lstrip("_.") or "input") + ".parquet"
-
-
-def shard_paths(inputs: Sequence[str | Path], out_dir: Path) -> list[Path]:
-    """One shard per input; two inputs that would share a shard name are refused."""
-    seen: dict[str, str] = {}
-    out = []
-    for path in inputs:
-        name = shard_name(path)
-        if name in seen:
-            raise InputError(f"{path} and {seen[name]} would both write the shard {name}: "
-                             f"rename one of them")
-        seen[name] = str(path)
-        out.append(out_dir / name)
-    return out
 
 
 _PUBMED_FILE = re.compile(r"^pubmed(\d+)n(\d+)\.xml(?:\.gz)?$", re.IGNORECASE)
@@ -196,9 +196,10 @@ def file_record(path: Path) -> dict[str, Any] | None:
 def write_rows(path: Path, table: pa.Table, record: dict[str, Any]) -> dict[str, Any]:
     """Write ``table`` (shard rows) atomically with ``record`` and its counts in the
     metadata; returns the metadata written."""
-    entities: Counter[str] = Counter()
-    for spans in table.column("spans").to_pylist():
-        entities.update(s["label"] for s in spans)
+    # Counted in Arrow: a Python loop over every span cost as much as tagging tiny documents.
+    labels = pc.list_flatten(table.column("spans")).combine_chunks().field("label") if table.num_rows else None
+    entities = {} if labels is None or not len(labels) else \
+        {c["values"]: c["counts"] for c in pc.value_counts(labels).to_pylist()}
     info = dict(record, schema_version=SCHEMA_VERSION, documents=table.num_rows,
                 entities=dict(sorted(entities.items())))
     table = table.cast(SCHEMA).replace_schema_metadata({META_KEY: json.dumps(info, sort_keys=True).encode()})

@@ -35,8 +35,9 @@ import pyarrow.parquet as pq
 
 from fastbioner.base.errors import InputError
 from fastbioner.io.fileio import atomic_write
-from fastbioner.scale.shards import META_KEY, file_record, pubmed_file_number
+from fastbioner.scale.shards import META_KEY, file_record, pubmed_file_number, shard_name
 from fastbioner.scale.updates import InputScan, _Codes
+from fastbioner.scale.work import file_digest
 
 STATE_DIR = "_state"
 HISTORY_DIR = "_history"
@@ -45,11 +46,11 @@ STATE_FORMAT = 2
 
 @dataclass
 class InputRecord:
-    name: str            # the shard's file name (the input's identity in the folder)
-    path: str
+    name: str            # the shard's file name, unique in the folder
+    path: str            # the input's identity: its path (see FolderState.identify)
     size: int
     sha256: str
-    order: list[int]     # sort key: [0, year, file number] for PubMed files, else [1, sequence]
+    order: list[int]     # sort key: [0, year, file number, sequence] for PubMed files, else [1, sequence]
     mtime_ns: int = 0    # when its bytes were hashed: same path, size and time, same bytes
 
     def to_dict(self) -> dict[str, Any]:
@@ -61,8 +62,9 @@ class InputRecord:
 class FolderState:
     out_dir: Path
     inputs: dict[str, InputRecord] = field(default_factory=dict)
-    sequence: int = 0    # inputs without a PubMed file number, numbered as first given
+    sequence: int = 0    # inputs numbered as first given
     runs: int = 0
+    _by_path: dict[str, str] | None = field(default=None, repr=False)   # real path -> name
 
     @property
     def root(self) -> Path:
@@ -96,14 +98,39 @@ class FolderState:
 
     def order_of(self, name: str, path: str) -> list[int]:
         """An input's place: PubMed files by file number (update files continue the
-        baseline's numbers), others in the order they were first given."""
+        baseline's numbers; two files of one number in the order first given), others
+        in the order they were first given."""
         number = pubmed_file_number(path)
-        if number is not None:
-            return [0, *number]
-        if name in self.inputs and self.inputs[name].order[0] == 1:
-            return self.inputs[name].order
+        known = self.inputs.get(name)
+        if known is not None and (known.order[0] == 0) == (number is not None):
+            return known.order
         self.sequence += 1
-        return [1, self.sequence]
+        return [0, *number, self.sequence] if number is not None else [1, self.sequence]
+
+    def identify(self, path: str, taken: set[str]) -> tuple[str, InputRecord | None]:
+        """The shard name of input ``path`` and its record, if the folder knows it: by its
+        path (the same file, perhaps with new bytes: a new version of that input), else
+        by its bytes where a known input's file is gone (moved). Any other file is a new
+        input with a shard name of its own (``abs.parquet`` taken by another input:
+        ``abs-2.parquet``), never another input's. ``taken``: names given this run."""
+        if self._by_path is None:
+            self._by_path = {os.path.realpath(r.path): r.name for r in self.inputs.values()}
+        name = self._by_path.get(os.path.realpath(path))
+        if name is not None and name not in taken:
+            return name, self.inputs[name]
+        size = os.path.getsize(path)
+        moved = [r for r in self.ordered() if r.size == size and r.name not in taken and not os.path.exists(r.path)]
+        if moved:
+            digest = file_digest(path)[1]
+            for record in moved:
+                if record.sha256 == digest:
+                    return record.name, record
+        base = shard_name(path)
+        name, k = base, 2
+        while name in self.inputs or name in taken:
+            name = f"{base[:-len('.parquet')]}-{k}.parquet"
+            k += 1
+        return name, None
 
     def ordered(self) -> list[InputRecord]:
         return sorted(self.inputs.values(), key=lambda r: (r.order, r.name))
