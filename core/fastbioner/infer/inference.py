@@ -347,7 +347,7 @@ class Tagger:
         windows, layout, _ = packing.encode(self.encoder, self.context, sentences, documents=documents)
         values: list[Any] = [None] * len(windows)
         lengths = [len(w) for w in windows]
-        widths: list[int | None]
+        widths: Sequence[int | None]
         if self.batch_invariant:
             batches, widths = invariant_batches(lengths, self.token_budget, self.config.max_batch_size,
                                                 self.encoder.max_length)

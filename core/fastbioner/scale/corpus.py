@@ -389,9 +389,9 @@ class _Run:
                 table = self._rows(plan, index, t0)
                 live = view.live_shard(plan.record.name)
                 old_ids = pq.read_table(live, columns=["pmid"]).column("pmid").to_pylist() if live else []
-                kept = keep_old_version(shard, state.replaced_dir) if plan.record.name in shard_src else None
-                if kept is not None:   # rows still to be read from it stay readable
-                    index.sources[shard_src[plan.record.name]] = kept
+                old_version = keep_old_version(shard, state.replaced_dir) if plan.record.name in shard_src else None
+                if old_version is not None:   # rows still to be read from it stay readable
+                    index.sources[shard_src[plan.record.name]] = old_version
                 write_rows(shard, table, {"fingerprint": self.fp, "input": Path(plan.record.path).name,
                                           "input_sha256": plan.record.sha256, "model_name": self.ref.name})
                 self.status[plan.record.name] = "written"

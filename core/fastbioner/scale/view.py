@@ -129,7 +129,7 @@ class View:
         ``current``. Then remove what no reader can still be using: snapshots before the
         one just replaced, and the top-level shards of a folder written before
         snapshots."""
-        if self._unchanged():   # nothing to publish: readers keep the snapshot they have
+        if self._unchanged() and self.live is not None:   # nothing to publish: readers keep theirs
             shutil.rmtree(self.work, ignore_errors=True)
             self.work = self.live
             return
