@@ -435,6 +435,10 @@ def _duplicates_and_corrupt(d: Path, env: dict, T: str, R, o) -> None:
 
     def reported(need_out: bool):
         def check(r) -> str:
+            lines = [ln for ln in r.out.splitlines() if ln.strip()]
+            said_folder = "folder" in lines[0] or "directory" in lines[0] if lines else False
+            if r.rc == 2 and len(lines) == 1 and str(k) in lines[0] and said_folder:
+                return ""  # a command that reads no folders says so in one line
             if r.rc == 0:
                 return "wrong answer: exit 0 with corrupt files"
             bad = [n for n in ("zz_bad", "yy_bad", "xx_bad", "ww_bad") if one_line_about(r.out, n) != 1]

@@ -131,22 +131,26 @@ def _title_less(d: Path, env: dict, T: str, R, o) -> None:
 def _carriage_returns(d: Path, env: dict, T: str, R, o) -> None:
     rows = [{"id": "c1", "text": "Aspirin\rcaused headache.", "spans": [{"start": 0, "end": 7, "label": "Chemical"}]},
             {"id": "c2", "text": "CRLF\r\nline lithium.", "spans": [{"start": 11, "end": 18, "label": "Chemical"}]},
-            {"id": "c3", "text": "Trailing CR\r", "spans": []},
-            {"id": "c4", "text": "Other controls \x0b\x0c\x85 here.", "spans": []}]
+            {"id": "c3", "text": "Trailing CR\r", "spans": []}]
     src = write(d / "cr.jsonl", jsonl(rows + [{"id": f"n{i}", "text": "Plain text."} for i in range(50)]))
     want = {x["id"]: x["text"] for x in rows}
+    vt = write(d / "vt.jsonl", jsonl([{"id": "c4", "text": "Other controls \x0b\x0c\x85 here."}]))
 
     def kept(r) -> str:
         if r.rc != 0:
             return "wrong answer: a CR aborted the export"
         out = r.argv[r.argv.index("--out") + 1] if "--out" in r.argv else r.argv[-1]
         back = texts_of(out)
-        if len(back) < 54:
-            return f"wrong answer: {len(back)} of 54 documents read back"
-        changed = [k for k, v in want.items() if back.get(k) != v and k != "c4"]
+        if len(back) < 53:
+            return f"wrong answer: {len(back)} of 53 documents read back"
+        # PubMed XML's reader collapses white space (as PubMed's own text is): a CR reads back as a space.
+        same = (lambda a, b: " ".join(a.split()) == " ".join(b.split())) if "pubmed" in r.argv else str.__eq__
+        changed = [k for k, v in want.items() if not same(back.get(k, "?"), v)]
         return f"wrong answer: CR not read back as itself in {changed}" if changed else ""
     for fmt in ("bioc", "pubmed"):
         R(f"r3 cr convert to {fmt}", "convert", str(src), "--to", fmt, o(".xml"), check=kept)
+        # characters XML 1.0 cannot hold even as references: a clear line (the export is refused)
+        R(f"r3 vertical tab convert to {fmt}", "convert", str(vt), "--to", fmt, o(".xml"))
     R("r3 cr tag to bioc", "tag", str(src), "--model", T, "--out", o(".bioc.xml"), "--format", "bioc", "--quiet",
       check=kept)
     R("r3 cr rank to bioc", "rank", str(src), "--model", T, "--top", "60", "--to", "bioc", "--out", o(".xml"),
