@@ -478,6 +478,8 @@ def main() -> int:
                                                  "tail": r.out[-2000:] if r.failed() else ""}
                                                 for r in done], indent=1, ensure_ascii=False))
     if not args.keep:
+        if os.path.ismount(tmp / "r3" / "full"):  # round 3's full disk, else its mount point stays behind
+            subprocess.run(["umount", "-l", str(tmp / "r3" / "full")], capture_output=True)
         for p in tmp.rglob("*"):
             try:
                 if p.is_dir() and not p.is_symlink():
