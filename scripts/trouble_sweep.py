@@ -1,7 +1,10 @@
 """Run every user-facing command against held-out trouble (issue 52's kinds, not its
-instances) the way the issue's filer reruns it: each command under ``ulimit -v 3000000``
-(memory maps count) and ``timeout 90``; a run fails when its output holds "Traceback"
-or "MemoryError", or it was killed (rc 124/137, or a signal other than the one sent).
+instances, and issue 70's round 3: scripts/trouble_round3.py) the way the issues' filer
+reruns it: each command under ``ulimit -v 3000000`` (memory maps count) and ``timeout 90``;
+a run fails when its output holds "Traceback" or "MemoryError", or it was killed (rc
+124/137, or a signal other than the one sent), or its output holds a raw terminal escape
+(ESC, BEL, U+202E ...), or a pickle landed in the registry, or an input it guards changed
+(data loss), or its own check says the answer is wrong (scripts/trouble_signs.py).
 
     OMP_NUM_THREADS=1 .venv/bin/python scripts/trouble_sweep.py [--jobs 2] [--only WORD] [--json OUT]
 
@@ -31,6 +34,8 @@ from pathlib import Path
 
 # A sibling module: this script's folder is first on sys.path when it runs as a file.
 from trouble_inputs import HEAVY, PUBTATOR, load_test_helper, make_inputs, make_models, tiny_model
+from trouble_round3 import round3_runs
+from trouble_signs import lost, pickles_in, raw_escapes, snapshot
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = str(Path(sys.executable).parent / "fastbioner")
@@ -40,16 +45,26 @@ LIMIT = "ulimit -v 3000000; exec timeout 90 "
 # ---------------------------------------------------------------------------- runs
 class Run:
     def __init__(self, name: str, argv: list[str], env: dict[str, str], cwd: Path,
-                 sig: tuple[int, float] | None = None, stdin: bytes | None = None, setup=None):
+                 sig: tuple[int, float] | None = None, stdin: bytes | None = None, setup=None,
+                 guard=(), check=None):
         self.name, self.argv, self.env, self.cwd, self.sig = name, argv, env, cwd, sig
         self.stdin, self.setup = stdin, setup
+        self.guard, self.check = guard, check  # inputs that must not change; the answer's own test
         self.rc: int | None = None
         self.out = ""
         self.seconds = 0.0
+        self.verdict = ""
 
     def go(self) -> "Run":
         if self.setup:
-            self.setup()
+            try:
+                self.setup()
+            except Exception as exc: # a sweep bug, not the command's: said, not raised
+                self.out, self.verdict = f"setup failed: {exc!r}", "setup failed"
+                return self
+        registry = Path(self.env.get("FASTBIONER_HOME", "/nonexistent")) / "models"
+        pickles = pickles_in(registry)
+        before = snapshot(self.guard)
         cmd = LIMIT + " ".join(shlex.quote(a) for a in self.argv)
         t0 = time.monotonic()
         p = subprocess.Popen(["bash", "-c", cmd], env=self.env, cwd=self.cwd, stdin=subprocess.PIPE
@@ -62,9 +77,18 @@ class Run:
         self.seconds = time.monotonic() - t0
         self.rc = p.returncode
         self.out = out.decode("utf-8", "replace")
+        signs = [lost(before, snapshot(self.guard))]
+        new = sorted(pickles_in(registry) - pickles)
+        signs.append("pickle in registry: " + ", ".join(os.path.relpath(p, registry) for p in new[:3]) if new else "")
+        if self.check and not self._crashed():
+            try:
+                signs.append(self.check(self) or "")
+            except Exception as exc: # the check's own failure is reported as such
+                signs.append(f"check failed: {exc!r}")
+        self.verdict = "; ".join(s for s in signs if s)
         return self
 
-    def failed(self) -> str:
+    def _crashed(self) -> str:
         bad = [w for w in BAD_WORDS if w in self.out]
         if bad:
             return "+".join(bad)
@@ -73,6 +97,9 @@ class Run:
         if self.sig and self.rc not in (0, 1, 2, 130, 143, -signal.SIGINT, -signal.SIGTERM):
             return f"rc {self.rc} after signal"
         return ""
+
+    def failed(self) -> str:
+        return "; ".join(s for s in (self._crashed(), raw_escapes(self.out), self.verdict) if s)
 
 
 def _signal_tree(pid: int, signum: int) -> None:
@@ -100,7 +127,7 @@ def build_runs(tmp: Path, only: str | None) -> tuple[list[Run], list]:
 
     def R(name: str, *argv: str, **kw) -> None:
         n[0] += 1
-        runs.append(Run(name, [BIN, *argv], kw.pop("env", env), tmp, **kw))
+        runs.append(Run(name, [kw.pop("prog", BIN), *argv], kw.pop("env", env), tmp, **kw))
         runs[-1].group = group[0]
 
     def o(ext: str) -> str:
@@ -356,6 +383,8 @@ def build_runs(tmp: Path, only: str | None) -> tuple[list[Run], list]:
         else:
             R(f"convert {sig.name} at {delay:.1f}s", "convert", str(files["bomb_text.pubtator.gz"]), o(".jsonl"),
               sig=(sig, delay))
+    group[0] = "round3"
+    round3_runs(tmp, env, T, R, o)
     if only:
         runs = [r for r in runs if only in r.name or only == f"group:{r.group}"]
     return runs, env
@@ -410,7 +439,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--only", help="run only the runs whose name contains this (group:G for a group: files, "
-                                   "models, paths, options, signals; fetch runs match by name)")
+                                   "models, paths, options, signals, round3; fetch runs match by name)")
     ap.add_argument("--json", help="write every run's name, rc, seconds and verdict here")
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder")
     args = ap.parse_args()
@@ -449,6 +478,8 @@ def main() -> int:
                                                  "tail": r.out[-2000:] if r.failed() else ""}
                                                 for r in done], indent=1, ensure_ascii=False))
     if not args.keep:
+        if os.path.ismount(tmp / "r3" / "full"):  # round 3's full disk, else its mount point stays behind
+            subprocess.run(["umount", "-l", str(tmp / "r3" / "full")], capture_output=True)
         for p in tmp.rglob("*"):
             try:
                 if p.is_dir() and not p.is_symlink():

@@ -102,3 +102,11 @@ def test_a_corrupt_dictionary_is_one_input_error_naming_the_file_and_line(tmp_pa
     with pytest.raises(InputError, match=r"m\.tsv:3: ") as caught:
         ConceptDictionary.load(path)
     assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize("where", ["/dev/zero", "folder"])
+def test_a_dictionary_that_is_no_regular_file_is_refused_before_reading(tmp_path, where):
+    # /dev/zero has size 0 and no end: the size limit alone would let it fill the memory.
+    path = tmp_path if where == "folder" else where
+    with pytest.raises(InputError, match="not a regular file"):
+        ConceptDictionary.load(path)

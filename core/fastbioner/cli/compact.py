@@ -9,7 +9,7 @@ from fastbioner.base.jobs import CancelToken
 from fastbioner.cli.output import echo, report_skipped
 from fastbioner.cli.progress import ProgressBar, ctrl_c_cancels
 from fastbioner.io.formats import read_any
-from fastbioner.models.manifest import data_record, read_manifest, write_manifest
+from fastbioner.models.manifest import MANIFEST, data_record, read_manifest, write_manifest
 from fastbioner.models.registry import Registry
 
 # torch is imported when the command runs: every other command starts without it.
@@ -60,7 +60,9 @@ def compact_command(args: argparse.Namespace) -> int:
             report = compact_model(source.path, folder, texts, dtype=getattr(torch, args.dtype),
                                    min_count=args.min_count, int8_embeddings=args.int8_embeddings,
                                    on_event=bar, cancel=token)
-            manifest = read_manifest(folder)
+            # A Hugging Face folder made elsewhere has no manifest to carry over: the one
+            # made from its config and weights when it was resolved stands in for it.
+            manifest = read_manifest(folder) if (folder / MANIFEST).is_file() else source.manifest
             manifest.parameters = report.parameters_after
             manifest.compression = {**manifest.compression, "compacted_from": source.name,
                                     "vocabulary": report.to_dict()}

@@ -11,6 +11,7 @@ import argparse
 import contextlib
 import importlib
 import os
+import re
 import signal
 import sys
 
@@ -79,6 +80,17 @@ def _shown_path(name: object) -> str:
     return text if len(text) <= 240 else f"{text[:120]}...{text[-100:]}"
 
 
+def _write_refused(exc: BaseException) -> str | None:
+    """The system's refusal to write (a full disk, a quota, a read-only file system) as
+    safetensors reports it: a SafetensorError carrying the OS error's text, not an
+    OSError, from every command that saves weights (compact, train-teacher, distill,
+    fine-tune). Matched by name: this module imports neither safetensors nor torch."""
+    if type(exc).__name__ != "SafetensorError":
+        return None
+    found = re.search(r"I/O error: (.+)", str(exc))
+    return found.group(1).strip() if found else None
+
+
 def main(argv: list[str] | None = None) -> int:
     # Before any command imports torch (OpenMP reads it once, as it loads): threads
     # with nothing to do sleep instead of spinning against other jobs' (issue 69).
@@ -116,6 +128,12 @@ def main(argv: list[str] | None = None) -> int:
         if exc.filename is None:
             raise
         print(f"fastbioner: error: {_shown_path(exc.filename)}: {shown(exc.strerror or exc)}", file=sys.stderr)
+        return 2
+    except Exception as exc:
+        refused = _write_refused(exc)
+        if refused is None:
+            raise
+        print(f"fastbioner: error: cannot save the model's weights there ({shown(refused)})", file=sys.stderr)
         return 2
     finally:
         for sig, handler in previous.items():

@@ -203,6 +203,8 @@ class ConceptDictionary:
         out = cls()
         lineno = 0
         try:
+            if not path.is_file():  # a device (/dev/zero) has no size to check and no end
+                raise InputError("not a concept dictionary: not a regular file", path)
             size = path.stat().st_size
             if size > MAX_DICTIONARY_BYTES:
                 raise InputError(f"a concept dictionary of {size:,} bytes is over the "
