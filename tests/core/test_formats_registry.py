@@ -148,3 +148,23 @@ def test_reading_a_folder_ends_with_its_final_event(tmp_path):
     assert len(docs) == 1 and len(batch.errors) == 1
     assert events[-1].state is JobState.DONE and "1 file(s) read, 1 skipped" in events[-1].message
     assert all(e.state is JobState.RUNNING for e in events[:-1])
+
+
+def test_a_gzipped_document_file_in_a_folder_is_reported_never_passed_over(tmp_path):
+    """A folder's ``abs.pubtator.gz`` is picked like its plain twin, then refused in one
+    line naming it (only PubMed XML is read gzipped); the folder's other files are read."""
+    import gzip
+
+    from fastbioner.io.formats import expand_paths, read_any
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    text = "1|t|Aspirin and pain.\n1|a|Aspirin.\n1\t0\t7\tAspirin\tChemical\tD001241\n\n"
+    (folder / "a.pubtator").write_text(text, encoding="utf-8")
+    (folder / "b.pubtator.gz").write_bytes(gzip.compress(text.replace("1", "2").encode()))
+    assert [p.name for p in expand_paths([folder])] == ["a.pubtator", "b.pubtator.gz"]
+    reader = read_any([folder])
+    docs = list(reader)
+    assert [d.id for d in docs] == ["1"]
+    assert len(reader.errors) == 1 and "gunzip it first" in str(reader.errors[0])
+    assert "b.pubtator.gz" in str(reader.errors[0])

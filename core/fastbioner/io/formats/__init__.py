@@ -96,11 +96,11 @@ def guess_format(path: str | Path, for_writing: bool = False) -> str:
     if not for_writing and path.exists() and not path.is_file():
         check_input(path)  # a device says so, not "cannot tell the format"
     name = path.name.lower()
-    by_ext, longest = None, 0
-    for fmt, module in _READERS.items():
-        for ext in module.EXTENSIONS:
-            if name.endswith(ext) and len(ext) > longest:
-                by_ext, longest = fmt, len(ext)
+    by_ext = _format_by_extension(name)
+    if by_ext is None and not for_writing and name.endswith(".gz"):
+        # "abs.pubtator.gz" names its format under the compression: read_documents then
+        # says to gunzip it (one line), rather than that the format cannot be told.
+        by_ext = _format_by_extension(name[:-3])
     if by_ext in READ_ONLY and for_writing:
         raise InputError(f"{_READERS[by_ext].NAME} files are read here, never written (the app saves a "
                          "project); write .jsonl to keep every span", path)
@@ -166,9 +166,22 @@ def write_documents(docs: Iterable[Document], path: str | Path, fmt: str | None 
     return module.write(docs, path, **options)
 
 
+def _format_by_extension(name: str) -> str | None:
+    """The format whose longest extension ends ``name`` (lower case), or None."""
+    by_ext, longest = None, 0
+    for fmt, module in _READERS.items():
+        for ext in module.EXTENSIONS:
+            if name.endswith(ext) and len(ext) > longest:
+                by_ext, longest = fmt, len(ext)
+    return by_ext
+
+
 def _known_extension(path: Path) -> bool:
+    """A document file by its name, a gzipped one included (a folder's ``abs.pubtator.gz``
+    is picked, then refused in one line, never passed over in silence)."""
     name = path.name.lower()
-    return name.endswith(".xml") or any(name.endswith(ext) for m in _READERS.values() for ext in m.EXTENSIONS)
+    names = (name, name[:-3]) if name.endswith(".gz") else (name,)
+    return any(n.endswith(".xml") or _format_by_extension(n) is not None for n in names)
 
 
 def expand_paths(paths: Iterable[str | Path], exclude: set | frozenset = frozenset()) -> list[Path]:
