@@ -90,6 +90,14 @@ def test_rank_and_agree_refuse_to_write_into_what_they_read(folder, tmp_path, ca
     assert a.read_bytes() == before
 
 
+def test_tag_corpus_never_writes_its_shards_inside_an_input_folder(folder, tiny, tmp_path, capsys):
+    before = sorted(p.name for p in folder.rglob("*"))
+    assert main(["tag-corpus", str(folder), "--model", str(tiny), "--out", str(folder / "shards"),
+                 "--quiet"]) == 2
+    assert "inside the input folder" in capsys.readouterr().err
+    assert sorted(p.name for p in folder.rglob("*")) == before
+
+
 def test_models_export_into_the_models_own_folder_is_one_line(tiny, capsys):
     assert main(["models", "import", str(tiny), "--name", "tiny"]) == 0
     capsys.readouterr()

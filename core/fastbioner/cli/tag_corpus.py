@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+from pathlib import Path
 import sys
 
+from fastbioner.io.fileio import check_not_an_input
 from fastbioner.base.terminal import shown
 from fastbioner.base.defaults import table
 from fastbioner.base.jobs import CancelToken, Cancelled
@@ -67,6 +69,8 @@ def tag_corpus_command(args: argparse.Namespace) -> int:
     options = CorpusOptions(engine=args.engine, input_format=args.input_format, chunk_documents=args.chunk,
                             address=args.address, workers=args.workers, gpus_per_worker=args.gpus_per_worker)
     options.validate()
+    # The folder of shards never inside an input folder: the run would read what it writes.
+    check_not_an_input(Path(args.out), [Path(p) for p in args.inputs])
     config = _tagger_config(args)
     config.validate()
     model = model_to_tag(args.model)
