@@ -1,0 +1,201 @@
+#!/usr/bin/env python
+"""The never-worse table (issue 65): how `fine-tune` learns from few reviews without
+forgetting, measured on three proxies, one row per command, resumable.
+
+- ``new``: a guideline the shipped model never saw: its ``rank --top 100`` of the NCBI
+  training abstracts, ``fine-tune`` without ``--dev``, Disease F1 on NCBI devel;
+- ``same``: the guideline the model already follows: M1 (the shipped model fine-tuned
+  on that top 100 with the recipe of the row) fine-tuned again on 20 and 50 further NCBI
+  training abstracts, scored on NCBI devel against M1;
+- ``forget``: the shipped model fine-tuned on the first 20 / 50 BC5CDR devel abstracts
+  and scored on the other 450. The shipped model was trained on them: a drop there
+  measures forgetting, not accuracy on unseen text.
+
+Every row is a list of ``fastbioner`` commands (one torch thread each) run in a
+private registry (``FASTBIONER_HOME`` under the work folder); the results go to
+``paths.NEVER_WORSE``, one record per row, written after each, and rows already there
+are skipped::
+
+    OMP_NUM_THREADS=1 python -m experiments.never_worse run --work /tmp/never-worse [--only ROW...]
+    python -m experiments.never_worse list
+
+Never a test: it trains models for an hour.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from . import runs
+from .paths import NEVER_WORSE as RESULTS
+
+SHIPPED = "assets/default-model"
+NCBI = runs.DATA / "ncbi-disease"
+BC5 = runs.DATA / "bc5cdr" / "pubtator" / "CDR_DevelopmentSet.PubTator.txt"
+NCBI_DEVEL = NCBI / "iob" / "devel.tsv"
+MAP = " ".join(f"--map-label {t}=Disease" for t in ("SpecificDisease", "DiseaseClass", "Modifier",
+                                                    "CompositeMention"))
+FT = "fastbioner fine-tune {start} --train {train} --name {name} --threads 1 --quiet {flags}"
+EVAL = "fastbioner evaluate {name} {file} --threads 1 --quiet --json {work}/eval-{name}.json"
+
+# Recipes: the flags of `fine-tune` each stands for ("today": the recipe before issue 65).
+RECIPES = {
+    "today": "--distill-docs 0 --l2sp 0 --keep-worse",
+    "distill20": "--distill-docs 20 --l2sp 0 --keep-worse",
+    "l2sp": "--distill-docs 0 --l2sp 0.01 --keep-worse",
+    "both": "--distill-docs 20 --l2sp 0.01 --keep-worse",
+}
+# (recipe, seed) in the order run: one seed of each first, then two more of today's and the chosen one
+ORDER = [(r, 13) for r in RECIPES] + [(r, s) for s in (14, 15) for r in ("today", "distill20")]
+
+
+def _prep_rows() -> list[dict]:
+    return [
+        {"id": "prep-ncbi", "cmds": [f"fastbioner convert {NCBI}/pubtator/NCBItrainset_corpus.txt "
+                                     f"{{work}}/ncbi-train.pubtator {MAP}"]},
+        {"id": "prep-top100", "cmds": [f"fastbioner rank {{work}}/ncbi-train.pubtator --model {SHIPPED} --top 100 "
+                                       f"--out {{work}}/top100.pubtator --threads 1 --precision fp32 --quiet"]},
+        {"id": "prep-splits", "python": "splits"},
+        {"id": "shipped-ncbi", "cmds": [EVAL.format(name=SHIPPED, file=NCBI_DEVEL, work="{work}")],
+         "eval": f"eval-{SHIPPED}.json"},
+        {"id": "shipped-bc5-rest", "cmds": [EVAL.format(name=SHIPPED, file="{work}/bc5-rest450.pubtator",
+                                                        work="{work}").replace(".json", "-bc5.json")],
+         "eval": f"eval-{SHIPPED}-bc5.json"},
+    ]
+
+
+def _ft_row(row_id: str, start: str, train: str, recipe: str, seed: int, file: str) -> dict:
+    name = row_id
+    flags = f"{RECIPES[recipe]} --seed {seed}"
+    return {"id": row_id, "recipe": recipe, "seed": seed, "start": start, "train": train,
+            "cmds": [FT.format(start=start, train=train, name=name, flags=flags),
+                     EVAL.format(name=name, file=file, work="{work}")],
+            "eval": f"eval-{name}.json", "timed": 0}
+
+
+def rows() -> list[dict]:
+    out = _prep_rows()
+    for recipe, seed in ORDER:
+        out.append(_ft_row(f"new-{recipe}-s{seed}", SHIPPED, "{work}/top100.pubtator", recipe, seed,
+                           str(NCBI_DEVEL)))
+        for n in (20, 50):
+            out.append(_ft_row(f"forget-{recipe}-{n}-s{seed}", SHIPPED, f"{{work}}/bc5-first{n}.pubtator",
+                               recipe, seed, "{work}/bc5-rest450.pubtator"))
+        for n in (20, 50):
+            # M1: the same recipe's new-guideline model (seed 13), updated again on NCBI
+            out.append(_ft_row(f"same-{recipe}-{n}-s{seed}", f"new-{recipe}-s13",
+                               f"{{work}}/ncbi-further{n}.pubtator", recipe, seed, str(NCBI_DEVEL)))
+    return out
+
+
+def splits(work: Path) -> None:
+    """bc5-first20/50 and bc5-rest450 (BC5CDR devel in file order); ncbi-further20/50:
+    the first NCBI training abstracts (file order) not in the top 100."""
+    from fastbioner import read_documents, write_documents
+
+    bc5 = list(read_documents(BC5))
+    for n in (20, 50):
+        write_documents(bc5[:n], work / f"bc5-first{n}.pubtator")
+    write_documents(bc5[50:], work / "bc5-rest450.pubtator")
+    top = {d.id for d in read_documents(work / "top100.pubtator")}
+    seen: set[str] = set()
+    rest = []
+    for d in read_documents(work / "ncbi-train.pubtator"):
+        if d.id not in top and d.id not in seen:
+            seen.add(d.id)
+            rest.append(d)
+    for n in (20, 50):
+        write_documents(rest[:n], work / f"ncbi-further{n}.pubtator")
+
+
+def _load() -> dict:
+    return json.loads(RESULTS.read_text(encoding="utf-8")) if RESULTS.exists() else {}
+
+
+def _save(results: dict) -> None:
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def run_row(row: dict, work: Path, env: dict) -> dict:
+    record: dict = {k: row[k] for k in ("recipe", "seed", "start", "train") if k in row}
+    record["commands"] = []
+    if row.get("python") == "splits":
+        splits(work)
+        return record
+    for i, template in enumerate(row["cmds"]):
+        cmd = template.format(work=work)
+        record["commands"].append(cmd.replace(str(work), "WORK").replace(str(runs.DATA), "../shared/data"))
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        load = os.getloadavg()[0]
+        t0 = time.monotonic()
+        argv = shlex.split(cmd)
+        if argv[0] == "fastbioner":  # the library on PYTHONPATH (a snapshot of the code), not an installed one
+            argv = [sys.executable, "-c", "from fastbioner.cli.main import run_and_exit; run_and_exit()", *argv[1:]]
+        done = subprocess.run(argv, env=env, capture_output=True, text=True)
+        wall = time.monotonic() - t0
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        (work / "logs").mkdir(exist_ok=True)
+        (work / "logs" / f"{row['id']}-{i}.log").write_text(done.stdout + "\n--stderr--\n" + done.stderr)
+        if i == row.get("timed"):
+            record.update(wall_s=round(wall, 1), cpu_s=round(cpu, 1), load_at_start=round(load, 2),
+                          output=done.stdout.strip().splitlines())
+        if done.returncode != 0:
+            record.update(failed=cmd, code=done.returncode, stderr=done.stderr.strip()[-500:])
+            return record
+    if "eval" in row:
+        scores = json.loads((work / row["eval"]).read_text(encoding="utf-8"))
+        record["scores"] = _scores(scores)
+    return record
+
+
+def _scores(data: dict) -> dict:
+    entity = data.get("entity", data)
+    out = {k: round(100 * entity[k], 2) for k in ("f1", "precision", "recall") if k in entity}
+    per_type = entity.get("per_type") or {}
+    for t, s in per_type.items():
+        out[f"f1_{t}"] = round(100 * s["f1"], 2)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    global RESULTS  # one results file per invocation (--results)
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("action", choices=("run", "list"))
+    p.add_argument("--work", type=Path, default=Path("/tmp/never-worse"))
+    p.add_argument("--only", nargs="*", help="row ids (prefixes) to run")
+    p.add_argument("--results", type=Path, default=RESULTS, help="the results file (default: %(default)s)")
+    args = p.parse_args(argv)
+    RESULTS = args.results
+    results = _load()
+    if args.action == "list":
+        for row in rows():
+            r = results.get(row["id"])
+            print(row["id"], "-" if r is None else ("FAILED" if "failed" in r else r.get("scores", "done")))
+        return 0
+    args.work.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "FASTBIONER_HOME": str(args.work / "home"), "OMP_NUM_THREADS": "1"}
+    for row in rows():
+        if row["id"] in results and "failed" not in results[row["id"]]:
+            continue
+        if args.only and not any(row["id"].startswith(o) for o in args.only):
+            continue
+        print(time.strftime("%H:%M:%S"), row["id"], flush=True)
+        results[row["id"]] = run_row(row, args.work, env)
+        results[row["id"]]["code"] = os.environ.get("NEVER_WORSE_CODE", "")
+        _save(results)
+        print("   ", results[row["id"]].get("scores") or results[row["id"]].get("stderr", ""), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
