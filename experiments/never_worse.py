@@ -53,8 +53,12 @@ RECIPES = {
     "l2sp": "--distill-docs 0 --l2sp 0.01 --keep-worse",
     "both": "--distill-docs 20 --l2sp 0.01 --keep-worse",
 }
-# (recipe, seed) in the order run: one seed of each first, then two more of today's and the chosen one
-ORDER = [(r, 13) for r in RECIPES] + [(r, s) for s in (14, 15) for r in ("today", "distill20")]
+# The order run (two shared cores: an update of 100 abstracts takes about ten minutes there):
+# today's recipe against the chosen one on each proxy first, one seed, then the others.
+ORDER = ([("new", r, 13, 0) for r in ("today", "distill20")]
+         + [(case, r, 13, n) for n in (20, 50) for case in ("forget", "same") for r in ("today", "distill20")]
+         + [("new", "l2sp", 13, 0), ("forget", "l2sp", 13, 20), ("new", "both", 13, 0), ("forget", "both", 13, 20)]
+         + [("new", r, s, 0) for s in (14, 15) for r in ("today", "distill20")])
 
 
 def _prep_rows() -> list[dict]:
@@ -83,14 +87,14 @@ def _ft_row(row_id: str, start: str, train: str, recipe: str, seed: int, file: s
 
 def rows() -> list[dict]:
     out = _prep_rows()
-    for recipe, seed in ORDER:
-        out.append(_ft_row(f"new-{recipe}-s{seed}", SHIPPED, "{work}/top100.pubtator", recipe, seed,
-                           str(NCBI_DEVEL)))
-        for n in (20, 50):
+    for case, recipe, seed, n in ORDER:
+        if case == "new":
+            out.append(_ft_row(f"new-{recipe}-s{seed}", SHIPPED, "{work}/top100.pubtator", recipe, seed,
+                               str(NCBI_DEVEL)))
+        elif case == "forget":
             out.append(_ft_row(f"forget-{recipe}-{n}-s{seed}", SHIPPED, f"{{work}}/bc5-first{n}.pubtator",
                                recipe, seed, "{work}/bc5-rest450.pubtator"))
-        for n in (20, 50):
-            # M1: the same recipe's new-guideline model (seed 13), updated again on NCBI
+        else:  # M1: the same recipe's new-guideline model (seed 13), updated again on further NCBI abstracts
             out.append(_ft_row(f"same-{recipe}-{n}-s{seed}", f"new-{recipe}-s13",
                                f"{{work}}/ncbi-further{n}.pubtator", recipe, seed, str(NCBI_DEVEL)))
     return out

@@ -164,3 +164,26 @@ def write_manifest(folder: str | Path, manifest: Manifest) -> None:
     with atomic_write(Path(folder) / MANIFEST) as fh:
         json.dump(manifest.to_dict(), fh, indent=2, ensure_ascii=False)
         fh.write("\n")
+
+
+def scores_on(manifest: dict[str, Any]) -> tuple[str, str]:
+    """What a model's card scores were measured on, in words, and a key that is equal
+    for two models scored on the same data (the picker's "accurate" compares only
+    those). A fine-tuned model's scores are on the curator's held-back documents:
+    ("on 10 of your documents (96 mentions)", ...), never called devel F1; a final
+    build's are its twin's devel F1; any other's, devel F1."""
+    m = manifest if isinstance(manifest, dict) else {}
+    config = m.get("config") if isinstance(m.get("config"), dict) else {}
+    comparison = config.get("comparison") if isinstance(config.get("comparison"), dict) else None
+    metrics = m.get("metrics") if isinstance(m.get("metrics"), dict) else {}
+    source = metrics.get("source") if isinstance(metrics.get("source"), dict) else {}
+    if comparison and isinstance(comparison.get("where"), str):
+        # the held-back documents are the project's own: no two updates' are known to be the same
+        return f"on {comparison['where']}", f"reviews:{m.get('name', '')}"
+    if m.get("method") == "fine-tune":
+        dev_source = (m.get("training") or {}).get("dev_source") if isinstance(m.get("training"), dict) else None
+        return f"on {dev_source or 'the reviewed documents'}", f"reviews:{m.get('name', '')}"
+    twin = source.get("twin") if isinstance(source.get("twin"), str) else ""
+    # Devel scores compare with each other as before (the shipped models' are all BC5CDR
+    # devel, in PubTator or BIO); a held-back score never compares with them.
+    return ("devel F1 (its twin's)" if twin else "devel F1"), "devel"
