@@ -18,7 +18,7 @@ from fastbioner.cli.main import main
 from fastbioner.io.labels import TaggedSentence
 from fastbioner.models.manifest import scores_on
 from fastbioner.models.registry import Registry
-from fastbioner.train.finetune import WorseModel, fine_tune
+from fastbioner.train.finetune import fine_tune
 from fastbioner.train.finetune_config import FineTuneConfig
 from fastbioner.train.review_split import Memory, compare, split_reviews, text_key
 from tests.core.distill_setup import SENTENCES
@@ -27,7 +27,8 @@ pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def _sentences(n: int, prefix: str = "doc") -> list[TaggedSentence]:
-    return [TaggedSentence((f"text{d}", f"w{k}"), ("O", "O"), doc_id=f"{prefix}{d}") for d in range(n) for k in range(2)]
+    return [TaggedSentence((f"text{d}", f"w{k}"), ("O", "O"), doc_id=f"{prefix}{d}")
+            for d in range(n) for k in range(2)]
 
 
 def _ids_and_texts(sentences):
