@@ -5,8 +5,9 @@ forgetting, measured on three proxies, one row per command, resumable.
 - ``new``: a guideline the shipped model never saw: its ``rank --top 100`` of the NCBI
   training abstracts, ``fine-tune`` without ``--dev``, Disease F1 on NCBI devel;
 - ``same``: the guideline the model already follows: M1 (the shipped model fine-tuned
-  on that top 100 with the recipe of the row) fine-tuned again on 20 and 50 further NCBI
-  training abstracts, scored on NCBI devel against M1;
+  on that top 100 with today's recipe, row ``new-today-s13``) fine-tuned again with the
+  row's recipe on 20 and 50 further NCBI training abstracts (the first in file order
+  not in the top 100), scored on NCBI devel against M1;
 - ``forget``: the shipped model fine-tuned on the first 20 / 50 BC5CDR devel abstracts
   and scored on the other 450. The shipped model was trained on them: a drop there
   measures forgetting, not accuracy on unseen text.
@@ -52,12 +53,19 @@ RECIPES = {
     "distill20": "--distill-docs 20 --l2sp 0 --keep-worse",
     "l2sp": "--distill-docs 0 --l2sp 0.01 --keep-worse",
     "both": "--distill-docs 20 --l2sp 0.01 --keep-worse",
+    "distill100": "--distill-docs 100 --l2sp 0 --keep-worse",
+    "lrdocs": "--distill-docs 0 --l2sp 0 --lr-docs 100 --keep-worse",
+    "distill20-lrdocs": "--distill-docs 20 --l2sp 0 --lr-docs 100 --keep-worse",
 }
 # The order run (two shared cores: an update of 100 abstracts takes about ten minutes there):
 # today's recipe against the chosen one on each proxy first, one seed, then the others.
 ORDER = ([("new", r, 13, 0) for r in ("today", "distill20")]
-         + [(case, r, 13, n) for n in (20, 50) for case in ("forget", "same") for r in ("today", "distill20")]
-         + [("new", "l2sp", 13, 0), ("forget", "l2sp", 13, 20), ("new", "both", 13, 0), ("forget", "both", 13, 20)]
+         + [(case, r, 13, 20) for case in ("forget", "same") for r in ("today", "distill20")]
+         + [("forget", r, 13, 20) for r in ("l2sp", "both")]
+         + [(case, r, 13, 20) for r in ("lrdocs", "distill20-lrdocs", "distill100") for case in ("forget", "same")]
+         + [(case, r, 13, 50) for r in ("today", "distill20", "lrdocs", "distill20-lrdocs")
+            for case in ("forget", "same")]
+         + [("new", r, 13, 0) for r in ("lrdocs", "distill20-lrdocs", "l2sp", "both", "distill100")]
          + [("new", r, s, 0) for s in (14, 15) for r in ("today", "distill20")])
 
 
@@ -94,8 +102,8 @@ def rows() -> list[dict]:
         elif case == "forget":
             out.append(_ft_row(f"forget-{recipe}-{n}-s{seed}", SHIPPED, f"{{work}}/bc5-first{n}.pubtator",
                                recipe, seed, "{work}/bc5-rest450.pubtator"))
-        else:  # M1: the same recipe's new-guideline model (seed 13), updated again on further NCBI abstracts
-            out.append(_ft_row(f"same-{recipe}-{n}-s{seed}", f"new-{recipe}-s13",
+        else:  # M1 (today's recipe on the top 100, seed 13) updated again on further NCBI abstracts
+            out.append(_ft_row(f"same-{recipe}-{n}-s{seed}", "new-today-s13",
                                f"{{work}}/ncbi-further{n}.pubtator", recipe, seed, str(NCBI_DEVEL)))
     return out
 
@@ -171,16 +179,40 @@ def _scores(data: dict) -> dict:
     return out
 
 
+def _held_back(record: dict) -> str:
+    line = next((x for x in record.get("output", []) if x.startswith("F1 on ")), "")
+    return line.removeprefix("F1 on ").removesuffix(", reviewed types only") if line else "-"
+
+
+def table(results: dict) -> str:
+    """The rows run so far as a Markdown table (the research page's)."""
+    out = ["| row | recipe | seed | F1 on the proxy's test documents | held back: before -> after (interval) "
+           "| wall / CPU s (load) |", "|---|---|---|---|---|---|"]
+    for row in rows():
+        r = results.get(row["id"])
+        if not r or "recipe" not in row or "scores" not in r:
+            continue
+        s = r["scores"]
+        f1 = (f"Disease {s.get('f1_Disease', s['f1']):.2f}" if "ncbi" in r["commands"][-1].lower()
+              else f"{s['f1']:.2f} (Chemical {s.get('f1_Chemical', 0):.2f}, Disease {s.get('f1_Disease', 0):.2f})")
+        out.append(f"| {row['id']} | {row['recipe']} | {row['seed']} | {f1} | {_held_back(r)} | "
+                   f"{r.get('wall_s', '-')} / {r.get('cpu_s', '-')} ({r.get('load_at_start', '-')}) |")
+    return "\n".join(out)
+
+
 def main(argv: list[str] | None = None) -> int:
     global RESULTS  # one results file per invocation (--results)
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("action", choices=("run", "list"))
+    p.add_argument("action", choices=("run", "list", "table"))
     p.add_argument("--work", type=Path, default=Path("/tmp/never-worse"))
     p.add_argument("--only", nargs="*", help="row ids (prefixes) to run")
     p.add_argument("--results", type=Path, default=RESULTS, help="the results file (default: %(default)s)")
     args = p.parse_args(argv)
     RESULTS = args.results
     results = _load()
+    if args.action == "table":
+        print(table(results))
+        return 0
     if args.action == "list":
         for row in rows():
             r = results.get(row["id"])

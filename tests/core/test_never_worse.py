@@ -187,3 +187,12 @@ def test_a_full_disk_while_saving_is_one_line(start, tmp_path, capsys, monkeypat
     assert code == 2 and len(err.splitlines()) == 1, err
     assert "cannot save models there (No space left on device)" in err and "SafetensorError" not in err
     assert not Registry().exists("full")
+
+
+def test_few_documents_take_a_smaller_learning_rate_when_asked(start, tmp_path):
+    train = _reviews(tmp_path / "reviews.conll")
+    config = FineTuneConfig(train_files=[str(train)], lr_docs=100, training=TrainingConfig(
+        epochs=1, batch_size=4, learning_rate=3e-3, warmup_ratio=0.0, seed=3, device="cpu"))
+    result = fine_tune(str(start), config, "small-steps", registry=Registry(tmp_path / "reg"))
+    assert result.entry.manifest.config["training"]["learning_rate"] == pytest.approx(3e-3 * 15 / 100)
+    assert any("15 trained documents, fewer than 100 (--lr-docs)" in n for n in result.notes)

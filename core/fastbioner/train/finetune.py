@@ -23,7 +23,7 @@ or failed run registers nothing. What it decides:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Optional, Sequence
 
@@ -444,6 +444,12 @@ def fine_tune(model_ref: str, config: FineTuneConfig, name: str, *, registry: Re
         if tc.threads:
             torch.set_num_threads(tc.threads)
         weight = distil_weight(settings.distill_docs, n_docs - n_held)
+        if settings.lr_docs > 0 and n_docs - n_held < settings.lr_docs:
+            # few documents, a small step: the rate scaled by the share of K documents they are
+            tc = replace(tc, learning_rate=tc.learning_rate * (n_docs - n_held) / settings.lr_docs)
+            settings = replace(settings, training=tc)
+            notes.append(f"learning rate {tc.learning_rate:.2g}: {n_docs - n_held} trained documents, fewer than "
+                         f"{settings.lr_docs:g} (--lr-docs)")
         old_probs = None
         if kept_types or weight > 0:
             reporter.stage("prepare", message="reading the starting model's predictions")

@@ -61,6 +61,8 @@ class FineTuneConfig(Settings):
                                                           "kept)", metavar="K")
     l2sp: float = opt(_FINE_TUNE["l2sp"], "pull the weights toward the starting ones by this times their squared "
                                           "distance (L2-SP; 0: off)", metavar="ALPHA")
+    lr_docs: float = opt(_FINE_TUNE["lr_docs"], "size the learning rate to the data: with N trained documents "
+                                                "fewer than K, the rate is scaled by N/K (0: off)", metavar="K")
     keep_worse: bool = opt(False, "register the result even when it scores worse than the starting model on the "
                                   "held-back documents (or --dev) beyond doubt (its bootstrap interval of after "
                                   "minus before below zero)")
@@ -80,6 +82,8 @@ class FineTuneConfig(Settings):
             raise ConfigError("holdout_min must be at least 1")
         if self.distill_docs < 0 or self.distill_docs != self.distill_docs:
             raise ConfigError("distill_docs must not be negative")
+        if self.lr_docs < 0 or self.lr_docs != self.lr_docs:
+            raise ConfigError("lr_docs must not be negative")
         if self.l2sp < 0 or self.l2sp != self.l2sp:
             raise ConfigError("l2sp must not be negative")
         if self.freeze_layers < 0:
