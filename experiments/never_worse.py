@@ -44,7 +44,7 @@ BC5 = runs.DATA / "bc5cdr" / "pubtator" / "CDR_DevelopmentSet.PubTator.txt"
 NCBI_DEVEL = NCBI / "iob" / "devel.tsv"
 MAP = " ".join(f"--map-label {t}=Disease" for t in ("SpecificDisease", "DiseaseClass", "Modifier",
                                                     "CompositeMention"))
-FT = "fastbioner fine-tune {start} --train {train} --name {name} --threads 1 --quiet {flags}"
+FT = "fastbioner fine-tune {start} --train {train} --name {name} --threads 1 --quiet --overwrite {flags}"
 EVAL = "fastbioner evaluate {name} {file} --threads 1 --quiet --json {work}/eval-{name}.json"
 
 # Recipes: the flags of `fine-tune` each stands for ("today": the recipe before issue 65).
@@ -62,11 +62,14 @@ RECIPES = {
 ORDER = ([("new", r, 13, 0) for r in ("today", "distill20")]
          + [(case, r, 13, 20) for case in ("forget", "same") for r in ("today", "distill20")]
          + [("forget", r, 13, 20) for r in ("l2sp", "both")]
-         + [(case, r, 13, 20) for r in ("lrdocs", "distill20-lrdocs", "distill100") for case in ("forget", "same")]
-         + [(case, r, 13, 50) for r in ("today", "distill20", "lrdocs", "distill20-lrdocs")
-            for case in ("forget", "same")]
-         + [("new", r, 13, 0) for r in ("lrdocs", "distill20-lrdocs", "l2sp", "both", "distill100")]
-         + [("new", r, s, 0) for s in (14, 15) for r in ("today", "distill20")])
+         + [(case, r, 13, 20) for r in ("lrdocs", "distill20-lrdocs") for case in ("forget", "same")]
+         + [("forget", "distill100", 13, 20), ("new", "lrdocs", 13, 0)]
+         + [(case, r, 13, 50) for case in ("forget", "same") for r in ("lrdocs", "today")]
+         + [(case, r, s, 20) for case in ("forget", "same") for s in (14, 15) for r in ("today", "lrdocs")]
+         + [("new", r, s, 0) for s in (14, 15) for r in ("today", "lrdocs")]
+         + [("same", "distill100", 13, 20), ("same", "l2sp", 13, 20), ("same", "both", 13, 20)]
+         + [(case, r, 13, 50) for case in ("forget", "same") for r in ("distill20", "distill20-lrdocs")]
+         + [("new", r, 13, 0) for r in ("distill20-lrdocs", "l2sp", "both", "distill100")])
 
 
 def _prep_rows() -> list[dict]:

@@ -108,7 +108,8 @@ def start(trained, tmp_path):
 
 def test_a_harmful_update_is_refused_in_one_line_and_registers_nothing(start, tmp_path, capsys):
     train = _reviews(tmp_path / "harmful.conll", harmful=True)
-    flags = ["--lr", "3e-2", "--epochs", "4", "--batch-size", "4", "--warmup", "0", "--device", "cpu", "--quiet"]
+    flags = ["--lr", "3e-2", "--lr-docs", "0", "--epochs", "4", "--batch-size", "4", "--warmup", "0", "--device",
+             "cpu", "--quiet"]
     capsys.readouterr()
     code = main(["fine-tune", str(start), "--train", str(train), "--name", "harmed", *flags])
     err = capsys.readouterr().err.strip()

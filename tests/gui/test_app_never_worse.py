@@ -32,6 +32,7 @@ def test_a_harmful_update_keeps_the_current_model_and_says_why(window, tiny_mode
 
     def harmful(model, config, name, **kw):  # a rate that wrecks the model: worse beyond doubt
         config.training.learning_rate, config.training.epochs, config.training.warmup_ratio = 0.3, 4, 0.0
+        config.lr_docs = 0
         return real(model, config, name, **kw)
 
     monkeypatch.setattr(finetune, "fine_tune", harmful)

@@ -172,16 +172,18 @@ def scores_on(manifest: dict[str, Any]) -> tuple[str, str]:
     those). A fine-tuned model's scores are on the curator's held-back documents:
     ("on 10 of your documents (96 mentions)", ...), never called devel F1; a final
     build's are its twin's devel F1; any other's, devel F1."""
-    m = manifest if isinstance(manifest, dict) else {}
-    config = m.get("config") if isinstance(m.get("config"), dict) else {}
-    comparison = config.get("comparison") if isinstance(config.get("comparison"), dict) else None
-    metrics = m.get("metrics") if isinstance(m.get("metrics"), dict) else {}
-    source = metrics.get("source") if isinstance(metrics.get("source"), dict) else {}
-    if comparison and isinstance(comparison.get("where"), str):
+    def part(d: dict[str, Any], key: str) -> dict[str, Any]:
+        value = d.get(key)
+        return value if isinstance(value, dict) else {}
+
+    m: dict[str, Any] = manifest if isinstance(manifest, dict) else {}
+    comparison = part(part(m, "config"), "comparison")
+    source = part(part(m, "metrics"), "source")
+    if isinstance(comparison.get("where"), str):
         # the held-back documents are the project's own: no two updates' are known to be the same
         return f"on {comparison['where']}", f"reviews:{m.get('name', '')}"
     if m.get("method") == "fine-tune":
-        dev_source = (m.get("training") or {}).get("dev_source") if isinstance(m.get("training"), dict) else None
+        dev_source = part(m, "training").get("dev_source")
         return f"on {dev_source or 'the reviewed documents'}", f"reviews:{m.get('name', '')}"
     twin = source.get("twin") if isinstance(source.get("twin"), str) else ""
     # Devel scores compare with each other as before (the shipped models' are all BC5CDR

@@ -15,9 +15,18 @@ or failed run registers nothing. What it decides:
   Disease-only review corrects Disease and keeps Chemical as it was (self-
   distillation on the same text). A CRF model learns the most likely tag of that
   target through its own likelihood.
-- Early stopping and the before/after figures: on ``dev_file``, else on a held-back
-  share of the reviewed documents (:func:`fastbioner.train.finetune_config.held_back_count`),
-  scored on the reviewed types only (the model's other types are not the reviewer's).
+- Early stopping and the before/after figures: on ``dev_file``, else on the held-back
+  reviewed documents (:mod:`fastbioner.train.review_split`: fixed by their text,
+  remembered in the manifest and the ``split_file``, never sharing an id or a text
+  with a trained one), scored on the reviewed types only (the model's other types
+  are not the reviewer's).
+- Never worse: the start and the result are compared document by document with a
+  paired bootstrap; a result worse beyond doubt raises :class:`WorseModel` and
+  registers nothing, unless ``keep_worse``.
+- What an update keeps: every word's target mixes in the starting model's own
+  distribution with weight ``distill_docs / (distill_docs + N)`` (N trained
+  documents), ``l2sp`` pulls the weights toward the starting ones, and ``lr_docs``
+  scales the rate down for few documents.
 """
 
 from __future__ import annotations
@@ -246,7 +255,7 @@ class ReviewObjective:
             loss = -(target * logits[mask].float().log_softmax(-1)).sum(-1).mean()
         parts = {"loss": float(loss.detach())}
         if self.anchor:
-            penalty = sum(((p.float() - p0) ** 2).sum() for p, p0 in self.anchor)
+            penalty = torch.stack([((p.float() - p0) ** 2).sum() for p, p0 in self.anchor]).sum()
             loss = loss + self.l2sp * penalty
             parts["l2sp"] = float(penalty.detach())
         return loss, parts
