@@ -19,6 +19,7 @@ are skipped::
 
     OMP_NUM_THREADS=1 python -m experiments.never_worse run --work /tmp/never-worse [--only ROW...]
     python -m experiments.never_worse list
+    python -m experiments.never_worse render   # the table into docs/research/curator-loop.md
 
 Never a test: it trains models for an hour.
 """
@@ -36,8 +37,10 @@ import time
 from pathlib import Path
 
 from . import runs
+from .paths import CURATOR_PAGE as PAGE
 from .paths import NEVER_WORSE as RESULTS
 
+TABLE_START, TABLE_END = "<!-- never-worse-table -->", "<!-- /never-worse-table -->"
 SHIPPED = "assets/default-model"
 NCBI = runs.DATA / "ncbi-disease"
 BC5 = runs.DATA / "bc5cdr" / "pubtator" / "CDR_DevelopmentSet.PubTator.txt"
@@ -56,6 +59,8 @@ RECIPES = {
     "distill100": "--distill-docs 100 --l2sp 0 --keep-worse",
     "lrdocs": "--distill-docs 0 --l2sp 0 --lr-docs 100 --keep-worse",
     "distill20-lrdocs": "--distill-docs 20 --l2sp 0 --lr-docs 100 --keep-worse",
+    "lrdocs-b8": "--distill-docs 0 --l2sp 0 --lr-docs 100 --batch-size 8 --keep-worse",
+    "lrdocs-2threads": "--distill-docs 0 --l2sp 0 --lr-docs 100 --keep-worse --threads 2",  # a timing row
 }
 # The order run (two shared cores: an update of 100 abstracts takes about ten minutes there):
 # today's recipe against the chosen one on each proxy first, one seed, then the others.
@@ -66,6 +71,7 @@ ORDER = ([("new", r, 13, 0) for r in ("today", "distill20")]
          + [("forget", "distill100", 13, 20), ("new", "lrdocs", 13, 0)]
          + [(case, r, 13, 50) for case in ("forget", "same") for r in ("lrdocs", "today")]
          + [(case, r, s, 20) for case in ("forget", "same") for s in (14, 15) for r in ("today", "lrdocs")]
+         + [("new", "lrdocs-2threads", 13, 0), ("new", "lrdocs-b8", 13, 0)]
          + [("new", r, s, 0) for s in (14, 15) for r in ("today", "lrdocs")]
          + [("same", "distill100", 13, 20), ("same", "l2sp", 13, 20), ("same", "both", 13, 20)]
          + [(case, r, 13, 50) for case in ("forget", "same") for r in ("distill20", "distill20-lrdocs")]
@@ -187,14 +193,47 @@ def _held_back(record: dict) -> str:
     return line.removeprefix("F1 on ").removesuffix(", reviewed types only") if line else "-"
 
 
+def _f1(record: dict) -> float:
+    s = record["scores"]
+    return s.get("f1_Disease", s["f1"]) if "ncbi" in record["commands"][-1].lower() else s["f1"]
+
+
+def summary(results: dict) -> str:
+    """Per proxy and recipe: the mean F1 over the seeds run (and their spread), against
+    what the update started from."""
+    import statistics
+
+    cases = [("new", 0, "new: Disease F1 on NCBI devel (shipped model 64.09)"),
+             ("same", 20, "same, 20 further abstracts (from M1)"),
+             ("same", 50, "same, 50 further abstracts (from M1)"),
+             ("forget", 20, "forget, first 20 BC5CDR devel (shipped model 88.07)"),
+             ("forget", 50, "forget, first 50 BC5CDR devel (shipped model 88.07)")]
+    recipes = list(RECIPES)
+    out = ["| proxy | " + " | ".join(recipes) + " |", "|---|" + "---|" * len(recipes)]
+    for case, n, title in cases:
+        if case == "same" and "new-today-s13" in results:
+            title = title.replace("(from M1)", f"(M1 {_f1(results['new-today-s13']):.2f})")
+        cells = []
+        for recipe in recipes:
+            stem = f"{case}-{recipe}-s" if case == "new" else f"{case}-{recipe}-{n}-s"
+            f1s = [_f1(r) for k, r in sorted(results.items()) if k.startswith(stem) and k[len(stem):].isdigit()
+                   and "scores" in r]
+            cells.append("-" if not f1s else f"{f1s[0]:.2f}" if len(f1s) == 1 else
+                         f"{statistics.mean(f1s):.2f} ± {statistics.stdev(f1s):.2f} ({len(f1s)} seeds)")
+        out.append(f"| {title} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
 def table(results: dict) -> str:
     """The rows run so far as a Markdown table (the research page's)."""
-    out = ["| row | recipe | seed | F1 on the proxy's test documents | held back: before -> after (interval) "
+    out = [summary(results), "",
+           "| row | recipe | seed | F1 on the proxy's test documents | held back: before -> after (interval) "
            "| wall / CPU s (load) |", "|---|---|---|---|---|---|"]
     for row in rows():
         r = results.get(row["id"])
-        if not r or "recipe" not in row or "scores" not in r:
+        if not r or "scores" not in r:
             continue
+        row = {"recipe": "(no update)", "seed": "-", **row}
         s = r["scores"]
         f1 = (f"Disease {s.get('f1_Disease', s['f1']):.2f}" if "ncbi" in r["commands"][-1].lower()
               else f"{s['f1']:.2f} (Chemical {s.get('f1_Chemical', 0):.2f}, Disease {s.get('f1_Disease', 0):.2f})")
@@ -206,7 +245,7 @@ def table(results: dict) -> str:
 def main(argv: list[str] | None = None) -> int:
     global RESULTS  # one results file per invocation (--results)
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("action", choices=("run", "list", "table"))
+    p.add_argument("action", choices=("run", "list", "table", "render"))
     p.add_argument("--work", type=Path, default=Path("/tmp/never-worse"))
     p.add_argument("--only", nargs="*", help="row ids (prefixes) to run")
     p.add_argument("--results", type=Path, default=RESULTS, help="the results file (default: %(default)s)")
@@ -215,6 +254,12 @@ def main(argv: list[str] | None = None) -> int:
     results = _load()
     if args.action == "table":
         print(table(results))
+        return 0
+    if args.action == "render":  # the table into the research page, between its markers
+        text = PAGE.read_text(encoding="utf-8")
+        head, rest = text.split(TABLE_START, 1)
+        _, tail = rest.split(TABLE_END, 1)
+        PAGE.write_text(f"{head}{TABLE_START}\n{table(results)}\n{TABLE_END}{tail}", encoding="utf-8")
         return 0
     if args.action == "list":
         for row in rows():
