@@ -197,3 +197,14 @@ def test_few_documents_take_a_smaller_learning_rate_when_asked(start, tmp_path):
     result = fine_tune(str(start), config, "small-steps", registry=Registry(tmp_path / "reg"))
     assert result.entry.manifest.config["training"]["learning_rate"] == pytest.approx(3e-3 * 15 / 100)
     assert any("15 trained documents, fewer than 100 (--lr-docs)" in n for n in result.notes)
+
+
+def test_with_dev_the_dev_file_decides_and_is_never_trained_on(start, tmp_path):
+    train = _reviews(tmp_path / "reviews.conll", n=12)
+    dev = _reviews(tmp_path / "dev.conll", n=4)  # doc0..doc3: the first four reviewed documents again
+    config = FineTuneConfig(train_files=[str(train)], dev_file=str(dev), training=TrainingConfig(
+        epochs=1, batch_size=4, learning_rate=3e-3, warmup_ratio=0.0, seed=3, device="cpu"))
+    result = fine_tune(str(start), config, "with-dev", registry=Registry(tmp_path / "reg"))
+    assert result.held_back == 0 and result.comparison.where.startswith("dev file dev.conll (4 documents, ")
+    assert result.documents == 8  # trained on the 8 reviewed documents the dev file does not hold
+    assert any("4 reviewed document(s) are also in the --dev file" in n for n in result.notes)

@@ -346,8 +346,8 @@ def _check_documents(dev: list[TaggedSentence], reviewed_sentences: list[TaggedS
         train_docs, notes = review_split.documents(reviewed_sentences)
         train = [reviewed_sentences[i] for d in train_docs for u in d.units for i in u]
         train, dropped = review_split.drop_shared(train, dev)
-        return train, dev, len(train_docs), 0, memory, f"dev file {Path(settings.dev_file or '').name}", \
-            notes + dropped
+        trained = len(review_split.units(train)) if dropped else len(train_docs)  # the documents left
+        return train, dev, trained, 0, memory, f"dev file {Path(settings.dev_file or '').name}", notes + dropped
     split = review_split.split_reviews(reviewed_sentences, settings.holdout_share, settings.holdout_min, memory)
     return split.train, split.held, split.documents, split.held_back, split.memory, "your documents", split.notes
 
