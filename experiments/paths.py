@@ -25,6 +25,7 @@ TRAIN_FIT = RESULTS / "train_fit.json"                    # train_fit
 TRAINING_PRECISION = RESULTS / "training_precision.json"  # bench_training_precision
 SPACY_PEER = RESULTS / "spacy_peer.json"                  # spacy_peer
 CURATOR_LOOP = RESULTS / "curator_loop.json"              # simulated_curator
+NEVER_WORSE = RESULTS / "never_worse.json"                # never_worse (issue 65)
 
 # The product benchmarks' results that the report reads (written by benchmarks/).
 BENCHMARK_RESULTS = REPO / "benchmarks" / "results"

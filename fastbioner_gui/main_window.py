@@ -18,7 +18,8 @@ from fastbioner.io.documents import Source
 from fastbioner.base.errors import FastBioNERError
 from fastbioner.curate.project import PROJECT_SUFFIX, DocStatus
 
-from . import adjudication, concept_lookup, improve, occurrences, relations, review_queue, suggestion_nav
+from . import (adjudication, concept_lookup, improve, learn_while_reviewing, occurrences, relations, review_queue,
+               suggestion_nav)
 from .curation import CurationController
 from .dialogs.load_errors import LoadErrorsDialog
 from .dialogs.settings_dialog import SettingsDialog
@@ -46,7 +47,8 @@ LAYOUT_VERSION = 1
 # Adjudicate menu; the concept cell's lookup; Curate > All occurrences… and the
 # Relations dock (issue 53); the keys to the next suggestion, the review queue and
 # Improve the model (issue 47).
-FEATURES = (adjudication, concept_lookup, occurrences, relations, suggestion_nav, review_queue, improve)
+FEATURES = (adjudication, concept_lookup, occurrences, relations, suggestion_nav, review_queue, improve,
+            learn_while_reviewing)
 
 
 class MainWindow(QMainWindow):
@@ -80,7 +82,7 @@ class MainWindow(QMainWindow):
             projects=self.projects, curation=self.curation, view=self.view, entities=self.entities,
             documents=self.documents, keys=self.keys, commands=self.commands, docks=self.docks, features=self.features,
             current_row=lambda: self.row, current_model=self.picker.current_name, offer_model=self.training.offer,
-            undo=self.undo)
+            undo=self.undo, tagging=self.tagging)
         for feature in FEATURES:
             self.features[feature.__name__.rpartition(".")[2]] = feature.install(self.services)
         self.setAcceptDrops(True)

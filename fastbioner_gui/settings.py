@@ -26,6 +26,7 @@ class AppSettings:
     autosave_seconds: float = 1.0    # autosave this long after the last edit
     low_confidence: float = 0.5      # model spans scoring below are marked doubtful
     replace_curated: bool = False    # re-tagging may overwrite curated spans
+    learn_while_reviewing: bool = False  # improve the model every 10 newly reviewed documents (issue 65)
 
 
 def settings_store() -> QSettings:

@@ -189,7 +189,7 @@ class WindowServices(QObject):
                  view: DocumentView, entities: EntityPanel, documents: DocumentsPanel, keys: CurationKeys,
                  commands: ActionRegistry, docks: Docks, features: dict[str, Any],
                  current_row: Callable[[], int], current_model: Callable[[], str],
-                 offer_model: Callable[[Job, object], None], undo: Callable[[], None]):
+                 offer_model: Callable[[Job, object], None], undo: Callable[[], None], tagging: Any = None):
         super().__init__(host)
         self.host = host
         self.workspace, self.stack, self.jobs, self.settings = workspace, stack, jobs, settings
@@ -199,6 +199,7 @@ class WindowServices(QObject):
         self._features = features
         self._current_row, self._current_model = current_row, current_model
         self._offer_model, self._undo = offer_model, undo
+        self.tagging = tagging  # the TaggingController (tagging runs merged as one undo step each)
 
     @property
     def row(self) -> int:

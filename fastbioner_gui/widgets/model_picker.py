@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (QComboBox, QSizePolicy, QStyle, QStyleOptionCombo
                                QWidget)
 
 from fastbioner.base.config import reading_description
+from fastbioner.models.manifest import scores_on
 
 
 # The picker's narrowest, in characters: a name and the start of its figures.
@@ -159,8 +160,19 @@ def card_html(name: str, manifest: dict[str, Any]) -> str:
         rows.append(("Trained on", learnt))
     metrics = _first(m, "metrics", default={})
     twin = scores_twin(m)
+    words, key = scores_on(m)
+    reviews = key.startswith("reviews:")
+    if reviews and _f1_rows(metrics):
+        # A fine-tuned model's scores are on the curator's held-back documents, not a devel set.
+        rows.append(("Scored", words))
     for label, f1 in _f1_rows(metrics):
-        rows.append((f"devel F1 {label}", f"{100 * f1:.2f}" if f1 <= 1 else f"{f1:.2f}"))
+        rows.append((f"F1 {label}" if reviews else f"devel F1 {label}", f"{100 * f1:.2f}" if f1 <= 1 else f"{f1:.2f}"))
+    comparison = (m.get("config") or {}).get("comparison") if isinstance(m.get("config"), dict) else None
+    if reviews and isinstance(comparison, dict) and all(isinstance(comparison.get(k), (int, float))
+                                                        for k in ("before", "after", "low", "high")):
+        rows.append(("Against its start", f"{100 * comparison['before']:.1f} → {100 * comparison['after']:.1f} "
+                                          f"(95% interval of the change {100 * comparison['low']:+.1f} to "
+                                          f"{100 * comparison['high']:+.1f})"))
     if twin:
         # Devel taught this model, so its own devel scores would flatter it.
         rows.append(("Scores from", f"{twin}, the same recipe trained without devel"))
@@ -226,10 +238,13 @@ def tokens_per_second(manifest: dict[str, Any]) -> float | None:
 
 def picker_summaries(manifests: dict[str, dict[str, Any]]) -> dict[str, str]:
     """What the picker shows beside each model's name, in plain words, from the models'
-    own cards: "fast" for the fastest and "accurate" for the best devel F1 (when there
-    are models to compare), the devel F1, and the speed relative to the slowest model
-    timed ("speed 2.9×": 2.9 times its tokens a second)."""
+    own cards: "fast" for the fastest and "accurate" for the best F1 among models
+    scored on the same data (when there are models to compare: a fine-tuned model's
+    held-back documents are its own, so it is never called accurate against a devel
+    score), the F1 with what it was measured on, and the speed relative to the
+    slowest model timed ("speed 2.9×": 2.9 times its tokens a second)."""
     f1s = {n: f for n, m in manifests.items() if (f := devel_f1(m)) is not None}
+    scored = {n: scores_on(manifests[n]) for n in f1s}
     speeds = {n: t for n, m in manifests.items() if (t := tokens_per_second(m)) is not None}
     slowest = min(speeds.values(), default=None)
     out: dict[str, str] = {}
@@ -237,12 +252,14 @@ def picker_summaries(manifests: dict[str, dict[str, Any]]) -> dict[str, str]:
         words = []
         if len(speeds) > 1 and name in speeds and speeds[name] == max(speeds.values()):
             words.append("fast")
-        if len(f1s) > 1 and name in f1s and f1s[name] == max(f1s.values()):
+        peers = [f1s[n] for n in f1s if name in scored and scored[n][1] == scored[name][1]]
+        if len(peers) > 1 and f1s[name] == max(peers):
             words.append("accurate")
         parts = [", ".join(words)] if words else []
         if name in f1s:
-            twin = " (its twin's)" if scores_twin(manifests[name]) else ""
-            parts.append(f"devel F1 {100 * f1s[name]:.1f}{twin}")
+            what, key = scored[name]
+            parts.append(f"F1 {100 * f1s[name]:.1f} {what}" if key.startswith("reviews:")
+                         else f"{what.replace('devel F1', f'devel F1 {100 * f1s[name]:.1f}')}")
         if name in speeds and len(speeds) > 1:
             parts.append(f"speed {speeds[name] / slowest:.1f}×")
         elif name in speeds:

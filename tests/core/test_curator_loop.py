@@ -11,7 +11,8 @@ import torch
 
 from fastbioner.cli.main import main
 from fastbioner.io.documents import Document, Source, Span
-from fastbioner.train.finetune import fine_tune, relabel_head, soft_targets, split_held_back
+from fastbioner.train.finetune import fine_tune, relabel_head, soft_targets
+from fastbioner.train.review_split import split_reviews
 from fastbioner.train.finetune_config import FineTuneConfig, held_back_count
 from fastbioner.base.config import TrainingConfig
 from fastbioner.io.formats import read_documents, write_documents
@@ -119,10 +120,12 @@ def test_rank_of_an_empty_input_says_so_and_writes_nothing(tmp_path, tiny, capsy
 
 
 def _bio(path, sentences, documents=1):
-    """``sentences`` (lists of (word, tag)) as ``documents`` -DOCSTART- documents."""
+    """``sentences`` (lists of (word, tag)) as ``documents`` -DOCSTART- documents, each
+    with a sentence of its own (repeated texts are one document to fine-tune)."""
     blocks = []
     for d in range(documents):
         blocks.append(f"-DOCSTART- doc{d}")
+        blocks.append(f"Case\tO\n{d}\tO")
         blocks += ["\n".join(f"{w}\t{t}" for w, t in s) for s in sentences]
     path.write_text("\n\n".join(blocks) + "\n", encoding="utf-8")
     return path
@@ -140,11 +143,11 @@ def _config(train, **kw):
 
 def test_held_back_slice_sizes():
     assert [held_back_count(n) for n in (0, 9, 10, 49, 50, 64, 100, 593)] == [0, 0, 5, 5, 5, 6, 10, 59]
-    sentences = [TaggedSentence(("w",), ("O",), doc_id=f"doc{d}") for d in range(12) for _ in range(3)]
-    train, held, docs, n = split_held_back(sentences, 0.1, 5, seed=1)
-    assert (docs, n) == (12, 5)
-    assert len(held) == 15 and len(train) == 21  # whole documents
-    assert not {s.doc_id for s in held} & {s.doc_id for s in train}
+    sentences = [TaggedSentence((f"w{d}", f"x{k}"), ("O", "O"), doc_id=f"doc{d}") for d in range(12) for k in range(3)]
+    split = split_reviews(sentences, 0.1, 5)
+    assert (split.documents, split.held_back) == (12, 5)
+    assert len(split.held) == 15 and len(split.train) == 21  # whole documents
+    assert not {s.doc_id for s in split.held} & {s.doc_id for s in split.train}
 
 
 def test_relabel_head_keeps_the_old_rows_and_adds_new_ones(tiny):
@@ -304,7 +307,10 @@ def test_a_compacted_convolutional_student_is_fine_tuned_at_its_own_learning_rat
                                                       device="cpu", early_stopping_patience=2))
     result = fine_tune(str(compacted), settings, "cnn-reviewed", registry=registry)
     entry = registry.get("cnn-reviewed")
-    assert entry.manifest.config["training"]["learning_rate"] == SMALL_MODEL_LEARNING_RATE
+    # the small models' rate, scaled to the few documents trained on (lr_docs)
+    trained_on = result.documents - result.held_back
+    assert entry.manifest.config["training"]["learning_rate"] == pytest.approx(
+        SMALL_MODEL_LEARNING_RATE * trained_on / settings.lr_docs)
     assert result.kept_types == ["Chemical"] and entry.labels == ["O", "B-Chemical", "I-Chemical", "B-Disease",
                                                                    "I-Disease"]
     before, after = load_file(str(compacted / "model.safetensors")), load_file(str(entry.path / "model.safetensors"))

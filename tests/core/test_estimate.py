@@ -209,3 +209,14 @@ def test_a_live_teachers_calls_are_timed_for_the_estimate_but_not_saved_with_the
     saved = registry.get("live").manifest.training["teacher_cache"]
     assert saved["mode"] == "none" and saved["teacher_seconds"] > 0 and "teacher_calls" not in saved
     assert sum(s for _, s in result.teacher_calls) == pytest.approx(saved["teacher_seconds"])
+
+
+def test_an_estimate_measured_on_a_busy_machine_says_it_may_be_low():
+    from fastbioner.train.estimate import RunEstimate
+
+    def estimate(load):
+        return RunEstimate(120.0, 5.0, 0.5, 200, 0.0, 0.0, 0, 9, load=load, cores=2)
+
+    assert not estimate(1.5).busy and "busy" not in estimate(1.5).describe()
+    busy = estimate(8.6)
+    assert busy.busy and "busy while measuring (load 8.6 on 2 cores), so the figure may be low" in busy.describe()

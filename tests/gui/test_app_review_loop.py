@@ -208,7 +208,8 @@ def test_improve_the_model_from_my_reviews_offers_the_new_model_and_never_switch
     assert outcome.result.held_back == 5 and outcome.before_after() is not None  # before/after on the held back
     name = outcome.entry.name
     assert name.startswith("tiny-student-improved-") and Registry().exists(name)
-    assert any(line.startswith("F1 on 5 of your 12 reviewed documents, held back") for line in outcome.notes)
+    assert any(line.startswith("F1 on 5 of your documents (") and "95% interval" in line for line in outcome.notes)
+    assert "review_split" in window.workspace.project.info  # the project keeps its held-back documents
     qtbot.waitUntil(lambda: window.training.new_model_offer is not None and window.training.new_model_offer.isVisible(),
                     timeout=30000)
     text = window.training.new_model_offer.text()

@@ -24,7 +24,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "of the tagging head; the model's types the documents do not annotate are kept (it "
                     "learns its own predictions for them) unless --drop-other-labels. Without --dev a "
                     "tenth of the documents (at least 5) is held back for early stopping and the before/"
-                    "after scores. Ctrl-C cancels and registers nothing. See docs/guides/curator-loop.md.")
+                    "after scores; the same documents are held back at every update (see --split). A "
+                    "result worse than the start on them beyond doubt (the bootstrap interval of after minus "
+                    "before below zero) is not registered unless --keep-worse. Ctrl-C cancels and registers "
+                    "nothing. See docs/guides/curator-loop.md.")
     f.add_argument("model", metavar="MODEL", help="registry name or model folder to start from")
     f.add_argument("--name", required=True, help="registry name of the new model")
     add_config_flags(f, FineTuneConfig, required=("train_files",), overrides={
@@ -69,14 +72,10 @@ def summary_lines(result) -> list[str]:
              f"scored on: {result.dev_source}",
              f"{t.steps} steps in {t.seconds:.0f} s" + (" (stopped early)" if t.stopped_early else "")]
     lines += result.notes
-    if result.before is not None and result.after is not None:
-        kept = (result.entry.manifest.config.get("training") or {}).get("keep_weights", "best")
-        which = (f"the last step's weights; best score at step {t.best_step}" if kept == "last"
-                 else f"best step {t.best_step}")
-        lines.append(f"F1 on {result.dev_source}, reviewed types only: before {100 * result.before.f1:.2f}, "
-                     f"after {100 * result.after.f1:.2f} ({which})")
+    if result.comparison is not None:
+        lines.append(result.comparison.line() + ", reviewed types only")
         for typ in result.reviewed_types:
             b, a = result.before.per_type.get(typ), result.after.per_type.get(typ)
             if b is not None and a is not None:
-                lines.append(f"  {typ}: {100 * b.f1:.2f} -> {100 * a.f1:.2f}")
+                lines.append(f"  {typ}: {100 * b.f1:.1f} -> {100 * a.f1:.1f}")
     return lines

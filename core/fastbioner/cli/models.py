@@ -9,7 +9,7 @@ from fastbioner.base.config import reading_description
 from fastbioner.base.errors import FastBioNERError
 from fastbioner.infer.evaluation import EvaluationReport
 from fastbioner.models.registry import ModelEntry, Registry
-from fastbioner.models.manifest import KINDS
+from fastbioner.models.manifest import KINDS, scores_on
 from fastbioner.cli.output import echo, shown
 
 
@@ -72,6 +72,15 @@ def _f1(entry: ModelEntry) -> str:
     return f"{f1:.4f}" + (TWIN_MARK if _twin(entry) else "")
 
 
+def _scored_on(entry: ModelEntry) -> str:
+    """"devel", or for a fine-tuned model the curator's held-back documents ("10 of your
+    documents (96 mentions)"): never a held-back score called a devel score."""
+    if not isinstance(entry.manifest.metrics.get("f1"), (int, float)):
+        return ""
+    words, key = scores_on(entry.manifest.to_dict())
+    return words.removeprefix("on ") if key.startswith("reviews:") else "devel"
+
+
 def _size(n: int) -> str:
     return f"{n / 1e6:.1f} MB"
 
@@ -88,11 +97,11 @@ def list_command(args: argparse.Namespace) -> int:
         # The name column as wide as the longest name: a run's name (with its seed) is long.
         w = max(28, *(len(shown(e.name)) + 2 for e in entries))
         echo(f"{'name':<{w}}{'kind':<9}{'layers':>7}{'width':>7}{'params':>12}{'size':>11}"
-              f"{'devel F1':>10}  parent")
+             f"{'F1':>10}  {'scored on':<12}  parent")
         for e in entries:
             m = e.manifest
             echo(f"{shown(e.name):<{w}}{m.kind:<9}{m.layers or '-':>7}{m.width or '-':>7}{m.parameters:>12,}"
-                  f"{_size(m.size_bytes):>11}{_f1(e):>10}  {shown(m.parent or '')}")
+                 f"{_size(m.size_bytes):>11}{_f1(e):>10}  {_scored_on(e):<12}  {shown(m.parent or '')}")
         if any(_twin(e) for e in entries):
             echo(f"{TWIN_MARK} its twin's devel F1: the model itself trained on devel too "
                   f"(fastbioner models show NAME names the twin)")
@@ -120,9 +129,11 @@ def show_command(args: argparse.Namespace) -> int:
         echo(f"  {shown(m.summary)}")
     if m.metrics:
         twin = (m.metrics.get("source") or {}).get("twin")
+        words, key = scores_on(m.to_dict())
         whose = f" (of its twin {twin}, trained without devel)" if twin else ""
         try:
-            echo(f"  devel scores{whose}:\n    " + EvaluationReport.from_dict(m.metrics).to_text()
+            title = f"scores {words}" if key.startswith("reviews:") else f"devel scores{whose}"
+            echo(f"  {title}:\n    " + EvaluationReport.from_dict(m.metrics).to_text()
                   .replace("\n", "\n    "))
         except TypeError:
             echo(f"  metrics: {json.dumps(m.metrics)}")

@@ -166,3 +166,28 @@ def write_manifest(folder: str | Path, manifest: Manifest) -> None:
     with atomic_write(Path(folder) / MANIFEST) as fh:
         json.dump(manifest.to_dict(), fh, indent=2, ensure_ascii=False)
         fh.write("\n")
+
+
+def scores_on(manifest: dict[str, Any]) -> tuple[str, str]:
+    """What a model's card scores were measured on, in words, and a key that is equal
+    for two models scored on the same data (the picker's "accurate" compares only
+    those). A fine-tuned model's scores are on the curator's held-back documents:
+    ("on 10 of your documents (96 mentions)", ...), never called devel F1; a final
+    build's are its twin's devel F1; any other's, devel F1."""
+    def part(d: dict[str, Any], key: str) -> dict[str, Any]:
+        value = d.get(key)
+        return value if isinstance(value, dict) else {}
+
+    m: dict[str, Any] = manifest if isinstance(manifest, dict) else {}
+    comparison = part(part(m, "config"), "comparison")
+    source = part(part(m, "metrics"), "source")
+    if isinstance(comparison.get("where"), str):
+        # the held-back documents are the project's own: no two updates' are known to be the same
+        return f"on {comparison['where']}", f"reviews:{m.get('name', '')}"
+    if m.get("method") == "fine-tune":
+        dev_source = part(m, "training").get("dev_source")
+        return f"on {dev_source or 'the reviewed documents'}", f"reviews:{m.get('name', '')}"
+    twin = source.get("twin") if isinstance(source.get("twin"), str) else ""
+    # Devel scores compare with each other as before (the shipped models' are all BC5CDR
+    # devel, in PubTator or BIO); a held-back score never compares with them.
+    return ("devel F1 (its twin's)" if twin else "devel F1"), "devel"

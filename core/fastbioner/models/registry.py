@@ -249,6 +249,14 @@ class Registry:
             raise self._unwritable(exc) from None
         try:
             yield folder
+        except OSError as exc:  # a full disk while saving into it
+            raise self._unwritable(exc) from None
+        except Exception as exc:
+            # safetensors reports a full disk as its own error (no OSError), its reason inside.
+            if type(exc).__name__ != "SafetensorError":
+                raise
+            reason = re.search(r'message: "([^"]+)"', str(exc))
+            raise self._unwritable(OSError(0, reason.group(1) if reason else str(exc))) from None
         finally:
             shutil.rmtree(folder, ignore_errors=True)
 

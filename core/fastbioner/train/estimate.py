@@ -63,6 +63,14 @@ class RunEstimate:
     cache_bytes: int = 0          # the teacher cache the run would build (0: none)
     cache_place: str = ""         # "memory", "disk" or "shared" (the models folder's disk); "": no cache
     disk_free_bytes: int = 0      # free on the models folder's disk, read when the cache goes there
+    load: float = 0.0             # the machine's load average while measuring (the higher of start and end)
+    cores: int = 0                # its cores
+
+    @property
+    def busy(self) -> bool:
+        """Measured while other work wanted more than every core: the steps timed may
+        have had the cores to themselves more than the run will, so the figure may be low."""
+        return self.cores > 0 and self.load > self.cores
 
     def describe(self) -> str:
         parts = [f"{self.steps:,} steps at {self.step_seconds:.2f} s"]
@@ -76,6 +84,9 @@ class RunEstimate:
         parts.append(f"setup {duration_words(self.setup_seconds)}")
         text = (f"about {duration_words(self.total_seconds)} ({'; '.join(parts)}), "
                 f"measured from {self.measured_steps} steps on this machine")
+        if self.busy:
+            text += (f"; the machine was busy while measuring (load {self.load:.1f} on {self.cores} cores), so "
+                     "the figure may be low")
         return text + self._cache_text()
 
     def _cache_text(self) -> str:
@@ -92,6 +103,17 @@ class RunEstimate:
 
     def to_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+def machine_load() -> tuple[float, int]:
+    """(the one-minute load average, the cores); (0, cores) where the system keeps no load average."""
+    import os
+
+    cores = os.cpu_count() or 1
+    try:
+        return os.getloadavg()[0], cores
+    except (AttributeError, OSError):  # Windows
+        return 0.0, cores
 
 
 def _bytes(n: float) -> str:
@@ -149,6 +171,7 @@ def estimate_run(config, *, registry: Registry | None = None, steps: int = 10,
                         extra_teachers=[], student=student)
 
     def job(reporter: ProgressReporter) -> RunEstimate:
+        load_before = machine_load()
         step_times: list[float] = []
         first_step_at: list[float] = []
 
@@ -220,9 +243,10 @@ def estimate_run(config, *, registry: Registry | None = None, steps: int = 10,
         place = "" if place == "none" else place
         free = _free_bytes(registry.root) if place in ("disk", "shared") else 0
         # Unrounded: describe() rounds for people; a short probe's parts can be a few ms.
+        load, cores = machine_load()
         return RunEstimate(total, setup, step, total_steps, teacher_pass, scoring,
                            evaluations, measured, ensemble, 1 + len(config.extra_teachers) if several else 1,
-                           cache_bytes if place else 0, place, free)
+                           cache_bytes if place else 0, place, free, max(load, load_before[0]), cores)
 
     return run_job(job, on_event, cancel)
 

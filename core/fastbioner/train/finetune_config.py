@@ -55,6 +55,20 @@ class FineTuneConfig(Settings):
                                                             "is no --dev", flag="--holdout", metavar="SHARE")
     holdout_min: int = opt(_FINE_TUNE["holdout_min"], "held back at least this many documents (with fewer than "
                                                       "twice as many, none are held back)", metavar="DOCS")
+    distill_docs: float = opt(_FINE_TUNE["distill_docs"], "distil the starting model on every type, its share of "
+                                                          "each word's target K/(K+N) for N trained documents "
+                                                          "(0: off; only the types the reviews leave out are "
+                                                          "kept)", metavar="K")
+    l2sp: float = opt(_FINE_TUNE["l2sp"], "pull the weights toward the starting ones by this times their squared "
+                                          "distance (L2-SP; 0: off)", metavar="ALPHA")
+    lr_docs: float = opt(_FINE_TUNE["lr_docs"], "size the learning rate to the data: with N trained documents "
+                                                "fewer than K, the rate is scaled by N/K (0: off)", metavar="K")
+    keep_worse: bool = opt(False, "register the result even when it scores worse than the starting model on the "
+                                  "held-back documents (or --dev) beyond doubt (its bootstrap interval of after "
+                                  "minus before below zero)")
+    split_file: str | None = opt(None, "a file that remembers which reviewed documents were held back and trained "
+                                       "on, so later updates never redraw them (written; the app keeps one per "
+                                       "project)", flag="--split", metavar="FILE", kind="path")
     freeze_layers: int = opt(0, "keep the embeddings and the lowest N transformer layers fixed (0: train all)",
                              metavar="N")
     training: TrainingConfig = field(default_factory=_training)
@@ -66,6 +80,12 @@ class FineTuneConfig(Settings):
             raise ConfigError("holdout_share must be in [0, 1)")
         if self.holdout_min < 1:
             raise ConfigError("holdout_min must be at least 1")
+        if self.distill_docs < 0 or self.distill_docs != self.distill_docs:
+            raise ConfigError("distill_docs must not be negative")
+        if self.lr_docs < 0 or self.lr_docs != self.lr_docs:
+            raise ConfigError("lr_docs must not be negative")
+        if self.l2sp < 0 or self.l2sp != self.l2sp:
+            raise ConfigError("l2sp must not be negative")
         if self.freeze_layers < 0:
             raise ConfigError("freeze_layers must not be negative")
         training = self.training
