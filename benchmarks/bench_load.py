@@ -75,12 +75,10 @@ def tag_command(docs: Path, out: Path, model: str | None, *extra: str) -> list[s
     return cmd + (["--model", model] if model else [])
 
 
-def spacy_ready(model: Path) -> str | None:
-    """Why the spaCy peer cannot run here (None: it can)."""
-    try:
-        import spacy  # noqa: F401
-    except ImportError:
-        return "spaCy is not installed (pip install -e '.[bench]')"
+def spacy_ready(model: Path, python: str) -> str | None:
+    """Why the spaCy peer cannot run here with ``python`` (None: it can)."""
+    if subprocess.run([python, "-c", "import spacy"], capture_output=True).returncode != 0:
+        return f"spaCy is not importable by {python} (pip install -e '.[bench]', or --spacy-python)"
     if not (model / "meta.json").is_file():
         return f"no trained spaCy model at {model.name} (python -m experiments.spacy_peer train)"
     return None
@@ -203,6 +201,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--model", default=str(FAST), help="the fast model (registry name or folder)")
     p.add_argument("--default-model", action="store_true", help="also the shipped default model (slow)")
     p.add_argument("--spacy-model", type=Path, default=SPACY_MODEL, help="spaCy's trained CNN")
+    # spaCy 3.7 wants numpy below 2, which the product's scikit-learn/scipy may not take:
+    # its own environment keeps both working.
+    p.add_argument("--spacy-python", default=sys.executable,
+                   help="the Python that runs spaCy (default: this one)")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--busy", type=int, default=2, help="busy processes of the loaded condition")
     p.add_argument("--no-page", action="store_true", help="print the table, write no docs page")
@@ -219,9 +221,9 @@ def main(argv: list[str] | None = None) -> int:
                    "fast-1": tag_command(args.docs, out / "fast1.txt", args.model, "--threads", "1")}
         if args.default_model:
             taggers["default"] = tag_command(args.docs, out / "default.txt", None)
-        skipped = spacy_ready(args.spacy_model)
+        skipped = spacy_ready(args.spacy_model, args.spacy_python)
         if skipped is None:
-            taggers["spacy"] = [sys.executable, "-c", SPACY_TAGGER, str(args.spacy_model), str(args.docs)]
+            taggers["spacy"] = [args.spacy_python, "-c", SPACY_TAGGER, str(args.spacy_model), str(args.docs)]
         else:
             print(f"spaCy peer skipped: {skipped}", file=sys.stderr)
         for cmd in taggers.values():   # untimed: registers a model on first use, warms the file cache

@@ -52,17 +52,18 @@ def wait(app, until, seconds: float) -> None:
 
 
 def dialog_only() -> int:
-    """The distillation dialog of a new user: an empty registry, the installed base
-    encoders, the sample abstracts (gold entities) as the curated training data."""
+    """The distillation dialog of a new user: a fresh registry holding only the shipped
+    default model (registered on first use), which the dialog offers as the teacher of a
+    student of fewer of its layers, on the sample abstracts (gold entities) as the
+    curated training data; no base encoder needed."""
     work = Path(tempfile.mkdtemp(prefix="fastbioner-shots-"))
     os.environ["FASTBIONER_HOME"] = str(work / "home")
-    os.environ["FASTBIONER_DEFAULT_MODEL"] = str(work / "no-default-model")
     from PySide6.QtWidgets import QApplication
 
     from fastbioner.io.documents import Source
     from fastbioner.curate.export import ExportSettings, export_documents
     from fastbioner.io.formats import read_any
-    from fastbioner_gui.app import sample_files
+    from fastbioner.models.shipped import sample_files
     from fastbioner_gui.dialogs.training_dialog import TrainingDialog
     from fastbioner_gui.main_window import MainWindow
 
@@ -72,12 +73,15 @@ def dialog_only() -> int:
     dev = first_sentences(DATA / "devel.tsv", 200, work / "devel.tsv")
     app = QApplication([])
     window = MainWindow()
-    dialog = TrainingDialog("distill", window.workspace, window.jobs, window.settings, [], window, manifests={})
+    window.refresh_models()
+    wait(app, lambda: bool(window.picker.manifests), 300)
+    dialog = TrainingDialog("distill", window.workspace, window.jobs, window.settings, window.training.teachers(),
+                            window, manifests=window.picker.manifests)
     dialog.train_files.add_paths([str(curated)])
     dialog.dev_file.setText(str(dev))
     dialog.device.setCurrentText("cpu")
     dialog.show()
-    estimate = dialog.estimate()  # the teacher's fine-tuning, measured from a few real steps
+    estimate = dialog.estimate()  # the distillation, measured from a few real steps
     wait(app, lambda: estimate is not None and estimate.ended, 900)
     wait(app, lambda: False, 0.5)
     dialog.grab().save(str(OUT / "distill-dialog.png"))
@@ -97,7 +101,7 @@ def jobs_chain() -> int:
     from PySide6.QtCore import Qt
     from PySide6.QtWidgets import QApplication
 
-    from fastbioner_gui.app import sample_files
+    from fastbioner.models.shipped import sample_files
     from fastbioner_gui.dialogs.training_dialog import TrainingDialog
     from fastbioner_gui.main_window import MainWindow
 
@@ -153,7 +157,7 @@ def main() -> int:
     from PySide6.QtWidgets import QApplication
 
     from fastbioner.models.registry import Registry
-    from fastbioner_gui.app import sample_files
+    from fastbioner.models.shipped import sample_files
     from fastbioner_gui.dialogs.training_dialog import TrainingDialog
     from fastbioner_gui.main_window import MainWindow
 

@@ -122,3 +122,20 @@ def test_a_training_import_in_inference_would_be_caught():
         assert any(_under(m, TRAINING) for m in reachable("fastbioner.infer.inference"))
     finally:
         GRAPH["fastbioner.infer.inference"].discard("fastbioner.train.distill.runner")
+
+
+def test_every_module_importing_from_transformers_at_its_top_imports_it_whole_first():
+    """transformers' lazy package is not safe to import from two threads at once (the app's
+    workers): a module naming transformers at its top imports fastbioner.models.hf, which
+    imports it whole, before its own ``from transformers import ...`` line."""
+    late = []
+    for path in CORE.rglob("*.py"):
+        body = ast.parse(path.read_text(encoding="utf-8")).body
+        names = [n for n in body if isinstance(n, (ast.Import, ast.ImportFrom))]
+        first_hf = next((i for i, n in enumerate(names) if isinstance(n, ast.ImportFrom)
+                         and n.module == "fastbioner.models" and any(a.name == "hf" for a in n.names)), None)
+        for i, n in enumerate(names):
+            module = n.module if isinstance(n, ast.ImportFrom) else n.names[0].name
+            if (module or "").split(".")[0] == "transformers" and (first_hf is None or first_hf > i):
+                late.append(module_name(path))
+    assert late == []

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from fastbioner.models.shipped import model_to_tag, more_model_folders, shipped_models
+from fastbioner.models.shipped import model_to_tag, more_model_folders, resolve_model, shipped_models
 from fastbioner.base.errors import ModelError
 from fastbioner.models.registry import Registry, manifest_from_folder
 from fastbioner.models.manifest import write_manifest
@@ -47,6 +47,17 @@ def test_a_tagging_command_names_a_further_shipped_model_before_its_first_regist
     assert model_to_tag(None, registry) == "tiny-default"
     folder = make_tiny_model(tmp_path / "elsewhere")
     assert model_to_tag(str(folder), registry) == str(folder)  # a folder is passed on as it is
+
+
+def test_a_run_resolves_a_shipped_models_name_before_its_first_registration(shipped):
+    """The app offers the shipped default as a teacher while its first scan still
+    registers it: a distillation (or its estimate) named so finds it all the same, and an
+    unknown name is still an error, registering nothing."""
+    registry = Registry()
+    with pytest.raises(ModelError):
+        resolve_model("no-such-model", registry)
+    assert not registry.exists("tiny-default")
+    assert resolve_model("tiny-default", registry).name == "tiny-default" and registry.exists("tiny-default")
 
 
 def test_another_default_ships_no_further_models_unless_named(shipped, monkeypatch):

@@ -14,7 +14,6 @@ place, :mod:`fastbioner.models.loading`.
 from __future__ import annotations
 
 import contextlib
-import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
@@ -83,22 +82,12 @@ def is_local_reference(ref: str | Path) -> bool:
     return p.exists() or str(ref).startswith((".", "/", "~")) or p.is_absolute()
 
 
-_TRANSFORMERS_LOCK = threading.Lock()
-
-
 def transformers_api():
-    """The ``transformers`` package, its first import done under a lock. Its lazy
-    module is not safe to import from two threads at once: on the app's first launch
-    the tagging worker and another worker both reached ``from transformers import
-    AutoTokenizer`` and one got "cannot import name" from the half-imported package.
-    The names used here are resolved while the lock is held."""
-    with _TRANSFORMERS_LOCK:
-        import transformers
+    """The ``transformers`` package, imported completely before any thread uses it
+    (:mod:`fastbioner.models.hf` says why)."""
+    from fastbioner.models import hf
 
-        for name in ("AutoConfig", "AutoModel", "AutoModelForTokenClassification", "AutoTokenizer",
-                     "PretrainedConfig", "PreTrainedModel"):
-            getattr(transformers, name)
-    return transformers
+    return hf.transformers
 
 
 def load_tokenizer(ref: str | Path):

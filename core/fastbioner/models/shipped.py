@@ -89,6 +89,20 @@ def shipped_models(registry: Registry | None = None) -> list[ModelEntry]:
     return entries
 
 
+def resolve_model(name: str, registry: Registry) -> ModelEntry:
+    """``registry.resolve(name)``, a shipped model's name included before its first
+    registration (the app offers the shipped default as a teacher while its first scan
+    still registers it): the shipped models are registered then, and looked up again."""
+    try:
+        return registry.resolve(name)
+    except ModelError:
+        folders = [shipped_model_folder(), *more_model_folders()]
+        if not any((f / MANIFEST).is_file() and read_manifest(f).name == name for f in folders):
+            raise
+    shipped_models(registry)
+    return registry.resolve(name)
+
+
 def model_to_tag(name: str | None, registry: Registry | None = None) -> str:
     """The model a tagging command uses: ``name`` (a registry name or folder; a shipped
     model's name works before its first registration), else the shipped default."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import torch
 from torch import nn
+from fastbioner.models import hf  # noqa: F401  (transformers imported whole first: see hf)
 from transformers import AutoConfig, AutoModelForTokenClassification, PretrainedConfig, PreTrainedModel
 from transformers.modeling_outputs import TokenClassifierOutput
 

@@ -15,6 +15,7 @@ from typing import Any, Sequence
 
 import torch
 from torch import nn
+from fastbioner.models import hf  # noqa: F401  (transformers imported whole first: see hf)
 from transformers import AutoConfig, AutoModel, AutoModelForTokenClassification, PretrainedConfig, PreTrainedModel
 from transformers.modeling_outputs import TokenClassifierOutput
 

@@ -20,6 +20,7 @@ from typing import Any
 
 import torch
 from torch import nn
+from fastbioner.models import hf  # noqa: F401  (transformers imported whole first: see hf)
 from transformers import PreTrainedModel
 
 from fastbioner.base.errors import FastBioNERError
