@@ -195,3 +195,24 @@ def test_the_registry_lock_is_a_system_lock_another_process_sees(tmp_path):
     other = FileLock(reg.root / ".lock")
     other.acquire(timeout=0)  # released with the registry's block
     other.release()
+
+
+def test_trained_on_hashes_only_a_regular_file(tmp_path, monkeypatch):
+    """``evaluate MODEL /dev/zero`` asks whether the model trained on the file: a device
+    never ends and a pipe would be read empty for the scoring after, so neither is hashed."""
+    import fastbioner.models.manifest as manifest_module
+    from fastbioner.models.manifest import Manifest, data_record, trained_on
+
+    train = tmp_path / "train.tsv"
+    train.write_text("Aspirin\tB-Chemical\n", encoding="utf-8")
+    manifest = Manifest(name="m", training_data=[data_record(train, "train")])
+    assert trained_on(manifest, train) and not trained_on(manifest, tmp_path / "other.tsv")
+
+    def endless(path):
+        raise AssertionError(f"hashed {path}")
+
+    monkeypatch.setattr(manifest_module, "file_sha256", endless)
+    assert trained_on(manifest, "/dev/zero") is False
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    assert trained_on(manifest, fifo) is False

@@ -76,8 +76,14 @@ def data_record(path: str | Path, role: str) -> dict[str, Any]:
 
 def trained_on(manifest: Manifest, path: str | Path) -> bool:
     """Whether the model learnt from ``path``'s labels (a training file, by checksum):
-    scores on it are not scores on unseen text (a final model built on train + devel)."""
+    scores on it are not scores on unseen text (a final model built on train + devel).
+    Only a regular file is hashed: a device (/dev/zero) never ends, and a pipe read here
+    would be empty for the scoring after."""
+    if not manifest.training_data:
+        return False
     try:
+        if not Path(path).is_file():
+            return False
         digest = file_sha256(path)
     except OSError:
         return False
