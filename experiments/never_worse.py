@@ -17,7 +17,7 @@ private registry (``FASTBIONER_HOME`` under the work folder); the results go to
 ``paths.NEVER_WORSE``, one record per row, written after each, and rows already there
 are skipped::
 
-    OMP_NUM_THREADS=1 python -m experiments.never_worse run --work /tmp/never-worse [--only ROW...]
+    OMP_NUM_THREADS=1 python -m experiments.never_worse run --work WORK [--only ROW...]
     python -m experiments.never_worse list
     python -m experiments.never_worse render   # the table into docs/research/curator-loop.md
 
@@ -33,6 +33,7 @@ import resource
 import shlex
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -152,9 +153,13 @@ def run_row(row: dict, work: Path, env: dict) -> dict:
     if row.get("python") == "splits":
         splits(work)
         return record
+    def relative(text: str) -> str:
+        """A recorded line without this machine's folders (the work folder, the data)."""
+        return text.replace(str(work), "WORK").replace(str(runs.DATA), "../shared/data")
+
     for i, template in enumerate(row["cmds"]):
         cmd = template.format(work=work)
-        record["commands"].append(cmd.replace(str(work), "WORK").replace(str(runs.DATA), "../shared/data"))
+        record["commands"].append(relative(cmd))
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         load = os.getloadavg()[0]
         t0 = time.monotonic()
@@ -169,9 +174,9 @@ def run_row(row: dict, work: Path, env: dict) -> dict:
         (work / "logs" / f"{row['id']}-{i}.log").write_text(done.stdout + "\n--stderr--\n" + done.stderr)
         if i == row.get("timed"):
             record.update(wall_s=round(wall, 1), cpu_s=round(cpu, 1), load_at_start=round(load, 2),
-                          output=done.stdout.strip().splitlines())
+                          output=[relative(line) for line in done.stdout.strip().splitlines()])
         if done.returncode != 0:
-            record.update(failed=cmd, code=done.returncode, stderr=done.stderr.strip()[-500:])
+            record.update(failed=relative(cmd), code=done.returncode, stderr=relative(done.stderr.strip()[-500:]))
             return record
     if "eval" in row:
         scores = json.loads((work / row["eval"]).read_text(encoding="utf-8"))
@@ -246,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
     global RESULTS  # one results file per invocation (--results)
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("action", choices=("run", "list", "table", "render"))
-    p.add_argument("--work", type=Path, default=Path("/tmp/never-worse"))
+    p.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "never-worse")
     p.add_argument("--only", nargs="*", help="row ids (prefixes) to run")
     p.add_argument("--results", type=Path, default=RESULTS, help="the results file (default: %(default)s)")
     args = p.parse_args(argv)
