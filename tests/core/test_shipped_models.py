@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from fastbioner.models.shipped import model_to_tag, more_model_folders, resolve_model, shipped_models
+from fastbioner.models.shipped import model_to_tag, model_entry, more_model_folders, shipped_models
 from fastbioner.base.errors import ModelError
 from fastbioner.models.registry import Registry, manifest_from_folder
 from fastbioner.models.manifest import write_manifest
@@ -55,9 +55,9 @@ def test_a_run_resolves_a_shipped_models_name_before_its_first_registration(ship
     unknown name is still an error, registering nothing."""
     registry = Registry()
     with pytest.raises(ModelError):
-        resolve_model("no-such-model", registry)
+        model_entry("no-such-model", registry)
     assert not registry.exists("tiny-default")
-    assert resolve_model("tiny-default", registry).name == "tiny-default" and registry.exists("tiny-default")
+    assert model_entry("tiny-default", registry).name == "tiny-default" and registry.exists("tiny-default")
 
 
 def test_another_default_ships_no_further_models_unless_named(shipped, monkeypatch):

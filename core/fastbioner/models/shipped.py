@@ -89,7 +89,7 @@ def shipped_models(registry: Registry | None = None) -> list[ModelEntry]:
     return entries
 
 
-def resolve_model(name: str, registry: Registry) -> ModelEntry:
+def model_entry(name: str, registry: Registry) -> ModelEntry:
     """``registry.resolve(name)``, a shipped model's name included before its first
     registration (the app offers the shipped default as a teacher while its first scan
     still registers it): the shipped models are registered then, and looked up again."""

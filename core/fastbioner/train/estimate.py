@@ -43,7 +43,7 @@ from fastbioner.base.errors import DISK_MARGIN_BYTES
 from fastbioner.io.formats import read_tagged_files
 from fastbioner.models.modeling import load_token_classifier, load_tokenizer, model_labels, pick_device
 from fastbioner.models.registry import Registry
-from fastbioner.models.shipped import resolve_model
+from fastbioner.models.shipped import model_entry
 from fastbioner.train.distill.config import DistillConfig
 
 # The runs it measures (torch, transformers) are imported when measuring: --estimate's parsing needs none.
@@ -168,7 +168,7 @@ def estimate_run(config, *, registry: Registry | None = None, steps: int = 10,
             student = replace(student, source=model_path(student.source, registry))
         if student.small and student.embeddings != "teacher":
             student = replace(student, embeddings=model_path(student.embeddings, registry))
-        probe = replace(probe, teacher=str(resolve_model(config.teacher, registry).path), teacher_cache="none",
+        probe = replace(probe, teacher=str(model_entry(config.teacher, registry).path), teacher_cache="none",
                         extra_teachers=[], student=student)
 
     def job(reporter: ProgressReporter) -> RunEstimate:

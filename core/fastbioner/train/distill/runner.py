@@ -41,7 +41,7 @@ from fastbioner.models.folder import folder_size, safetensors_files
 from fastbioner.train import distributed
 from fastbioner.train import runs
 from fastbioner.models.registry import ModelEntry, Registry
-from fastbioner.models.shipped import resolve_model
+from fastbioner.models.shipped import model_entry
 from fastbioner.models.manifest import Manifest, now_iso
 from fastbioner.io.formats import read_tagged_files
 from fastbioner.train.training import Trainer, TrainingResult, diverged_at, move_to, seed_everything
@@ -264,7 +264,7 @@ def prepare_run(config: DistillConfig, method: Method, registry: Registry, repor
     measures its loss terms. ``keep_in``: the run's checkpoint folder, where several
     teachers' soft labels are kept for a resumed run."""
     reporter.stage("prepare", message=f"loading the teacher {config.teacher}")
-    t_entry = resolve_model(config.teacher, registry)  # the shipped default before its first scan too
+    t_entry = model_entry(config.teacher, registry)  # the shipped default before its first scan too
     teacher = freeze(load_token_classifier(t_entry.path))
     t_tok = load_tokenizer(t_entry.path)
     labels = model_labels(teacher)
