@@ -217,3 +217,19 @@ def test_register_and_a_vocabulary_from_text_in_one_command_then_a_teacher_from_
     config = TeacherConfig(base_model="dret-enc", train_files=[str(train)], encoding=EncodingConfig(max_length=32),
                            training=TrainingConfig(epochs=1, batch_size=2, device="cpu"))
     assert train_teacher(config, "from-registered").entry.manifest.base_model == "dret-enc"
+
+
+def test_the_queue_options_threads_and_quiet_are_taken_and_quiet_prints_the_result_only(folders, tmp_path, capsys):
+    # The experiment queue appends `--threads 1 --quiet` to every command it runs.
+    _, target, narrow, _ = folders
+    out = tmp_path / "quiet"
+    assert main(["transfer-embeddings", str(target), "--source", str(narrow), "--strategy", "merge",
+                 "--name", "quiet", "--out", str(out), "--threads", "1", "--quiet"]) == 0
+    printed = capsys.readouterr().out.strip().splitlines()
+    assert printed == [f"wrote {out}"]
+    assert json.loads((out / "transfer.json").read_text())["sources"][0]["kind"] == "model"
+    text = tmp_path / "abstracts.txt"
+    text.write_text("\n".join(["naloxonazine reversed the hypertension"] * 20), encoding="utf-8")
+    assert main(["train-vocabulary", str(text), "--size", "120", "--out", str(tmp_path / "v"),
+                 "--min-frequency", "1", "--threads", "1", "--quiet"]) == 0
+    assert (tmp_path / "v" / "vocab.txt").is_file()

@@ -59,6 +59,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="an annotated file: report the pieces per entity mention before and after")
     t.add_argument("--seed", type=int, default=0, help="seed of the random starts and the held-out split")
     t.add_argument("--json", metavar="OUT", help="also write the report (with --mentions' counts) here")
+    _run_options(t)
     t.set_defaults(func=transfer_command)
 
     v = subparsers.add_parser(
@@ -71,7 +72,30 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     v.add_argument("--out", required=True, metavar="DIR")
     v.add_argument("--cased", action="store_true", help="keep case (match a cased target)")
     v.add_argument("--min-frequency", type=int, default=2, help="drop tokens seen fewer times (default %(default)s)")
+    _run_options(v)
     v.set_defaults(func=train_vocabulary_command)
+
+
+def _run_options(p: argparse.ArgumentParser) -> None:
+    """The options every long command takes (the experiment queue passes both)."""
+    p.add_argument("--threads", type=int, default=0, metavar="N",
+                   help="CPU threads for the maps and the vocabulary trainer (0: the cores less the load on them)")
+    p.add_argument("--quiet", action="store_true",
+                   help="print the result line only (the tables are still saved in transfer.json)")
+
+
+def _use_threads(args: argparse.Namespace) -> None:
+    """Torch's intra-op threads and the tokenizers trainer's (Rayon reads its variable
+    when its pool starts, so it is set before the trainer is imported)."""
+    import os
+
+    from fastbioner.base.threads import choose
+
+    count = choose(args.threads or None).threads
+    os.environ.setdefault("RAYON_NUM_THREADS", str(count))
+    import torch
+
+    torch.set_num_threads(count)
 
 
 def table_lines(report: dict[str, Any]) -> list[str]:
@@ -116,6 +140,7 @@ def mention_lines(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
 
 
 def transfer_command(args: argparse.Namespace) -> int:
+    _use_threads(args)
     from fastbioner.models.transfer_model import transfer_embeddings
 
     Registry.check_name(args.name)
@@ -134,7 +159,8 @@ def transfer_command(args: argparse.Namespace) -> int:
             folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="fastbioner-vocab-")))
             info = train_vocabulary(args.vocabulary_from, args.vocabulary_size, folder / "vocabulary",
                                     lowercase=_lowercases(args.target))
-            echo(f"trained a vocabulary of {info.size:,} tokens on {info.documents:,} documents")
+            if not args.quiet:
+                echo(f"trained a vocabulary of {info.size:,} tokens on {info.documents:,} documents")
             sources.append(str(info.folder))
         if args.register:
             registry = Registry()
@@ -171,13 +197,13 @@ def _finish(outcome, args: argparse.Namespace) -> dict[str, Any]:
     from fastbioner.models.vocabulary import pieces_per_mention
 
     report = dict(outcome.report)
-    for line in table_lines(report):
+    for line in [] if args.quiet else table_lines(report):
         echo(line)
     if args.mentions:
         before = pieces_per_mention(load_tokenizer(model_folder(args.target)), args.mentions)
         after = pieces_per_mention(load_tokenizer(outcome.folder), args.mentions)
         report["mentions"] = {"files": [Path(m).name for m in args.mentions], "before": before, "after": after}
-        for line in mention_lines(before, after):
+        for line in [] if args.quiet else mention_lines(before, after):
             echo(line)
         # The counts belong to the encoder's report too.
         write_text(outcome.folder / "transfer.json", json.dumps(report, indent=2) + "\n")
@@ -187,6 +213,7 @@ def _finish(outcome, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def train_vocabulary_command(args: argparse.Namespace) -> int:
+    _use_threads(args)
     from fastbioner.models.vocabulary import train_vocabulary
 
     info = train_vocabulary(args.files, args.size, args.out, lowercase=not args.cased,
