@@ -20,7 +20,7 @@ class AppSettings:
     device: str = "auto"             # where models run: auto takes CUDA when present
     precision: str = "auto"          # inference precision; auto: the engine's default
     batch_size: int = 256            # most sentences per batch when tagging
-    threads: int = 0                 # CPU threads for torch; 0: the cores less the load (base.threads)
+    threads: int = 0                 # CPU threads for torch; 0: the cores less what others keep busy
     data_folder: str = ""            # where Open starts
     export_folder: str = ""          # where Export starts
     autosave_seconds: float = 1.0    # autosave this long after the last edit

@@ -146,8 +146,8 @@ class TrainingConfig(Settings):
     max_grad_norm: float = opt(_TRAINING["max_grad_norm"], "gradient clipping norm; 0 disables clipping")
     seed: int = opt(_TRAINING["seed"], "seed of every random choice (initialisation, batch order, dropout)")
     device: str = opt("auto", "auto (CUDA when present), cpu, cuda, cuda:N")
-    threads: int = opt(0, "CPU threads for torch, 0: the cores this process may use less the load "
-                          "already on them (at least 1)")
+    threads: int = opt(0, "CPU threads for torch, 0: the cores this process may use less what other "
+                          "work keeps busy on them (at least 1)")
     mixed_precision: bool = opt(_TRAINING["mixed_precision"], "no autocast on CUDA (it is used on CUDA only: bf16 "
                                                                "where supported, else fp16)",
                                 flag="--no-mixed-precision", kind="negate")

@@ -30,7 +30,7 @@ def _run_options(p: argparse.ArgumentParser) -> None:
                    help=f"auto: the fastest mode whose recorded check lost at most {MAX_F1_LOSS_POINTS:g} devel "
                         "F1 against fp32 (fp32 when none was checked); or a mode by name (%(default)s)")
     p.add_argument("--threads", type=int, default=None, metavar="N",
-                   help="CPU threads (default: the cores less the load on them, at least 1)")
+                   help="CPU threads (default: the cores less what other work keeps busy, at least 1)")
     p.add_argument("--token-budget", type=int, default=None, metavar="N",
                    help="padded subword positions per batch")
 

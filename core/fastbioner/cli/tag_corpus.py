@@ -58,7 +58,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _run_options(p)
     for action in p._actions:
         if action.dest == "threads":  # a corpus run's own default (see scale.preflight.default_threads)
-            action.help = "CPU threads of the local engine (default: the cores less the load on them, at least 1)"
+            action.help = ("CPU threads of the local engine (default: the cores less what other work keeps "
+                           "busy, at least 1)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=tag_corpus_command)
 

@@ -40,7 +40,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     ev.add_argument("file", metavar="FILE")
     ev.add_argument("--batch-size", type=int, default=32)
     ev.add_argument("--device", default="auto")
-    ev.add_argument("--threads", type=int, default=0, help="CPU threads (0: the cores less the load on them)")
+    ev.add_argument("--threads", type=int, default=0, help="CPU threads (0: the cores less what other work keeps busy)")
     ev.add_argument("--json", metavar="OUT", help="also write the scores as JSON ('-' for stdout only)")
     ev.add_argument("--record", action="store_true",
                     help="store the scores as the registered model's devel metrics (its card shows them), "

@@ -79,7 +79,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _run_options(p: argparse.ArgumentParser) -> None:
     """The options every long command takes (the experiment queue passes both)."""
     p.add_argument("--threads", type=int, default=0, metavar="N",
-                   help="CPU threads for the maps and the vocabulary trainer (0: the cores less the load on them)")
+                   help="CPU threads for the maps and the vocabulary trainer (0: the cores less what other "
+                        "work keeps busy)")
     p.add_argument("--quiet", action="store_true",
                    help="print the result line only (the tables are still saved in transfer.json)")
 

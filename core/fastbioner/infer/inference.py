@@ -60,7 +60,7 @@ class TaggerConfig(Settings):
 
     device: str = "auto"            # auto (CUDA when present), cpu, cuda, cuda:N
     precision: str = "auto"         # auto, fp32, bf16, fp16, int8 (see fastbioner.models.precision)
-    threads: int | None = None      # torch intra-op threads; None: the cores less the load on them
+    threads: int | None = None      # torch intra-op threads; None: the cores less what other work keeps busy
                                     # (fastbioner.base.threads), chosen once per process
     max_length: int | None = None   # subwords per window, special tokens included; None: the
                                     # model's training setting (manifest), else EncodingConfig's

@@ -59,7 +59,7 @@ class TagSummary(Throughput):
     device: str = ""
     precision: str = ""
     threads: int = 0
-    thread_choice: str = ""         # the count and why, e.g. "1 thread (2 cores, load 5.1)"
+    thread_choice: str = ""         # the count and why, e.g. "1 thread (2 cores, 1.9 busy elsewhere)"
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

@@ -453,7 +453,8 @@ def fine_tune(model_ref: str, config: FineTuneConfig, name: str, *, registry: Re
         if not windows:
             raise InputError("no reviewed sentences left to train on", where)
         device = pick_device(tc.device)
-        torch.set_num_threads(threads.choose(tc.threads or None).threads)  # 0: the cores less the load
+        # 0: the cores less what other work keeps busy
+        torch.set_num_threads(threads.choose(tc.threads or None).threads)
         weight = distil_weight(settings.distill_docs, n_docs - n_held)
         if settings.lr_docs > 0 and n_docs - n_held < settings.lr_docs:
             # few documents, a small step: the rate scaled by the share of K documents they are

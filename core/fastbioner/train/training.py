@@ -192,7 +192,8 @@ class Trainer:
         self.fingerprint = fingerprint if fingerprint is not None else config.to_dict()
         self._check = check
         self.device = pick_device(distributed.device_for_rank(config.device))
-        torch.set_num_threads(threads.choose(config.threads or None).threads)  # 0: the cores less the load
+        # 0: the cores less what other work keeps busy
+        torch.set_num_threads(threads.choose(config.threads or None).threads)
         # Several processes (torchrun): each takes its share of the batches; rank 0 alone
         # evaluates and checkpoints; the world size is part of what a resume must match.
         self.rank, self.world = distributed.rank(), distributed.world_size()
