@@ -255,7 +255,9 @@ def commands_section(rows, results) -> list[str]:
             out.append(f"- `{r.id}`: {NOT_RUN}; queue it with `python -m experiments.experiment_queue add {r.id}`")
             continue
         for x in res.get("runs") or [res]:
-            epochs = f"{x['epochs']} epoch{'s' if x['epochs'] != 1 else ''}"
+            # A transfer row (DRET) trains nothing: no epochs, and its wall is not kept.
+            epochs = (f"{x['epochs']} epoch{'s' if x['epochs'] != 1 else ''}" if x.get("epochs")
+                      else "no training")
             same = f", the same run as `{x['same_run_as']}`" if x.get("same_run_as") else ""
             out.append(f"- `{r.id}` seed {x['seed']} ({epochs}, {minutes(x['wall_seconds'])} wall on {x['cpu']}, "
                        f"{x['cores']} cores, commit {x.get('commit') or '–'}, finished {x['finished']}{same}):  \n"

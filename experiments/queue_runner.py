@@ -98,13 +98,14 @@ def same_run_recorded(job: dict, results: dict | None = None) -> tuple[str, dict
 
 def _shape(args: list[str]) -> tuple:
     """What a run's length depends on, read from its command: the subcommand, corpus,
-    student, depth, epochs, precision and whether it reads unlabelled text (not the
-    method, seed or rate, which change a step's cost little)."""
+    base (a teacher run's encoder: a 6-layer MiniLM is not timed by the 12-layer
+    MPNet's record), student, depth, epochs, precision and whether it reads unlabelled
+    text (not the method, seed or rate, which change a step's cost little)."""
     args = [runs.portable(a) for a in args]  # a recorded command's paths are portable ones
 
     def value(flag: str) -> str | None:
         return args[args.index(flag) + 1] if flag in args[:-1] else None
-    return (args[0] if args else None, value("--train"), value("--student-from"), value("--layers"),
+    return (args[0] if args else None, value("--train"), value("--base"), value("--student-from"), value("--layers"),
             value("--epochs"), "--cpu-bf16" in args, "--unlabeled" in args, value("--context"))
 
 
