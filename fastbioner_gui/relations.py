@@ -203,6 +203,9 @@ class RelationsPanel(QWidget):
         layout.addLayout(buttons)
         services.workspace.documentsChanged.connect(
             lambda first, last: self.refresh() if first <= self.row <= last else None)
+        lookup = services.feature("concept_lookup")
+        if lookup is not None:   # the concepts' names, once the dictionary is built (in the background)
+            lookup.lookup.changed.connect(self.refresh)
 
     def show_row(self, row: int) -> None:
         self.row = row

@@ -59,6 +59,7 @@ def main() -> int:
     window.show()
     window.workspace.add_documents(docs, origin=str(DEVEL))
     wait(app, lambda: window.row == 0, 30)
+    wait(app, window.features["concept_lookup"].lookup.up_to_date, 30)   # built in the background
     # The document with the most relations.
     row = max(range(len(docs)), key=lambda r: (len(docs[r].relations), -r))
     window.documents.set_current_row(row)

@@ -6,12 +6,14 @@ naming the file and line. Speed and memory: benchmarks/bench_concepts.py."""
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from unittest.mock import patch
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fastbioner.base.errors import InputError
+from fastbioner.curate import concept_index
 from fastbioner.curate.concepts import Concept, ConceptDictionary, normalise
 
 ROWS = st.lists(st.tuples(st.sampled_from(["Cocaine", "cocaine", "coca leaf", "Straße", "strasse", "LI",
@@ -78,6 +80,58 @@ def test_proposals_and_concepts_are_the_votes(rows, text):
             if cid == wanted and (best is None or sum(texts.values()) > best.mentions):
                 best = Concept(cid, lab, min(texts, key=lambda t: (-texts[t], t)), sum(texts.values()))
         assert d.concept(wanted) == best
+
+
+def _answers(d, order):
+    """Every kind of lookup, asked in ``order`` (each builds the parts it needs first)."""
+    asks = {"complete": lambda: [d.complete(t, lab) for t in ("c", "li", "d1", "ss") for lab in (None, "Chemical")],
+            "propose": lambda: [d.propose(t, lab) for t in ("cocaine", "STRASSE", "no") for lab in (None, "Disease")],
+            "concept": lambda: [d.concept(cid) for cid in ("D1", "d2", "D1|D2", "D404")]}
+    got = {kind: asks[kind]() for kind in order}
+    return [got[kind] for kind in sorted(got)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows=ROWS)
+def test_answers_are_the_same_whichever_lookup_is_built_first(rows):
+    built_at_once = _dictionary(rows)
+    built_at_once.build_index()
+    expected = _answers(built_at_once, ["complete", "propose", "concept"])
+    for order in (["propose", "concept", "complete"], ["concept", "complete", "propose"]):
+        assert _answers(_dictionary(rows), order) == expected
+
+
+@settings(max_examples=100, deadline=None)
+@given(rows=ROWS, typed=TYPED, label=st.sampled_from([None, "Chemical", "Disease"]))
+def test_completion_is_the_same_when_its_search_string_is_built_a_few_concepts_at_a_time(rows, typed, label):
+    # The search strings are built in slices of concepts; slices of two cut between them everywhere.
+    with patch.object(concept_index, "_CONCEPTS_AT_A_TIME", 2):
+        assert _dictionary(rows).complete(typed, label) == reference_complete(rows, typed, label)
+
+
+def test_sums_past_float_precision_rank_exactly():
+    # 2**62 against 2**62 - 1: as floats the two are equal, and the tie would go to the id A2.
+    rows = [("alpha", "Chemical", "D1", 2**61), ("alpha beta", "Chemical", "D1", 2**61),
+            ("alphabet", "Chemical", "A2", 2**62 - 1)]
+    got = _dictionary(rows).complete("alpha")
+    assert [(c.id, c.mentions) for c in got] == [("D1", 2**62), ("A2", 2**62 - 1)]
+    assert got == reference_complete(rows, "alpha")
+
+
+def test_an_id_holding_a_tab_is_one_field():
+    # A tab inside an id must not start a field: "ab" is inside "X\tAB", not its prefix.
+    rows = [("zeta", "Chemical", "X\tAB", 5), ("abacavir", "Chemical", "D9", 1)]
+    got = _dictionary(rows).complete("ab")
+    assert [c.id for c in got] == ["D9", "X\tAB"] and got == reference_complete(rows, "ab")
+
+
+def test_a_dictionary_loaded_with_or_without_its_lookups_answers_alike(tmp_path):
+    rows = [("cocaine", "Chemical", "D1", 2), ("Cocaine", "Chemical", "D1", 1), ("Straße", "Disease", "d2", 3),
+            ("lithium carbonate", "Chemical", "D2", 4), ("NO", "Chemical", "D12", 1)]
+    _dictionary(rows).save(tmp_path / "m.tsv")
+    indexed, lazy = (ConceptDictionary.load(tmp_path / "m.tsv", indexed=flag) for flag in (True, False))
+    order = ["complete", "propose", "concept"]
+    assert _answers(indexed, order) == _answers(lazy, order) == _answers(_dictionary(rows), order)
 
 
 def test_a_loaded_dictionary_takes_additions_and_answers_with_them(tmp_path):

@@ -31,7 +31,9 @@ def window(qtbot):
 
 @pytest.fixture
 def loaded(window, qtbot):
-    """The window with the three documents of :func:`make_documents`, the first shown."""
+    """The window with the three documents of :func:`make_documents`, the first shown,
+    and the concept dictionary (built in the background) holding their concepts."""
     window.workspace.add_documents(make_documents(), origin="test")
     qtbot.waitUntil(lambda: window.row == 0, timeout=30000)
+    qtbot.waitUntil(window.features["concept_lookup"].lookup.up_to_date, timeout=30000)
     return window

@@ -6,12 +6,15 @@ keyboard, each one undo step; relations follow a concept-id edit)."""
 
 from __future__ import annotations
 
+import threading
+
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLineEdit
 
 from fastbioner.curate import occurrences as rules
 from fastbioner.io.documents import Document, Source, Span
 from fastbioner.curate.project import load_project
+from fastbioner_gui import concept_lookup
 from fastbioner_gui.dialogs.shortcuts import shortcuts_html
 
 
@@ -31,6 +34,8 @@ def _lithium_docs():
 def _open(window, qtbot, docs):
     window.workspace.add_documents(docs, origin="test")
     qtbot.waitUntil(lambda: window.row == 0, timeout=30000)
+    # The concept dictionary is built in the background: proposals and completion need it.
+    qtbot.waitUntil(window.features["concept_lookup"].lookup.up_to_date, timeout=30000)
 
 
 def _spans(window):
@@ -158,6 +163,73 @@ def test_accepting_a_suggestion_fills_the_proposed_id_in_the_same_undo_step(wind
     assert "D008094" in window.statusBar().currentMessage()
     window.undo()
     assert window.workspace.document(0).spans == [Span(5, 12, "Chemical", Source.MODEL, 0.8)]
+
+
+class _HeldBuilds:
+    """Builds of the concept dictionary that wait, on their worker thread, until the
+    test lets them go: what a dictionary of millions of rows does for seconds."""
+
+    def __init__(self, monkeypatch):
+        self.gate = threading.Event()
+        build = concept_lookup.build_dictionary_job
+
+        def held(shipped, votes):
+            job = build(shipped, votes)
+
+            def wait_then_build(on_event, cancel):
+                self.gate.wait(60)   # never reached by a passing test: the test opens the gate
+                return job(on_event, cancel)
+            return wait_then_build
+        monkeypatch.setattr(concept_lookup, "build_dictionary_job", held)
+
+
+def test_before_the_dictionary_is_built_the_cell_says_so_and_the_window_never_waits(window, qtbot, monkeypatch):
+    held = _HeldBuilds(monkeypatch)
+    try:
+        doc = Document("1", "Cocaine and lithium.", spans=[Span(0, 7, "Chemical", Source.MODEL, 0.8),
+                                                            Span(12, 19, "Chemical", Source.MODEL, 0.8)])
+        window.workspace.add_documents([doc], origin="test")
+        qtbot.waitUntil(lambda: window.row == 0, timeout=30000)
+        lookup = window.features["concept_lookup"].lookup
+        assert not lookup.ready   # the build waits for the gate: everything below runs meanwhile
+        # An accept goes through at once, without an id, and says why.
+        window.keys.select(doc.spans[1])
+        window.view.setFocus()
+        qtbot.keyClick(window.view, Qt.Key.Key_A)
+        assert [(s.source, s.concept_id) for s in window.workspace.document(0).spans] == [
+            (Source.MODEL, None), (Source.CURATOR, None)]
+        assert "still loading" in window.statusBar().currentMessage()
+        # Typing in a concept cell offers nothing yet, and says so.
+        assert window.entities.edit_concept(window.workspace.document(0).spans[0])
+        editor = window.entities.table.findChild(QLineEdit)
+        completer = window.features["concept_lookup"].delegate.last_completer
+        qtbot.keyClicks(editor, "cocai")
+        assert completer.loading() and completer.offered() == []
+        assert "still loading" in completer.items.item(0).text()
+        held.gate.set()
+        # Built: the open list fills in without another key.
+        qtbot.waitUntil(lookup.up_to_date, timeout=30000)
+        assert not completer.loading() and completer.offered()[0] == "D003042"
+    finally:
+        held.gate.set()
+
+
+def test_while_the_dictionary_is_rebuilt_the_one_before_answers(window, qtbot, monkeypatch):
+    _open(window, qtbot, [Document("1", "Cocaine.", spans=[Span(0, 7, "Chemical", concept_id="D003042")])])
+    lookup = window.features["concept_lookup"].lookup
+    held = _HeldBuilds(monkeypatch)
+    try:
+        window.workspace.add_documents([Document("2", "Zorblamide.", spans=[Span(0, 10, "Chemical",
+                                                                                  concept_id="C999999")])],
+                                       origin="test")
+        assert not lookup.up_to_date()
+        assert lookup.propose("cocaine", "Chemical") == "D003042"   # the dictionary built before
+        assert lookup.propose("zorblamide", "Chemical") is None      # the new document's, not yet
+        held.gate.set()
+        qtbot.waitUntil(lookup.up_to_date, timeout=30000)
+        assert lookup.propose("zorblamide", "Chemical") == "C999999"
+    finally:
+        held.gate.set()
 
 
 def _cdr_doc():

@@ -146,6 +146,7 @@ def test_relation_names_are_shown_whole(window, qtbot):
     doc.relations = [("CID", "D007213", "D007022")]
     window.workspace.add_documents([doc], origin="test")
     qtbot.waitUntil(lambda: window.row == 0, timeout=30000)
+    qtbot.waitUntil(window.features["concept_lookup"].lookup.up_to_date, timeout=30000)  # built in the background
     relations.focus_panel()
     relations.dock.setFloating(True)  # a narrow panel: the names are not cut, the list scrolls
     relations.dock.resize(320, 200)

@@ -14,6 +14,7 @@ def test_the_concept_popup_shows_each_offer_whole(window, qtbot):
                      spans=[Span(0, 17, "Chemical", concept_id="D016651"), Span(22, 29, "Chemical", Source.MODEL)])]
     window.workspace.add_documents(docs, origin="test")
     qtbot.waitUntil(lambda: window.row == 0, timeout=30000)
+    qtbot.waitUntil(window.features["concept_lookup"].lookup.up_to_date, timeout=30000)  # built in the background
     window.resize(1024, 700)
     entities = window.entities
     assert entities.edit_concept(window.workspace.document(0).spans[1])

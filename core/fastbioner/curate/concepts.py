@@ -22,12 +22,13 @@ from __future__ import annotations
 import csv
 import io
 import re
+import sys
 from array import array
 from collections import Counter
 from dataclasses import dataclass
 from importlib.resources import as_file, files
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from fastbioner.base.errors import InputError
 from fastbioner.io.fileio import atomic_write
@@ -36,14 +37,19 @@ from fastbioner.io.documents import Document, Source, Span
 
 # Ids that mean "no concept" in the corpora (BC5CDR writes -1).
 NO_CONCEPT = {"", "-1", "-"}
-_SPACES = re.compile(r"\s+")
 HEADER = ("mention", "label", "concept_id", "count")
 MAX_DICTIONARY_BYTES = 64 * 1024 * 1024
 
 
+def collapse(text: str) -> str:
+    """The text with runs of white space made one space, none at either end (``split``
+    knows the same white space as the regular expression ``\\s``, and is faster)."""
+    return " ".join(text.split())
+
+
 def normalise(text: str) -> str:
     """The case-folded mention text with runs of whitespace made one space."""
-    return _SPACES.sub(" ", text).strip().casefold()
+    return collapse(text).casefold()
 
 
 def concept_parts(concept_id: str | None) -> frozenset[str]:
@@ -76,8 +82,9 @@ class ConceptDictionary:
     The votes are rows: a mention text, a concept number and a count (the text's
     string, and 16 bytes in two arrays); concepts, one per (label, id), are numbered in
     the order first added. The lookups go through
-    :class:`~fastbioner.curate.concept_index.ConceptIndex`, built on the first lookup
-    after a change."""
+    :class:`~fastbioner.curate.concept_index.ConceptIndex`: :meth:`load` builds it, so
+    that the first lookup after loading answers at once; after a change, the next
+    lookup (or :meth:`build_index`) builds it again."""
 
     def __init__(self) -> None:
         self._text: list[str] = []
@@ -97,18 +104,30 @@ class ConceptDictionary:
             self._index = ConceptIndex(self._text, self._concept_of, self._count, self._keys)
         return self._index
 
+    def build_index(self) -> None:
+        """Build every lookup now (seconds for a dictionary of millions of rows), so that
+        none waits later: where a caller must not wait, it calls this where waiting is
+        harmless (the app, on a worker thread)."""
+        self._built().build()
+
     def _concept(self, c: int) -> Concept:
         texts: Counter[str] = Counter()
         for i in self._built().rows_of(c):
             texts[self._text[i]] += self._count[i]
         return _concept(*self._keys[c], texts)
 
-    def _append(self, text: str, key: tuple[str, str], count: int) -> None:
+    def _numbers(self) -> dict[tuple[str, str], int]:
         if self._number is None:
             self._number = {k: c for c, k in enumerate(self._keys)}
-        c = self._number.get(key)
+        return self._number
+
+    def _append(self, text: str, key: tuple[str, str], count: int) -> None:
+        numbers = self._numbers()
+        c = numbers.get(key)
         if c is None:
-            c = self._number[key] = len(self._keys)
+            # One string per label name, not one per concept (each would be a copy read from the file).
+            key = (sys.intern(key[0]), key[1])
+            c = numbers[key] = len(self._keys)
             self._keys.append(key)
         self._text.append(text)
         self._concept_of.append(c)
@@ -117,27 +136,33 @@ class ConceptDictionary:
 
     def add(self, text: str, label: str, concept_id: str | None, count: int = 1) -> None:
         """One mention (or ``count`` of them) of ``text`` naming ``concept_id``."""
-        text = _SPACES.sub(" ", text).strip()
-        if not text or concept_id is None or not concept_parts(concept_id) or count <= 0:
+        text = collapse(text)
+        if not text or concept_id is None or count <= 0:
+            return
+        key = (label, concept_id.strip())
+        # A known concept's id was checked when it was first added (checking it again for
+        # every row was a good part of loading's time).
+        if key not in self._numbers() and not concept_parts(concept_id):
             return
         if count >= 2**62:  # a count is one of the rows' 64-bit numbers; totals sum them
             raise ValueError(f"a count of {count} mentions")
-        self._append(text, (label, concept_id.strip()), count)
+        self._append(text, key, count)
 
     def add_documents(self, docs: Iterable[Document]) -> None:
         """The concepts of the documents' gold, accepted and added spans (never a
         model's pending suggestion: what the curator has not confirmed teaches nothing)."""
-        for doc in docs:
-            for span in doc.spans:
-                if span.source is Source.MODEL:  # a suggestion not yet accepted
-                    continue
-                self.add(doc.span_text(span), span.label, span.concept_id)
+        self.add_votes(document_votes(docs))
+
+    def add_votes(self, votes: Iterable[tuple[str, str, str]]) -> None:
+        """One mention each of ``(text, label, concept id)``."""
+        for text, label, concept_id in votes:
+            self.add(text, label, concept_id)
 
     def propose(self, text: str, label: str | None = None) -> str | None:
         """The id that ``text`` most often named (within ``label`` when given), or None.
         Exact text first, then case-folded; ties go to the id seen first in sort order,
         so the answer is deterministic."""
-        text = _SPACES.sub(" ", text).strip()
+        text = collapse(text)
         index = self._built()
         for rows in (index.rows_with_text(text), index.rows_with_folded(normalise(text))):
             votes: Counter[str] = Counter()
@@ -196,8 +221,10 @@ class ConceptDictionary:
             fh.write(buf.getvalue())
 
     @classmethod
-    def load(cls, path: str | Path) -> "ConceptDictionary":
-        """Read a dictionary written by :meth:`save`; a bad line, or a file that is not
+    def load(cls, path: str | Path, *, indexed: bool = True) -> "ConceptDictionary":
+        """Read a dictionary written by :meth:`save`, its lookups built (a 60 MB file:
+        seconds, after which every lookup answers at once) unless ``indexed`` is False
+        (a dictionary only to be merged into another); a bad line, or a file that is not
         one, is one InputError naming the file (and line)."""
         path = Path(path)
         out = cls()
@@ -225,32 +252,54 @@ class ConceptDictionary:
             raise InputError(f"not a concept dictionary's line ({exc})", path, lineno + 1) from None
         except (OSError, UnicodeDecodeError) as exc:
             raise InputError(f"cannot read the concept dictionary ({exc})", path) from None
+        if indexed:
+            out.build_index()
         return out
 
 
-def shipped_dictionary() -> ConceptDictionary:
-    """The dictionary that ships with the app (empty if the asset is missing)."""
+def shipped_dictionary(*, indexed: bool = True) -> ConceptDictionary:
+    """The dictionary that ships with the app (empty if the asset is missing);
+    ``indexed`` as :meth:`ConceptDictionary.load` takes it."""
     try:
         resource = files("fastbioner_assets") / "concepts" / "mentions.tsv"
         if not resource.is_file():
             return ConceptDictionary()
         with as_file(resource) as path:
-            return ConceptDictionary.load(path)
+            return ConceptDictionary.load(path, indexed=indexed)
     except ModuleNotFoundError:
         return ConceptDictionary()
 
 
+def document_votes(docs: Iterable[Document]) -> Iterator[tuple[str, str, str]]:
+    """``(text, label, concept id)`` of each of the documents' gold, accepted and added
+    spans that has an id (never a model's pending suggestion: what the curator has not
+    confirmed teaches nothing). Strings only: the app takes them on its GUI thread and
+    builds the dictionary from them on a worker thread, away from documents it edits."""
+    for doc in docs:
+        for span in doc.spans:
+            if span.source is not Source.MODEL and span.concept_id is not None:
+                yield doc.span_text(span), span.label, span.concept_id
+
+
+def accepted_without_id(before: Iterable[Span], after: list[Span]) -> list[Span]:
+    """The spans of ``after`` that are suggestions the curator just accepted (a model
+    span in ``before``, the curator's in ``after``, same offsets and label) with no
+    concept id."""
+    pending = {(s.start, s.end, s.label) for s in before if s.source is Source.MODEL}
+    return [s for s in after if s.source is Source.CURATOR and s.concept_id is None
+            and (s.start, s.end, s.label) in pending]
+
+
 def propose_for_accepted(before: Iterable[Span], after: list[Span], text: str,
                          dictionary: ConceptDictionary) -> list[Span]:
-    """``after`` with a proposed id on every suggestion the curator just accepted (a
-    model span in ``before``, the curator's in ``after``, same offsets and label) that
-    has none and whose text the dictionary knows. The app makes this part of the accept
-    itself, so one undo takes back the accept and the proposal together."""
-    pending = {(s.start, s.end, s.label) for s in before if s.source is Source.MODEL}
+    """``after`` with a proposed id on every suggestion the curator just accepted that
+    has none (:func:`accepted_without_id`) and whose text the dictionary knows. The app
+    makes this part of the accept itself, so one undo takes back the accept and the
+    proposal together."""
+    todo = {id(s) for s in accepted_without_id(before, after)}
     out = []
     for span in after:
-        if (span.source is Source.CURATOR and span.concept_id is None
-                and (span.start, span.end, span.label) in pending):
+        if id(span) in todo:
             proposed = dictionary.propose(text[span.start:span.end], span.label)
             if proposed:
                 span = span.with_(concept_id=proposed)
