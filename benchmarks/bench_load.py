@@ -84,6 +84,25 @@ def spacy_ready(model: Path, python: str) -> str | None:
     return None
 
 
+def busy_cores(seconds: float = 1.0) -> float | None:
+    """The cores something kept busy over the next ``seconds`` while this script waits
+    (``/proc/stat``: busy time over all CPUs per second; None where it cannot be read).
+    Taken before each idle block: the load average cannot say whether a machine is
+    idle here, since it still holds the taggers this script ran a moment ago."""
+    def busy_seconds() -> float | None:
+        try:
+            fields = [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+        except (OSError, ValueError, IndexError):
+            return None
+        return (fields[0] + fields[1] + fields[2] + fields[5] + fields[6] + fields[7]) / os.sysconf("SC_CLK_TCK")
+    before, t0 = busy_seconds(), time.perf_counter()
+    time.sleep(seconds)
+    after = busy_seconds()
+    if before is None or after is None:
+        return None
+    return round((after - before) / (time.perf_counter() - t0), 2)
+
+
 def run_once(cmd: list[str], env: dict[str, str]) -> dict:
     """Wall seconds, the child's user and system CPU seconds, the load average before,
     and the speed line ``fastbioner tag`` printed (its thread choice)."""
@@ -130,11 +149,14 @@ def stop_load(procs: list[subprocess.Popen]) -> None:
 
 def measure(taggers: dict[str, list[str]], rounds: int, busy: int, env: dict[str, str]) -> dict:
     runs: dict[str, dict[str, list[dict]]] = {c: {t: [] for t in taggers} for c in ("idle", "loaded")}
+    runs["busy_before_idle"] = []  # type: ignore[assignment]
     clock = Children()
     for r in range(rounds):
         order = list(taggers) if r % 2 == 0 else list(reversed(taggers))
         conditions = ("idle", "loaded") if r % 2 == 0 else ("loaded", "idle")
         for condition in conditions:
+            if condition == "idle":
+                runs["busy_before_idle"].append(busy_cores())  # type: ignore[arg-type]
             load = start_load(busy) if condition == "loaded" else []
             try:
                 if load:
@@ -154,8 +176,8 @@ def measure(taggers: dict[str, list[str]], rounds: int, busy: int, env: dict[str
 
 def summary(runs: dict) -> list[dict]:
     rows = []
-    for condition, per_tagger in runs.items():
-        for name, got in per_tagger.items():
+    for condition in ("idle", "loaded"):
+        for name, got in runs[condition].items():
             if not got:
                 continue
             rows.append({"tagger": name, "condition": condition,
@@ -170,6 +192,27 @@ def _threads(speed_line: str) -> str:
     """The thread choice from ``fastbioner tag``'s speed line (``..., 1 thread (2 cores, load 5.1))``)."""
     found = re.search(r"(\d+ threads?(?: \([^()]*\))?)\)$", speed_line)
     return found.group(1) if found else "-"
+
+
+def _idle_note(others: float | None) -> str:
+    """What the idle rows were measured beside: the most cores anything kept busy in the
+    second before an idle block (nothing of this script's running then)."""
+    if others is None:
+        return "Whether the machine was idle could not be measured (no /proc/stat)."
+    if others >= 0.3:
+        return (f"**Measured on a busy machine**: other work kept up to {others:.1f} cores busy in the second "
+                f"before an idle block; rerun on a quiet one.")
+    return f"Idle: at most {others:.2f} cores busy in the second before each idle block."
+
+
+def _portable(args: list[str]) -> list[str]:
+    """The command as the page records it: spaCy's own Python named by its role, not by
+    this machine's path."""
+    out = list(args)
+    for i, arg in enumerate(out[:-1]):
+        if arg == "--spacy-python":
+            out[i + 1] = "SPACY_VENV/bin/python"
+    return out
 
 
 def markdown(rows: list[dict], meta: dict) -> str:
@@ -230,13 +273,14 @@ def main(argv: list[str] | None = None) -> int:
             subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL)
         runs = measure(taggers, args.rounds, args.busy, env)
     rows = summary(runs)
-    idle_load = max(r["load"] for per in runs["idle"].values() for r in per)
+    measured = [b for b in runs["busy_before_idle"] if b is not None]
+    others = max(measured) if measured else None
     meta = {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
             "machine": f"{cpu_model_name() or platform.machine()}, {len(os.sched_getaffinity(0))} cores",
             "documents": f"{args.docs.name} (whole file)", "rounds": args.rounds, "busy": args.busy,
-            "command": "python benchmarks/bench_load.py " + shlex.join(argv if argv is not None else sys.argv[1:]),
-            "note": (f"**Measured on a busy machine** (load average up to {idle_load:.1f} with nothing of "
-                     f"this script's running): rerun on a quiet one." if idle_load >= 0.5 else ""),
+            "command": "python benchmarks/bench_load.py " + shlex.join(_portable(argv if argv is not None
+                                                                                  else sys.argv[1:])),
+            "note": _idle_note(others),
             "skipped": f"spaCy's CNN: {skipped}" if skipped else ""}
     table = markdown(rows, meta)
     print(table)
