@@ -120,7 +120,7 @@ class LeftoversDialog(QDialog):
         return self.listing
 
     def _show(self, leftovers: list[Any]) -> None:
-        from fastbioner.train.leftovers import human_size
+        from fastbioner.base.units import human_size
 
         self.leftovers = list(leftovers)
         self.table.setRowCount(len(self.leftovers))
@@ -180,7 +180,7 @@ class LeftoversDialog(QDialog):
         return job
 
     def delete(self) -> Job | None:
-        from fastbioner.train.leftovers import human_size
+        from fastbioner.base.units import human_size
 
         left = self.selected()
         if left is None:

@@ -10,7 +10,8 @@ import pytest
 
 from fastbioner.base.config import TeacherConfig
 from fastbioner.base.errors import ModelError
-from fastbioner.train.leftovers import checkpoints_root, delete_leftover, human_size, list_leftovers, record_run
+from fastbioner.base.units import human_size
+from fastbioner.train.leftovers import checkpoints_root, delete_leftover, list_leftovers, record_run
 from fastbioner.models.registry import Registry
 
 
@@ -53,3 +54,10 @@ def test_delete_removes_one_run_by_name_and_refuses_paths(tmp_path):
     with pytest.raises(ModelError, match="no interrupted run"):
         delete_leftover("gone", registry)
     assert (tmp_path / "models").is_dir() and keep.is_dir()
+
+
+def test_sizes_are_printed_in_decimal_units_as_the_docs_quote_them():
+    # The shipped default model's safetensors: 29.7 MB in the README, 28.3 "MB" when
+    # the card counted in MiB.
+    assert human_size(29_682_000) == "29.7 MB"
+    assert human_size(999) == "999 B" and human_size(1_500) == "1.5 KB" and human_size(2.5e9) == "2.5 GB"

@@ -21,7 +21,8 @@ from fastbioner.train.distill.config import (
     teacher_layers_rates_summary,
 )
 from fastbioner.train.distill.methods import METHODS
-from fastbioner.train.guided import compact_by_default, compact_student, human_size
+from fastbioner.base.units import human_size
+from fastbioner.train.guided import compact_by_default, compact_student
 
 # The distillation run (torch, transformers) is imported when the command runs; table() at
 # call time, so the help states a replaced defaults table (tests replace it).

@@ -45,6 +45,7 @@ from fastbioner.base.errors import ModelError
 from fastbioner.infer.evaluation import EvaluationReport, evaluate_model
 from fastbioner.base.jobs import CancelToken, EventCallback, ProgressReporter, relay, run_job, sub_progress
 from fastbioner.models.registry import ModelEntry, Registry
+from fastbioner.base.units import human_size
 
 # The runs (torch, transformers) and compaction are imported when a job runs: recipes and
 # their defaults are read without them (the app's dialogs, the CLI's help).
@@ -196,14 +197,6 @@ class SizeCheck:
         share = 100 * self.student_bytes / self.parent_bytes
         return (f"{human_size(self.student_bytes)}, {share:.0f}% of the size of its teacher "
                 f"{self.parent} ({human_size(self.parent_bytes)}): {verdict} its teacher")
-
-
-def human_size(n: float) -> str:
-    for unit in ("B", "KB", "MB"):
-        if n < 1024:
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} GB"
 
 
 def size_check(entry: ModelEntry) -> SizeCheck | None:

@@ -116,10 +116,3 @@ def delete_leftover(name: str, registry: Registry | None = None) -> int:
     shutil.rmtree(folder)
     return size
 
-
-def human_size(n: float) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
-        if n < 1000 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1000
-    return f"{n:.1f} GB"
