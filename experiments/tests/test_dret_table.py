@@ -1,0 +1,28 @@
+"""The DRET page's table is generated from the recorded runs (experiments/dret_table.py):
+the committed page is the table of the committed records, and a row never shows a
+figure no run recorded."""
+
+from __future__ import annotations
+
+import importlib
+
+dret_table = importlib.import_module("experiments.dret_table")
+
+
+def test_the_committed_page_is_the_table_of_the_committed_records():
+    assert dret_table.main(["--check"]) == 0
+
+
+def _entry(f1: float, chemical: float, disease: float) -> dict:
+    return {"f1": f1, "wall_seconds": 1200.0, "cpu": "a CPU",
+            "per_type": {"Chemical": {"f1": chemical}, "Disease": {"f1": disease}}}
+
+
+def test_rows_show_each_seed_their_mean_and_spread_and_say_when_nothing_ran():
+    results = {"bc5cdr/dret-ft-none": {"13": _entry(0.80, 0.85, 0.74), "14": _entry(0.78, 0.83, 0.72)}}
+    lines = {line.split(" | ")[0]: line for line in dret_table.table(results).splitlines()}
+    none = lines["| `bc5cdr/dret-ft-none`"]
+    assert "s13 80.00, s14 78.00" in none and "79.00 ± 1.41 (2 seeds)" in none
+    assert "Chemical 84.00, Disease 73.00" in none and "20 min" in none
+    assert "not yet run" in lines["| `bc5cdr/dret-ft-average`"]
+    assert "frozen" in lines["| `bc5cdr/dret-ft-average-frozen`"]
