@@ -42,7 +42,8 @@ COMMANDS = _commands()
 
 
 def test_commands_were_found():
-    assert len(COMMANDS) >= 10 and {c[0] for c in COMMANDS} == {"train-teacher", "distill"}
+    # The results also record other commands the queue ran (transfer-embeddings for DRET).
+    assert len(COMMANDS) >= 10 and {"train-teacher", "distill"} <= {c[0] for c in COMMANDS}
 
 
 @pytest.mark.parametrize("argv", COMMANDS, ids=lambda a: " ".join(a)[:60])
