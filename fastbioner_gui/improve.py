@@ -137,6 +137,16 @@ def improved_name(model: str) -> str:
     return unique_name(f"{stem}-improved-{date.today():%Y-%m-%d}")
 
 
+def start_update(w: WindowServices, model: str, train: str, title: str) -> Job:
+    """Start the background update of ``model`` from the reviewed documents in ``train``
+    (*Improve* and *Learn while reviewing* alike): a new name, the project's held-back
+    split, the fine-tune job kind."""
+    name = improved_name(model)
+    split = w.workspace.project.info.get(SPLIT_KEY)
+    return w.jobs.start(title, lambda on_event, cancel: improve(model, train, name, on_event, cancel, split),
+                        kind=KIND, model_name=name)
+
+
 class ImproveHookup:
     def __init__(self, services: WindowServices):
         self.services = services
@@ -173,11 +183,7 @@ class ImproveHookup:
         except OSError as exc:
             self.tell(f"Cannot write the reviewed documents: {exc}")
             return None
-        name = improved_name(model)
-        split = w.workspace.project.info.get(SPLIT_KEY)
-        job = w.jobs.start(f"Improve {model} from {n} reviewed document{'s' if n != 1 else ''}",
-                           lambda on_event, cancel: improve(model, train, name, on_event, cancel, split),
-                           kind=KIND, model_name=name)
+        job = start_update(w, model, train, f"Improve {model} from {n} reviewed document{'s' if n != 1 else ''}")
         self.job = job
         job.succeeded.connect(lambda outcome: self.finished(job, outcome))
         job.failed.connect(lambda message: self.tell(f"The model could not be improved: {message}"))

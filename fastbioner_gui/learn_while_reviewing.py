@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .improve import KIND, improve, improved_name, remember_split
+from .improve import remember_split, start_update
 from .reviewed_data import reviewed_count, reviewed_training_file
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -80,12 +80,8 @@ class LearnWhileReviewing:
             return None
         n = reviewed_count(w.workspace)
         self.baseline = n
-        name = improved_name(model)
-        split = w.workspace.project.info.get("review_split")
         project = w.workspace.project
-        job = w.jobs.start(f"Learn from {n} reviewed documents ({model})",
-                           lambda on_event, cancel: improve(model, train, name, on_event, cancel, split),
-                           kind=KIND, model_name=name)
+        job = start_update(w, model, train, f"Learn from {n} reviewed documents ({model})")
         self.job = job
         job.succeeded.connect(lambda outcome: self.finished(outcome, model, project))
         job.failed.connect(lambda message: w.show_status(f"Learn while reviewing: the update failed: {message}"))

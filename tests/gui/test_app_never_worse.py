@@ -104,7 +104,7 @@ def test_learn_while_reviewing_is_off_by_default_and_starts_after_ten_reviews(wi
 
 def test_a_winning_update_refreshes_only_unreviewed_suggestions_as_one_undo_step(window, tiny_model, qtbot,
                                                                                  monkeypatch):
-    import fastbioner_gui.learn_while_reviewing as lwr
+    import fastbioner_gui.improve as improve_module   # the update both Improve and learning run
     from fastbioner.train.review_split import Comparison
     from fastbioner_gui.improve import ImproveOutcome
 
@@ -114,7 +114,7 @@ def test_a_winning_update_refreshes_only_unreviewed_suggestions_as_one_undo_step
     class Entry:
         name = tiny_model  # the "new" model: the tiny one again, so tagging has a model to load
 
-    monkeypatch.setattr(lwr, "improve", lambda *a, **k: ImproveOutcome(Entry(), None, None, [], Result(),
+    monkeypatch.setattr(improve_module, "improve", lambda *a, **k: ImproveOutcome(Entry(), None, None, [], Result(),
                                                                        split={"version": 1}))
     learn = window.features["learn_while_reviewing"]
     _pick(window, qtbot, tiny_model)
