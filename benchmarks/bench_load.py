@@ -85,22 +85,18 @@ def spacy_ready(model: Path, python: str) -> str | None:
 
 
 def busy_cores(seconds: float = 1.0) -> float | None:
-    """The cores something kept busy over the next ``seconds`` while this script waits
-    (``/proc/stat``: busy time over all CPUs per second; None where it cannot be read).
+    """The cores other processes kept busy over the next ``seconds`` while this script
+    waits (the thread rule's own measure; None where ``/proc/stat`` cannot be read).
     Taken before each idle block: the load average cannot say whether a machine is
     idle here, since it still holds the taggers this script ran a moment ago."""
-    def busy_seconds() -> float | None:
-        try:
-            fields = [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
-        except (OSError, ValueError, IndexError):
-            return None
-        return (fields[0] + fields[1] + fields[2] + fields[5] + fields[6] + fields[7]) / os.sysconf("SC_CLK_TCK")
-    before, t0 = busy_seconds(), time.perf_counter()
+    from fastbioner.research import busy_elsewhere, cpu_sample
+
+    before = cpu_sample()
     time.sleep(seconds)
-    after = busy_seconds()
+    after = cpu_sample()
     if before is None or after is None:
         return None
-    return round((after - before) / (time.perf_counter() - t0), 2)
+    return round(busy_elsewhere(before, after), 2)
 
 
 def run_once(cmd: list[str], env: dict[str, str]) -> dict:

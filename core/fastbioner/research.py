@@ -31,6 +31,9 @@ _EXPORTS: dict[str, str] = {
     "checks_from_manifest": "fastbioner.models.precision",
     "hardware_name": "fastbioner.models.precision",
     "MAX_F1_LOSS_POINTS": "fastbioner.models.precision",
+    # whether a machine is idle (benchmarks/bench_load.py: the thread rule's own measure)
+    "cpu_sample": "fastbioner.base.threads",
+    "busy_elsewhere": "fastbioner.base.threads",
     # timing tagging (benchmarks/bench_inference.py is `fastbioner benchmark` and more)
     "devel_f1": "fastbioner.infer.speed",
     "interleaved_timing": "fastbioner.infer.speed",
