@@ -154,8 +154,11 @@ def run_row(row: dict, work: Path, env: dict) -> dict:
         splits(work)
         return record
     def relative(text: str) -> str:
-        """A recorded line without this machine's folders (the work folder, the data)."""
-        return text.replace(str(work), "WORK").replace(str(runs.DATA), "../shared/data")
+        """A recorded line without this machine's folders (the registry, the work folder,
+        the data): the registry by the variable that names it, so no line reads as a
+        machine's /home."""
+        return (text.replace(str(work / "home"), "FASTBIONER_HOME").replace(str(work), "WORK")
+                .replace(str(runs.DATA), "../shared/data"))
 
     for i, template in enumerate(row["cmds"]):
         cmd = template.format(work=work)
