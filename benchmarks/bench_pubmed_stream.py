@@ -138,7 +138,8 @@ def main() -> int:
         print(f"generated {args.file} ({args.articles:,} articles) in {time.perf_counter() - t0:.0f} s")
     with gzip.open(args.file, "rb") as fh:
         raw = sum(len(b) for b in iter(lambda: fh.read(1 << 20), b""))
-    info = {"file": str(args.file), "articles": args.articles, "gzipped_mb": round(args.file.stat().st_size / 1e6, 1),
+    # The generated file's name only: its folder is this machine's.
+    info = {"file": args.file.name, "articles": args.articles, "gzipped_mb": round(args.file.stat().st_size / 1e6, 1),
             "xml_mb": round(raw / 1e6, 1), "runs": []}
     print(f"{args.file.name}: {info['gzipped_mb']} MB gzipped, {info['xml_mb']} MB of XML")
     for method in ["import", "stream"] + (["whole"] if args.whole else []):

@@ -73,7 +73,7 @@ echo "== 4. a short distillation ($DEVICE)"
 start=$(date +%s)
 $FB distill --teacher gpu-check-model --student-from teacher --layers 3 --method fastbioner --epochs 1 \
     --batch-size 32 --train "$WORK/train.tsv" --dev "$DEVEL" --device "$DEVICE" --name gpu-check-student \
-    --quiet | tee "$OUT/distill.txt"
+    --quiet | sed "s#$FASTBIONER_HOME#FASTBIONER_HOME#g" | tee "$OUT/distill.txt"   # no machine's folder in the record
 echo "distillation: $(( $(date +%s) - start )) s wall (set-up and devel scoring included)" | tee -a "$OUT/distill.txt"
 if [ "$DEVICE" != cpu ]; then
     echo "== 5. two passes per mode: first use against steady speed"
