@@ -194,7 +194,12 @@ def main(argv: list[str] | None = None) -> int:
         if watcher.terminated:
             window.jobs.cancel_all()  # whatever start-up began after the signal
             return 0
-        return app.exec()
+        code = app.exec()
+        # A quit that closed no window (QApplication.quit) skips closeEvent's cancelling:
+        # a job still running then (the concept dictionary's background build, say) would
+        # outlive its QThread object and abort the process.
+        window.jobs.cancel_all()
+        return code
     finally:
         watcher.uninstall()
 
