@@ -26,3 +26,18 @@ def test_rows_show_each_seed_their_mean_and_spread_and_say_when_nothing_ran():
     assert "Chemical 84.00, Disease 73.00" in none and "20 min" in none
     assert "not yet run" in lines["| `bc5cdr/dret-ft-average`"]
     assert "frozen" in lines["| `bc5cdr/dret-ft-average-frozen`"]
+
+
+def test_the_students_table_lists_todays_recorded_students_and_every_dret_student_row():
+    results = {"bc5cdr/hinton-minilm": {"13": {**_entry(0.84, 0.88, 0.79), "cpu": "CPU A"}},
+               "bc5cdr/dret-hinton-minilm-priority": {"13": _entry(0.82, 0.86, 0.77)}}
+    lines = {line.split(" | ")[0]: line for line in dret_table.students_table(results).splitlines()}
+    assert "(recorded earlier, bf16, CPU A)" in lines["| `bc5cdr/hinton-minilm` (recorded earlier, bf16, CPU A)"]
+    # a reference with no record is left out, never shown empty
+    assert not any(key.startswith("| `bc5cdr/cnn-minilm`") for key in lines)
+    priority = lines["| `bc5cdr/dret-hinton-minilm-priority`"]
+    assert "dret-minilm-priority | trained | s13 82.00" in priority
+    # the convolutional student names the fine-tuned base its embeddings come from
+    assert "CNN 4 × 256 | dret-minilm-average-bc5cdr | frozen | - | not yet run" in lines[
+        "| `bc5cdr/dret-cnn-average-frozen`"]
+    assert "not yet run" in lines["| `bc5cdr/dret-hinton-minilm-none`"]
