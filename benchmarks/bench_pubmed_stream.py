@@ -25,6 +25,7 @@ import json
 import random
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -127,11 +128,14 @@ def measure(method: str, path: Path) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--articles", type=int, default=30_000)
-    ap.add_argument("--file", type=Path, default=Path("/tmp/pubmed-bench-30000.xml.gz"))
+    ap.add_argument("--file", type=Path, default=None,
+                    help="the generated file (default: pubmed-bench-ARTICLES.xml.gz in the temporary folder)")
     ap.add_argument("--regenerate", action="store_true", help="write the file even if it exists")
     ap.add_argument("--whole", action="store_true", help="also parse the file whole (needs > 1 GB)")
     ap.add_argument("--json", type=Path, default=None, help="write the figures here")
     args = ap.parse_args()
+    # Named by its size: a file generated for another --articles is not read as this one.
+    args.file = args.file or Path(tempfile.gettempdir()) / f"pubmed-bench-{args.articles}.xml.gz"
     if args.regenerate or not args.file.exists():
         t0 = time.perf_counter()
         generate(args.file, args.articles)
