@@ -216,6 +216,13 @@ def add_pace_sample(state: dict, job: dict, wall: float | None) -> None:
         state["pace"] = (state.get("pace") or [])[-(PACE_SAMPLES - 1):] + [round(wall / expected, 3)]
 
 
+def read_here(job: dict, jobs: list[dict]) -> bool:
+    """Whether a pending or running job needs ``job``'s model on this machine (``job``
+    is its prerequisite: the fine-tuned base a student's embeddings come from, say)."""
+    return any(job["row"] in other["requires"] for other in jobs
+               if other is not job and other["state"] in ("pending", "running"))
+
+
 def made_by_current_prerequisites(entry: dict, job: dict, results: dict) -> bool:
     """False when one of the job's prerequisites (its teacher) was rebuilt after the
     recorded run finished: the same command now reads another model, so that run is
@@ -332,9 +339,12 @@ def step(slots: int, children: dict[int, subprocess.Popen] | None = None) -> boo
             j.pop("pid", None)
             j.pop("threads", None)
         for j in jobs:  # a prerequisite lost with a replaced machine is rebuilt
-            # (a job recorded from the same run of another row registered no model of its own)
-            if j["state"] == "done" and "same_as" not in j and not qs.registered(j["model"]):
+            # (a job recorded from the same run of another row registered no model of its
+            # own: it is built only where a job waiting here reads that model)
+            if j["state"] == "done" and not qs.registered(j["model"]) and \
+                    ("same_as" not in j or read_here(j, jobs)):
                 j["state"] = "pending"
+                j.pop("same_as", None)
         for j in jobs:
             if j["state"] == "running" and j.get("pid"):
                 stopped = j.get("stopped", False)
@@ -367,8 +377,11 @@ def step(slots: int, children: dict[int, subprocess.Popen] | None = None) -> boo
         if not paused:
             recorded = runs.load_results()
             for j in pending:
-                # A job that repeats a recorded run costs nothing: recorded at once, slot or not.
-                same = same_run_recorded(j, recorded)
+                # A job that repeats a recorded run costs nothing: recorded at once, slot or
+                # not; unless a job waiting here reads its model, which that run (on another
+                # machine, or under another name) did not leave on this one.
+                reused = not read_here(j, jobs) or qs.registered(j["model"])
+                same = same_run_recorded(j, recorded) if reused else None
                 if same is not None:
                     j["state"] = "done"
                     j["same_as"] = same[0]

@@ -408,3 +408,43 @@ def test_on_a_cpu_without_bfloat16_a_bf16_row_runs_and_is_recorded_in_fp32(tmp_p
     monkeypatch.setattr(runner.runs, "record", lambda row, seed, entry: recorded.update(entry))
     runner.record(job, 100.0)
     assert recorded["command"] == "fastbioner distill --epochs 10 --name cnn-bf16-s13"
+
+
+def test_a_prerequisite_recorded_elsewhere_is_still_built_where_a_waiting_job_reads_its_model(tmp_path, monkeypatch):
+    """A fine-tuned base whose run is recorded (another machine, or another row's same
+    command) but not built here: the student waiting for it would wait forever if the
+    record stood in for it, so it runs; a recorded run nothing here reads stays reused."""
+    queue = load("experiment_queue")
+    monkeypatch.setattr(queue.qs, "EXP", tmp_path)
+    recorded = {"x/ft-average": {"13": {"command": "fastbioner train-teacher --base avg --name other-s13",
+                                        "finished": "2026-12-06T21:00:00", "f1": 0.77}}}
+    monkeypatch.setattr(queue.runs, "load_results", lambda *a, **k: recorded)
+    monkeypatch.setattr(queue.runs, "all_rows", lambda: [])
+    started = []
+    monkeypatch.setattr(queue.queue_runner, "start_job", lambda job, threads=1: started.append(job["row"]) or 4242)
+    monkeypatch.setattr(queue.qs, "alive", lambda pid: pid == 4242)
+    base = {"row": "x/minilm-ft-average", "seed": 13, "args": ["train-teacher", "--base", "avg", "--name", "ft-avg"],
+            "model": "ft-avg", "commit": "abc", "requires": [], "state": "pending", "attempts": 0}
+    student = {"row": "x/cnn-average", "seed": 13, "args": ["distill", "--student-embeddings", "ft-avg"],
+               "model": "cnn-avg-s13", "commit": "abc", "requires": ["x/minilm-ft-average"], "state": "pending",
+               "attempts": 0}
+    (tmp_path / "queue.json").write_text(json.dumps({"jobs": [base, student]}))
+    queue.queue_runner.step(1)
+    jobs = json.loads((tmp_path / "queue.json").read_text())["jobs"]
+    assert started == ["x/minilm-ft-average"] and jobs[0]["state"] == "running"
+    assert "same_as" not in jobs[0]
+
+    # A queue left by the code before: the base marked done from the record, built nowhere.
+    started.clear()
+    left = {**base, "state": "done", "same_as": "x/ft-average"}
+    (tmp_path / "queue.json").write_text(json.dumps({"jobs": [left, student]}))
+    queue.queue_runner.step(1)
+    jobs = json.loads((tmp_path / "queue.json").read_text())["jobs"]
+    assert started == ["x/minilm-ft-average"] and "same_as" not in jobs[0]
+
+    # Nothing here reads it: the recorded run stands for it, and nothing runs.
+    started.clear()
+    (tmp_path / "queue.json").write_text(json.dumps({"jobs": [base]}))
+    queue.queue_runner.step(1)
+    (alone,) = json.loads((tmp_path / "queue.json").read_text())["jobs"]
+    assert started == [] and alone["state"] == "done" and alone["same_as"] == "x/ft-average"
