@@ -210,8 +210,11 @@ def test_register_and_a_vocabulary_from_text_in_one_command_then_a_teacher_from_
                  "--vocabulary-size", "150", "--strategy", "priority", "--name", "dret-enc", "--register"]) == 0
     entry = Registry().get("dret-enc")
     assert entry.manifest.kind == "encoder"
-    kinds = [r["kind"] for r in json.loads((entry.path / "transfer.json").read_text())["sources"]]
-    assert kinds == ["model", "vocabulary"]
+    table = json.loads((entry.path / "transfer.json").read_text())["sources"]
+    assert [r["kind"] for r in table] == ["model", "vocabulary"]
+    # The learnt vocabulary is named by its text, not by the temporary folder it lived in.
+    assert table[1]["source"] == "learnt from abstracts.txt"
+    assert entry.manifest.summary.endswith(f"from {narrow}, learnt from abstracts.txt")
     train = tmp_path / "train.tsv"
     train.write_text("naloxonazine\tB-Chemical\nreversed\tO\nhypertension\tB-Disease\n", encoding="utf-8")
     config = TeacherConfig(base_model="dret-enc", train_files=[str(train)], encoding=EncodingConfig(max_length=32),

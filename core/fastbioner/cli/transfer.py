@@ -154,6 +154,7 @@ def transfer_command(args: argparse.Namespace) -> int:
             raise InputError("no such file", m)
     with contextlib.ExitStack() as stack:
         sources = list(args.source)
+        labels: dict[str, str] = {}
         if args.vocabulary_from:
             from fastbioner.models.vocabulary import train_vocabulary
 
@@ -163,11 +164,16 @@ def transfer_command(args: argparse.Namespace) -> int:
             if not args.quiet:
                 echo(f"trained a vocabulary of {info.size:,} tokens on {info.documents:,} documents")
             sources.append(str(info.folder))
+            # The folder is gone once the command ends: reports name what it was learnt from.
+            inputs = [Path(f).name for f in args.vocabulary_from]
+            labels[str(info.folder)] = (f"learnt from {inputs[0]}"
+                                        + (f" +{len(inputs) - 1} more" if len(inputs) > 1 else ""))
         if args.register:
             registry = Registry()
             staging = stack.enter_context(registry.staging())
             outcome = transfer_embeddings(args.target, sources, args.strategy, staging / "encoder",
-                                          width_map=args.width_map, align=args.align, seed=args.seed)
+                                          width_map=args.width_map, align=args.align, seed=args.seed,
+                                          labels=labels)
             _finish(outcome, args)
             for f in list(outcome.folder.iterdir()):
                 f.rename(staging / f.name)
@@ -177,7 +183,7 @@ def transfer_command(args: argparse.Namespace) -> int:
             return 0
         out = Path(args.out).expanduser() if args.out else base_models_folder() / args.name
         outcome = transfer_embeddings(args.target, sources, args.strategy, out, width_map=args.width_map,
-                                      align=args.align, seed=args.seed)
+                                      align=args.align, seed=args.seed, labels=labels)
         _finish(outcome, args)
     echo(f"wrote {outcome.folder}")
     return 0

@@ -16,7 +16,7 @@ import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -169,8 +169,11 @@ def _grown_tokenizer(tokenizer, new_tokens: Sequence[str], first_id: int, folder
 
 def transfer_embeddings(target: str, sources: Sequence[str], strategy: str, out: str | Path, *,
                         width_map: str = "auto", align: bool = False, seed: int = 0,
-                        registry=None) -> TransferOutcome:
-    """Run DRET and write the base encoder into ``out`` (created; it must not exist)."""
+                        registry=None, labels: Mapping[str, str] | None = None) -> TransferOutcome:
+    """Run DRET and write the base encoder into ``out`` (created; it must not exist).
+    ``labels``: what the report and the registry's summary call a source instead of its
+    reference (a vocabulary learnt into a temporary folder is named by what it was
+    learnt from, not by a folder that is gone once the command ends)."""
     import torch
 
     out = Path(out)
@@ -183,6 +186,8 @@ def transfer_embeddings(target: str, sources: Sequence[str], strategy: str, out:
     old = model.get_input_embeddings().weight.detach().float().numpy()
     target_vocab = {t: i for t, i in tokenizer.get_vocab().items() if i < len(old)}
     loaded = [load_source(s, registry) for s in sources]
+    for src in loaded:
+        src.name = (labels or {}).get(src.name, src.name)
     init_std = float(getattr(model.config, "initializer_range", 0.02) or 0.02)
     result = transfer(target_vocab, old, loaded, strategy, target_specials=_specials(tokenizer),
                       width_map=width_map, align=align, keep=producible(tokenizer), init_std=init_std, seed=seed)
@@ -201,7 +206,7 @@ def transfer_embeddings(target: str, sources: Sequence[str], strategy: str, out:
         write_text(staging / REPORT, json.dumps(report, indent=2) + "\n")
         config = model.config
         manifest = Manifest(name=out.name, kind="encoder", summary=f"base encoder: {target} with DRET "
-                            f"({strategy}) from {', '.join(map(str, sources))}", base_model=str(target),
+                            f"({strategy}) from {', '.join(src.name for src in loaded)}", base_model=str(target),
                             model_type=getattr(config, "model_type", ""),
                             layers=getattr(config, "num_hidden_layers", None),
                             width=getattr(config, "hidden_size", None),
