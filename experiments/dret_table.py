@@ -60,9 +60,10 @@ def _wall(by_seed: dict) -> str:
     return f"{statistics.mean(walls):.0f} min" if walls else "-"
 
 
-def _row_line(row_id: str, cells: list[str], by_seed: dict) -> str:
+def _row_line(name: str, cells: list[str], by_seed: dict) -> str:
+    """One row: ``name`` (the first cell, as written), ``cells``, then the figures."""
     f1s = _f1s(by_seed)
-    return (f"| `{row_id}` | {' | '.join(cells)} | {', '.join(f's{s} {v:.2f}' for s, v in f1s) or '-'} "
+    return (f"| {name} | {' | '.join(cells)} | {', '.join(f's{s} {v:.2f}' for s, v in f1s) or '-'} "
             f"| {_cell([v for _, v in f1s])} | {_types(by_seed) if f1s else '-'} | {_wall(by_seed)} |")
 
 
@@ -70,7 +71,7 @@ def _reference_line(row_id: str, cells: list[str], by_seed: dict, how: str) -> s
     if not by_seed:
         return None
     cpu = next(iter(by_seed.values())).get("cpu", "?")
-    return _row_line(row_id, cells, by_seed).replace(f"`{row_id}`", f"`{row_id}` ({how}, {cpu})", 1)
+    return _row_line(f"`{row_id}` ({how}, {cpu})", cells, by_seed)
 
 
 def _base_name(value: str | None) -> str:
@@ -92,7 +93,7 @@ def table(results: dict | None = None) -> str:
     for row in runs.all_rows():
         if row.id.startswith(PREFIX):
             cells = [_base_name(runs.flag(row, "--base")), _embeddings(row)]
-            lines.append(_row_line(row.id, cells, results.get(row.id) or {}))
+            lines.append(_row_line(f"`{row.id}`", cells, results.get(row.id) or {}))
     return "\n".join(lines)
 
 
@@ -111,7 +112,7 @@ def students_table(results: dict | None = None) -> str:
                 cells = ["CNN 4 × 256", _base_name(runs.flag(row, "--student-embeddings"))]
             else:
                 cells = ["MiniLM, 6 layers", _base_name(runs.flag(row, "--student-from"))]
-            lines.append(_row_line(row.id, [*cells, _embeddings(row)], results.get(row.id) or {}))
+            lines.append(_row_line(f"`{row.id}`", [*cells, _embeddings(row)], results.get(row.id) or {}))
     return "\n".join(lines)
 
 
