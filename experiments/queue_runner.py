@@ -8,6 +8,7 @@ left. The queue itself is ``queue_state.py``; the command line,
 from __future__ import annotations
 
 import functools
+import json
 import os
 import shlex
 import signal
@@ -96,16 +97,46 @@ def same_run_recorded(job: dict, results: dict | None = None) -> tuple[str, dict
     return None
 
 
+# Encoder shapes read from config.json, by the name or path a command gives. Only found
+# ones are kept: a model registered later (a DRET base a queued job builds) is read then.
+_ENCODER_SHAPES: dict[tuple[str, str], tuple] = {}
+
+
+def _encoder_shape(model: str | None) -> object:
+    """A base or student model as far as its cost goes: its architecture, depth and width
+    from its ``config.json`` (a folder, or a model in the queue's registry), so a student
+    started from a DRET base (``dret-minilm-merge``: MiniLM with more tokens) is timed by the
+    record of one started from MiniLM itself. The name as given where no config is found
+    (``cnn``, or a model on another machine)."""
+    if model is None:
+        return None
+    key = (str(qs.EXP), model)
+    if key in _ENCODER_SHAPES:
+        return _ENCODER_SHAPES[key]
+    for folder in (Path(model).expanduser(), qs.EXP / "home" / "models" / model):
+        try:
+            config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        shape = (config.get("model_type"), config.get("num_hidden_layers"), config.get("hidden_size"))
+        if None not in shape:
+            _ENCODER_SHAPES[key] = shape
+            return shape
+    return model
+
+
 def _shape(args: list[str]) -> tuple:
     """What a run's length depends on, read from its command: the subcommand, corpus,
     base (a teacher run's encoder: a 6-layer MiniLM is not timed by the 12-layer
     MPNet's record), student, depth, epochs, precision and whether it reads unlabelled
-    text (not the method, seed or rate, which change a step's cost little)."""
+    text (not the method, seed or rate, which change a step's cost little; nor the
+    vocabulary's size: bases and students compare by :func:`_encoder_shape`)."""
     args = [runs.portable(a) for a in args]  # a recorded command's paths are portable ones
 
     def value(flag: str) -> str | None:
         return args[args.index(flag) + 1] if flag in args[:-1] else None
-    return (args[0] if args else None, value("--train"), value("--base"), value("--student-from"), value("--layers"),
+    return (args[0] if args else None, value("--train"), _encoder_shape(value("--base")),
+            _encoder_shape(value("--student-from")), value("--layers"),
             value("--epochs"), "--cpu-bf16" in args, "--unlabeled" in args, value("--context"))
 
 

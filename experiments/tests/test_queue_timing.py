@@ -208,3 +208,38 @@ def test_starting_clears_a_finish_by_time_that_has_passed(tmp_path, monkeypatch)
     queue.qs.set_finish_by(queue.time.time() + 3600)              # a time still ahead stays
     assert queue.main(["start"]) == 0
     assert queue.qs.finish_by() is not None
+
+
+def test_a_student_from_a_registered_base_is_timed_by_a_student_from_an_encoder_of_its_shape(tmp_path, monkeypatch):
+    """A DRET base (MiniLM with a larger vocabulary, registered by a job of the queue) has
+    no row of its own recorded: its student is timed by the student recorded from the
+    MiniLM folder (6 layers, 384 wide), not started blind before the finish-by time, and
+    not by a 12-layer student's record."""
+    queue = load("experiment_queue")
+    monkeypatch.setattr(queue.qs, "EXP", tmp_path)
+    runner = queue.queue_runner
+
+    def encoder(folder, layers, width):
+        folder.mkdir(parents=True)
+        (folder / "config.json").write_text(json.dumps(
+            {"model_type": "bert", "num_hidden_layers": layers, "hidden_size": width, "vocab_size": 30522}))
+        return str(folder)
+
+    minilm = encoder(tmp_path / "bases" / "minilm", 6, 384)
+    mpnet = encoder(tmp_path / "bases" / "mpnet", 12, 768)
+
+    def student(row, seed, start):
+        return {"row": row, "seed": seed, "model": f"{row}-s{seed}", "commit": "abc", "requires": [],
+                "state": "pending", "attempts": 0,
+                "args": ["distill", "--train", "t.tsv", "--student-from", start, "--epochs", "6", "--seed", str(seed)]}
+
+    def recorded(row, start, wall):
+        return {row: {"13": {"command": "fastbioner " + " ".join(student(row, 13, start)["args"]),
+                             "wall_seconds": wall}}}
+
+    results = {**recorded("x/minilm", minilm, 1800.0), **recorded("x/mpnet", mpnet, 5400.0)}
+    merged = student("x/dret-merge", 13, "dret-minilm-merge")
+    assert runner.expected_seconds(merged, results) is None  # not built yet: nothing to go by
+    encoder(tmp_path / "home" / "models" / "dret-minilm-merge", 6, 384)
+    assert runner.expected_seconds(merged, results) == pytest.approx(1800.0)
+    assert runner.expected_seconds(student("x/other", 13, "cnn"), results) is None
