@@ -3,7 +3,7 @@ job (:func:`fastbioner.net.fetch.fetch_pubmed`) in the background, then added to
 workspace. The dialog stays open to show progress and what was added. *Cancel fetch*
 (or closing the dialog) cuts the request under way at once; nothing is added then.
 PMIDs already open are not downloaded again. Time limits are the core's, as in the
-CLI: a fetch gives up once 60 s pass without a batch arriving (docs/reference/limits.md)."""
+CLI: a fetch gives up once 50 s pass without a batch arriving (docs/reference/limits.md)."""
 
 from __future__ import annotations
 
