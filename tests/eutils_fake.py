@@ -41,6 +41,24 @@ def make_articles(n: int, first: int = 1000) -> dict[str, tuple[str, str]]:
             for i in range(n)}
 
 
+def real_records(files) -> tuple[dict[str, str], list]:
+    """Real efetch records from PubMed XML files (``../shared/data/pubmed-xml``): each
+    ``<PubmedArticle>`` element as text by PMID, for ``FakeEutils(records=...)``, and the
+    documents the core's reader makes of the files, in order."""
+    import re
+
+    from fastbioner.io.formats import pubmed_xml
+
+    records, docs = {}, []
+    for path in files:
+        found = list(pubmed_xml.read(path))
+        text = path.read_text(encoding="utf-8")
+        for doc, record in zip(found, re.findall(r"<PubmedArticle>.*?</PubmedArticle>", text, re.S)):
+            records[doc.id] = record
+            docs.append(doc)
+    return records, docs
+
+
 @dataclass
 class Fault:
     status: int = 200

@@ -13,7 +13,6 @@ PMID the stand-in does not have.
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import sys
 import tempfile
@@ -37,20 +36,13 @@ def main() -> int:
     os.environ["FASTBIONER_DEFAULT_MODEL"] = str(work / "no-default-model")  # no model is needed here
     os.environ.pop("NCBI_API_KEY", None)  # the note as a new user reads it
     sys.path.insert(0, str(REPO / "tests"))
-    from eutils_fake import FakeEutils
+    from eutils_fake import FakeEutils, real_records
     from PySide6.QtWidgets import QApplication
 
-    from fastbioner.io.formats import pubmed_xml
     from fastbioner_gui.dialogs.fetch_dialog import FetchDialog
     from fastbioner_gui.main_window import MainWindow
 
-    records, docs = {}, []
-    for path in files:
-        found = list(pubmed_xml.read(path))
-        text = path.read_text(encoding="utf-8")
-        for doc, record in zip(found, re.findall(r"<PubmedArticle>.*?</PubmedArticle>", text, re.S)):
-            records[doc.id] = record
-            docs.append(doc)
+    records, docs = real_records(files)
     try:
         with FakeEutils({}, records=records) as server:
             os.environ["FASTBIONER_EUTILS_URL"] = server.url

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from eutils_fake import FakeEutils, closed_port_url, make_articles
+from eutils_fake import FakeEutils, closed_port_url, make_articles, real_records
 from fastbioner.cli.main import main
 from fastbioner.base.errors import InputError
 from fastbioner.net.fetch import (
@@ -276,18 +276,7 @@ def test_parse_pmids_reads_lists_as_people_write_them(tmp_path):
 def test_real_pubmed_records_come_through_as_the_reader_reads_their_files(shared_data):
     """The 60 real efetch records of ../shared/data/pubmed-xml, served in batches of 25:
     the fetched documents equal those read from the files."""
-    import re
-
-    from fastbioner.io.formats import pubmed_xml
-
-    files = sorted((shared_data / "pubmed-xml").glob("*.xml"))
-    records, expected = {}, []
-    for path in files:
-        docs = list(pubmed_xml.read(path))
-        text = path.read_text(encoding="utf-8")
-        for doc, record in zip(docs, re.findall(r"<PubmedArticle>.*?</PubmedArticle>", text, re.S)):
-            records[doc.id] = record
-            expected.append(doc)
+    records, expected = real_records(sorted((shared_data / "pubmed-xml").glob("*.xml")))
     assert len(expected) >= 60
     with FakeEutils({}, records=records) as fake:
         docs = fetch_pubmed(pmids=[d.id for d in expected], client=client_for(fake, batch_size=25))
