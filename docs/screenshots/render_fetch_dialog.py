@@ -12,6 +12,7 @@ PMID the stand-in does not have.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import sys
@@ -35,16 +36,18 @@ def main() -> int:
     os.environ["FASTBIONER_HOME"] = str(work / "home")
     os.environ["FASTBIONER_DEFAULT_MODEL"] = str(work / "no-default-model")  # no model is needed here
     os.environ.pop("NCBI_API_KEY", None)  # the note as a new user reads it
-    sys.path.insert(0, str(REPO / "tests"))
-    from eutils_fake import FakeEutils, real_records
+    # The tests' stand-in, loaded from its file (the tests folder is not a package).
+    spec = importlib.util.spec_from_file_location("eutils_fake", REPO / "tests" / "eutils_fake.py")
+    eutils_fake = sys.modules["eutils_fake"] = importlib.util.module_from_spec(spec)  # dataclasses look it up
+    spec.loader.exec_module(eutils_fake)
     from PySide6.QtWidgets import QApplication
 
     from fastbioner_gui.dialogs.fetch_dialog import FetchDialog
     from fastbioner_gui.main_window import MainWindow
 
-    records, docs = real_records(files)
+    records, docs = eutils_fake.real_records(files)
     try:
-        with FakeEutils({}, records=records) as server:
+        with eutils_fake.FakeEutils({}, records=records) as server:
             os.environ["FASTBIONER_EUTILS_URL"] = server.url
             app = QApplication([])
             window = MainWindow()
