@@ -57,7 +57,7 @@ def main() -> int:
             dialog.show()
             job = dialog.start()
             end = time.monotonic() + 60
-            while job is not None and job.state.value == "running" and time.monotonic() < end:
+            while job is not None and job.running and time.monotonic() < end:
                 app.processEvents()
                 time.sleep(0.02)
             for _ in range(20):   # the report laid out
