@@ -78,8 +78,18 @@ def _base_name(value: str | None) -> str:
     return (value or "?").rsplit("/", 1)[-1]
 
 
+# DRET 3.1's layer-wise rates, as the embeddings cell names them (off: the flag's default, 1).
+LAYERWISE = (("--embedding-lr-scale", "embeddings × {}"), ("--layer-lr-decay", "layer decay {}"),
+             ("--head-lr-scale", "head × {}"))
+
+
 def _embeddings(row: runs.Row) -> str:
-    return "frozen" if "--freeze-embeddings" in row.args else "trained"
+    """How the row trains its embeddings: frozen or trained, and at which rates when the
+    rates are layer-wise (a row that sets none trains every part at one rate)."""
+    how = "frozen" if "--freeze-embeddings" in row.args else "trained"
+    rates = [words.format(value) for flag, words in LAYERWISE
+             if (value := runs.flag(row, flag)) is not None and float(value) != 1.0]
+    return f"{how}, layer-wise rates ({', '.join(rates)})" if rates else how
 
 
 def table(results: dict | None = None) -> str:

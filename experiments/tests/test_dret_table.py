@@ -41,3 +41,10 @@ def test_the_students_table_lists_todays_recorded_students_and_every_dret_studen
     assert "CNN 4 × 256 | dret-minilm-average-bc5cdr | frozen | - | not yet run" in lines[
         "| `bc5cdr/dret-cnn-average-frozen`"]
     assert "not yet run" in lines["| `bc5cdr/dret-hinton-minilm-none`"]
+
+
+def test_a_row_with_layer_wise_rates_names_them_and_one_without_says_only_how_it_trains():
+    lines = {line.split(" | ")[0]: line for line in dret_table.students_table({}).splitlines()}
+    layerwise = lines["| `bc5cdr/dret-hinton-minilm-average-layerwise`"]
+    assert "| trained, layer-wise rates (embeddings × 0.1, layer decay 0.9, head × 5) |" in layerwise
+    assert "| dret-minilm-average | trained | " in lines["| `bc5cdr/dret-hinton-minilm-average`"]
