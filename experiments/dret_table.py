@@ -89,7 +89,11 @@ def _embeddings(row: runs.Row) -> str:
     how = "frozen" if "--freeze-embeddings" in row.args else "trained"
     rates = [words.format(value) for flag, words in LAYERWISE
              if (value := runs.flag(row, flag)) is not None and float(value) != 1.0]
-    return f"{how}, layer-wise rates ({', '.join(rates)})" if rates else how
+    if not rates:
+        return how
+    # A model with no transformer layers (the CNN) has rates by part, none by layer.
+    kind = "layer-wise rates" if runs.flag(row, "--layer-lr-decay") is not None else "rates by part"
+    return f"{how}, {kind} ({', '.join(rates)})"
 
 
 def table(results: dict | None = None) -> str:

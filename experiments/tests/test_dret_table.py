@@ -48,3 +48,5 @@ def test_a_row_with_layer_wise_rates_names_them_and_one_without_says_only_how_it
     layerwise = lines["| `bc5cdr/dret-hinton-minilm-average-layerwise`"]
     assert "| trained, layer-wise rates (embeddings × 0.1, layer decay 0.9, head × 5) |" in layerwise
     assert "| dret-minilm-average | trained | " in lines["| `bc5cdr/dret-hinton-minilm-average`"]
+    # the convolutional student has no layers to decay: its rates are by part
+    assert "| trained, rates by part (embeddings × 0.1, head × 5) |" in lines["| `bc5cdr/dret-cnn-none-layerwise`"]
